@@ -1,0 +1,31 @@
+# aiprof — top-level entry points.  CMake does the building underneath.
+#   make          build build/lib/libaiprof.{so,a} and build/bin/aiprof
+#   make demo     install missing packages (as root), build, profile the examples
+#   make test     install missing packages (as root), build and run every test,
+#                 including ASan+UBSan and TSan builds
+#   make bench    print the benchmark figures
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD ?= build
+
+.PHONY: all deps build demo test bench clean
+
+all: build
+
+deps:
+	@bash scripts/install_deps.sh
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: deps build
+	@bash scripts/demo.sh $(BUILD)
+
+test: deps
+	@bash scripts/run_tests.sh
+
+bench: deps build
+	@bash scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan build-tsan

@@ -1,0 +1,375 @@
+/*
+ * aiprof.h — the one public header of libaiprof.
+ *
+ * libaiprof records what an AI training or inference program does (ranges,
+ * marks, framework ops with shapes and call stacks, memory events, GC passes)
+ * into a crash-safe raw format, following the torch_npu.profiler contract:
+ * a session with a step schedule (skip_first / wait / warmup / active /
+ * repeat) writes one `{worker}_{timestamp}_ascend_pt` result directory per
+ * finished trace.  The `aiprof analyse` command turns the raw data into
+ * trace_view.json and CSV summaries.
+ *
+ * Anything not declared here is not API.  Every function returns an
+ * aip_status (AIP_OK == 0) unless documented otherwise; nothing in the
+ * library aborts the profiled program.  A failed call also leaves a message
+ * for aip_last_error() (thread-local) and, when a session is open, in the
+ * session's logs/aiprof.log.
+ *
+ * ABI: the major version changes when a struct layout or a signature
+ * changes; aip_config carries its own size so that a program built against
+ * an older header keeps working with a newer library of the same major.
+ */
+#ifndef AIPROF_H
+#define AIPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AIP_VERSION_MAJOR 0
+#define AIP_VERSION_MINOR 1
+#define AIP_VERSION_PATCH 0
+#define AIP_VERSION_NUMBER \
+    (AIP_VERSION_MAJOR * 10000 + AIP_VERSION_MINOR * 100 + AIP_VERSION_PATCH)
+#define AIP_VERSION_STRING "0.1.0"
+
+#if defined(__GNUC__)
+#define AIP_API __attribute__((visibility("default")))
+#else
+#define AIP_API
+#endif
+
+/*! aip_version() : @return the library's version string, e.g. "0.1.0". */
+AIP_API const char *aip_version(void);
+/*! aip_version_number() : @return AIP_VERSION_NUMBER of the library. */
+AIP_API unsigned aip_version_number(void);
+
+/* ---------------------------------------------------------------------
+ * Status codes.  Numbered, never renumbered.
+ * ------------------------------------------------------------------- */
+typedef enum aip_status {
+    AIP_OK = 0,
+    AIP_ERR_INVALID_ARG = 1,    /* a parameter is out of range or NULL */
+    AIP_ERR_STATE = 2,          /* call not allowed now (double start, ...) */
+    AIP_ERR_NOMEM = 3,          /* allocation failed */
+    AIP_ERR_IO = 4,             /* read/write/create failed (errno in message) */
+    AIP_ERR_PATH = 5,           /* path has characters outside [A-Za-z0-9_-./] */
+    AIP_ERR_SYMLINK = 6,        /* a path component is a symbolic link */
+    AIP_ERR_FORMAT = 7,         /* raw data is not aiprof raw data */
+    AIP_ERR_VERSION = 8,        /* raw data from a newer format version */
+    AIP_ERR_CORRUPT = 9,        /* checksum mismatch or inconsistent record */
+    AIP_ERR_TRUNCATED = 10,     /* raw data ends mid-chunk */
+    AIP_ERR_UNBALANCED = 11,    /* pop without push, end of unknown range */
+    AIP_ERR_UNSUPPORTED = 12,   /* feature cannot work on this machine */
+    AIP_ERR_NOT_FOUND = 13,     /* file or directory does not exist */
+    AIP_ERR_LIMIT = 14          /* a size limit was exceeded */
+} aip_status;
+
+/*! aip_strerror() : @return a static text for a status code (never NULL). */
+AIP_API const char *aip_strerror(aip_status status);
+
+/*! aip_last_error() : @return the message of the last failed call on this
+ *  thread ("" if none).  Valid until the next failing call on this thread. */
+AIP_API const char *aip_last_error(void);
+
+/* ---------------------------------------------------------------------
+ * Enumerations mirroring torch_npu.profiler.
+ * ------------------------------------------------------------------- */
+typedef enum aip_action {          /* torch.profiler.ProfilerAction */
+    AIP_ACTION_NONE = 0,
+    AIP_ACTION_WARMUP = 1,
+    AIP_ACTION_RECORD = 2,
+    AIP_ACTION_RECORD_AND_SAVE = 3
+} aip_action;
+
+enum aip_activity {                /* bit flags: ProfilerActivity */
+    AIP_ACTIVITY_CPU = 1u << 0,
+    AIP_ACTIVITY_NPU = 1u << 1,
+    AIP_ACTIVITY_CUDA = 1u << 2
+};
+
+typedef enum aip_profiler_level {  /* ProfilerLevel */
+    AIP_LEVEL_NONE = 0,            /* "Level_none" */
+    AIP_LEVEL0 = 1,                /* "Level0" (default) */
+    AIP_LEVEL1 = 2,
+    AIP_LEVEL2 = 3
+} aip_profiler_level;
+
+typedef enum aip_aic_metrics {     /* AiCMetrics */
+    AIP_AIC_DEFAULT = 0,           /* AiCoreNone at Level0/none, PipeUtilization at Level1/2 */
+    AIP_AIC_NONE = 1,              /* AiCoreNone */
+    AIP_AIC_PIPE_UTILIZATION = 2,
+    AIP_AIC_ARITHMETIC_UTILIZATION = 3,
+    AIP_AIC_MEMORY = 4,
+    AIP_AIC_MEMORY_L0 = 5,
+    AIP_AIC_RESOURCE_CONFLICT_RATIO = 6,
+    AIP_AIC_MEMORY_UB = 7,
+    AIP_AIC_L2_CACHE = 8,
+    AIP_AIC_MEMORY_ACCESS = 9
+} aip_aic_metrics;
+
+enum aip_export_type {             /* bit flags: ExportType */
+    AIP_EXPORT_TEXT = 1u << 0,
+    AIP_EXPORT_DB = 1u << 1
+};
+
+enum aip_host_sys {                /* bit flags: HostSystem */
+    AIP_HOST_SYS_CPU = 1u << 0,
+    AIP_HOST_SYS_MEM = 1u << 1,
+    AIP_HOST_SYS_DISK = 1u << 2,
+    AIP_HOST_SYS_NETWORK = 1u << 3,
+    AIP_HOST_SYS_OSRT = 1u << 4
+};
+
+/*! aip_profiler_level_name(), aip_aic_metrics_name() : @return the seed's
+ *  spelling ("Level0", "ACL_AICORE_PIPE_UTILIZATION", ...), or NULL. */
+AIP_API const char *aip_profiler_level_name(aip_profiler_level level);
+AIP_API const char *aip_aic_metrics_name(aip_aic_metrics metrics);
+
+/* ---------------------------------------------------------------------
+ * Schedule: torch.profiler.schedule(wait, active, warmup, repeat, skip_first)
+ * ------------------------------------------------------------------- */
+typedef struct aip_schedule {
+    int64_t skip_first;   /* steps skipped once at the start (>= 0) */
+    int64_t wait;         /* idle steps per cycle (>= 0) */
+    int64_t warmup;       /* warmup steps per cycle (>= 0) */
+    int64_t active;       /* recorded steps per cycle (> 0) */
+    int64_t repeat;       /* cycles; 0 = no limit (>= 0) */
+} aip_schedule;
+
+/*! aip_schedule_validate() : AIP_ERR_INVALID_ARG naming the bad field when
+ *  a value is out of range (torch.profiler.schedule's rules). */
+AIP_API aip_status aip_schedule_validate(const aip_schedule *schedule);
+
+/*! aip_schedule_action() : the action for step `step` (>= 0), with exactly
+ *  torch.profiler.schedule's semantics: the last active step of each cycle
+ *  is RECORD_AND_SAVE; after `repeat` cycles (repeat > 0) everything is
+ *  NONE.  @return AIP_ACTION_NONE for a NULL or invalid schedule or step<0. */
+AIP_API aip_action aip_schedule_action(const aip_schedule *schedule, int64_t step);
+
+/* ---------------------------------------------------------------------
+ * Configuration: torch_npu.profiler.profile + _ExperimentalConfig
+ * ------------------------------------------------------------------- */
+struct aip_session;
+typedef struct aip_session aip_session;
+
+/*! Called after each RECORD_AND_SAVE, once the trace's raw data is complete
+ *  on disk.  `result_dir` is the `..._ascend_pt` directory.  Runs on the
+ *  thread that called aip_session_step()/aip_session_stop(). */
+typedef void (*aip_trace_ready_fn)(aip_session *session, const char *result_dir,
+                                   void *user_data);
+
+typedef struct aip_config {
+    size_t struct_size;          /* sizeof(aip_config), set by aip_config_init */
+
+    /* profile(...) */
+    unsigned activities;         /* aip_activity bits; default CPU|NPU */
+    int has_schedule;            /* 0 = torch's default: every step RECORD, no ProfilerStep# */
+    aip_schedule schedule;
+    int record_shapes;           /* default 0 */
+    int profile_memory;          /* default 0 */
+    int with_stack;              /* default 0 */
+    int with_flops;              /* default 0 */
+    int with_modules;            /* default 0 */
+    int use_cuda;                /* default 0 */
+
+    /* tensorboard_trace_handler(dir_name, worker_name, analyse_flag, async_mode) */
+    const char *dir_name;        /* NULL: $ASCEND_WORK_PATH/profiling_data, else cwd */
+    const char *worker_name;     /* NULL: "{hostname}_{pid}" */
+    aip_trace_ready_fn on_trace_ready;
+    void *on_trace_ready_data;
+
+    /* _ExperimentalConfig */
+    unsigned export_type;        /* aip_export_type bits; default TEXT */
+    aip_profiler_level profiler_level;  /* default LEVEL0 */
+    aip_aic_metrics aic_metrics; /* default AIP_AIC_DEFAULT */
+    int l2_cache;                /* default 0 */
+    int op_attr;                 /* default 0 */
+    int data_simplification;     /* default 1 */
+    int record_op_args;          /* default 0 */
+    int mstx;                    /* default 0 (alias msprof_tx); Level_none forces 1 */
+    double gc_detect_threshold_ms; /* < 0 = None (default, off); >= 0 ms */
+    unsigned host_sys;           /* aip_host_sys bits; default 0 */
+    const char *const *mstx_domain_include; /* NULL-terminated list or NULL */
+    const char *const *mstx_domain_exclude; /* ignored (with a warning) if include set */
+    int sys_io;                  /* default 0 */
+    int sys_interconnection;     /* default 0 */
+
+    /* aiprof's own knobs */
+    size_t buffer_cap_bytes;     /* bound on buffered event memory; default 64 MiB */
+} aip_config;
+
+/*! aip_config_init() : fill `config` with the seed's defaults. */
+AIP_API void aip_config_init(aip_config *config);
+
+/*! aip_config_validate() : AIP_OK, or AIP_ERR_INVALID_ARG / AIP_ERR_PATH with
+ *  a message naming the parameter.  Warnings (include+exclude both set,
+ *  unsupported activities) are logged, not errors. */
+AIP_API aip_status aip_config_validate(const aip_config *config);
+
+/* ---------------------------------------------------------------------
+ * Session: create / start / step / stop / destroy.
+ * One session records at a time in a process; recording calls below go
+ * to the session that is recording.
+ * ------------------------------------------------------------------- */
+
+/*! aip_session_create() : validate and copy `config` (strings are copied).
+ *  @return AIP_OK and *out, or an error with *out == NULL. */
+AIP_API aip_status aip_session_create(const aip_config *config, aip_session **out);
+
+/*! aip_session_start() : begin at step 0.  AIP_ERR_STATE if this session is
+ *  already started or another session is recording. */
+AIP_API aip_status aip_session_start(aip_session *session);
+
+/*! aip_session_step() : end step N and begin step N+1, applying the
+ *  schedule's transitions (a finished trace is saved and on_trace_ready
+ *  called).  With a schedule, closes `ProfilerStep#N` and opens
+ *  `ProfilerStep#N+1` on the calling thread.  AIP_ERR_STATE before start. */
+AIP_API aip_status aip_session_step(aip_session *session);
+
+/*! aip_session_stop() : end the session; a trace being recorded is saved
+ *  (and on_trace_ready called), one in warmup is discarded.
+ *  AIP_ERR_STATE when not started. */
+AIP_API aip_status aip_session_stop(aip_session *session);
+
+/*! aip_session_destroy() : stop if needed and free.  NULL is a no-op. */
+AIP_API void aip_session_destroy(aip_session *session);
+
+/*! aip_session_step_num() : current step number (0 before the first step). */
+AIP_API int64_t aip_session_step_num(const aip_session *session);
+
+/*! aip_session_current_action() : the schedule's action for the current step. */
+AIP_API aip_action aip_session_current_action(const aip_session *session);
+
+/*! aip_session_set_step_offset() : ProfilerStep# numbers are step + offset
+ *  (dynamic profiling continues the training step count).  Before start. */
+AIP_API aip_status aip_session_set_step_offset(aip_session *session, int64_t offset);
+
+/*! aip_session_result_dir() : the result directory of the trace being
+ *  recorded, or of the last saved one; NULL if none yet.  Owned by the
+ *  session, valid until the next step/stop/destroy. */
+AIP_API const char *aip_session_result_dir(const aip_session *session);
+
+/*! aip_session_add_metadata() : a string entry for profiler_metadata.json.
+ *  aip_session_add_metadata_json() : `json_value` is stored as JSON (it must
+ *  parse, else AIP_ERR_INVALID_ARG).  Keys/values ≤ 4096 chars, 50 KiB total
+ *  (AIP_ERR_LIMIT beyond).  Allowed while the session exists. */
+AIP_API aip_status aip_session_add_metadata(aip_session *session, const char *key,
+                                            const char *value);
+AIP_API aip_status aip_session_add_metadata_json(aip_session *session, const char *key,
+                                                 const char *json_value);
+
+/*! aip_session_dropped_events() : events dropped at the buffer cap so far in
+ *  the current/last trace. */
+AIP_API uint64_t aip_session_dropped_events(const aip_session *session);
+
+/* ---------------------------------------------------------------------
+ * Recording.  All of these are thread-safe, never block, never allocate per
+ * event, and cost one relaxed atomic load when nothing is recording.  They
+ * return nothing: a misuse (pop without push) is counted and logged.
+ * ------------------------------------------------------------------- */
+
+typedef uint32_t aip_string_id;    /* interned text; 0 = none */
+
+/*! aip_intern() : intern `text` (copied) and return its id; stable for the
+ *  process lifetime.  NULL or "" → 0.  Thread-safe; takes a lock on first
+ *  sight of a text, lock-free afterwards. */
+AIP_API aip_string_id aip_intern(const char *text);
+
+/*! aip_is_recording() : nonzero while a session is in a RECORD phase. */
+AIP_API int aip_is_recording(void);
+
+/* Annotations (record_function, category user_annotation), nested per thread. */
+AIP_API void aip_annotation_push(const char *name);
+AIP_API void aip_annotation_push_id(aip_string_id name);
+AIP_API void aip_annotation_pop(void);
+
+/* mstx ranges and marks.  domain NULL or "" means "default".  Recorded when
+ * the config's mstx is on, filtered by mstx_domain_include/_exclude. */
+AIP_API void aip_range_push(const char *domain, const char *message);
+AIP_API void aip_range_push_id(aip_string_id domain, aip_string_id message);
+AIP_API void aip_range_pop(void);
+/*! aip_range_start() : a range that may end on another thread.
+ *  @return its id (never 0 while recording; 0 when filtered or off). */
+AIP_API uint64_t aip_range_start(const char *domain, const char *message);
+AIP_API void aip_range_end(uint64_t range_id);
+AIP_API void aip_mark(const char *domain, const char *message);
+AIP_API void aip_mark_id(aip_string_id domain, aip_string_id message);
+
+/* Framework ops (category cpu_op). */
+typedef struct aip_op_info {
+    const char *name;            /* op name, e.g. "aten::mm" (copied/interned) */
+    aip_string_id name_id;       /* used instead of name when nonzero */
+    int64_t sequence_number;     /* autograd sequence number; -1 = none */
+    uint64_t fwd_thread_id;      /* 0 = forward op; else the forward op's thread */
+    const char *input_shapes;    /* "[[2, 3], [3]]" or NULL (record_shapes) */
+    const char *input_dtypes;    /* "[float, float]" or NULL (record_shapes) */
+    const char *call_stack;      /* frames joined by ";\n" or NULL (with_stack) */
+    const char *module_hierarchy;/* "nn.Module: MLP_0;..." or NULL (with_modules) */
+    int is_backward;             /* backward scope */
+} aip_op_info;
+
+/*! aip_op_begin() / aip_op_end() : an op on the calling thread; strings are
+ *  interned at begin, so the caller may free them afterwards. */
+AIP_API void aip_op_begin(const aip_op_info *op);
+AIP_API void aip_op_end(void);
+
+/* Memory: one allocation (bytes > 0) or free (bytes < 0) with running totals. */
+typedef enum aip_device_type { AIP_DEVICE_CPU = 0, AIP_DEVICE_NPU = 20, AIP_DEVICE_CUDA = 1 }
+    aip_device_type;
+AIP_API void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
+                              int64_t total_reserved, aip_device_type device_type,
+                              int device_index);
+
+/*! aip_gc_event() : a garbage-collection pass [start_ns, end_ns] measured
+ *  with aip_now_ns(); kept when longer than gc_detect_threshold. */
+AIP_API void aip_gc_event(uint64_t start_ns, uint64_t end_ns);
+
+/*! aip_thread_name() : name the calling thread in the trace. */
+AIP_API void aip_thread_name(const char *name);
+
+/*! aip_now_ns() : the recording clock in nanoseconds (CLOCK_MONOTONIC based). */
+AIP_API uint64_t aip_now_ns(void);
+
+/* ---------------------------------------------------------------------
+ * Call-site macros: intern the literal once per call site.
+ * ------------------------------------------------------------------- */
+#define AIP__ID(lit)                                                       \
+    __extension__({                                                        \
+        static aip_string_id aip__site_id;                                 \
+        aip_string_id aip__v = __atomic_load_n(&aip__site_id, __ATOMIC_RELAXED); \
+        if (!aip__v) {                                                     \
+            aip__v = aip_intern(lit);                                      \
+            __atomic_store_n(&aip__site_id, aip__v, __ATOMIC_RELAXED);     \
+        }                                                                  \
+        aip__v;                                                            \
+    })
+#define AIP_ANNOTATION_PUSH(lit) aip_annotation_push_id(AIP__ID(lit))
+#define AIP_RANGE_PUSH(domain_lit, msg_lit) \
+    aip_range_push_id(AIP__ID(domain_lit), AIP__ID(msg_lit))
+#define AIP_MARK(domain_lit, msg_lit) aip_mark_id(AIP__ID(domain_lit), AIP__ID(msg_lit))
+
+/* ---------------------------------------------------------------------
+ * Analysis (what the `aiprof` command uses).
+ * ------------------------------------------------------------------- */
+typedef struct aip_analyse_options {
+    size_t struct_size;          /* sizeof(aip_analyse_options) */
+    unsigned export_type;        /* 0 = as recorded in profiler_info.json */
+    int quiet;                   /* no messages on stderr */
+} aip_analyse_options;
+
+AIP_API void aip_analyse_options_init(aip_analyse_options *options);
+
+/*! aip_analyse_dir() : turn one `..._ascend_pt` directory's raw data into
+ *  ASCEND_PROFILER_OUTPUT/.  Salvages truncated raw data (with a warning).
+ *  Same input gives the same output.  @return AIP_OK or the first error;
+ *  the message is in aip_last_error() and logs/. */
+AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AIPROF_H */

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian packages aiprof needs, only those missing, only as root.
+# Non-root users get the apt-get command to run instead.
+set -u
+need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
+           python3 python3-dev python3-pytest)
+[ "${AIP_WITH_TORCH:-1}" = 1 ] && need_pkgs+=(python3-torch libtorch-dev)
+missing=()
+for p in "${need_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "aiprof: missing packages: ${missing[*]}" >&2
+  echo "aiprof: run as root: apt-get install -y ${missing[*]}" >&2
+  exit 0
+fi
+echo "aiprof: installing ${missing[*]} (apt-get)..."
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null 2>&1 || true
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/aiprof-apt.log 2>&1; then
+  echo "aiprof: apt-get install failed; see /tmp/aiprof-apt.log" >&2
+  tail -5 /tmp/aiprof-apt.log >&2
+  exit 1
+fi

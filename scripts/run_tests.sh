@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the normal build, an ASan+UBSan build, and a
+# TSan build of the tests labelled for it.  Ends with "N passed, N failed"
+# summed over all runs.
+set -u
+cd "$(dirname "$0")/.."
+JOBS=$(nproc 2>/dev/null || echo 2)
+total_pass=0; total_fail=0
+run_ctest() { # dir label-args...
+  local dir=$1; shift
+  local out
+  out=$(cd "$dir" && ctest --output-on-failure -j "$JOBS" "$@" 2>&1)
+  echo "$out" | tail -n 40
+  local line p f
+  line=$(echo "$out" | grep -E "tests passed, [0-9]+ tests failed out of" | tail -1)
+  if [ -z "$line" ]; then total_fail=$((total_fail + 1)); return; fi
+  f=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
+  n=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')
+  total_pass=$((total_pass + n - f)); total_fail=$((total_fail + f))
+}
+build() { # dir extra-cmake-args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j "$JOBS" 2>&1 | grep -E "error|warning" ; return ${PIPESTATUS[0]}
+}
+echo "== normal build =="
+if build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then run_ctest build; else total_fail=$((total_fail+1)); fi
+echo "== ASan+UBSan build =="
+if build build-asan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=address,undefined; then
+  ASAN_OPTIONS=detect_leaks=1 AIP_SANITIZER=asan run_ctest build-asan -E "^e2e_"
+else total_fail=$((total_fail+1)); fi
+echo "== TSan build =="
+if build build-tsan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=thread; then
+  AIP_SANITIZER=tsan run_ctest build-tsan -R "thread|buffer|session|fork"
+else total_fail=$((total_fail+1)); fi
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]

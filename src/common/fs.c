@@ -1,0 +1,185 @@
+/*
+ * fs.c — safe file creation (see fs.h).
+ */
+#define _GNU_SOURCE
+#include "fs.h"
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+aip_status aip__path_check(const char *path, const char *what)
+{
+    if (!path || !*path)
+        return aip__fail(AIP_ERR_PATH, "%s is empty", what);
+    size_t n = strlen(path);
+    if (n >= PATH_MAX)
+        return aip__fail(AIP_ERR_PATH, "%s is longer than %d characters", what, PATH_MAX - 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)path[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-' || c == '.' || c == '/';
+        if (!ok)
+            return aip__fail(AIP_ERR_PATH,
+                             "%s \"%s\" has character 0x%02x at position %zu; only letters, "
+                             "digits and _ - . / are allowed",
+                             what, path, c, i);
+    }
+    return AIP_OK;
+}
+
+aip_status aip__path_no_symlink(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    memcpy(buf, path, n + 1);
+    /* Check every prefix ending at a '/' and the whole path. */
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && buf[i] != '/')
+            continue;
+        char saved = buf[i];
+        buf[i] = '\0';
+        struct stat st;
+        if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode)) {
+            aip_status s = aip__fail(AIP_ERR_SYMLINK,
+                                     "refusing path %s: component %s is a symbolic link", path, buf);
+            return s;
+        }
+        buf[i] = saved;
+    }
+    return AIP_OK;
+}
+
+aip_status aip__mkdirs(const char *path)
+{
+    aip_status s = aip__path_no_symlink(path);
+    if (s)
+        return s;
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && buf[i] != '/')
+            continue;
+        char saved = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, AIP_DIR_MODE) != 0 && errno != EEXIST)
+            return aip__fail(AIP_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
+        buf[i] = saved;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return aip__fail(AIP_ERR_IO, "%s is not a directory", path);
+    if (access(path, W_OK | X_OK) != 0)
+        return aip__fail(AIP_ERR_IO, "directory %s is not writable: %s", path, strerror(errno));
+    return AIP_OK;
+}
+
+int aip__open_output(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, AIP_FILE_MODE);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            aip__fail(AIP_ERR_SYMLINK, "refusing to write %s: it is a symbolic link", path);
+        else
+            aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return fd;
+}
+
+aip_status aip__write_all(int fd, const void *data, size_t size, const char *path)
+{
+    const char *p = data;
+    while (size) {
+        ssize_t w = write(fd, p, size);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return aip__fail(AIP_ERR_IO, "write to %s failed: %s", path, strerror(errno));
+        }
+        p += w;
+        size -= (size_t)w;
+    }
+    return AIP_OK;
+}
+
+aip_status aip__write_file(const char *path, const void *data, size_t size)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    int fd = aip__open_output(tmp);
+    if (fd < 0)
+        return AIP_ERR_IO;
+    aip_status s = aip__write_all(fd, data, size, path);
+    if (close(fd) != 0 && !s)
+        s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", path, strerror(errno));
+    if (!s) {
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            s = aip__fail(AIP_ERR_SYMLINK, "refusing to replace %s: it is a symbolic link", path);
+        else if (rename(tmp, path) != 0)
+            s = aip__fail(AIP_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+    }
+    if (s)
+        unlink(tmp);
+    return s;
+}
+
+aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t *size)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return aip__fail(errno == ENOENT ? AIP_ERR_NOT_FOUND : AIP_ERR_IO, "cannot open %s: %s",
+                         path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return aip__fail(AIP_ERR_IO, "%s is not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > max_size) {
+        close(fd);
+        return aip__fail(AIP_ERR_LIMIT, "%s is %lld bytes, over the %zu-byte limit", path,
+                         (long long)st.st_size, max_size);
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        close(fd);
+        return aip__fail(AIP_ERR_NOMEM, "no memory to read %s", path);
+    }
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    *out = buf;
+    if (size)
+        *size = got;
+    return AIP_OK;
+}
+
+aip_status aip__join(char *out, size_t cap, const char *a, const char *b)
+{
+    int n = snprintf(out, cap, "%s/%s", a, b);
+    if (n < 0 || (size_t)n >= cap)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s/%s", a, b);
+    return AIP_OK;
+}

@@ -1,0 +1,46 @@
+/*
+ * raw.h — all that analysis may know of the raw format: a chunk reader.
+ *
+ * The reader walks a raw file chunk by chunk (docs/RAW_FORMAT.md), checks
+ * CRCs, and reports truncated or corrupt chunks through `problems` instead of
+ * failing, so that everything complete in a crashed run is recovered.  It
+ * reads with buffered I/O; a chunk's payload stays valid until the next call
+ * to aip__raw_next().
+ */
+#ifndef AIP_RAW_H
+#define AIP_RAW_H
+
+#include "aiprof.h"
+#include "raw_format.h"
+
+typedef struct aip_raw_reader aip_raw_reader;
+
+typedef struct aip_raw_chunk {
+    uint16_t type;
+    uint64_t tid;
+    const uint8_t *payload;   /* valid until the next aip__raw_next() */
+    uint32_t size;
+    uint64_t offset;          /* file offset of the chunk header */
+} aip_raw_chunk;
+
+typedef struct aip_raw_problems {
+    uint64_t corrupt_chunks;  /* CRC/magic mismatches skipped */
+    uint64_t truncated_bytes; /* bytes at the end that did not form a chunk */
+    int clean_end;            /* an END chunk was seen */
+    char first_message[256];  /* first problem, with file offset; "" if none */
+} aip_raw_problems;
+
+/* aip__raw_open() : open and check the file header.  AIP_ERR_NOT_FOUND,
+ * AIP_ERR_IO, AIP_ERR_FORMAT (not a raw file, too short), AIP_ERR_VERSION
+ * (newer major).  Message in aip_last_error(). */
+aip_status aip__raw_open(const char *path, aip_raw_reader **out);
+
+/* aip__raw_next() : 1 and *chunk for the next good chunk, 0 at the end of
+ * data (truncated tail recorded in problems), -1 on an I/O error. */
+int aip__raw_next(aip_raw_reader *reader, aip_raw_chunk *chunk);
+
+const aip_raw_problems *aip__raw_problems(const aip_raw_reader *reader);
+uint16_t aip__raw_version_minor(const aip_raw_reader *reader);
+void aip__raw_close(aip_raw_reader *reader);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * raw_format.h — the byte layout of aiprof raw files (docs/RAW_FORMAT.md).
+ *
+ * Shared by the writer (core) and the reader (analysis).  Nothing here does
+ * I/O; this file only names magic numbers, chunk types, record kinds and the
+ * fixed record structs that are copied verbatim into event buffers.  The
+ * structs are little-endian on disk; aiprof only builds on little-endian
+ * hosts (checked below).
+ */
+#ifndef AIP_RAW_FORMAT_H
+#define AIP_RAW_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "aiprof raw records are written verbatim and need a little-endian host"
+#endif
+
+#define AIP_RAW_MAGIC "AIPRAW\r\n"
+#define AIP_RAW_MAGIC_LEN 8
+#define AIP_RAW_VERSION_MAJOR 1
+#define AIP_RAW_VERSION_MINOR 0
+#define AIP_RAW_HEADER_SIZE 16
+
+#define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
+#define AIP_CHUNK_HEADER_SIZE 24
+#define AIP_CHUNK_MAX_PAYLOAD (64u * 1024u * 1024u)
+
+enum aip_chunk_type {
+    AIP_CHUNK_INFO = 1,
+    AIP_CHUNK_STRINGS = 2,
+    AIP_CHUNK_EVENTS = 3,
+    AIP_CHUNK_CLOCK = 4,
+    AIP_CHUNK_STATS = 5,
+    AIP_CHUNK_END = 6
+};
+
+enum aip_record_kind {
+    AIP_REC_ANNOTATION = 1,
+    AIP_REC_RANGE = 2,
+    AIP_REC_RANGE_START = 3,
+    AIP_REC_RANGE_END = 4,
+    AIP_REC_MARK = 5,
+    AIP_REC_OP = 6,
+    AIP_REC_MEMORY = 7,
+    AIP_REC_GC = 8,
+    AIP_REC_THREAD_NAME = 9
+};
+
+enum aip_op_flags {
+    AIP_OPF_SEQ = 0x01,
+    AIP_OPF_FWD = 0x02,
+    AIP_OPF_SHAPES = 0x04,
+    AIP_OPF_STACK = 0x08,
+    AIP_OPF_BACKWARD = 0x10
+};
+
+typedef struct aip_chunk_header {
+    uint32_t magic;
+    uint16_t type;
+    uint16_t flags;
+    uint32_t payload_size;
+    uint32_t crc32;
+    uint64_t tid;
+} aip_chunk_header;
+
+typedef struct aip_rec_header {
+    uint8_t kind;
+    uint8_t flags;
+    uint16_t size;
+    uint32_t name;
+} aip_rec_header;
+
+typedef struct aip_rec_span {   /* ANNOTATION, GC, OP (fixed part) */
+    aip_rec_header h;
+    uint64_t start;
+    uint64_t end;
+} aip_rec_span;
+
+typedef struct aip_rec_range {  /* RANGE */
+    aip_rec_header h;
+    uint64_t start;
+    uint64_t end;
+    uint32_t domain;
+    uint32_t reserved;
+} aip_rec_range;
+
+typedef struct aip_rec_range_start {
+    aip_rec_header h;
+    uint64_t ts;
+    uint64_t range_id;
+    uint32_t domain;
+    uint32_t reserved;
+} aip_rec_range_start;
+
+typedef struct aip_rec_range_end {
+    aip_rec_header h;
+    uint64_t ts;
+    uint64_t range_id;
+} aip_rec_range_end;
+
+typedef struct aip_rec_mark {
+    aip_rec_header h;
+    uint64_t ts;
+    uint32_t domain;
+    uint32_t reserved;
+} aip_rec_mark;
+
+typedef struct aip_rec_memory {
+    aip_rec_header h;
+    uint64_t ts;
+    uint64_t address;
+    int64_t bytes;
+    int64_t total_allocated;
+    int64_t total_reserved;
+    uint8_t device_type;
+    int8_t device_index;
+    uint8_t reserved[6];
+} aip_rec_memory;
+
+typedef struct aip_rec_thread_name {
+    aip_rec_header h;
+    uint64_t ts;
+} aip_rec_thread_name;
+
+typedef struct aip_clock_sync {  /* CLOCK payload */
+    uint64_t ticks;
+    uint64_t monotonic_ns;
+    uint64_t realtime_ns;
+} aip_clock_sync;
+
+typedef struct aip_stats_entry { /* STATS payload entries */
+    uint64_t tid;
+    uint64_t recorded;
+    uint64_t dropped;
+} aip_stats_entry;
+
+_Static_assert(sizeof(aip_chunk_header) == 24, "chunk header layout");
+_Static_assert(sizeof(aip_rec_header) == 8, "record header layout");
+_Static_assert(sizeof(aip_rec_span) == 24, "span layout");
+_Static_assert(sizeof(aip_rec_range) == 32, "range layout");
+_Static_assert(sizeof(aip_rec_range_start) == 32, "range start layout");
+_Static_assert(sizeof(aip_rec_range_end) == 24, "range end layout");
+_Static_assert(sizeof(aip_rec_mark) == 24, "mark layout");
+_Static_assert(sizeof(aip_rec_memory) == 56, "memory layout");
+_Static_assert(sizeof(aip_rec_thread_name) == 16, "thread name layout");
+_Static_assert(sizeof(aip_clock_sync) == 24, "clock layout");
+_Static_assert(sizeof(aip_stats_entry) == 24, "stats layout");
+
+/* Largest OP record: span + seq + fwd + shapes pair + stack pair. */
+#define AIP_REC_OP_MAX_SIZE (24 + 8 + 8 + 8 + 8)
+
+/* aip__chunk_crc() : CRC over header bytes 0-11, 16-23 and the payload. */
+uint32_t aip__chunk_crc(const aip_chunk_header *h, const void *payload, size_t size);
+
+/* aip__chunk_fill() : fill a chunk header (magic, crc) for `payload`. */
+void aip__chunk_fill(aip_chunk_header *h, uint16_t type, uint64_t tid, const void *payload,
+                     uint32_t size);
+
+/* Padding after a payload of `size` bytes. */
+static inline size_t aip__chunk_pad(size_t size) { return (8 - (size & 7)) & 7; }
+
+#endif
