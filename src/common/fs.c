@@ -1,7 +1,9 @@
 /*
  * fs.c — safe file creation (see fs.h).
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include "fs.h"
 #include "error.h"
 

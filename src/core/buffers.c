@@ -1,0 +1,394 @@
+/*
+ * buffers.c — per-thread recording state and the bounded buffer pool.
+ *
+ * See recorder.h for the concurrency contract.  Locks are taken once per
+ * 512 KiB buffer, never per event; when the pool is exhausted the drop path
+ * is lock-free (it reads `obtainable`).
+ */
+#include "recorder_int.h"
+#include "clock.h"
+#include "error.h"
+#include "strings.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Atomic uint32_t aip__rec_gen;
+uint32_t aip__rec_mask;
+__thread aip__tstate *aip__tls __attribute__((tls_model("initial-exec")));
+
+aip__pool aip__pool_state = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+};
+#define P aip__pool_state
+
+static pthread_key_t tls_key;
+static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start);
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+aip__buf *aip__buf_new(void)
+{
+    aip__buf *b = aligned_alloc(64, sizeof(aip__buf) + AIP_BUF_BYTES);
+    if (b) {
+        b->next = NULL;
+        atomic_init(&b->used, 0);
+    }
+    return b;
+}
+
+static void set_obtainable(void)
+{
+    uint32_t n = 0;
+    for (aip__buf *b = P.free_list; b; b = b->next)
+        n++;
+    n += P.max_bufs > P.allocated ? P.max_bufs - P.allocated : 0;
+    atomic_store_explicit(&P.obtainable, n, memory_order_relaxed);
+}
+
+void aip__pool_release(aip__buf *list)
+{
+    while (list) {
+        aip__buf *next = list->next;
+        if (P.allocated > P.max_bufs) { /* cap lowered, or stop-time copies */
+            free(list);
+            P.allocated--;
+        } else {
+            list->next = P.free_list;
+            P.free_list = list;
+        }
+        list = next;
+    }
+    set_obtainable();
+}
+
+static void aip__pool_release_one(aip__buf *b)
+{
+    b->next = NULL;
+    aip__pool_release(b);
+}
+
+void aip__snapshot_threads(int final, uint64_t *unbalanced)
+{
+    for (aip__tstate *t = P.threads; t; t = t->next) {
+        if (t->gen != P.gen)
+            continue;
+        aip__tid_stats *st = NULL;
+        if (final) {
+            st = aip__stats_for(t->tid);
+            if (st)
+                st->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+            if (unbalanced)
+                *unbalanced += atomic_load_explicit(&t->unbalanced, memory_order_relaxed);
+        }
+        if (!t->buf)
+            continue;
+        uint32_t used = atomic_load_explicit(&t->buf->used, memory_order_acquire);
+        if (used <= t->flushed)
+            continue;
+        /* Copies live outside the cap: they are freed once written. */
+        aip__buf *copy = aip__buf_new();
+        if (!copy)
+            continue; /* retried at the next snapshot; at stop the data is lost */
+        P.allocated++;
+        memcpy(copy->data, t->buf->data + t->flushed, used - t->flushed);
+        atomic_store_explicit(&copy->used, used - t->flushed, memory_order_relaxed);
+        t->flushed = used;
+        queue_buffer(copy, t->tid, P.gen, 0);
+    }
+}
+
+static aip__buf *pool_get(void)
+{
+    aip__buf *b = P.free_list;
+    if (b) {
+        P.free_list = b->next;
+    } else if (P.allocated < P.max_bufs) {
+        b = aip__buf_new();
+        if (b)
+            P.allocated++;
+    }
+    set_obtainable();
+    return b;
+}
+
+aip__tid_stats *aip__stats_for(uint64_t tid)
+{
+    for (size_t i = 0; i < P.nstats; i++)
+        if (P.stats[i].tid == tid)
+            return &P.stats[i];
+    if (P.nstats == P.capstats) {
+        size_t cap = P.capstats ? P.capstats * 2 : 16;
+        aip__tid_stats *s = realloc(P.stats, cap * sizeof *s);
+        if (!s)
+            return NULL;
+        P.stats = s;
+        P.capstats = cap;
+    }
+    aip__tid_stats *s = &P.stats[P.nstats++];
+    s->tid = tid;
+    s->recorded = s->dropped = 0;
+    return s;
+}
+
+int aip__trace_accepting(uint32_t gen) { return P.open && !P.stop_requested && P.gen == gen; }
+
+static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start)
+{
+    b->start = start;
+    b->tid = tid;
+    b->gen = gen;
+    b->next = P.queue;
+    P.queue = b;
+    pthread_cond_signal(&P.wake);
+}
+
+/* Thread exit: hand a partial buffer of the open trace to the writer (no
+ * late write can race: the thread is gone), fold counters, unregister. */
+static void thread_exit(void *arg)
+{
+    aip__tstate *t = arg;
+    pthread_mutex_lock(&P.lock);
+    if (t->registry_epoch == P.registry_epoch) {
+        for (aip__tstate **pp = &P.threads; *pp; pp = &(*pp)->next)
+            if (*pp == t) {
+                *pp = t->next;
+                break;
+            }
+        if (aip__trace_accepting(t->gen)) {
+            aip__tid_stats *s = aip__stats_for(t->tid);
+            if (s)
+                s->dropped += atomic_load(&t->dropped);
+            if (t->buf && atomic_load(&t->buf->used) > t->flushed) {
+                queue_buffer(t->buf, t->tid, t->gen, t->flushed);
+                t->buf = NULL;
+            }
+        }
+        if (t->buf) {
+            t->buf->next = NULL;
+            aip__pool_release(t->buf);
+        }
+    } else {
+        free(t->buf); /* inherited over fork, never accounted in this process */
+    }
+    pthread_mutex_unlock(&P.lock);
+    aip__tls = NULL;
+    free(t);
+}
+
+static void after_fork_prepare(void)
+{
+    aip__strings_lock();
+    pthread_mutex_lock(&P.lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&P.lock);
+    aip__strings_unlock();
+}
+
+/* The child has only the forking thread: the writer and all other threads
+ * are gone.  It must not append to the parent's raw file, so recording stops
+ * here; the child may start a session of its own. */
+static void after_fork_child(void)
+{
+    aip__strings_after_fork_child();
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+    P.lock = m;
+    P.wake = c;
+    atomic_store(&aip__rec_gen, 0);
+    P.open = 0;
+    P.gen = 0;
+    P.threads = NULL;
+    P.registry_epoch++;
+    /* Queued buffers belong to the parent's writer; keep them reachable but
+     * unused.  Only the free list counts as allocated in the child. */
+    uint32_t n = 0;
+    for (aip__buf *b = P.free_list; b; b = b->next)
+        n++;
+    P.allocated = n;
+    set_obtainable();
+    extern void aip__session_after_fork_child(void);
+    aip__session_after_fork_child();
+}
+
+static void init_once_fn(void)
+{
+    aip__clock_init();
+    pthread_key_create(&tls_key, thread_exit);
+    pthread_atfork(after_fork_prepare, after_fork_parent, after_fork_child);
+}
+
+void aip__recorder_init(void) { pthread_once(&init_once, init_once_fn); }
+
+static void emit_thread_name(aip__tstate *t)
+{
+    if (!t->thread_name || !t->buf)
+        return;
+    aip_rec_thread_name *r = (aip_rec_thread_name *)t->pos;
+    if (t->pos + sizeof *r > t->end)
+        return;
+    r->h.kind = AIP_REC_THREAD_NAME;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = t->thread_name;
+    r->ts = aip__ticks();
+    aip__commit(t, sizeof *r);
+}
+
+aip__tstate *aip__tls_state(void)
+{
+    aip__tstate *t = aip__tls;
+    if (!t) {
+        aip__recorder_init();
+        t = calloc(1, sizeof *t);
+        if (!t)
+            return NULL;
+        t->tid = (uint64_t)syscall(SYS_gettid);
+        t->registry_epoch = (uint32_t)-1;
+        aip__tls = t;
+        pthread_setspecific(tls_key, t);
+    }
+    return t;
+}
+
+aip__tstate *aip__attach(uint32_t gen)
+{
+    aip__tstate *t = aip__tls_state();
+    if (!t)
+        return NULL;
+    pthread_mutex_lock(&P.lock);
+    if (t->registry_epoch != P.registry_epoch) {
+        if (t->registry_epoch != (uint32_t)-1) { /* state inherited over fork */
+            free(t->buf);
+            t->buf = NULL;
+            t->tid = (uint64_t)syscall(SYS_gettid);
+        }
+        t->registry_epoch = P.registry_epoch;
+        t->next = P.threads;
+        P.threads = t;
+    }
+    if (!aip__trace_accepting(gen)) { /* the trace ended meanwhile */
+        pthread_mutex_unlock(&P.lock);
+        return NULL;
+    }
+    /* Fresh start for this trace: whatever the buffer holds was already
+     * copied by the previous trace's stopper (or is a late, lost write). */
+    t->gen = gen;
+    t->flushed = 0;
+    t->ann_depth = t->range_depth = t->op_depth = 0;
+    atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->unbalanced, 0, memory_order_relaxed);
+    if (!t->buf)
+        t->buf = pool_get();
+    if (t->buf) {
+        atomic_store_explicit(&t->buf->used, 0, memory_order_relaxed);
+        t->pos = t->buf->data;
+        t->end = t->buf->data + AIP_BUF_BYTES;
+    } else {
+        t->pos = t->end = NULL;
+    }
+    pthread_mutex_unlock(&P.lock);
+    emit_thread_name(t);
+    return t;
+}
+
+void *aip__reserve_slow(aip__tstate *t, size_t n)
+{
+    /* Lock-free drop path while the pool is exhausted.  A thread holding a
+     * full buffer always takes the lock once to hand it to the writer,
+     * otherwise full buffers could sit in threads while everyone drops. */
+    if (!t->buf && !atomic_load_explicit(&P.obtainable, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    pthread_mutex_lock(&P.lock);
+    if (!aip__trace_accepting(t->gen)) {
+        pthread_mutex_unlock(&P.lock);
+        return NULL; /* a late write after the trace ended: not part of it */
+    }
+    if (t->buf) {
+        if (atomic_load_explicit(&t->buf->used, memory_order_relaxed) > t->flushed)
+            queue_buffer(t->buf, t->tid, t->gen, t->flushed);
+        else
+            aip__pool_release_one(t->buf);
+        t->buf = NULL;
+        t->flushed = 0;
+    }
+    if (!t->buf)
+        t->buf = pool_get();
+    pthread_mutex_unlock(&P.lock);
+    if (!t->buf) {
+        t->pos = t->end = NULL;
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
+    atomic_store_explicit(&t->buf->used, 0, memory_order_relaxed);
+    t->pos = t->buf->data;
+    t->end = t->buf->data + AIP_BUF_BYTES;
+    return t->pos;
+}
+
+int aip__recorder_active(void)
+{
+    pthread_mutex_lock(&P.lock);
+    int open = P.open;
+    pthread_mutex_unlock(&P.lock);
+    return open;
+}
+
+aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *start)
+{
+    aip__recorder_init();
+    pthread_mutex_lock(&P.lock);
+    if (P.open) {
+        pthread_mutex_unlock(&P.lock);
+        return aip__fail(AIP_ERR_STATE, "a trace is already being recorded");
+    }
+    uint32_t want = (uint32_t)(info->cap_bytes / AIP_BUF_BYTES);
+    P.max_bufs = want < 4 ? 4 : want;
+    P.nstats = 0;
+    P.stop_requested = 0;
+    set_obtainable();
+    pthread_mutex_unlock(&P.lock);
+
+    aip_status s = aip__writer_start(info, start);
+    if (s)
+        return s;
+
+    pthread_mutex_lock(&P.lock);
+    P.next_gen = P.next_gen + 1 ? P.next_gen + 1 : 1;
+    P.gen = P.next_gen;
+    P.open = 1;
+    aip__rec_mask = info->rec_mask;
+    atomic_store_explicit(&aip__rec_gen, P.gen, memory_order_release);
+    pthread_mutex_unlock(&P.lock);
+    return AIP_OK;
+}
+
+aip_status aip__recorder_end(aip__trace_totals *totals)
+{
+    memset(totals, 0, sizeof *totals);
+    pthread_mutex_lock(&P.lock);
+    if (!P.open) {
+        pthread_mutex_unlock(&P.lock);
+        return aip__fail(AIP_ERR_STATE, "no trace is being recorded");
+    }
+    atomic_store_explicit(&aip__rec_gen, 0, memory_order_release);
+    aip__snapshot_threads(1, &totals->unbalanced);
+    P.stop_requested = 1;
+    pthread_cond_signal(&P.wake);
+    pthread_mutex_unlock(&P.lock);
+
+    aip_status s = aip__writer_finish(totals);
+
+    pthread_mutex_lock(&P.lock);
+    P.open = 0;
+    P.gen = 0;
+    pthread_mutex_unlock(&P.lock);
+    return s;
+}

@@ -1,0 +1,134 @@
+/*
+ * config.c — aip_config defaults and validation.
+ *
+ * Defaults and rules follow torch_npu.profiler.profile and
+ * _ExperimentalConfig as documented in the seeds.  Errors name the
+ * parameter; soft problems (both domain lists set, NPU/CUDA activities on a
+ * machine without such a device) are warnings, as in torch_npu.
+ */
+#include "aiprof.h"
+#include "error.h"
+#include "fs.h"
+
+#include <math.h>
+#include <string.h>
+
+#define AIP_WORKER_NAME_MAX 226 /* torch_npu: worker name shorter than 226 */
+
+void aip_config_init(aip_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->struct_size = sizeof *c;
+    c->activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
+    c->export_type = AIP_EXPORT_TEXT;
+    c->profiler_level = AIP_LEVEL0;
+    c->aic_metrics = AIP_AIC_DEFAULT;
+    c->data_simplification = 1;
+    c->gc_detect_threshold_ms = -1.0;
+    c->buffer_cap_bytes = 64u * 1024u * 1024u;
+}
+
+const char *aip_profiler_level_name(aip_profiler_level level)
+{
+    switch (level) {
+    case AIP_LEVEL_NONE: return "Level_none";
+    case AIP_LEVEL0: return "Level0";
+    case AIP_LEVEL1: return "Level1";
+    case AIP_LEVEL2: return "Level2";
+    }
+    return NULL;
+}
+
+const char *aip_aic_metrics_name(aip_aic_metrics m)
+{
+    switch (m) {
+    case AIP_AIC_DEFAULT: return NULL;
+    case AIP_AIC_NONE: return "ACL_AICORE_NONE";
+    case AIP_AIC_PIPE_UTILIZATION: return "ACL_AICORE_PIPE_UTILIZATION";
+    case AIP_AIC_ARITHMETIC_UTILIZATION: return "ACL_AICORE_ARITHMETIC_UTILIZATION";
+    case AIP_AIC_MEMORY: return "ACL_AICORE_MEMORY_BANDWIDTH";
+    case AIP_AIC_MEMORY_L0: return "ACL_AICORE_L0B_AND_WIDTH";
+    case AIP_AIC_RESOURCE_CONFLICT_RATIO: return "ACL_AICORE_RESOURCE_CONFLICT_RATIO";
+    case AIP_AIC_MEMORY_UB: return "ACL_AICORE_MEMORY_UB";
+    case AIP_AIC_L2_CACHE: return "ACL_AICORE_L2_CACHE";
+    case AIP_AIC_MEMORY_ACCESS: return "ACL_AICORE_MEMORY_ACCESS";
+    }
+    return NULL;
+}
+
+static int is_bool(int v) { return v == 0 || v == 1; }
+
+#define CHECK_BOOL(field)                                                              \
+    if (!is_bool(c->field))                                                            \
+        return aip__fail(AIP_ERR_INVALID_ARG, #field " must be 0 or 1 (got %d)", c->field);
+
+aip_status aip_config_validate(const aip_config *c)
+{
+    if (!c)
+        return aip__fail(AIP_ERR_INVALID_ARG, "config is NULL");
+    if (c->struct_size < offsetof(aip_config, buffer_cap_bytes) ||
+        c->struct_size > sizeof(aip_config))
+        return aip__fail(AIP_ERR_INVALID_ARG,
+                         "config.struct_size is %zu; call aip_config_init() first", c->struct_size);
+    if (c->activities & ~(unsigned)(AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA))
+        return aip__fail(AIP_ERR_INVALID_ARG, "activities has unknown bits 0x%x", c->activities);
+    if (c->has_schedule) {
+        aip_status s = aip_schedule_validate(&c->schedule);
+        if (s)
+            return s;
+    }
+    CHECK_BOOL(has_schedule)
+    CHECK_BOOL(record_shapes)
+    CHECK_BOOL(profile_memory)
+    CHECK_BOOL(with_stack)
+    CHECK_BOOL(with_flops)
+    CHECK_BOOL(with_modules)
+    CHECK_BOOL(use_cuda)
+    CHECK_BOOL(l2_cache)
+    CHECK_BOOL(op_attr)
+    CHECK_BOOL(data_simplification)
+    CHECK_BOOL(record_op_args)
+    CHECK_BOOL(mstx)
+    CHECK_BOOL(sys_io)
+    CHECK_BOOL(sys_interconnection)
+    if (c->dir_name) {
+        aip_status s = aip__path_check(c->dir_name, "dir_name");
+        if (s)
+            return s;
+    }
+    if (c->worker_name) {
+        aip_status s = aip__path_check(c->worker_name, "worker_name");
+        if (s)
+            return s;
+        if (strchr(c->worker_name, '/'))
+            return aip__fail(AIP_ERR_PATH, "worker_name \"%s\" must not contain '/'",
+                             c->worker_name);
+        if (strlen(c->worker_name) >= AIP_WORKER_NAME_MAX)
+            return aip__fail(AIP_ERR_PATH, "worker_name must be shorter than %d characters",
+                             AIP_WORKER_NAME_MAX);
+    }
+    if (c->export_type == 0 || (c->export_type & ~(unsigned)(AIP_EXPORT_TEXT | AIP_EXPORT_DB)))
+        return aip__fail(AIP_ERR_INVALID_ARG, "export_type must be TEXT, DB or both (got 0x%x)",
+                         c->export_type);
+    if (c->profiler_level < AIP_LEVEL_NONE || c->profiler_level > AIP_LEVEL2)
+        return aip__fail(AIP_ERR_INVALID_ARG, "profiler_level %d is not one of Level_none, "
+                         "Level0, Level1, Level2", (int)c->profiler_level);
+    if (c->aic_metrics < AIP_AIC_DEFAULT || c->aic_metrics > AIP_AIC_MEMORY_ACCESS)
+        return aip__fail(AIP_ERR_INVALID_ARG, "aic_metrics %d is not a known AiCMetrics value",
+                         (int)c->aic_metrics);
+    if (isnan(c->gc_detect_threshold_ms))
+        return aip__fail(AIP_ERR_INVALID_ARG, "gc_detect_threshold must be a number >= 0 or None");
+    if (c->host_sys & ~(unsigned)0x1f)
+        return aip__fail(AIP_ERR_INVALID_ARG, "host_sys has unknown bits 0x%x", c->host_sys);
+    if (c->struct_size >= offsetof(aip_config, buffer_cap_bytes) + sizeof(size_t) &&
+        c->buffer_cap_bytes && c->buffer_cap_bytes < 1024u * 1024u)
+        return aip__fail(AIP_ERR_INVALID_ARG, "buffer_cap_bytes must be at least 1 MiB (got %zu)",
+                         c->buffer_cap_bytes);
+    for (const char *const *l = c->mstx_domain_include; l && *l; l++)
+        if (!**l)
+            return aip__fail(AIP_ERR_INVALID_ARG, "mstx_domain_include has an empty name");
+    for (const char *const *l = c->mstx_domain_exclude; l && *l; l++)
+        if (!**l)
+            return aip__fail(AIP_ERR_INVALID_ARG, "mstx_domain_exclude has an empty name");
+    return AIP_OK;
+}

@@ -1,0 +1,384 @@
+/*
+ * record.c — the public recording calls (the hot path).
+ *
+ * Each call: one relaxed load of the recording generation (all that runs
+ * when nothing records), a TSC read, and a fixed-layout record written into
+ * the thread's own buffer.  Push/pop pairs are emitted as one complete
+ * record at pop time, from a per-thread stack, which halves the bytes and
+ * lets the analyser skip begin/end matching.
+ */
+#include "aiprof.h"
+#include "clock.h"
+#include "domain_filter.h"
+#include "recorder.h"
+#include "strings.h"
+
+#include <string.h>
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static _Atomic uint64_t next_range_id = 1;
+static aip_string_id default_domain_id;
+
+static aip_string_id default_domain(void)
+{
+    aip_string_id id = __atomic_load_n(&default_domain_id, __ATOMIC_RELAXED);
+    if (!id) {
+        id = aip_intern("default");
+        __atomic_store_n(&default_domain_id, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+static inline aip_string_id domain_or_default(aip_string_id d) { return d ? d : default_domain(); }
+
+static inline aip_string_id intern_opt(const char *s) { return s && *s ? aip_intern(s) : 0; }
+
+int aip_is_recording(void) { return atomic_load_explicit(&aip__rec_gen, memory_order_relaxed) != 0; }
+
+uint64_t aip_now_ns(void) { return aip__mono_ns(); }
+
+/* ---- annotations (record_function) ---------------------------------- */
+
+void aip_annotation_push_id(aip_string_id name)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_CPU))
+        return;
+    if (UNLIKELY(t->ann_depth >= AIP_STACK_DEPTH)) {
+        t->ann_depth++; /* keep pairing; the deep frame is dropped at pop */
+        return;
+    }
+    aip__frame *f = &t->ann[t->ann_depth++];
+    f->name = name;
+    f->start = aip__ticks();
+}
+
+void aip_annotation_push(const char *name)
+{
+    if (aip_is_recording())
+        aip_annotation_push_id(aip_intern(name));
+}
+
+static inline void emit_span(aip__tstate *t, uint8_t kind, uint32_t name, uint64_t start,
+                             uint64_t end)
+{
+    aip_rec_span *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = kind;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = name;
+    r->start = start;
+    r->end = end;
+    aip__commit(t, sizeof *r);
+}
+
+void aip_annotation_pop(void)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_CPU))
+        return;
+    if (UNLIKELY(t->ann_depth == 0)) {
+        atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        return;
+    }
+    uint32_t d = --t->ann_depth;
+    if (UNLIKELY(d >= AIP_STACK_DEPTH)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t end = aip__ticks();
+    emit_span(t, AIP_REC_ANNOTATION, t->ann[d].name, t->ann[d].start, end);
+}
+
+/* Used by the session for ProfilerStep#N, whose start it keeps itself. */
+void aip__emit_annotation(aip_string_id name, uint64_t start, uint64_t end)
+{
+    aip__tstate *t = aip__current();
+    if (t)
+        emit_span(t, AIP_REC_ANNOTATION, name, start, end);
+}
+
+/* ---- mstx ranges and marks ------------------------------------------ */
+
+static inline int mstx_on(aip_string_id domain)
+{
+    uint32_t m = aip__rec_mask;
+    if (!(m & AIP_MASK_MSTX))
+        return 0;
+    return !(m & AIP_MASK_DOMAIN_FILTER) || aip__domain_allowed(domain);
+}
+
+void aip_range_push_id(aip_string_id domain, aip_string_id message)
+{
+    aip__tstate *t = aip__current();
+    if (!t)
+        return;
+    domain = domain_or_default(domain);
+    if (UNLIKELY(t->range_depth >= AIP_STACK_DEPTH)) {
+        t->range_depth++;
+        return;
+    }
+    aip__frame *f = &t->range[t->range_depth++];
+    /* A filtered range still takes a stack slot so that pops stay paired;
+     * domain 0 marks it (real domains are never 0). */
+    f->name = message;
+    f->domain = mstx_on(domain) ? domain : 0;
+    f->start = aip__ticks();
+}
+
+void aip_range_push(const char *domain, const char *message)
+{
+    if (aip_is_recording())
+        aip_range_push_id(intern_opt(domain), aip_intern(message));
+}
+
+void aip_range_pop(void)
+{
+    aip__tstate *t = aip__current();
+    if (!t)
+        return;
+    if (UNLIKELY(t->range_depth == 0)) {
+        atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        return;
+    }
+    uint32_t d = --t->range_depth;
+    if (UNLIKELY(d >= AIP_STACK_DEPTH)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    aip__frame *f = &t->range[d];
+    if (!f->domain)
+        return; /* filtered out by domain or mstx off */
+    uint64_t end = aip__ticks();
+    aip_rec_range *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = AIP_REC_RANGE;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = f->name;
+    r->start = f->start;
+    r->end = end;
+    r->domain = f->domain;
+    r->reserved = 0;
+    aip__commit(t, sizeof *r);
+}
+
+uint64_t aip_range_start(const char *domain, const char *message)
+{
+    aip__tstate *t = aip__current();
+    if (!t)
+        return 0;
+    aip_string_id d = domain_or_default(intern_opt(domain));
+    if (!mstx_on(d))
+        return 0;
+    aip_rec_range_start *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return 0;
+    uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
+    r->h.kind = AIP_REC_RANGE_START;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = aip_intern(message);
+    r->ts = aip__ticks();
+    r->range_id = id;
+    r->domain = d;
+    r->reserved = 0;
+    aip__commit(t, sizeof *r);
+    return id;
+}
+
+void aip_range_end(uint64_t range_id)
+{
+    if (!range_id)
+        return;
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_MSTX))
+        return;
+    aip_rec_range_end *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = AIP_REC_RANGE_END;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = 0;
+    r->ts = aip__ticks();
+    r->range_id = range_id;
+    aip__commit(t, sizeof *r);
+}
+
+void aip_mark_id(aip_string_id domain, aip_string_id message)
+{
+    aip__tstate *t = aip__current();
+    if (!t)
+        return;
+    domain = domain_or_default(domain);
+    if (!mstx_on(domain))
+        return;
+    aip_rec_mark *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = AIP_REC_MARK;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = message;
+    r->ts = aip__ticks();
+    r->domain = domain;
+    r->reserved = 0;
+    aip__commit(t, sizeof *r);
+}
+
+void aip_mark(const char *domain, const char *message)
+{
+    if (aip_is_recording())
+        aip_mark_id(intern_opt(domain), aip_intern(message));
+}
+
+/* ---- framework ops ---------------------------------------------------- */
+
+void aip_op_begin(const aip_op_info *op)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !op || !(aip__rec_mask & AIP_MASK_CPU))
+        return;
+    if (UNLIKELY(t->op_depth >= AIP_STACK_DEPTH)) {
+        t->op_depth++;
+        return;
+    }
+    uint32_t m = aip__rec_mask;
+    aip__op_frame *f = &t->op[t->op_depth++];
+    f->name = op->name_id ? op->name_id : aip_intern(op->name);
+    f->flags = op->is_backward ? AIP_OPF_BACKWARD : 0;
+    f->seq = op->sequence_number;
+    if (op->sequence_number >= 0)
+        f->flags |= AIP_OPF_SEQ;
+    f->fwd = op->fwd_thread_id;
+    if (op->fwd_thread_id)
+        f->flags |= AIP_OPF_FWD;
+    f->shapes = f->dtypes = f->stack = f->module = 0;
+    if ((m & AIP_MASK_SHAPES) && (op->input_shapes || op->input_dtypes)) {
+        f->shapes = intern_opt(op->input_shapes);
+        f->dtypes = intern_opt(op->input_dtypes);
+        f->flags |= AIP_OPF_SHAPES;
+    }
+    if ((m & AIP_MASK_STACK) && op->call_stack)
+        f->stack = intern_opt(op->call_stack);
+    if ((m & AIP_MASK_MODULES) && op->module_hierarchy)
+        f->module = intern_opt(op->module_hierarchy);
+    if (f->stack || f->module)
+        f->flags |= AIP_OPF_STACK;
+    f->start = aip__ticks();
+}
+
+void aip_op_end(void)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_CPU))
+        return;
+    if (UNLIKELY(t->op_depth == 0)) {
+        atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        return;
+    }
+    uint32_t d = --t->op_depth;
+    if (UNLIKELY(d >= AIP_STACK_DEPTH)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t end = aip__ticks();
+    const aip__op_frame *f = &t->op[d];
+    size_t size = sizeof(aip_rec_span) + (f->flags & AIP_OPF_SEQ ? 8 : 0) +
+                  (f->flags & AIP_OPF_FWD ? 8 : 0) + (f->flags & AIP_OPF_SHAPES ? 8 : 0) +
+                  (f->flags & AIP_OPF_STACK ? 8 : 0);
+    uint8_t *p = aip__reserve(t, size);
+    if (UNLIKELY(!p))
+        return;
+    aip_rec_span *r = (aip_rec_span *)p;
+    r->h.kind = AIP_REC_OP;
+    r->h.flags = f->flags;
+    r->h.size = (uint16_t)size;
+    r->h.name = f->name;
+    r->start = f->start;
+    r->end = end;
+    uint8_t *q = p + sizeof *r;
+    if (f->flags & AIP_OPF_SEQ) {
+        memcpy(q, &f->seq, 8);
+        q += 8;
+    }
+    if (f->flags & AIP_OPF_FWD) {
+        memcpy(q, &f->fwd, 8);
+        q += 8;
+    }
+    if (f->flags & AIP_OPF_SHAPES) {
+        memcpy(q, &f->shapes, 4);
+        memcpy(q + 4, &f->dtypes, 4);
+        q += 8;
+    }
+    if (f->flags & AIP_OPF_STACK) {
+        memcpy(q, &f->stack, 4);
+        memcpy(q + 4, &f->module, 4);
+    }
+    aip__commit(t, size);
+}
+
+/* ---- memory, GC, thread names ----------------------------------------- */
+
+void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
+                      int64_t total_reserved, aip_device_type device_type, int device_index)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_MEMORY))
+        return;
+    aip_rec_memory *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = AIP_REC_MEMORY;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = 0;
+    r->ts = aip__ticks();
+    r->address = address;
+    r->bytes = bytes;
+    r->total_allocated = total_allocated;
+    r->total_reserved = total_reserved;
+    r->device_type = (uint8_t)device_type;
+    r->device_index = (int8_t)device_index;
+    memset(r->reserved, 0, sizeof r->reserved);
+    aip__commit(t, sizeof *r);
+}
+
+extern uint64_t aip__gc_threshold_ns;
+
+void aip_gc_event(uint64_t start_ns, uint64_t end_ns)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_GC) || end_ns < start_ns)
+        return;
+    if (end_ns - start_ns < aip__gc_threshold_ns)
+        return;
+    emit_span(t, AIP_REC_GC, 0, aip__clock_ns_to_ticks(start_ns), aip__clock_ns_to_ticks(end_ns));
+}
+
+void aip_thread_name(const char *name)
+{
+    aip_string_id id = intern_opt(name);
+    aip__tstate *t = aip__tls_state();
+    if (!t)
+        return;
+    t->thread_name = id; /* re-emitted at the start of every later trace */
+    t = aip__current();
+    if (!t || !id)
+        return;
+    aip_rec_thread_name *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = AIP_REC_THREAD_NAME;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = id;
+    r->ts = aip__ticks();
+    aip__commit(t, sizeof *r);
+}

@@ -1,0 +1,161 @@
+/*
+ * recorder.h — per-thread event buffers and the raw writer thread.
+ *
+ * The hot path (record.c) writes fixed-layout records into the calling
+ * thread's own buffer without locks, mallocs or syscalls.  A full buffer is
+ * handed to the writer thread, which appends it to the raw file as one
+ * EVENTS chunk and recycles it.  The number of buffers is capped
+ * (buffer_cap_bytes); when none is free, events are dropped and counted.
+ *
+ * Concurrency contract:
+ *  - aip__rec_gen is 0 when nothing records, else the generation of the open
+ *    trace.  Recording threads read it relaxed; a thread whose state has an
+ *    older generation re-attaches (resets its buffer and stacks).
+ *  - Each thread publishes the end of its last complete record in buf->used
+ *    (release).  At trace end the stopper copies [0, used) of every attached
+ *    thread's buffer under the pool lock; a record still being written at that
+ *    moment is lost, never torn.  Buffers are never taken away from a live
+ *    thread, so a late write can only land in its own buffer.
+ */
+#ifndef AIP_RECORDER_H
+#define AIP_RECORDER_H
+
+#include "aiprof.h"
+#include "raw_format.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define AIP_BUF_BYTES (512u * 1024u)
+#define AIP_STACK_DEPTH 128
+
+/* What the open trace records (bits of aip__rec_mask). */
+enum {
+    AIP_MASK_CPU = 1u << 0,      /* ops, annotations */
+    AIP_MASK_MSTX = 1u << 1,     /* ranges, marks */
+    AIP_MASK_SHAPES = 1u << 2,
+    AIP_MASK_STACK = 1u << 3,
+    AIP_MASK_MODULES = 1u << 4,
+    AIP_MASK_MEMORY = 1u << 5,
+    AIP_MASK_GC = 1u << 6,
+    AIP_MASK_DOMAIN_FILTER = 1u << 7
+};
+
+typedef struct aip__buf {
+    struct aip__buf *next;
+    uint64_t tid;
+    uint32_t gen;
+    uint32_t start;                /* first byte not yet written (queued buffers) */
+    _Atomic uint32_t used;
+    uint8_t data[] __attribute__((aligned(8)));
+} aip__buf;
+
+typedef struct aip__frame {
+    uint64_t start;
+    uint32_t name;
+    uint32_t domain;
+} aip__frame;
+
+typedef struct aip__op_frame {
+    uint64_t start;
+    int64_t seq;
+    uint64_t fwd;
+    uint32_t name, shapes, dtypes, stack, module;
+    uint8_t flags;
+} aip__op_frame;
+
+typedef struct aip__tstate {
+    uint8_t *pos, *end;            /* write cursor in buf (owner only) */
+    uint32_t gen;                  /* trace generation this state belongs to */
+    uint32_t ann_depth, range_depth, op_depth;
+    aip__buf *buf;
+    uint64_t tid;
+    _Atomic uint64_t dropped;      /* written by the owner, read by the stopper */
+    _Atomic uint64_t unbalanced;   /* pops without push on this thread */
+    uint32_t thread_name;          /* string id, re-emitted in every trace */
+    uint32_t registry_epoch;
+    uint32_t flushed;              /* bytes of buf already written (pool lock) */
+    struct aip__tstate *next;
+    aip__frame ann[AIP_STACK_DEPTH];
+    aip__frame range[AIP_STACK_DEPTH];
+    aip__op_frame op[AIP_STACK_DEPTH];
+} aip__tstate;
+
+extern _Atomic uint32_t aip__rec_gen;
+extern uint32_t aip__rec_mask;     /* stable while aip__rec_gen != 0 */
+extern __thread aip__tstate *aip__tls __attribute__((tls_model("initial-exec")));
+
+/* aip__attach() : slow path — make the calling thread's state current for
+ * generation `gen`.  NULL if it cannot (out of memory). */
+aip__tstate *aip__attach(uint32_t gen);
+
+/* aip__tls_state() : the calling thread's state, created if needed (not
+ * attached to any trace). */
+aip__tstate *aip__tls_state(void);
+
+/* aip__reserve_slow() : swap a full buffer; NULL when the event is dropped
+ * (counted) or belongs to a trace that already ended. */
+void *aip__reserve_slow(aip__tstate *t, size_t n);
+
+static inline aip__tstate *aip__current(void)
+{
+    uint32_t g = atomic_load_explicit(&aip__rec_gen, memory_order_relaxed);
+    if (__builtin_expect(!g, 1))
+        return NULL;
+    aip__tstate *t = aip__tls;
+    if (__builtin_expect(!t || t->gen != g, 0))
+        t = aip__attach(g);
+    return t;
+}
+
+static inline void *aip__reserve(aip__tstate *t, size_t n)
+{
+    if (__builtin_expect(t->pos + n <= t->end, 1))
+        return t->pos;
+    return aip__reserve_slow(t, n);
+}
+
+static inline void aip__commit(aip__tstate *t, size_t n)
+{
+    t->pos += n;
+    atomic_store_explicit(&t->buf->used, (uint32_t)(t->pos - t->buf->data),
+                          memory_order_release);
+}
+
+/* Information written into the raw file's INFO chunk. */
+typedef struct aip__trace_info {
+    const char *raw_path;
+    const char *hostname;
+    const char *program;
+    size_t cap_bytes;
+    uint32_t rec_mask;
+} aip__trace_info;
+
+/* Totals of a finished trace. */
+typedef struct aip__trace_totals {
+    uint64_t recorded;
+    uint64_t dropped;
+    uint64_t unbalanced;
+    uint64_t bytes;
+    aip_clock_sync start, end;
+} aip__trace_totals;
+
+/* aip__recorder_begin() : create the raw file, start the writer, and turn
+ * recording on.  AIP_ERR_IO / AIP_ERR_SYMLINK on a bad path. */
+aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *start);
+
+/* aip__recorder_end() : turn recording off, flush every thread's data, write
+ * STATS/CLOCK/END and close.  AIP_ERR_IO if data could not be written (it is
+ * counted as dropped). */
+aip_status aip__recorder_end(aip__trace_totals *totals);
+
+/* aip__recorder_active() : a trace is open. */
+int aip__recorder_active(void);
+
+/* Emit a complete annotation on the calling thread (ProfilerStep#N). */
+void aip__emit_annotation(uint32_t name, uint64_t start, uint64_t end);
+
+/* Set up fork handlers and the clock; idempotent. */
+void aip__recorder_init(void);
+
+#endif

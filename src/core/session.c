@@ -1,0 +1,317 @@
+/*
+ * session.c — aip_session: create / start / step / stop / destroy, and the
+ * schedule's state transitions.
+ *
+ * The transition table is torch.profiler.profile's action_map: a trace
+ * starts when the schedule enters RECORD or RECORD_AND_SAVE, and is saved
+ * (on_trace_ready) after RECORD_AND_SAVE or when the session stops while
+ * recording.  WARMUP records nothing here: torch discards warmup data, and
+ * not collecting it is cheaper.  Only one session records at a time.
+ */
+#include "session_int.h"
+#include "clock.h"
+#include "error.h"
+#include "session_log.h"
+#include "strings.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define META_MAX_FIELD 4096
+#define META_MAX_TOTAL (50u * 1024u)
+
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
+static aip_session *active_session; /* started and not stopped */
+
+const char *aip_version(void) { return AIP_VERSION_STRING; }
+unsigned aip_version_number(void) { return AIP_VERSION_NUMBER; }
+
+void aip__session_after_fork_child(void)
+{
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    session_lock = m;
+    active_session = NULL; /* the parent's session stays the parent's */
+}
+
+static char **copy_list(const char *const *src)
+{
+    if (!src || !src[0])
+        return NULL;
+    size_t n = 0;
+    while (src[n])
+        n++;
+    char **dst = calloc(n + 1, sizeof *dst);
+    for (size_t i = 0; dst && i < n; i++)
+        dst[i] = strdup(src[i]);
+    return dst;
+}
+
+static void free_list(char **l)
+{
+    for (char **p = l; p && *p; p++)
+        free(*p);
+    free(l);
+}
+
+aip_status aip_session_create(const aip_config *config, aip_session **out)
+{
+    if (!out)
+        return aip__fail(AIP_ERR_INVALID_ARG, "aip_session_create: out is NULL");
+    *out = NULL;
+    aip_status st = aip_config_validate(config);
+    if (st)
+        return st;
+    aip__recorder_init();
+    aip_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for a session");
+    aip_config_init(&s->cfg);
+    memcpy(&s->cfg, config, config->struct_size < sizeof s->cfg ? config->struct_size
+                                                                 : sizeof s->cfg);
+    s->cfg.struct_size = sizeof s->cfg;
+    if (!s->cfg.buffer_cap_bytes)
+        s->cfg.buffer_cap_bytes = 64u * 1024u * 1024u;
+    s->dir_name = config->dir_name ? strdup(config->dir_name) : NULL;
+    s->worker_name = config->worker_name ? strdup(config->worker_name) : NULL;
+    s->include = copy_list(config->mstx_domain_include);
+    s->exclude = copy_list(config->mstx_domain_exclude);
+    if (s->include && s->exclude) {
+        aip__warn("mstx_domain_include and mstx_domain_exclude are both set; "
+                  "only mstx_domain_include is used");
+        free_list(s->exclude);
+        s->exclude = NULL;
+    }
+    if ((s->include || s->exclude) && !s->cfg.mstx && s->cfg.profiler_level != AIP_LEVEL_NONE)
+        aip__warn("mstx_domain_include/exclude need mstx=True; no mstx data will be recorded");
+    if (config->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA) || config->use_cuda)
+        aip__log("INFO", "NPU/CUDA activities requested: no device back end on this machine, "
+                 "device data is not collected");
+    s->cfg.dir_name = s->dir_name;
+    s->cfg.worker_name = s->worker_name;
+    s->cfg.mstx_domain_include = (const char *const *)s->include;
+    s->cfg.mstx_domain_exclude = (const char *const *)s->exclude;
+    s->metadata = json_object();
+    s->owner_pid = getpid();
+    s->action = AIP_ACTION_NONE;
+    *out = s;
+    return AIP_OK;
+}
+
+static aip_status check_owner(const aip_session *s, const char *what)
+{
+    if (!s)
+        return aip__fail(AIP_ERR_INVALID_ARG, "%s: session is NULL", what);
+    if (s->owner_pid != getpid())
+        return aip__fail(AIP_ERR_STATE, "%s: the session belongs to process %d, not to this "
+                         "forked child; start a new session here", what, (int)s->owner_pid);
+    return AIP_OK;
+}
+
+static aip_action schedule_at(const aip_session *s, int64_t step)
+{
+    if (!s->cfg.has_schedule)
+        return AIP_ACTION_RECORD; /* torch's default schedule */
+    return aip_schedule_action(&s->cfg.schedule, step);
+}
+
+static int records(aip_action a) { return a == AIP_ACTION_RECORD || a == AIP_ACTION_RECORD_AND_SAVE; }
+
+/* torch.profiler.profile.action_map; `cur_is_exit` is the (X, None) column. */
+static aip_status transit(aip_session *s, aip_action prev, aip_action cur, int cur_is_exit)
+{
+    aip_status st = AIP_OK;
+    if (cur_is_exit) {
+        if (records(prev))
+            st = aip__trace_end(s, 1);
+        return st;
+    }
+    if (prev == AIP_ACTION_RECORD_AND_SAVE) {
+        st = aip__trace_end(s, 1);
+        if (records(cur)) {
+            aip_status b = aip__trace_begin(s);
+            if (!st)
+                st = b;
+        }
+        return st;
+    }
+    if (prev == AIP_ACTION_RECORD && !records(cur)) {
+        aip__warn("incorrect schedule: RECORD followed by %s",
+                  cur == AIP_ACTION_NONE ? "NONE" : "WARMUP");
+        return aip__trace_end(s, 0);
+    }
+    if (prev == AIP_ACTION_WARMUP && cur == AIP_ACTION_NONE)
+        aip__warn("incorrect schedule: WARMUP followed by NONE");
+    if (!records(prev) && records(cur))
+        st = aip__trace_begin(s);
+    return st;
+}
+
+static void open_step(aip_session *s)
+{
+    if (!s->cfg.has_schedule)
+        return;
+    char name[64];
+    snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)(s->step_num + s->step_offset));
+    s->step_name = aip_intern(name);
+    s->step_start_ticks = aip__ticks();
+    s->step_open = 1;
+}
+
+static void close_step(aip_session *s)
+{
+    if (!s->step_open)
+        return;
+    s->step_open = 0;
+    if (s->trace_open)
+        aip__emit_annotation(s->step_name, s->step_start_ticks, aip__ticks());
+}
+
+aip_status aip_session_start(aip_session *s)
+{
+    aip_status st = check_owner(s, "aip_session_start");
+    if (st)
+        return st;
+    pthread_mutex_lock(&session_lock);
+    if (s->started) {
+        pthread_mutex_unlock(&session_lock);
+        return aip__fail(AIP_ERR_STATE, "aip_session_start: the session is already started");
+    }
+    if (active_session) {
+        pthread_mutex_unlock(&session_lock);
+        return aip__fail(AIP_ERR_STATE, "aip_session_start: another session is already "
+                         "profiling this process; stop it first");
+    }
+    active_session = s;
+    s->started = 1;
+    pthread_mutex_unlock(&session_lock);
+    s->step_num = 0;
+    s->action = schedule_at(s, 0);
+    st = transit(s, AIP_ACTION_NONE, s->action, 0);
+    open_step(s);
+    return st;
+}
+
+aip_status aip_session_step(aip_session *s)
+{
+    aip_status st = check_owner(s, "aip_session_step");
+    if (st)
+        return st;
+    if (!s->started)
+        return aip__fail(AIP_ERR_STATE, "aip_session_step: the session is not started");
+    close_step(s);
+    aip_action prev = s->action;
+    s->step_num++;
+    s->action = schedule_at(s, s->step_num);
+    st = transit(s, prev, s->action, 0);
+    open_step(s);
+    return st;
+}
+
+aip_status aip_session_stop(aip_session *s)
+{
+    aip_status st = check_owner(s, "aip_session_stop");
+    if (st)
+        return st;
+    if (!s->started)
+        return aip__fail(AIP_ERR_STATE, "aip_session_stop: the session is not started");
+    close_step(s);
+    st = transit(s, s->action, AIP_ACTION_NONE, 1);
+    pthread_mutex_lock(&session_lock);
+    s->started = 0;
+    if (active_session == s)
+        active_session = NULL;
+    pthread_mutex_unlock(&session_lock);
+    return st;
+}
+
+void aip_session_destroy(aip_session *s)
+{
+    if (!s)
+        return;
+    if (s->started && s->owner_pid == getpid())
+        aip_session_stop(s);
+    free(s->dir_name);
+    free(s->worker_name);
+    free_list(s->include);
+    free_list(s->exclude);
+    json_decref(s->metadata);
+    free(s);
+}
+
+int64_t aip_session_step_num(const aip_session *s) { return s ? s->step_num : 0; }
+
+aip_action aip_session_current_action(const aip_session *s)
+{
+    return s && s->started ? s->action : AIP_ACTION_NONE;
+}
+
+aip_status aip_session_set_step_offset(aip_session *s, int64_t offset)
+{
+    aip_status st = check_owner(s, "aip_session_set_step_offset");
+    if (st)
+        return st;
+    if (s->started)
+        return aip__fail(AIP_ERR_STATE, "aip_session_set_step_offset: call it before start");
+    s->step_offset = offset;
+    return AIP_OK;
+}
+
+const char *aip_session_result_dir(const aip_session *s)
+{
+    return s && s->result_dir[0] ? s->result_dir : NULL;
+}
+
+uint64_t aip_session_dropped_events(const aip_session *s)
+{
+    return s ? s->last_totals.dropped : 0;
+}
+
+static aip_status add_meta(aip_session *s, const char *key, json_t *value, size_t value_len)
+{
+    size_t klen = strlen(key);
+    if (klen > META_MAX_FIELD || value_len > META_MAX_FIELD) {
+        json_decref(value);
+        return aip__fail(AIP_ERR_LIMIT, "metadata key or value for \"%.40s\" exceeds %d "
+                         "characters", key, META_MAX_FIELD);
+    }
+    if (s->metadata_bytes + klen + value_len > META_MAX_TOTAL) {
+        json_decref(value);
+        return aip__fail(AIP_ERR_LIMIT, "metadata exceeds %u bytes in total; \"%.40s\" not added",
+                         META_MAX_TOTAL, key);
+    }
+    s->metadata_bytes += klen + value_len;
+    json_object_set_new(s->metadata, key, value);
+    return AIP_OK;
+}
+
+aip_status aip_session_add_metadata(aip_session *s, const char *key, const char *value)
+{
+    aip_status st = check_owner(s, "aip_session_add_metadata");
+    if (st)
+        return st;
+    if (!key || !*key || !value)
+        return aip__fail(AIP_ERR_INVALID_ARG, "add_metadata: key and value must be strings");
+    json_t *v = json_string(value);
+    if (!v)
+        return aip__fail(AIP_ERR_INVALID_ARG, "add_metadata: value for \"%.40s\" is not UTF-8",
+                         key);
+    return add_meta(s, key, v, strlen(value));
+}
+
+aip_status aip_session_add_metadata_json(aip_session *s, const char *key, const char *json_value)
+{
+    aip_status st = check_owner(s, "aip_session_add_metadata_json");
+    if (st)
+        return st;
+    if (!key || !*key || !json_value)
+        return aip__fail(AIP_ERR_INVALID_ARG, "add_metadata_json: key and value must be strings");
+    json_error_t err;
+    json_t *v = json_loads(json_value, JSON_DECODE_ANY, &err);
+    if (!v)
+        return aip__fail(AIP_ERR_INVALID_ARG, "add_metadata_json: value for \"%.40s\" is not "
+                         "valid JSON: %s (line %d)", key, err.text, err.line);
+    return add_meta(s, key, v, strlen(json_value));
+}

@@ -1,0 +1,171 @@
+/*
+ * session_info.c — profiler_info.json and profiler_metadata.json.
+ *
+ * Key names follow torch_npu (reference §2.6): experimental_config keys are
+ * the private attribute names (`_profiler_level`, ...) because that is what
+ * downstream tools read.  Clock pairs taken at start and stop let every
+ * output show absolute times.
+ */
+#include "session_int.h"
+#include "clock.h"
+#include "env.h"
+#include "error.h"
+#include "fs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *str_list(char **l)
+{
+    json_t *a = json_array();
+    for (char **p = l; p && *p; p++)
+        json_array_append_new(a, json_string(*p));
+    return a;
+}
+
+static json_t *common_config(const aip_session *s)
+{
+    const aip_config *c = &s->cfg;
+    json_t *o = json_object();
+    json_t *acts = json_array();
+    if (c->activities & AIP_ACTIVITY_CPU)
+        json_array_append_new(acts, json_string("ProfilerActivity.CPU"));
+    if (c->activities & AIP_ACTIVITY_NPU)
+        json_array_append_new(acts, json_string("ProfilerActivity.NPU"));
+    if (c->activities & AIP_ACTIVITY_CUDA)
+        json_array_append_new(acts, json_string("ProfilerActivity.CUDA"));
+    json_object_set_new(o, "activities", acts);
+    json_t *sch = json_object();
+    if (c->has_schedule) {
+        json_object_set_new(sch, "wait", json_integer(c->schedule.wait));
+        json_object_set_new(sch, "active", json_integer(c->schedule.active));
+        json_object_set_new(sch, "warmup", json_integer(c->schedule.warmup));
+        json_object_set_new(sch, "repeat", json_integer(c->schedule.repeat));
+        json_object_set_new(sch, "skip_first", json_integer(c->schedule.skip_first));
+    }
+    json_object_set_new(o, "schedule", sch);
+    json_object_set_new(o, "record_shapes", json_boolean(c->record_shapes));
+    json_object_set_new(o, "profile_memory", json_boolean(c->profile_memory));
+    json_object_set_new(o, "with_stack", json_boolean(c->with_stack));
+    json_object_set_new(o, "with_flops", json_boolean(c->with_flops));
+    json_object_set_new(o, "with_modules", json_boolean(c->with_modules));
+    return o;
+}
+
+static json_t *experimental_config(const aip_session *s)
+{
+    const aip_config *c = &s->cfg;
+    json_t *o = json_object();
+    json_object_set_new(o, "_profiler_level",
+                        json_string(aip_profiler_level_name(c->profiler_level)));
+    aip_aic_metrics m = c->aic_metrics;
+    if (m == AIP_AIC_DEFAULT || c->profiler_level <= AIP_LEVEL0)
+        m = c->profiler_level >= AIP_LEVEL1 && m == AIP_AIC_DEFAULT ? AIP_AIC_PIPE_UTILIZATION
+                                                                     : AIP_AIC_NONE;
+    json_object_set_new(o, "_aic_metrics", json_string(aip_aic_metrics_name(m)));
+    json_object_set_new(o, "_l2_cache", json_boolean(c->l2_cache));
+    json_object_set_new(o, "_msprof_tx", json_boolean(c->mstx));
+    json_object_set_new(o, "_mstx", json_boolean(c->mstx));
+    json_object_set_new(o, "_data_simplification", json_boolean(c->data_simplification));
+    json_object_set_new(o, "record_op_args", json_boolean(c->record_op_args));
+    json_t *et = json_array();
+    if (c->export_type & AIP_EXPORT_TEXT)
+        json_array_append_new(et, json_string("text"));
+    if (c->export_type & AIP_EXPORT_DB)
+        json_array_append_new(et, json_string("db"));
+    json_object_set_new(o, "_export_type", et);
+    json_t *hs = json_array();
+    static const char *const host_names[] = {"cpu", "mem", "disk", "network", "osrt"};
+    for (int i = 0; i < 5; i++)
+        if (c->host_sys & (1u << i))
+            json_array_append_new(hs, json_string(host_names[i]));
+    json_object_set_new(o, "_host_sys", hs);
+    json_object_set_new(o, "_op_attr", json_boolean(c->op_attr));
+    json_object_set_new(o, "_gc_detect_threshold", c->gc_detect_threshold_ms >= 0
+                                                       ? json_real(c->gc_detect_threshold_ms)
+                                                       : json_null());
+    json_object_set_new(o, "_mstx_domain_include", str_list(s->include));
+    json_object_set_new(o, "_mstx_domain_exclude", str_list(s->exclude));
+    json_object_set_new(o, "_sys_io", json_boolean(c->sys_io));
+    json_object_set_new(o, "_sys_interconnection", json_boolean(c->sys_interconnection));
+    return o;
+}
+
+json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end)
+{
+    json_t *root = json_object();
+    json_t *config = json_object();
+    json_object_set_new(config, "common_config", common_config(s));
+    json_object_set_new(config, "experimental_config", experimental_config(s));
+    json_object_set_new(root, "config", config);
+
+    json_t *start = json_object();
+    json_object_set_new(start, "syscnt_enable", json_false());
+    json_object_set_new(start, "freq", json_real(aip__clock_ticks_per_second()));
+    json_object_set_new(start, "start_cnt", json_integer((json_int_t)s->trace_start.ticks));
+    json_object_set_new(start, "start_monotonic",
+                        json_integer((json_int_t)s->trace_start.monotonic_ns));
+    json_object_set_new(start, "start_realtime",
+                        json_integer((json_int_t)s->trace_start.realtime_ns));
+    json_object_set_new(root, "start_info", start);
+    if (end) {
+        json_t *e = json_object();
+        json_object_set_new(e, "collectionTimeEnd", json_integer((json_int_t)end->end.realtime_ns));
+        json_object_set_new(e, "MonotonicTimeEnd", json_integer((json_int_t)end->end.monotonic_ns));
+        json_object_set_new(e, "end_cnt", json_integer((json_int_t)end->end.ticks));
+        json_object_set_new(root, "end_info", e);
+    }
+    json_object_set_new(root, "torch_npu_version", json_string(""));
+    json_object_set_new(root, "cann_version", json_string(""));
+    json_object_set_new(root, "rank_id", json_integer(aip__rank()));
+
+    json_t *a = json_object();
+    json_object_set_new(a, "version", json_string(AIP_VERSION_STRING));
+    char worker[300];
+    if (s->worker_name)
+        snprintf(worker, sizeof worker, "%s", s->worker_name);
+    else
+        snprintf(worker, sizeof worker, "%s_%d", aip__hostname(), (int)getpid());
+    json_object_set_new(a, "worker_name", json_string(worker));
+    json_object_set_new(a, "pid", json_integer((json_int_t)getpid()));
+    json_object_set_new(a, "hostname", json_string(aip__hostname()));
+    json_object_set_new(a, "program", json_string(aip__program_name()));
+    json_object_set_new(a, "clock", json_string(aip__clock_name()));
+    json_object_set_new(a, "first_step", json_integer(s->trace_first_step + s->step_offset));
+    if (end) {
+        json_object_set_new(a, "recorded_events", json_integer((json_int_t)end->recorded));
+        json_object_set_new(a, "dropped_events", json_integer((json_int_t)end->dropped));
+        json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)end->unbalanced));
+        json_object_set_new(a, "raw_bytes", json_integer((json_int_t)end->bytes));
+    }
+    json_object_set_new(root, "aiprof", a);
+    return root;
+}
+
+json_t *aip__profiler_metadata(const aip_session *s)
+{
+    json_t *o = json_deep_copy(s->metadata);
+    if (!o)
+        o = json_object();
+    json_object_set_new(o, "ENV_VARIABLES", aip__env_variables());
+    return o;
+}
+
+aip_status aip__write_json_file(const char *path, json_t *value)
+{
+    char *text = json_dumps(value, JSON_INDENT(4) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    if (!text)
+        return aip__fail(AIP_ERR_NOMEM, "cannot serialise %s", path);
+    size_t n = strlen(text);
+    char *withnl = realloc(text, n + 2);
+    if (withnl) {
+        text = withnl;
+        text[n++] = '\n';
+        text[n] = '\0';
+    }
+    aip_status st = aip__write_file(path, text, n);
+    free(text);
+    return st;
+}

@@ -1,0 +1,52 @@
+/*
+ * session_int.h — the aip_session object, shared by session.c (lifecycle
+ * and schedule transitions), trace.c (one trace's directory and files) and
+ * session_info.c (profiler_info.json / profiler_metadata.json).
+ */
+#ifndef AIP_SESSION_INT_H
+#define AIP_SESSION_INT_H
+
+#include "aiprof.h"
+#include "recorder.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <sys/types.h>
+
+struct aip_session {
+    aip_config cfg;               /* strings point into the copies below */
+    char *dir_name, *worker_name;
+    char **include, **exclude;    /* NULL-terminated copies */
+    pid_t owner_pid;              /* sessions do not cross fork() */
+
+    int started;
+    int64_t step_num, step_offset;
+    aip_action action;
+
+    /* ProfilerStep#N range kept by the session itself */
+    int step_open;
+    uint64_t step_start_ticks;
+    uint32_t step_name;
+
+    /* current trace */
+    int trace_open;
+    char result_dir[PATH_MAX];
+    aip_clock_sync trace_start;
+    aip__trace_totals last_totals;
+    int64_t trace_first_step;
+    int trace_failed;             /* the trace could not start; logged once */
+
+    json_t *metadata;             /* add_metadata / add_metadata_json */
+    size_t metadata_bytes;
+};
+
+/* trace.c */
+aip_status aip__trace_begin(aip_session *s);
+aip_status aip__trace_end(aip_session *s, int save);
+
+/* session_info.c */
+json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end);
+json_t *aip__profiler_metadata(const aip_session *s);
+aip_status aip__write_json_file(const char *path, json_t *value);
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * session_log.c — see session_log.h.
+ */
+#include "session_log.h"
+#include "fs.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int log_fd = -1;
+
+static void write_line(const char *level, const char *msg)
+{
+    char line[1024];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    localtime_r(&ts.tv_sec, &tm);
+    int n = snprintf(line, sizeof line, "%04d-%02d-%02d %02d:%02d:%02d.%03ld [%s] [%d] %s\n",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                     tm.tm_sec, ts.tv_nsec / 1000000, level, (int)getpid(), msg);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof line)
+        n = sizeof line - 1;
+    pthread_mutex_lock(&lock);
+    if (log_fd >= 0) {
+        ssize_t w = write(log_fd, line, (size_t)n);
+        (void)w; /* a failing log must not fail the profile */
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void sink(const char *level, const char *message) { write_line(level, message); }
+
+void aip__log_open(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, AIP_FILE_MODE);
+    pthread_mutex_lock(&lock);
+    if (log_fd >= 0)
+        close(log_fd);
+    log_fd = fd;
+    pthread_mutex_unlock(&lock);
+    aip__set_log_sink(fd >= 0 ? sink : NULL);
+}
+
+void aip__log_close(void)
+{
+    aip__set_log_sink(NULL);
+    pthread_mutex_lock(&lock);
+    if (log_fd >= 0)
+        close(log_fd);
+    log_fd = -1;
+    pthread_mutex_unlock(&lock);
+}
+
+void aip__log(const char *level, const char *fmt, ...)
+{
+    char msg[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    write_line(level, msg);
+}

@@ -1,0 +1,17 @@
+/*
+ * session_log.h — logs/aiprof_{pid}.log of the trace being recorded.
+ *
+ * While a trace is open every warning and failure of the library is
+ * appended there with time, level and pid, so a user finds the reason for a
+ * missing or partial profile next to the data.
+ */
+#ifndef AIP_SESSION_LOG_H
+#define AIP_SESSION_LOG_H
+
+#include "error.h"
+
+void aip__log_open(const char *path);
+void aip__log_close(void);
+void aip__log(const char *level, const char *fmt, ...) AIP_PRINTF(2, 3);
+
+#endif

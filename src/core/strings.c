@@ -1,0 +1,138 @@
+/*
+ * strings.c — lock-free-read string interning (see strings.h).
+ */
+#include "strings.h"
+#include "aiprof.h"
+#include "error.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUCKET_BITS 16
+#define NBUCKETS (1u << BUCKET_BITS)
+#define PAGE_BITS 12
+#define PAGE_SIZE_ENTRIES (1u << PAGE_BITS)
+#define MAX_PAGES 1024u /* 4 M strings */
+
+typedef struct entry {
+    struct entry *_Atomic next;
+    uint64_t hash;
+    uint32_t id;
+    uint32_t len;
+    char text[];
+} entry;
+
+static entry *_Atomic buckets[NBUCKETS];
+static entry *_Atomic *_Atomic pages[MAX_PAGES];
+static _Atomic uint32_t count;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int full_warned;
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    /* FNV-1a, 64-bit: short names dominate, so simplicity wins. */
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static entry *find(entry *e, uint64_t h, const char *text, size_t len)
+{
+    for (; e; e = atomic_load_explicit(&e->next, memory_order_acquire))
+        if (e->hash == h && e->len == len && memcmp(e->text, text, len) == 0)
+            return e;
+    return NULL;
+}
+
+uint32_t aip__intern_n(const char *text, size_t len)
+{
+    if (!text || !len)
+        return 0;
+    if (len > AIP_STRING_MAX_LEN)
+        len = AIP_STRING_MAX_LEN;
+    uint64_t h = hash_bytes(text, len);
+    entry *_Atomic *slot = &buckets[h & (NBUCKETS - 1)];
+    entry *e = find(atomic_load_explicit(slot, memory_order_acquire), h, text, len);
+    if (e)
+        return e->id;
+
+    pthread_mutex_lock(&lock);
+    e = find(atomic_load_explicit(slot, memory_order_acquire), h, text, len);
+    if (e) {
+        pthread_mutex_unlock(&lock);
+        return e->id;
+    }
+    uint32_t id = atomic_load_explicit(&count, memory_order_relaxed) + 1;
+    uint32_t page = id >> PAGE_BITS;
+    if (page >= MAX_PAGES) {
+        if (!full_warned) {
+            full_warned = 1;
+            aip__warn("string table full (%u strings); further names are recorded as empty",
+                      MAX_PAGES * PAGE_SIZE_ENTRIES);
+        }
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
+    entry *_Atomic *pg = atomic_load_explicit(&pages[page], memory_order_relaxed);
+    if (!pg) {
+        pg = calloc(PAGE_SIZE_ENTRIES, sizeof *pg);
+        if (!pg) {
+            pthread_mutex_unlock(&lock);
+            return 0;
+        }
+        atomic_store_explicit(&pages[page], pg, memory_order_release);
+    }
+    e = malloc(sizeof *e + len + 1);
+    if (!e) {
+        pthread_mutex_unlock(&lock);
+        return 0;
+    }
+    e->hash = h;
+    e->id = id;
+    e->len = (uint32_t)len;
+    memcpy(e->text, text, len);
+    e->text[len] = '\0';
+    atomic_store_explicit(&e->next, atomic_load_explicit(slot, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&pg[id & (PAGE_SIZE_ENTRIES - 1)], e, memory_order_release);
+    atomic_store_explicit(slot, e, memory_order_release);
+    atomic_store_explicit(&count, id, memory_order_release);
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+aip_string_id aip_intern(const char *text)
+{
+    return text ? aip__intern_n(text, strlen(text)) : 0;
+}
+
+uint32_t aip__string_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }
+
+const char *aip__string_text(uint32_t id, uint32_t *len)
+{
+    if (id == 0 || id > aip__string_count())
+        return NULL;
+    entry *_Atomic *pg = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
+    if (!pg)
+        return NULL;
+    entry *e = atomic_load_explicit(&pg[id & (PAGE_SIZE_ENTRIES - 1)], memory_order_acquire);
+    if (!e)
+        return NULL;
+    if (len)
+        *len = e->len;
+    return e->text;
+}
+
+void aip__strings_lock(void) { pthread_mutex_lock(&lock); }
+void aip__strings_unlock(void) { pthread_mutex_unlock(&lock); }
+
+void aip__strings_after_fork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    lock = fresh;
+}

@@ -1,0 +1,212 @@
+/*
+ * trace.c — one trace: its result directory, log, info files and the
+ * recorder run that fills FRAMEWORK/.
+ *
+ * A trace that cannot start (unwritable directory, symlink, bad
+ * ASCEND_WORK_PATH) is reported once, with the reason, and the program goes
+ * on unprofiled; nothing here aborts.
+ */
+#include "session_int.h"
+#include "domain_filter.h"
+#include "env.h"
+#include "error.h"
+#include "fs.h"
+#include "session_log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t aip__gc_threshold_ns;
+
+static aip_status base_dir(const aip_session *s, char *out, size_t cap)
+{
+    if (s->dir_name) {
+        snprintf(out, cap, "%s", s->dir_name);
+        return AIP_OK;
+    }
+    const char *work = getenv("ASCEND_WORK_PATH");
+    if (work && *work) {
+        aip_status st = aip__path_check(work, "ASCEND_WORK_PATH");
+        if (st)
+            return st;
+        return aip__join(out, cap, work, "profiling_data");
+    }
+    snprintf(out, cap, ".");
+    return AIP_OK;
+}
+
+/* {base}/{worker}_{YYYYmmddHHMMSSmmm}_ascend_pt, made unique with _N. */
+static aip_status make_result_dir(const aip_session *s, char *out, size_t cap)
+{
+    char base[PATH_MAX];
+    aip_status st = base_dir(s, base, sizeof base);
+    if (st)
+        return st;
+    st = aip__mkdirs(base);
+    if (st)
+        return st;
+    char worker[300];
+    if (s->worker_name)
+        snprintf(worker, sizeof worker, "%s", s->worker_name);
+    else
+        snprintf(worker, sizeof worker, "%s_%d", aip__hostname(), (int)getpid());
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    localtime_r(&ts.tv_sec, &tm);
+    char stamp[96];
+    snprintf(stamp, sizeof stamp, "%04d%02d%02d%02d%02d%02d%03ld", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+    for (int i = 0; i < 1000; i++) {
+        int n = i ? snprintf(out, cap, "%s/%s_%s_%d_ascend_pt", base, worker, stamp, i)
+                  : snprintf(out, cap, "%s/%s_%s_ascend_pt", base, worker, stamp);
+        if (n < 0 || (size_t)n >= cap)
+            return aip__fail(AIP_ERR_PATH, "result directory path too long under %s", base);
+        if (mkdir(out, AIP_DIR_MODE) == 0)
+            return AIP_OK;
+        if (errno != EEXIST)
+            return aip__fail(AIP_ERR_IO, "cannot create result directory %s: %s", out,
+                             strerror(errno));
+    }
+    return aip__fail(AIP_ERR_IO, "cannot find a free result directory name under %s", base);
+}
+
+static uint32_t rec_mask(const aip_session *s, int filtering)
+{
+    const aip_config *c = &s->cfg;
+    uint32_t m = 0;
+    if (c->activities & AIP_ACTIVITY_CPU) {
+        m |= AIP_MASK_CPU;
+        if (c->record_shapes)
+            m |= AIP_MASK_SHAPES;
+        if (c->with_stack)
+            m |= AIP_MASK_STACK;
+        if (c->with_modules)
+            m |= AIP_MASK_MODULES;
+        if (c->profile_memory)
+            m |= AIP_MASK_MEMORY;
+        if (c->gc_detect_threshold_ms >= 0)
+            m |= AIP_MASK_GC;
+    }
+    /* Level_none forces mstx on (torch_npu _ExperimentalConfig). */
+    if (c->mstx || c->profiler_level == AIP_LEVEL_NONE)
+        m |= AIP_MASK_MSTX;
+    if (filtering)
+        m |= AIP_MASK_DOMAIN_FILTER;
+    return m;
+}
+
+static const char *info_name(char *buf, size_t cap)
+{
+    int rank = aip__rank();
+    if (rank >= 0)
+        snprintf(buf, cap, "profiler_info_%d.json", rank);
+    else
+        snprintf(buf, cap, "profiler_info.json");
+    return buf;
+}
+
+aip_status aip__trace_begin(aip_session *s)
+{
+    char path[PATH_MAX], name[64];
+    aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir);
+    if (!st) {
+        static const char *const subdirs[] = {"FRAMEWORK", "logs"};
+        for (int i = 0; i < 2 && !st; i++) {
+            st = aip__join(path, sizeof path, s->result_dir, subdirs[i]);
+            if (!st && mkdir(path, AIP_DIR_MODE) != 0)
+                st = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+        }
+    }
+    if (st) {
+        aip__warn("profiling is off for this trace: %s", aip_last_error());
+        s->result_dir[0] = '\0';
+        return st;
+    }
+    if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", s->result_dir, (int)getpid()) <
+        (int)sizeof path)
+        aip__log_open(path);
+    aip__log("INFO", "trace started in %s (aiprof %s, step %lld)", s->result_dir,
+             AIP_VERSION_STRING, (long long)(s->step_num + s->step_offset));
+
+    int filtering = aip__domain_filter_set((const char *const *)s->include,
+                                           (const char *const *)s->exclude);
+    aip__gc_threshold_ns = s->cfg.gc_detect_threshold_ms >= 0
+                               ? (uint64_t)(s->cfg.gc_detect_threshold_ms * 1e6)
+                               : 0;
+    if (snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", s->result_dir,
+                 (int)getpid()) >= (int)sizeof path) {
+        aip__log_close();
+        return aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
+    }
+    aip__trace_info info = {
+        .raw_path = path,
+        .hostname = aip__hostname(),
+        .program = aip__program_name(),
+        .cap_bytes = s->cfg.buffer_cap_bytes,
+        .rec_mask = rec_mask(s, filtering),
+    };
+    s->trace_first_step = s->step_num;
+    st = aip__recorder_begin(&info, &s->trace_start);
+    if (st) {
+        aip__warn("profiling is off for this trace: %s", aip_last_error());
+        aip__log_close();
+        return st;
+    }
+    s->trace_open = 1;
+    /* Written now so that a program killed mid-trace leaves it behind. */
+    char info_path[PATH_MAX];
+    if (!aip__join(info_path, sizeof info_path, s->result_dir, info_name(name, sizeof name))) {
+        json_t *j = aip__profiler_info(s, NULL);
+        if (aip__write_json_file(info_path, j))
+            aip__warn("%s", aip_last_error());
+        json_decref(j);
+    }
+    return AIP_OK;
+}
+
+aip_status aip__trace_end(aip_session *s, int save)
+{
+    if (!s->trace_open)
+        return AIP_OK;
+    s->trace_open = 0;
+    aip__trace_totals *t = &s->last_totals;
+    aip_status st = aip__recorder_end(t);
+    if (t->dropped)
+        aip__warn("%llu events were dropped at the %zu-byte buffer cap (buffer_cap_bytes); "
+                  "they are missing from %s",
+                  (unsigned long long)t->dropped, s->cfg.buffer_cap_bytes, s->result_dir);
+    if (t->unbalanced)
+        aip__warn("%llu pops/ends had no matching push/begin on their thread",
+                  (unsigned long long)t->unbalanced);
+    aip__log("INFO", "trace stopped: %llu events recorded, %llu dropped, %llu bytes of raw data",
+             (unsigned long long)t->recorded, (unsigned long long)t->dropped,
+             (unsigned long long)t->bytes);
+
+    char path[PATH_MAX], name[64];
+    if (!aip__join(path, sizeof path, s->result_dir, info_name(name, sizeof name))) {
+        json_t *j = aip__profiler_info(s, t);
+        aip_status w = aip__write_json_file(path, j);
+        json_decref(j);
+        if (w && !st)
+            st = w;
+    }
+    if (!aip__join(path, sizeof path, s->result_dir, "profiler_metadata.json")) {
+        json_t *j = aip__profiler_metadata(s);
+        aip_status w = aip__write_json_file(path, j);
+        json_decref(j);
+        if (w && !st)
+            st = w;
+    }
+    if (st)
+        aip__log("ERROR", "trace saved with errors: %s", aip_last_error());
+    aip__log_close();
+    if (save && s->cfg.on_trace_ready)
+        s->cfg.on_trace_ready(s, s->result_dir, s->cfg.on_trace_ready_data);
+    return st;
+}

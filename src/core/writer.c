@@ -1,0 +1,316 @@
+/*
+ * writer.c — the raw writer thread of one trace.
+ *
+ * Appends chunks to FRAMEWORK/aiprof_{pid}.raw: header, INFO, CLOCK, then
+ * STRINGS deltas and EVENTS chunks as buffers fill, a periodic snapshot of
+ * partly filled buffers every 100 ms (so a killed program loses at most that
+ * much), CLOCK sync points, and STATS/CLOCK/END at stop.  Each chunk goes out
+ * in one writev(); a write error (disk full) is reported once, and the
+ * events that could not be written are counted as dropped.
+ */
+#include "recorder_int.h"
+#include "clock.h"
+#include "error.h"
+#include "fs.h"
+#include "strings.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define P aip__pool_state
+#define FLUSH_INTERVAL_MS 100
+#define STRINGS_CHUNK_BYTES (4u * 1024u * 1024u)
+
+typedef struct writer {
+    int fd;
+    char path[PATH_MAX];
+    pthread_t thread;
+    int running;
+    uint32_t strings_written;
+    uint64_t bytes;
+    int io_error;
+    char io_message[300];
+    aip_clock_sync start;
+} writer;
+
+static writer W = {.fd = -1};
+
+static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+{
+    if (W.io_error)
+        return;
+    aip_chunk_header h;
+    aip__chunk_fill(&h, type, tid, payload, size);
+    static const uint8_t zeros[8];
+    struct iovec iov[3] = {
+        {&h, sizeof h}, {(void *)payload, size}, {(void *)zeros, aip__chunk_pad(size)}};
+    size_t total = sizeof h + size + aip__chunk_pad(size);
+    int cnt = 3;
+    struct iovec *v = iov;
+    size_t left = total;
+    while (left) {
+        ssize_t w = writev(W.fd, v, cnt);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            W.io_error = errno;
+            snprintf(W.io_message, sizeof W.io_message, "writing %.200s failed: %s", W.path,
+                     strerror(errno));
+            aip__warn("%s; further events of this trace are dropped", W.io_message);
+            return;
+        }
+        left -= (size_t)w;
+        while (cnt && (size_t)w >= v->iov_len) {
+            w -= (ssize_t)v->iov_len;
+            v++;
+            cnt--;
+        }
+        if (cnt) {
+            v->iov_base = (char *)v->iov_base + w;
+            v->iov_len -= (size_t)w;
+        }
+    }
+    W.bytes += total;
+}
+
+/* Strings first: every id an EVENTS chunk uses is defined before it. */
+static void write_strings(void)
+{
+    uint32_t n = aip__string_count();
+    if (n <= W.strings_written)
+        return;
+    uint8_t *buf = malloc(STRINGS_CHUNK_BYTES);
+    if (!buf)
+        return; /* retried at the next flush */
+    while (W.strings_written < n && !W.io_error) {
+        uint32_t first = W.strings_written + 1, count = 0;
+        size_t off = 8;
+        for (uint32_t id = first; id <= n; id++) {
+            uint32_t len = 0;
+            const char *text = aip__string_text(id, &len);
+            if (!text)
+                len = 0;
+            if (off + 4 + len > STRINGS_CHUNK_BYTES && count)
+                break;
+            memcpy(buf + off, &len, 4);
+            if (len)
+                memcpy(buf + off + 4, text, len);
+            off += 4 + len;
+            count++;
+        }
+        memcpy(buf, &first, 4);
+        memcpy(buf + 4, &count, 4);
+        write_chunk(AIP_CHUNK_STRINGS, 0, buf, (uint32_t)off);
+        W.strings_written += count;
+    }
+    free(buf);
+}
+
+static uint64_t count_records(const uint8_t *p, uint32_t size)
+{
+    uint64_t n = 0;
+    for (uint32_t off = 0; off + sizeof(aip_rec_header) <= size;) {
+        const aip_rec_header *h = (const aip_rec_header *)(p + off);
+        if (h->size < sizeof *h)
+            break;
+        off += h->size;
+        n++;
+    }
+    return n;
+}
+
+static void write_clock(void)
+{
+    aip_clock_sync c;
+    aip__clock_sync(&c);
+    write_chunk(AIP_CHUNK_CLOCK, 0, &c, sizeof c);
+}
+
+static uint64_t now_ms(void) { return aip__mono_ns() / 1000000u; }
+
+static void write_buffers(aip__buf *list)
+{
+    /* The queue is newest-first; write oldest first. */
+    aip__buf *rev = NULL;
+    while (list) {
+        aip__buf *next = list->next;
+        list->next = rev;
+        rev = list;
+        list = next;
+    }
+    write_strings();
+    for (aip__buf *b = rev; b; b = b->next) {
+        uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
+        uint32_t size = used - b->start;
+        uint64_t n = count_records(b->data + b->start, size);
+        write_chunk(AIP_CHUNK_EVENTS, b->tid, b->data + b->start, size);
+        pthread_mutex_lock(&P.lock);
+        aip__tid_stats *st = aip__stats_for(b->tid);
+        if (st) {
+            if (W.io_error)
+                st->dropped += n;
+            else
+                st->recorded += n;
+        }
+        pthread_mutex_unlock(&P.lock);
+    }
+    pthread_mutex_lock(&P.lock);
+    aip__pool_release(rev);
+    pthread_mutex_unlock(&P.lock);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    uint64_t last_flush = now_ms(), last_clock = last_flush;
+    for (;;) {
+        pthread_mutex_lock(&P.lock);
+        while (!P.queue && !P.stop_requested) {
+            uint64_t due = last_flush + FLUSH_INTERVAL_MS, now = now_ms();
+            if (now >= due) {
+                aip__snapshot_threads(0, NULL); /* crash safety */
+                last_flush = now;
+                if (P.queue)
+                    break;
+                continue;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            uint64_t wait_ns = (due - now) * 1000000u;
+            ts.tv_sec += (time_t)(wait_ns / 1000000000u);
+            ts.tv_nsec += (long)(wait_ns % 1000000000u);
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&P.wake, &P.lock, &ts);
+        }
+        aip__buf *list = P.queue;
+        P.queue = NULL;
+        int stop = P.stop_requested;
+        pthread_mutex_unlock(&P.lock);
+
+        write_buffers(list);
+        if (now_ms() - last_clock >= 1000) {
+            write_clock();
+            last_clock = now_ms();
+        }
+        if (stop) {
+            pthread_mutex_lock(&P.lock);
+            int empty = P.queue == NULL;
+            pthread_mutex_unlock(&P.lock);
+            if (empty)
+                break;
+        }
+    }
+    return NULL;
+}
+
+static void write_info(const aip__trace_info *info)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
+    json_object_set_new(o, "hostname", json_string(info->hostname ? info->hostname : ""));
+    json_object_set_new(o, "program", json_string(info->program ? info->program : ""));
+    json_object_set_new(o, "clock", json_string(aip__clock_name()));
+    json_object_set_new(o, "ticks_per_second", json_real(aip__clock_ticks_per_second()));
+    json_object_set_new(o, "aiprof_version", json_string(AIP_VERSION_STRING));
+    char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(o);
+    if (text) {
+        write_chunk(AIP_CHUNK_INFO, 0, text, (uint32_t)strlen(text));
+        free(text);
+    }
+}
+
+aip_status aip__writer_start(const aip__trace_info *info, aip_clock_sync *start)
+{
+    if (W.running)
+        return aip__fail(AIP_ERR_STATE, "raw writer already running");
+    memset(&W, 0, sizeof W);
+    W.fd = aip__open_output(info->raw_path);
+    if (W.fd < 0)
+        return AIP_ERR_IO;
+    snprintf(W.path, sizeof W.path, "%s", info->raw_path);
+    uint8_t header[AIP_RAW_HEADER_SIZE] = {0};
+    memcpy(header, AIP_RAW_MAGIC, AIP_RAW_MAGIC_LEN);
+    uint16_t major = AIP_RAW_VERSION_MAJOR, minor = AIP_RAW_VERSION_MINOR;
+    uint32_t hs = AIP_RAW_HEADER_SIZE;
+    memcpy(header + 8, &major, 2);
+    memcpy(header + 10, &minor, 2);
+    memcpy(header + 12, &hs, 4);
+    aip_status s = aip__write_all(W.fd, header, sizeof header, W.path);
+    if (s) {
+        close(W.fd);
+        W.fd = -1;
+        return s;
+    }
+    W.bytes = sizeof header;
+    write_info(info);
+    aip__clock_sync(&W.start);
+    write_chunk(AIP_CHUNK_CLOCK, 0, &W.start, sizeof W.start);
+    if (W.io_error) {
+        close(W.fd);
+        W.fd = -1;
+        return aip__fail(AIP_ERR_IO, "%s", W.io_message);
+    }
+    if (start)
+        *start = W.start;
+    if (pthread_create(&W.thread, NULL, writer_main, NULL) != 0) {
+        close(W.fd);
+        W.fd = -1;
+        return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
+    }
+    W.running = 1;
+    return AIP_OK;
+}
+
+aip_status aip__writer_finish(aip__trace_totals *totals)
+{
+    if (!W.running)
+        return aip__fail(AIP_ERR_STATE, "raw writer not running");
+    pthread_join(W.thread, NULL);
+    W.running = 0;
+    write_strings();
+
+    pthread_mutex_lock(&P.lock);
+    size_t n = P.nstats;
+    size_t size = 8 + n * sizeof(aip_stats_entry);
+    uint8_t *payload = malloc(size);
+    if (payload) {
+        uint32_t cnt = (uint32_t)n, zero = 0;
+        memcpy(payload, &cnt, 4);
+        memcpy(payload + 4, &zero, 4);
+        for (size_t i = 0; i < n; i++) {
+            aip_stats_entry e = {P.stats[i].tid, P.stats[i].recorded, P.stats[i].dropped};
+            memcpy(payload + 8 + i * sizeof e, &e, sizeof e);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        totals->recorded += P.stats[i].recorded;
+        totals->dropped += P.stats[i].dropped;
+    }
+    pthread_mutex_unlock(&P.lock);
+    if (payload) {
+        write_chunk(AIP_CHUNK_STATS, 0, payload, (uint32_t)size);
+        free(payload);
+    }
+    aip__clock_sync(&totals->end);
+    write_chunk(AIP_CHUNK_CLOCK, 0, &totals->end, sizeof totals->end);
+    write_chunk(AIP_CHUNK_END, 0, NULL, 0);
+    totals->start = W.start;
+    aip_status s = AIP_OK;
+    if (W.io_error)
+        s = aip__fail(AIP_ERR_IO, "%s", W.io_message);
+    if (close(W.fd) != 0 && !s)
+        s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", W.path, strerror(errno));
+    W.fd = -1;
+    totals->bytes = W.bytes;
+    return s;
+}
