@@ -335,8 +335,15 @@ AIP_API void aip_thread_name(const char *name);
 AIP_API uint64_t aip_now_ns(void);
 
 /* ---------------------------------------------------------------------
- * Call-site macros: intern the literal once per call site.
+ * Call-site macros: one inline load when nothing records; the literal is
+ * interned once per call site.
  * ------------------------------------------------------------------- */
+
+/*! aip_recording_generation : nonzero while a trace records.  Read-only for
+ *  users (the library writes it); read it only through AIP_RECORDING(). */
+AIP_API extern uint32_t aip_recording_generation;
+#define AIP_RECORDING() (__atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED) != 0)
+
 #define AIP__ID(lit)                                                       \
     __extension__({                                                        \
         static aip_string_id aip__site_id;                                 \
@@ -347,10 +354,31 @@ AIP_API uint64_t aip_now_ns(void);
         }                                                                  \
         aip__v;                                                            \
     })
-#define AIP_ANNOTATION_PUSH(lit) aip_annotation_push_id(AIP__ID(lit))
-#define AIP_RANGE_PUSH(domain_lit, msg_lit) \
-    aip_range_push_id(AIP__ID(domain_lit), AIP__ID(msg_lit))
-#define AIP_MARK(domain_lit, msg_lit) aip_mark_id(AIP__ID(domain_lit), AIP__ID(msg_lit))
+#define AIP_ANNOTATION_PUSH(lit)                                           \
+    do {                                                                   \
+        if (__builtin_expect(AIP_RECORDING(), 0))                          \
+            aip_annotation_push_id(AIP__ID(lit));                          \
+    } while (0)
+#define AIP_ANNOTATION_POP()                                               \
+    do {                                                                   \
+        if (__builtin_expect(AIP_RECORDING(), 0))                          \
+            aip_annotation_pop();                                          \
+    } while (0)
+#define AIP_RANGE_PUSH(domain_lit, msg_lit)                                \
+    do {                                                                   \
+        if (__builtin_expect(AIP_RECORDING(), 0))                          \
+            aip_range_push_id(AIP__ID(domain_lit), AIP__ID(msg_lit));      \
+    } while (0)
+#define AIP_RANGE_POP()                                                    \
+    do {                                                                   \
+        if (__builtin_expect(AIP_RECORDING(), 0))                          \
+            aip_range_pop();                                               \
+    } while (0)
+#define AIP_MARK(domain_lit, msg_lit)                                      \
+    do {                                                                   \
+        if (__builtin_expect(AIP_RECORDING(), 0))                          \
+            aip_mark_id(AIP__ID(domain_lit), AIP__ID(msg_lit));            \
+    } while (0)
 
 /* ---------------------------------------------------------------------
  * Analysis (what the `aiprof` command uses).

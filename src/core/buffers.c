@@ -15,8 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Atomic uint32_t aip__rec_gen;
-uint32_t aip__rec_mask;
+uint32_t aip_recording_generation;
+uint32_t aip__rec_mask_v;
 __thread aip__tstate *aip__tls __attribute__((tls_model("initial-exec")));
 
 aip__pool aip__pool_state = {
@@ -200,7 +200,7 @@ static void after_fork_child(void)
     pthread_cond_t c = PTHREAD_COND_INITIALIZER;
     P.lock = m;
     P.wake = c;
-    atomic_store(&aip__rec_gen, 0);
+    __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
     P.open = 0;
     P.gen = 0;
     P.threads = NULL;
@@ -364,8 +364,8 @@ aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *star
     P.next_gen = P.next_gen + 1 ? P.next_gen + 1 : 1;
     P.gen = P.next_gen;
     P.open = 1;
-    aip__rec_mask = info->rec_mask;
-    atomic_store_explicit(&aip__rec_gen, P.gen, memory_order_release);
+    __atomic_store_n(&aip__rec_mask_v, info->rec_mask, __ATOMIC_RELAXED);
+    __atomic_store_n(&aip_recording_generation, P.gen, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&P.lock);
     return AIP_OK;
 }
@@ -378,7 +378,7 @@ aip_status aip__recorder_end(aip__trace_totals *totals)
         pthread_mutex_unlock(&P.lock);
         return aip__fail(AIP_ERR_STATE, "no trace is being recorded");
     }
-    atomic_store_explicit(&aip__rec_gen, 0, memory_order_release);
+    __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
     aip__snapshot_threads(1, &totals->unbalanced);
     P.stop_requested = 1;
     pthread_cond_signal(&P.wake);

@@ -35,7 +35,7 @@ static inline aip_string_id domain_or_default(aip_string_id d) { return d ? d : 
 
 static inline aip_string_id intern_opt(const char *s) { return s && *s ? aip_intern(s) : 0; }
 
-int aip_is_recording(void) { return atomic_load_explicit(&aip__rec_gen, memory_order_relaxed) != 0; }
+int aip_is_recording(void) { return AIP_RECORDING(); }
 
 uint64_t aip_now_ns(void) { return aip__mono_ns(); }
 

@@ -8,7 +8,7 @@
  * (buffer_cap_bytes); when none is free, events are dropped and counted.
  *
  * Concurrency contract:
- *  - aip__rec_gen is 0 when nothing records, else the generation of the open
+ *  - aip_recording_generation (public, read-only) is 0 when nothing records, else the generation of the open
  *    trace.  Recording threads read it relaxed; a thread whose state has an
  *    older generation re-attaches (resets its buffer and stacks).
  *  - Each thread publishes the end of its last complete record in buf->used
@@ -81,8 +81,8 @@ typedef struct aip__tstate {
     aip__op_frame op[AIP_STACK_DEPTH];
 } aip__tstate;
 
-extern _Atomic uint32_t aip__rec_gen;
-extern uint32_t aip__rec_mask;     /* stable while aip__rec_gen != 0 */
+extern uint32_t aip__rec_mask_v;   /* what the open trace records; set before the generation */
+#define aip__rec_mask (__atomic_load_n(&aip__rec_mask_v, __ATOMIC_RELAXED))
 extern __thread aip__tstate *aip__tls __attribute__((tls_model("initial-exec")));
 
 /* aip__attach() : slow path — make the calling thread's state current for
@@ -99,7 +99,7 @@ void *aip__reserve_slow(aip__tstate *t, size_t n);
 
 static inline aip__tstate *aip__current(void)
 {
-    uint32_t g = atomic_load_explicit(&aip__rec_gen, memory_order_relaxed);
+    uint32_t g = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
     if (__builtin_expect(!g, 1))
         return NULL;
     aip__tstate *t = aip__tls;
