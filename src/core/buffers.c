@@ -31,7 +31,9 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 aip__buf *aip__buf_new(void)
 {
-    aip__buf *b = aligned_alloc(64, sizeof(aip__buf) + AIP_BUF_BYTES);
+    /* aligned_alloc needs a size that is a multiple of the alignment. */
+    size_t size = (sizeof(aip__buf) + AIP_BUF_BYTES + 63) & ~(size_t)63;
+    aip__buf *b = aligned_alloc(64, size);
     if (b) {
         b->next = NULL;
         atomic_init(&b->used, 0);

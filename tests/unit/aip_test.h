@@ -55,6 +55,7 @@ typedef struct aip_test_case {
 static inline int aip_test_run(const aip_test_case *cases, size_t n)
 {
     int passed = 0, failed = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* keep output if a sanitizer ends the run */
     for (size_t i = 0; i < n; i++) {
         int before = aip_test_failed_asserts;
         cases[i].fn();

@@ -1,0 +1,149 @@
+/*
+ * raw_count.h — test helper: read a result directory's raw file with the
+ * library's reader and count records by kind (and by name prefix), plus the
+ * STATS totals, so tests can check "recorded + dropped == emitted".
+ */
+#ifndef AIP_RAW_COUNT_H
+#define AIP_RAW_COUNT_H
+
+#include "raw.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct raw_counts {
+    uint64_t by_kind[16];
+    uint64_t stats_recorded, stats_dropped;
+    uint64_t chunks, event_chunks;
+    uint64_t prefix_hits;        /* records whose name starts with `prefix` */
+    uint64_t strings;
+    int clean_end;
+    uint64_t corrupt, truncated;
+    int ok;
+} raw_counts;
+
+/* Find FRAMEWORK/aiprof_*.raw under result_dir. */
+static inline int raw_find(const char *result_dir, char *out, size_t cap)
+{
+    char fw[PATH_MAX];
+    snprintf(fw, sizeof fw, "%s/FRAMEWORK", result_dir);
+    DIR *d = opendir(fw);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && strcmp(e->d_name + n - 4, ".raw") == 0) {
+            snprintf(out, cap, "%s/%s", fw, e->d_name);
+            found = 1;
+            break;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static inline raw_counts raw_count_file(const char *path, const char *prefix)
+{
+    raw_counts c;
+    memset(&c, 0, sizeof c);
+    aip_raw_reader *r;
+    if (aip__raw_open(path, &r) != AIP_OK)
+        return c;
+    /* Strings first-come: keep a small id→text table for prefix matching. */
+    size_t cap = 1024, n = 0;
+    char **texts = calloc(cap, sizeof *texts);
+    aip_raw_chunk ch;
+    int rc;
+    while ((rc = aip__raw_next(r, &ch)) == 1) {
+        c.chunks++;
+        if (ch.type == AIP_CHUNK_STRINGS && ch.size >= 8) {
+            uint32_t first, count;
+            memcpy(&first, ch.payload, 4);
+            memcpy(&count, ch.payload + 4, 4);
+            size_t off = 8;
+            for (uint32_t i = 0; i < count && off + 4 <= ch.size; i++) {
+                uint32_t len;
+                memcpy(&len, ch.payload + off, 4);
+                off += 4;
+                if (off + len > ch.size)
+                    break;
+                uint32_t id = first + i;
+                while (id >= cap) {
+                    texts = realloc(texts, cap * 2 * sizeof *texts);
+                    memset(texts + cap, 0, cap * sizeof *texts);
+                    cap *= 2;
+                }
+                texts[id] = strndup((const char *)ch.payload + off, len);
+                if (id >= n)
+                    n = id + 1;
+                off += len;
+                c.strings++;
+            }
+        } else if (ch.type == AIP_CHUNK_EVENTS) {
+            c.event_chunks++;
+            for (uint32_t off = 0; off + 8 <= ch.size;) {
+                aip_rec_header h;
+                memcpy(&h, ch.payload + off, sizeof h);
+                if (h.size < 8)
+                    break;
+                c.by_kind[h.kind & 15]++;
+                if (prefix && h.name < n && texts[h.name] &&
+                    strncmp(texts[h.name], prefix, strlen(prefix)) == 0)
+                    c.prefix_hits++;
+                off += h.size;
+            }
+        } else if (ch.type == AIP_CHUNK_STATS && ch.size >= 8) {
+            uint32_t count;
+            memcpy(&count, ch.payload, 4);
+            for (uint32_t i = 0; i < count && 8 + (i + 1) * sizeof(aip_stats_entry) <= ch.size; i++) {
+                aip_stats_entry e;
+                memcpy(&e, ch.payload + 8 + i * sizeof e, sizeof e);
+                c.stats_recorded += e.recorded;
+                c.stats_dropped += e.dropped;
+            }
+        }
+    }
+    const aip_raw_problems *p = aip__raw_problems(r);
+    c.clean_end = p->clean_end;
+    c.corrupt = p->corrupt_chunks;
+    c.truncated = p->truncated_bytes;
+    c.ok = rc == 0;
+    aip__raw_close(r);
+    for (size_t i = 0; i < n; i++)
+        free(texts[i]);
+    free(texts);
+    return c;
+}
+
+static inline uint64_t raw_total_events(const raw_counts *c)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < 16; i++)
+        t += c->by_kind[i];
+    return t;
+}
+
+/* A fresh, empty temporary directory (the caller removes it with rm_rf). */
+static inline void make_tmpdir(char *out, size_t cap, const char *tag)
+{
+    snprintf(out, cap, "/tmp/aiprof_test_%s_XXXXXX", tag);
+    if (!mkdtemp(out))
+        out[0] = '\0';
+}
+
+static inline void rm_rf(const char *dir)
+{
+    char cmd[PATH_MAX + 16];
+    if (dir && *dir && strncmp(dir, "/tmp/", 5) == 0) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", dir);
+    }
+}
+
+#endif
