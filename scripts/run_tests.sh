@@ -30,7 +30,7 @@ if build build-asan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=address,undefined; t
 else total_fail=$((total_fail+1)); fi
 echo "== TSan build =="
 if build build-tsan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=thread; then
-  AIP_SANITIZER=tsan run_ctest build-tsan -R "thread|buffer|session|fork"
+  AIP_SANITIZER=tsan TSAN_OPTIONS="halt_on_error=1" run_ctest build-tsan -R "test_threads|test_session|test_strings"
 else total_fail=$((total_fail+1)); fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]

@@ -7,7 +7,9 @@
  */
 #include "recorder_int.h"
 #include "clock.h"
+#include "domain_filter.h"
 #include "error.h"
+#include "session_log.h"
 #include "strings.h"
 
 #include <stdlib.h>
@@ -180,8 +182,13 @@ static void thread_exit(void *arg)
     free(t);
 }
 
+/* fork(): the forking thread takes every library lock first, so that no
+ * other thread holds one at the moment of the fork; both sides unlock. */
 static void after_fork_prepare(void)
 {
+    aip__session_fork_lock();
+    aip__log_fork_lock();
+    aip__domain_fork_lock();
     aip__strings_lock();
     pthread_mutex_lock(&P.lock);
 }
@@ -190,6 +197,9 @@ static void after_fork_parent(void)
 {
     pthread_mutex_unlock(&P.lock);
     aip__strings_unlock();
+    aip__domain_fork_unlock();
+    aip__log_fork_unlock();
+    aip__session_fork_unlock();
 }
 
 /* The child has only the forking thread: the writer and all other threads
@@ -197,25 +207,34 @@ static void after_fork_parent(void)
  * here; the child may start a session of its own. */
 static void after_fork_child(void)
 {
-    aip__strings_after_fork_child();
-    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    pthread_cond_t c = PTHREAD_COND_INITIALIZER;
-    P.lock = m;
-    P.wake = c;
+    /* The writer thread does not exist here; nobody waits on P.wake. */
+    pthread_cond_init(&P.wake, NULL);
     __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
     P.open = 0;
     P.gen = 0;
     P.threads = NULL;
     P.registry_epoch++;
-    /* Queued buffers belong to the parent's writer; keep them reachable but
-     * unused.  Only the free list counts as allocated in the child. */
+    /* Queued buffers are the parent's data: in the child they are just
+     * memory, recycled into the free list. */
+    while (P.queue) {
+        aip__buf *b = P.queue;
+        P.queue = b->next;
+        b->next = P.free_list;
+        P.free_list = b;
+    }
+    P.stop_requested = 0;
+    aip__writer_after_fork_child();
     uint32_t n = 0;
     for (aip__buf *b = P.free_list; b; b = b->next)
         n++;
     P.allocated = n;
     set_obtainable();
-    extern void aip__session_after_fork_child(void);
+    pthread_mutex_unlock(&P.lock);
+    aip__strings_unlock();
+    aip__domain_fork_unlock();
+    aip__log_after_fork_child();
     aip__session_after_fork_child();
+    aip__session_fork_unlock();
 }
 
 static void init_once_fn(void)

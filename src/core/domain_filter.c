@@ -13,6 +13,9 @@ _Atomic uint64_t aip__domain_cache[AIP_DOMAIN_CACHE];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **include_list, **exclude_list;
 
+void aip__domain_fork_lock(void) { pthread_mutex_lock(&lock); }
+void aip__domain_fork_unlock(void) { pthread_mutex_unlock(&lock); }
+
 static void free_list(char **l)
 {
     for (char **p = l; p && *p; p++)

@@ -368,10 +368,15 @@ void aip_thread_name(const char *name)
     aip__tstate *t = aip__tls_state();
     if (!t)
         return;
+    uint32_t g = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    int attached = g && t->gen == g;
     t->thread_name = id; /* re-emitted at the start of every later trace */
-    t = aip__current();
-    if (!t || !id)
+    if (!g || !id)
         return;
+    if (!attached) {
+        aip__attach(g); /* attaching emits the name */
+        return;
+    }
     aip_rec_thread_name *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;

@@ -29,10 +29,11 @@ static aip_session *active_session; /* started and not stopped */
 const char *aip_version(void) { return AIP_VERSION_STRING; }
 unsigned aip_version_number(void) { return AIP_VERSION_NUMBER; }
 
+void aip__session_fork_lock(void) { pthread_mutex_lock(&session_lock); }
+void aip__session_fork_unlock(void) { pthread_mutex_unlock(&session_lock); }
+
 void aip__session_after_fork_child(void)
 {
-    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-    session_lock = m;
     active_session = NULL; /* the parent's session stays the parent's */
 }
 

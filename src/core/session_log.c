@@ -37,6 +37,19 @@ static void write_line(const char *level, const char *msg)
     pthread_mutex_unlock(&lock);
 }
 
+void aip__log_fork_lock(void) { pthread_mutex_lock(&lock); }
+void aip__log_fork_unlock(void) { pthread_mutex_unlock(&lock); }
+
+/* A forked child must not write into its parent's trace log. */
+void aip__log_after_fork_child(void)
+{
+    aip__set_log_sink(NULL);
+    if (log_fd >= 0)
+        close(log_fd);
+    log_fd = -1;
+    pthread_mutex_unlock(&lock);
+}
+
 static void sink(const char *level, const char *message) { write_line(level, message); }
 
 void aip__log_open(const char *path)

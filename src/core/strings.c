@@ -130,9 +130,3 @@ const char *aip__string_text(uint32_t id, uint32_t *len)
 
 void aip__strings_lock(void) { pthread_mutex_lock(&lock); }
 void aip__strings_unlock(void) { pthread_mutex_unlock(&lock); }
-
-void aip__strings_after_fork_child(void)
-{
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    lock = fresh;
-}

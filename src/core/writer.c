@@ -314,3 +314,11 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     totals->bytes = W.bytes;
     return s;
 }
+
+void aip__writer_after_fork_child(void)
+{
+    if (W.fd >= 0)
+        close(W.fd); /* the parent keeps its own descriptor */
+    W.fd = -1;
+    W.running = 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * test_threads.c — the buffers under load: 8 threads × 1 M events, where
+ * recorded (counted in the raw file) + dropped (STATS) == emitted exactly,
+ * once with a cap small enough to force drops and once with room for all.
+ * Also threads that start and exit during a trace, and a crash-safety run:
+ * a child killed with SIGKILL mid-trace leaves every flushed chunk readable.
+ * Sanitizer builds use fewer events (AIP_SANITIZER is set by the test runner).
+ */
+#include "aip_test.h"
+#include "aiprof.h"
+#include "raw_count.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmp[PATH_MAX];
+static uint64_t per_thread = 1000000;
+
+#define NTHREADS 8
+
+static void *emit(void *arg)
+{
+    uint64_t n = *(uint64_t *)arg;
+    aip_string_id name = aip_intern("work");
+    for (uint64_t i = 0; i < n; i++) {
+        aip_annotation_push_id(name);
+        aip_annotation_pop();
+    }
+    return NULL;
+}
+
+static raw_counts run(size_t cap, uint64_t n, const char **dir_out, aip_session **keep)
+{
+    aip_config c;
+    aip_config_init(&c);
+    c.dir_name = tmp;
+    c.activities = AIP_ACTIVITY_CPU;
+    c.buffer_cap_bytes = cap;
+    aip_session *s;
+    raw_counts rc;
+    memset(&rc, 0, sizeof rc);
+    if (aip_session_create(&c, &s) || aip_session_start(s))
+        return rc;
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, emit, &n);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    aip_session_stop(s);
+    char raw[PATH_MAX];
+    if (raw_find(aip_session_result_dir(s), raw, sizeof raw))
+        rc = raw_count_file(raw, NULL);
+    *dir_out = aip_session_result_dir(s);
+    *keep = s;
+    return rc;
+}
+
+static void test_exact_accounting_with_drops(void)
+{
+    const char *dir;
+    aip_session *s;
+    raw_counts rc = run(1u << 20, per_thread, &dir, &s); /* 1 MiB: drops certain */
+    uint64_t emitted = NTHREADS * per_thread;
+    uint64_t recorded = rc.by_kind[AIP_REC_ANNOTATION];
+    printf("  cap 1 MiB: recorded %llu, dropped %llu of %llu\n", (unsigned long long)recorded,
+           (unsigned long long)rc.stats_dropped, (unsigned long long)emitted);
+    ASSERT_TRUE(rc.clean_end);
+    ASSERT_EQ(recorded, rc.stats_recorded);
+    ASSERT_EQ(recorded + rc.stats_dropped, emitted);
+    ASSERT_EQ(aip_session_dropped_events(s), rc.stats_dropped);
+    aip_session_destroy(s);
+}
+
+static void test_no_drops_with_room(void)
+{
+    const char *dir;
+    aip_session *s;
+    uint64_t n = per_thread / 4;
+    raw_counts rc = run((size_t)NTHREADS * n * 24 + (64u << 20), n, &dir, &s);
+    ASSERT_TRUE(rc.clean_end);
+    ASSERT_EQ(rc.stats_dropped, 0);
+    ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], NTHREADS * n);
+    aip_session_destroy(s);
+}
+
+static void *short_lived(void *arg)
+{
+    (void)arg;
+    aip_thread_name("short");
+    for (int i = 0; i < 1000; i++) {
+        AIP_ANNOTATION_PUSH("x");
+        AIP_ANNOTATION_POP();
+    }
+    return NULL;
+}
+
+static void test_threads_exiting_mid_trace(void)
+{
+    aip_config c;
+    aip_config_init(&c);
+    c.dir_name = tmp;
+    c.activities = AIP_ACTIVITY_CPU;
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    for (int round = 0; round < 20; round++) {
+        pthread_t th[4];
+        for (int i = 0; i < 4; i++)
+            pthread_create(&th[i], NULL, short_lived, NULL);
+        for (int i = 0; i < 4; i++)
+            pthread_join(th[i], NULL);
+    }
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
+    raw_counts rc = raw_count_file(raw, NULL);
+    ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 20 * 4 * 1000);
+    ASSERT_EQ(rc.by_kind[AIP_REC_THREAD_NAME], 20 * 4);
+    aip_session_destroy(s);
+}
+
+/* Stop while threads are still recording: nothing torn, counts consistent. */
+static volatile int keep_going;
+static void *spinner(void *arg)
+{
+    (void)arg;
+    while (__atomic_load_n(&keep_going, __ATOMIC_RELAXED)) {
+        AIP_ANNOTATION_PUSH("spin");
+        AIP_ANNOTATION_POP();
+    }
+    return NULL;
+}
+
+static void test_stop_while_threads_record(void)
+{
+    aip_config c;
+    aip_config_init(&c);
+    c.dir_name = tmp;
+    c.activities = AIP_ACTIVITY_CPU;
+    for (int round = 0; round < 3; round++) {
+        aip_session *s;
+        ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+        __atomic_store_n(&keep_going, 1, __ATOMIC_RELAXED);
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++)
+            pthread_create(&th[i], NULL, spinner, NULL);
+        ASSERT_EQ(aip_session_start(s), AIP_OK);
+        usleep(50000);
+        ASSERT_EQ(aip_session_stop(s), AIP_OK);
+        usleep(10000);
+        __atomic_store_n(&keep_going, 0, __ATOMIC_RELAXED);
+        for (int i = 0; i < 3; i++)
+            pthread_join(th[i], NULL);
+        char raw[PATH_MAX];
+        ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
+        raw_counts rc = raw_count_file(raw, NULL);
+        ASSERT_TRUE(rc.clean_end);
+        ASSERT_EQ(rc.corrupt, 0);
+        ASSERT_TRUE(rc.by_kind[AIP_REC_ANNOTATION] > 0);
+        ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], rc.stats_recorded);
+        aip_session_destroy(s);
+    }
+}
+
+/* SIGKILL mid-trace: the periodic flush put data on disk; the reader
+ * recovers every complete chunk and reports the missing end. */
+static void test_sigkill_recovers_flushed_chunks(void)
+{
+    int pipefd[2];
+    ASSERT_EQ(pipe(pipefd), 0);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        close(pipefd[0]);
+        aip_config c;
+        aip_config_init(&c);
+        c.dir_name = tmp;
+        c.activities = AIP_ACTIVITY_CPU;
+        aip_session *s;
+        if (aip_session_create(&c, &s) || aip_session_start(s))
+            _exit(3);
+        const char *dir = aip_session_result_dir(s);
+        if (write(pipefd[1], dir, strlen(dir) + 1) < 0)
+            _exit(4);
+        for (;;) {
+            AIP_ANNOTATION_PUSH("until killed");
+            usleep(100);
+            AIP_ANNOTATION_POP();
+        }
+    }
+    close(pipefd[1]);
+    char dir[PATH_MAX] = {0};
+    ssize_t got = read(pipefd[0], dir, sizeof dir - 1);
+    close(pipefd[0]);
+    ASSERT_TRUE(got > 0);
+    usleep(600000); /* several 100 ms flushes */
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
+    raw_counts rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(rc.ok);
+    ASSERT_TRUE(!rc.clean_end);
+    ASSERT_EQ(rc.corrupt, 0);
+    ASSERT_TRUE(rc.by_kind[AIP_REC_ANNOTATION] > 100);
+    char info[PATH_MAX];
+    snprintf(info, sizeof info, "%s/profiler_info.json", dir);
+    ASSERT_EQ(access(info, R_OK), 0); /* written at trace start */
+}
+
+static void setup(void)
+{
+    make_tmpdir(tmp, sizeof tmp, "threads");
+    const char *san = getenv("AIP_SANITIZER");
+    if (san && *san)
+        per_thread = 100000;
+}
+static void teardown(void) { rm_rf(tmp); }
+
+TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
+          TEST_CASE(test_no_drops_with_room), TEST_CASE(test_threads_exiting_mid_trace),
+          TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_sigkill_recovers_flushed_chunks),
+          TEST_CASE(teardown))
