@@ -331,6 +331,10 @@ AIP_API void aip_gc_event(uint64_t start_ns, uint64_t end_ns);
 /*! aip_thread_name() : name the calling thread in the trace. */
 AIP_API void aip_thread_name(const char *name);
 
+/*! aip_set_process_name() : the name shown for this process in traces
+ *  (default: the program name; the Python package sets "Python"). */
+AIP_API void aip_set_process_name(const char *name);
+
 /*! aip_now_ns() : the recording clock in nanoseconds (CLOCK_MONOTONIC based). */
 AIP_API uint64_t aip_now_ns(void);
 

@@ -47,8 +47,10 @@ const char *aip__program_name(void)
     return program;
 }
 
-void aip__set_program_name(const char *name)
+void aip_set_process_name(const char *name)
 {
+    if (!name || !*name)
+        return;
     pthread_once(&once, init);
     pthread_mutex_lock(&program_lock);
     snprintf(program, sizeof program, "%s", name);

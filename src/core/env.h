@@ -5,11 +5,11 @@
 #ifndef AIP_ENV_H
 #define AIP_ENV_H
 
+#include "aiprof.h"
 #include <jansson.h>
 
 const char *aip__hostname(void);         /* cached; "localhost" if unknown */
 const char *aip__program_name(void);     /* "Python" for python interpreters */
-void aip__set_program_name(const char *name); /* the Python package says "Python" */
 int aip__rank(void);                     /* RANK / OMPI_COMM_WORLD_RANK / PMI_RANK, -1 */
 json_t *aip__env_variables(void);        /* new object of the recorded variables */
 
