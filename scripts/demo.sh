@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# make demo: profile the bundled examples, analyse them, print a short
+# summary and where the results are.
+set -eu
+BUILD=${1:-build}
+cd "$(dirname "$0")/.."
+OUT=${AIP_DEMO_DIR:-demo_result}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+echo "== C example: examples/c/train_loop.c (2 threads, schedule wait=1 warmup=1 active=2) =="
+"$BUILD/bin/train_loop" --steps 8 --dir "$OUT/c"
+"$BUILD/bin/aiprof" analyse "$OUT/c"
+
+summarize() { # result dir
+  local d=$1 out="$1/ASCEND_PROFILER_OUTPUT"
+  echo
+  echo "result: $d"
+  [ -f "$out/trace_view.json" ] && echo "  trace_view.json      $(du -h "$out/trace_view.json" | cut -f1)  (open in https://ui.perfetto.dev or chrome://tracing)"
+  if [ -f "$out/operator_details.csv" ]; then
+    echo "  top operators by host self time (us):"
+    /usr/bin/python3 - "$out/operator_details.csv" <<'PY'
+import csv, sys, collections
+tot = collections.Counter(); cnt = collections.Counter()
+for row in csv.DictReader(open(sys.argv[1], newline="")):
+    tot[row["Name"]] += float(row["Host Self Duration(us)"]); cnt[row["Name"]] += 1
+for name, us in tot.most_common(8):
+    print(f"    {name:<28} calls {cnt[name]:>5}  self {us:>12.3f}")
+PY
+  fi
+  if [ -f "$out/step_trace_time.csv" ]; then
+    echo "  steps (us):"
+    /usr/bin/python3 - "$out/step_trace_time.csv" <<'PY'
+import csv, sys
+for row in csv.DictReader(open(sys.argv[1], newline="")):
+    print(f"    step {row['Step'] or '-':>4}  computing {float(row['Computing']):>12.3f}  free {float(row['Free']):>12.3f}")
+PY
+  fi
+}
+for d in "$OUT"/c/*_ascend_pt; do summarize "$d"; done
+
+if [ -f examples/python/train_mlp.py ] && /usr/bin/python3 -c "import torch" 2>/dev/null \
+   && [ -d "$BUILD/python/aiprof" ]; then
+  echo
+  echo "== Python example: examples/python/train_mlp.py (PyTorch MLP, schedule wait=1 warmup=1 active=2 repeat=1) =="
+  PYTHONPATH="$BUILD/python" /usr/bin/python3 examples/python/train_mlp.py --dir "$OUT/python"
+  for d in "$OUT"/python/*_ascend_pt; do [ -d "$d" ] && summarize "$d"; done
+fi
+echo
+echo "All results are under $OUT/"
