@@ -1,0 +1,104 @@
+/*
+ * derive.c — from loaded events to the facts exporters print: spans in
+ * start order with self times, steps and step trace rows, paired ranges,
+ * fwdbwd flows, the time extent and the event/drop totals.
+ */
+#include "model.h"
+#include "error.h"
+
+#include <stdlib.h>
+
+/* ProfilerStep#N is a record_function scope in torch (user_annotation),
+ * whatever kind of record carried it; it never counts as a framework op. */
+static void normalize_steps(aip_process *p, const uint8_t *is_step)
+{
+    for (size_t ti = 0; ti < p->n_threads; ti++) {
+        aip_thread *t = &p->threads[ti];
+        for (size_t i = 0; i < t->n_spans; i++) {
+            aip_span *s = &t->spans[i];
+            if (s->kind == AIP_SPAN_OP && s->name < p->strings.n_ent && is_step[s->name]) {
+                s->kind = AIP_SPAN_ANNOTATION;
+                s->aux = 0;
+                s->opflags = 0;
+            }
+        }
+    }
+}
+
+static void extend(aip_model *m, int *have, int64_t a, int64_t b)
+{
+    if (!*have) {
+        m->first_ns = a;
+        m->last_ns = b;
+        *have = 1;
+        return;
+    }
+    if (a < m->first_ns)
+        m->first_ns = a;
+    if (b > m->last_ns)
+        m->last_ns = b;
+}
+
+static void compute_extent(aip_model *m)
+{
+    int have = 0;
+    m->first_ns = m->last_ns = 0;
+    m->n_events = 0;
+    m->dropped_events = 0;
+    for (size_t pi = 0; pi < m->n_procs; pi++) {
+        const aip_process *p = &m->procs[pi];
+        m->n_events += p->events;
+        m->dropped_events += p->dropped;
+        for (size_t ti = 0; ti < p->n_threads; ti++) {
+            const aip_thread *t = &p->threads[ti];
+            /* Sorted by start: the first span starts first; ends need a scan. */
+            for (size_t i = 0; i < t->n_spans; i++)
+                extend(m, &have, t->spans[i].start, t->spans[i].end);
+        }
+        for (size_t i = 0; i < p->marks.n; i++)
+            extend(m, &have, p->marks.v[i].ts, p->marks.v[i].ts);
+        for (size_t i = 0; i < p->range_starts.n; i++)
+            extend(m, &have, p->range_starts.v[i].ts, p->range_starts.v[i].ts);
+        for (size_t i = 0; i < p->range_ends.n; i++)
+            extend(m, &have, p->range_ends.v[i].ts, p->range_ends.v[i].ts);
+        for (size_t i = 0; i < p->memory.n; i++)
+            extend(m, &have, p->memory.v[i].ts, p->memory.v[i].ts);
+        for (size_t i = 0; i < p->gc.n; i++)
+            extend(m, &have, p->gc.v[i].start, p->gc.v[i].end);
+    }
+}
+
+aip_status aip__model_derive(aip_model *m)
+{
+    if (m->derived)
+        return AIP_OK;
+    size_t step_cap = 0;
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
+        aip_process *p = &m->procs[pi];
+        uint8_t *is_step = aip__step_name_flags(p);
+        if (!is_step)
+            return aip__fail(AIP_ERR_NOMEM, "no memory for step names");
+        normalize_steps(p, is_step);
+        for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
+            s = aip__spans_sort(p->threads[ti].spans, p->threads[ti].n_spans);
+            if (!s)
+                s = aip__spans_nest(&p->threads[ti]);
+        }
+        if (!s)
+            s = aip__steps_add(m, p, is_step, &step_cap);
+        free(is_step);
+        if (!s)
+            s = aip__ranges_pair(p);
+    }
+    if (s)
+        return s;
+    aip__steps_finish(m);
+    compute_extent(m);
+    s = aip__flows_pair(m);
+    if (!s)
+        s = aip__step_trace_compute(m);
+    if (!s)
+        m->derived = 1;
+    return s;
+}

@@ -1,0 +1,108 @@
+/*
+ * model.c — lifetime of the analysis model and small accessors exporters
+ * share: string lookup and decoding of a span's side fields.
+ */
+#include "model.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void aip__model_init(aip_model *m) { memset(m, 0, sizeof *m); }
+
+static void process_free(aip_process *p)
+{
+    for (size_t i = 0; i < p->n_threads; i++) {
+        free(p->threads[i].spans);
+        free(p->threads[i].aux);
+        free(p->threads[i].self_ns);
+    }
+    free(p->threads);
+    free(p->strings.blob);
+    free(p->strings.ent);
+    free(p->marks.v);
+    free(p->range_starts.v);
+    free(p->range_ends.v);
+    free(p->memory.v);
+    free(p->gc.v);
+    free(p->source);
+    free(p->hostname);
+    free(p->program);
+    free(p->clock_name);
+    free(p->writer_version);
+}
+
+void aip__model_free(aip_model *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n_procs; i++)
+        process_free(&m->procs[i]);
+    free(m->procs);
+    free(m->steps);
+    free(m->step_rows);
+    free(m->flows);
+    memset(m, 0, sizeof *m);
+}
+
+aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return AIP_OK;
+    size_t c = *cap ? *cap : 64;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / elem)
+            return aip__fail(AIP_ERR_NOMEM, "analysis array too large");
+        c = c < (1u << 20) ? c * 2 : c + c / 2;
+    }
+    /* Large arrays are mmap-backed by malloc, so realloc moves pages rather
+     * than copying and untouched capacity costs no resident memory. */
+    void *p = realloc(*v, c * elem);
+    if (!p)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for %zu analysis records", c);
+    *v = p;
+    *cap = c;
+    return AIP_OK;
+}
+
+const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len)
+{
+    if (id == 0 || id >= p->strings.n_ent || !p->strings.ent[id].defined) {
+        *len = 0;
+        return "";
+    }
+    *len = p->strings.ent[id].len;
+    return p->strings.blob + p->strings.ent[id].offset;
+}
+
+void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields *out)
+{
+    memset(out, 0, sizeof *out);
+    out->sequence_number = -1;
+    unsigned f = s->opflags;
+    out->is_backward = (f & AIP_OPF_BACKWARD) != 0;
+    if (!s->aux)
+        return;
+    const uint64_t *w = t->aux + (s->aux - 1);
+    if (f & AIP_OPF_SEQ) {
+        out->sequence_number = (int64_t)*w++;
+        out->has_seq = 1;
+    }
+    if (f & AIP_OPF_FWD)
+        out->fwd_thread_id = *w++;
+    if (f & AIP_OPF_SHAPES) {
+        out->input_shapes = (uint32_t)*w;
+        out->input_dtypes = (uint32_t)(*w++ >> 32);
+        out->has_shapes = 1;
+    }
+    if (f & AIP_OPF_STACK) {
+        out->call_stack = (uint32_t)*w;
+        out->module_hierarchy = (uint32_t)(*w >> 32);
+        out->has_stack = 1;
+    }
+}
+
+uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s)
+{
+    return s->aux ? (uint32_t)t->aux[s->aux - 1] : 0;
+}

@@ -1,0 +1,222 @@
+/*
+ * model.h — the analysis model: what a result directory's raw files say,
+ * after loading (model_load.c), clock conversion (tick_convert.c) and
+ * derivation (derive.c).  Exporters only read it.
+ *
+ * Memory is the design constraint: a profile holds millions of ops, so each
+ * is one 24-byte aip_span in a per-thread array (plus an 8-byte self time);
+ * the rare optional fields (sequence number, shapes, stack) live in a
+ * per-thread side array of 64-bit words that a span points into.  No event
+ * is allocated on its own.  All times are wall-clock nanoseconds (clamped to
+ * [0, 2^62)) once loading is finished.
+ */
+#ifndef AIP_MODEL_H
+#define AIP_MODEL_H
+
+#include "aiprof.h"
+#include "raw.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AIP_NAME_ID_MAX ((1u << 28) - 1) /* string ids the model can hold */
+#define AIP_AUX_MAX ((1u << 27) - 2)     /* aux words per thread */
+
+enum aip_span_kind { AIP_SPAN_OP = 0, AIP_SPAN_ANNOTATION = 1, AIP_SPAN_RANGE = 2 };
+
+typedef struct aip_span {
+    int64_t start;          /* wall-clock ns */
+    int64_t end;            /* wall-clock ns, >= start */
+    uint32_t name : 28;     /* string id, 0 = none */
+    uint32_t kind : 2;      /* enum aip_span_kind */
+    uint32_t top_op : 1;    /* derived: an op with no enclosing op on its thread */
+    uint32_t unused : 1;
+    uint32_t aux : 27;      /* 1 + index of the first aux word; 0 = none */
+    uint32_t opflags : 5;   /* AIP_OPF_* of an OP (which aux words exist) */
+} aip_span;
+_Static_assert(sizeof(aip_span) == 24, "aip_span must stay compact");
+
+/* The optional fields of an OP, decoded from its aux words. */
+typedef struct aip_op_fields {
+    int64_t sequence_number; /* -1 when absent */
+    uint64_t fwd_thread_id;  /* 0 when absent */
+    uint32_t input_shapes, input_dtypes, call_stack, module_hierarchy; /* string ids */
+    int has_seq, has_shapes, has_stack, is_backward;
+} aip_op_fields;
+
+typedef struct aip_thread {
+    uint64_t tid;
+    uint32_t name;            /* last THREAD_NAME string id, 0 = none */
+    aip_span *spans;          /* load: file order; after derive: by start, parents first */
+    size_t n_spans, cap_spans;
+    uint64_t *aux;
+    size_t n_aux, cap_aux;
+    int64_t *self_ns;         /* derived, parallel to spans */
+    uint64_t recorded, dropped; /* from STATS */
+} aip_thread;
+
+typedef struct aip_mark_ev {
+    int64_t ts;
+    uint32_t name, domain, thread; /* thread: index in aip_process.threads */
+    uint32_t pad;
+} aip_mark_ev;
+
+typedef struct aip_range_point { /* RANGE_START or RANGE_END */
+    int64_t ts;
+    uint64_t range_id;
+    uint32_t name, domain, thread; /* name/domain 0 for an END */
+    int32_t match;                 /* derived, starts only: index of its END, -1 if none */
+} aip_range_point;
+
+typedef struct aip_mem_ev {
+    int64_t ts;
+    uint64_t address;
+    int64_t bytes, total_allocated, total_reserved;
+    uint32_t thread;
+    uint8_t device_type;
+    int8_t device_index;
+} aip_mem_ev;
+
+typedef struct aip_gc_ev {
+    int64_t start, end;
+    uint32_t thread;
+} aip_gc_ev;
+
+typedef struct aip_str_entry {
+    uint64_t offset;          /* in aip_strings.blob */
+    uint32_t len;
+    uint32_t defined;
+} aip_str_entry;
+
+typedef struct aip_strings {
+    char *blob;
+    size_t blob_len, blob_cap;
+    aip_str_entry *ent;       /* indexed by id */
+    size_t n_ent, cap_ent;
+    size_t max_ent;           /* bound from the file size: no huge tables from forged ids */
+} aip_strings;
+
+/* Growable arrays of plain structs. */
+#define AIP_VEC(T) struct { T *v; size_t n, cap; }
+
+typedef struct aip_process {
+    char *source;             /* raw file path */
+    int64_t pid;
+    char *hostname, *program, *clock_name, *writer_version;
+    double ticks_per_second;
+    int has_info;
+    aip_strings strings;
+    aip_thread *threads;      /* after loading: sorted by tid */
+    size_t n_threads, cap_threads;
+    AIP_VEC(aip_mark_ev) marks;
+    AIP_VEC(aip_range_point) range_starts;
+    AIP_VEC(aip_range_point) range_ends;
+    AIP_VEC(aip_mem_ev) memory;
+    AIP_VEC(aip_gc_ev) gc;
+    aip_clock_sync first_sync, last_sync;
+    uint64_t n_syncs;
+    int clock_fallback;       /* times converted without two usable sync points */
+    /* what the file looked like */
+    uint64_t file_bytes, chunks, events;
+    aip_raw_problems raw;     /* reader's findings */
+    uint64_t bad_event_chunks;  /* CRC-valid EVENTS chunks with inconsistent records */
+    uint64_t bad_other_chunks;  /* CRC-valid INFO/STRINGS/STATS that did not parse */
+    uint64_t recorded, dropped; /* STATS totals */
+    int has_stats;
+    uint64_t unmatched_range_starts, unmatched_range_ends; /* derived */
+    char load_problem[256];   /* first problem found while decoding, "" if none */
+} aip_process;
+
+typedef struct aip_step {       /* derived from ProfilerStep#N annotations */
+    int64_t number;
+    int64_t start, end;
+} aip_step;
+
+typedef struct aip_step_row {   /* derived: one step_trace_time.csv row, ns */
+    int has_number;             /* 0: the whole-profile row without steps */
+    int64_t number;
+    int64_t start, end;
+    int64_t computing;          /* union of top-level op time inside the step */
+    int64_t preparing;          /* first top-level op start - step start, 0 if none */
+} aip_step_row;
+
+typedef struct aip_flow {       /* derived: forward op -> backward op (fwdbwd) */
+    uint32_t process;
+    uint32_t fwd_thread, bwd_thread;
+    size_t fwd_span, bwd_span;  /* indices after derive's sort */
+} aip_flow;
+
+typedef struct aip_model {
+    aip_process *procs;
+    size_t n_procs, cap_procs;
+    aip_clock_sync fallback_sync; /* from profiler_info.json start_info, if any */
+    int has_fallback_sync;
+    /* derived */
+    aip_step *steps;            /* sorted by number */
+    size_t n_steps;
+    aip_step_row *step_rows;
+    size_t n_step_rows;
+    aip_flow *flows;
+    size_t n_flows;
+    int64_t first_ns, last_ns;  /* extent of everything recorded; 0,0 if nothing */
+    uint64_t n_events;
+    uint64_t dropped_events;
+    int derived;
+} aip_model;
+
+/* --- model.c ---------------------------------------------------------- */
+void aip__model_init(aip_model *m);
+void aip__model_free(aip_model *m);
+/* aip__model_grow() : make room for `need` elements of `elem` bytes in a
+ * growable array; AIP_ERR_NOMEM on failure. */
+aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem);
+/* aip__model_str() : text of string `id` of process `p` ("" if undefined). */
+const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len);
+/* aip__model_op_fields() : decode an OP span's optional fields. */
+void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields *out);
+/* aip__model_range_domain() : domain string id of a RANGE span. */
+uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s);
+
+/* --- model_load.c ----------------------------------------------------- */
+/* aip__model_load_raw() : read one raw file into a new process of `m`.
+ * Truncated or corrupt data is recovered and described in the process's
+ * problem fields (AIP_OK).  Errors: the file cannot be opened or is not raw
+ * data of a supported version (nothing is added), or no memory (a partial
+ * process may remain; free the model). */
+aip_status aip__model_load_raw(aip_model *m, const char *path);
+
+/* --- tick_convert.c --------------------------------------------------- */
+/* aip__ticks_convert() : turn every tick value of `p` into wall-clock ns. */
+void aip__ticks_convert(aip_process *p, const aip_model *m);
+
+/* --- derive.c --------------------------------------------------------- */
+/* aip__model_derive() : sort and nest spans, self times, steps, step trace
+ * rows, range pairs, fwdbwd flows, extent.  Call once after loading. */
+aip_status aip__model_derive(aip_model *m);
+
+/* --- span_tree.c ------------------------------------------------------ */
+/* aip__spans_sort() : order spans by start, longer first on equal starts
+ * (exact duplicates: later in the file first, so an outer span that
+ * completed last encloses its twin). */
+aip_status aip__spans_sort(aip_span *spans, size_t n);
+/* aip__spans_nest() : fill self_ns and top_op for sorted spans. */
+aip_status aip__spans_nest(aip_thread *t);
+
+/* --- steps.c ---------------------------------------------------------- */
+/* aip__step_number() : 1 and *number if `name` is "ProfilerStep#<N>". */
+int aip__step_number(const char *name, size_t len, int64_t *number);
+/* aip__step_name_flags() : per string id, 1 if it names a step (malloc'd). */
+uint8_t *aip__step_name_flags(const aip_process *p);
+/* aip__steps_add() : append p's step annotations to m->steps (capacity *cap). */
+aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_step,
+                          size_t *cap);
+/* aip__steps_finish() : sort by number and merge equal numbers. */
+void aip__steps_finish(aip_model *m);
+/* aip__step_trace_compute() : m->step_rows from steps (or the whole profile). */
+aip_status aip__step_trace_compute(aip_model *m);
+
+/* --- pairing.c -------------------------------------------------------- */
+aip_status aip__ranges_pair(aip_process *p);
+aip_status aip__flows_pair(aip_model *m);
+
+#endif

@@ -1,0 +1,497 @@
+/*
+ * model_load.c — one raw file → one aip_process of the model.
+ *
+ * Chunks are decoded as the reader yields them (one chunk in memory at a
+ * time).  Every length in a CRC-valid chunk is still checked: an EVENTS
+ * chunk is validated record by record before any of it is used, so a chunk
+ * that is internally inconsistent is skipped whole, never half-applied.
+ * Timestamps stay in ticks until the file is done, because the conversion
+ * uses the file's last clock sync point (tick_convert.c).
+ */
+#include "model.h"
+#include "error.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct loader {
+    aip_process *p;
+    uint32_t *tid_hash;         /* open addressing: 1 + thread index, 0 = empty */
+    size_t hash_cap;
+} loader;
+
+static void load_problem(aip_process *p, const char *fmt, unsigned long long off)
+{
+    if (!p->load_problem[0])
+        snprintf(p->load_problem, sizeof p->load_problem, fmt, off);
+}
+
+static size_t hash_tid(uint64_t tid, size_t cap)
+{
+    tid ^= tid >> 33;
+    tid *= 0xff51afd7ed558ccdULL;
+    tid ^= tid >> 33;
+    return (size_t)tid & (cap - 1);
+}
+
+static aip_status rehash(loader *L, size_t cap)
+{
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the thread table");
+    for (size_t i = 0; i < L->p->n_threads; i++) {
+        size_t j = hash_tid(L->p->threads[i].tid, cap);
+        while (h[j])
+            j = (j + 1) & (cap - 1);
+        h[j] = (uint32_t)i + 1;
+    }
+    free(L->tid_hash);
+    L->tid_hash = h;
+    L->hash_cap = cap;
+    return AIP_OK;
+}
+
+/* Index of thread `tid`, created on first sight. */
+static aip_status thread_index(loader *L, uint64_t tid, uint32_t *out)
+{
+    aip_process *p = L->p;
+    if (L->hash_cap) {
+        size_t j = hash_tid(tid, L->hash_cap);
+        for (; L->tid_hash[j]; j = (j + 1) & (L->hash_cap - 1)) {
+            if (p->threads[L->tid_hash[j] - 1].tid == tid) {
+                *out = L->tid_hash[j] - 1;
+                return AIP_OK;
+            }
+        }
+    }
+    if (p->n_threads >= UINT32_MAX - 1)
+        return aip__fail(AIP_ERR_LIMIT, "too many threads in %s", p->source);
+    aip_status s = aip__model_grow((void **)&p->threads, &p->cap_threads, p->n_threads + 1,
+                                   sizeof *p->threads);
+    if (s)
+        return s;
+    aip_thread *t = &p->threads[p->n_threads];
+    memset(t, 0, sizeof *t);
+    t->tid = tid;
+    *out = (uint32_t)p->n_threads++;
+    if (p->n_threads * 2 > L->hash_cap)
+        return rehash(L, L->hash_cap ? L->hash_cap * 2 : 64);
+    size_t j = hash_tid(tid, L->hash_cap);
+    while (L->tid_hash[j])
+        j = (j + 1) & (L->hash_cap - 1);
+    L->tid_hash[j] = *out + 1;
+    return AIP_OK;
+}
+
+static char *json_str_dup(json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? strdup(v) : NULL;
+}
+
+static void decode_info(aip_process *p, const aip_raw_chunk *c)
+{
+    json_error_t err;
+    json_t *o = json_loadb((const char *)c->payload, c->size, JSON_DISABLE_EOF_CHECK, &err);
+    if (!o || !json_is_object(o)) {
+        p->bad_other_chunks++;
+        load_problem(p, "INFO chunk at offset %llu is not a JSON object", c->offset);
+        json_decref(o);
+        return;
+    }
+    json_t *pid = json_object_get(o, "pid");
+    if (json_is_integer(pid))
+        p->pid = (int64_t)json_integer_value(pid);
+    free(p->hostname);
+    free(p->program);
+    free(p->clock_name);
+    free(p->writer_version);
+    p->hostname = json_str_dup(o, "hostname");
+    p->program = json_str_dup(o, "program");
+    p->clock_name = json_str_dup(o, "clock");
+    p->writer_version = json_str_dup(o, "aiprof_version");
+    json_t *tps = json_object_get(o, "ticks_per_second");
+    if (json_is_number(tps))
+        p->ticks_per_second = json_number_value(tps);
+    p->has_info = 1;
+    json_decref(o);
+}
+
+static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)
+{
+    aip_strings *st = &p->strings;
+    if (c->size < 8) {
+        p->bad_other_chunks++;
+        load_problem(p, "STRINGS chunk at offset %llu is too short", c->offset);
+        return AIP_OK;
+    }
+    uint32_t first, count;
+    memcpy(&first, c->payload, 4);
+    memcpy(&count, c->payload + 4, 4);
+    size_t off = 8;
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t len;
+        if (c->size - off < 4 || (memcpy(&len, c->payload + off, 4), c->size - off - 4 < len)) {
+            p->bad_other_chunks++;
+            load_problem(p, "STRINGS chunk at offset %llu has an entry past its end", c->offset);
+            return AIP_OK;
+        }
+        const char *text = (const char *)c->payload + off + 4;
+        off += 4 + (size_t)len;
+        uint64_t id = (uint64_t)first + i;
+        if (id == 0)
+            continue; /* id 0 means "none" and is never defined */
+        if (id > AIP_NAME_ID_MAX || id >= st->max_ent) {
+            p->bad_other_chunks++;
+            load_problem(p, "STRINGS chunk at offset %llu defines ids beyond what the file "
+                            "can hold; ignored", c->offset);
+            return AIP_OK;
+        }
+        aip_status s = aip__model_grow((void **)&st->ent, &st->cap_ent, id + 1, sizeof *st->ent);
+        if (!s)
+            s = aip__model_grow((void **)&st->blob, &st->blob_cap, st->blob_len + len + 1, 1);
+        if (s)
+            return s;
+        if (id >= st->n_ent) {
+            memset(st->ent + st->n_ent, 0, (id + 1 - st->n_ent) * sizeof *st->ent);
+            st->n_ent = id + 1;
+        }
+        memcpy(st->blob + st->blob_len, text, len);
+        st->blob[st->blob_len + len] = '\0';
+        st->ent[id] = (aip_str_entry){st->blob_len, len, 1};
+        st->blob_len += (size_t)len + 1;
+    }
+    return AIP_OK;
+}
+
+static size_t record_min_size(uint8_t kind, uint8_t flags)
+{
+    switch (kind) {
+    case AIP_REC_ANNOTATION: case AIP_REC_RANGE_END: case AIP_REC_MARK: case AIP_REC_GC:
+        return 24;
+    case AIP_REC_RANGE: case AIP_REC_RANGE_START:
+        return 32;
+    case AIP_REC_OP:
+        return 24 + 8 * (size_t)__builtin_popcount(flags & 0x0F);
+    case AIP_REC_MEMORY:
+        return 56;
+    case AIP_REC_THREAD_NAME:
+        return 16;
+    default:
+        return 8; /* unknown kinds are skipped by size */
+    }
+}
+
+/* Validate every record of an EVENTS payload; @return the record count, or
+ * -1 if a size is inconsistent (the chunk is then skipped whole). */
+static int64_t events_check(const uint8_t *p, uint32_t size)
+{
+    int64_t n = 0;
+    uint32_t off = 0;
+    while (off < size) {
+        if (size - off < sizeof(aip_rec_header))
+            return -1;
+        aip_rec_header h;
+        memcpy(&h, p + off, sizeof h);
+        if (h.size < sizeof h || (h.size & 7) || h.size > size - off ||
+            h.size < record_min_size(h.kind, h.flags))
+            return -1;
+        off += h.size;
+        n++;
+    }
+    return n;
+}
+
+static uint32_t name_id(uint32_t id) { return id <= AIP_NAME_ID_MAX ? id : 0; }
+
+static aip_status add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uint32_t name,
+                           unsigned opflags, const uint64_t *aux, unsigned n_aux)
+{
+    aip_status s = aip__model_grow((void **)&t->spans, &t->cap_spans, t->n_spans + 1,
+                                   sizeof *t->spans);
+    if (s)
+        return s;
+    aip_span *sp = &t->spans[t->n_spans++];
+    uint64_t start, end;
+    memcpy(&start, rec + 8, 8);
+    memcpy(&end, rec + 16, 8);
+    sp->start = (int64_t)start; /* ticks until tick_convert.c */
+    sp->end = (int64_t)end;
+    sp->name = name_id(name);
+    sp->kind = kind;
+    sp->top_op = 0;
+    sp->unused = 0;
+    sp->aux = 0;
+    sp->opflags = 0;
+    if (n_aux && t->n_aux + n_aux <= AIP_AUX_MAX) {
+        s = aip__model_grow((void **)&t->aux, &t->cap_aux, t->n_aux + n_aux, sizeof *t->aux);
+        if (s)
+            return s;
+        memcpy(t->aux + t->n_aux, aux, n_aux * sizeof *aux);
+        sp->aux = (uint32_t)t->n_aux + 1;
+        sp->opflags = opflags;
+        t->n_aux += n_aux;
+    } else if (kind == AIP_SPAN_OP) {
+        sp->opflags = opflags & AIP_OPF_BACKWARD; /* no side fields without room */
+    }
+    return AIP_OK;
+}
+
+#define PUSH(vec, val)                                                                   \
+    do {                                                                                 \
+        aip_status ps_ = aip__model_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,     \
+                                         sizeof *(vec).v);                               \
+        if (ps_)                                                                         \
+            return ps_;                                                                  \
+        (vec).v[(vec).n++] = (val);                                                      \
+    } while (0)
+
+static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
+                                const aip_rec_header *h)
+{
+    aip_thread *t = &p->threads[ti];
+    uint64_t a, b;
+    uint32_t d;
+    switch (h->kind) {
+    case AIP_REC_ANNOTATION:
+        return add_span(t, r, AIP_SPAN_ANNOTATION, h->name, 0, NULL, 0);
+    case AIP_REC_RANGE: {
+        uint32_t dom;
+        memcpy(&dom, r + 24, 4);
+        uint64_t w = dom;
+        return add_span(t, r, AIP_SPAN_RANGE, h->name, 0, &w, 1);
+    }
+    case AIP_REC_OP: {
+        uint64_t w[4];
+        unsigned n = (unsigned)__builtin_popcount(h->flags & 0x0F);
+        memcpy(w, r + 24, n * 8); /* the fields are in flag order, like the words */
+        return add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x1F, w, n);
+    }
+    case AIP_REC_RANGE_START:
+        memcpy(&a, r + 8, 8);
+        memcpy(&b, r + 16, 8);
+        memcpy(&d, r + 24, 4);
+        PUSH(p->range_starts, ((aip_range_point){(int64_t)a, b, name_id(h->name), name_id(d),
+                                                 ti, -1}));
+        return AIP_OK;
+    case AIP_REC_RANGE_END:
+        memcpy(&a, r + 8, 8);
+        memcpy(&b, r + 16, 8);
+        PUSH(p->range_ends, ((aip_range_point){(int64_t)a, b, 0, 0, ti, -1}));
+        return AIP_OK;
+    case AIP_REC_MARK:
+        memcpy(&a, r + 8, 8);
+        memcpy(&d, r + 16, 4);
+        PUSH(p->marks, ((aip_mark_ev){(int64_t)a, name_id(h->name), name_id(d), ti, 0}));
+        return AIP_OK;
+    case AIP_REC_MEMORY: {
+        aip_rec_memory m;
+        memcpy(&m, r, sizeof m);
+        PUSH(p->memory, ((aip_mem_ev){(int64_t)m.ts, m.address, m.bytes, m.total_allocated,
+                                         m.total_reserved, ti, m.device_type, m.device_index}));
+        return AIP_OK;
+    }
+    case AIP_REC_GC:
+        memcpy(&a, r + 8, 8);
+        memcpy(&b, r + 16, 8);
+        PUSH(p->gc, ((aip_gc_ev){(int64_t)a, (int64_t)b, ti}));
+        return AIP_OK;
+    case AIP_REC_THREAD_NAME:
+        t->name = name_id(h->name);
+        return AIP_OK;
+    default:
+        return AIP_OK; /* a newer minor's record kind */
+    }
+}
+
+static aip_status decode_events(loader *L, const aip_raw_chunk *c)
+{
+    aip_process *p = L->p;
+    int64_t n = events_check(c->payload, c->size);
+    if (n < 0) {
+        p->bad_event_chunks++;
+        load_problem(p, "EVENTS chunk at offset %llu has an inconsistent record; skipped",
+                     c->offset);
+        return AIP_OK;
+    }
+    uint32_t ti;
+    aip_status s = thread_index(L, c->tid, &ti);
+    if (s)
+        return s;
+    for (uint32_t off = 0; off < c->size;) {
+        aip_rec_header h;
+        memcpy(&h, c->payload + off, sizeof h);
+        s = decode_record(p, ti, c->payload + off, &h);
+        if (s)
+            return s;
+        off += h.size;
+    }
+    p->events += (uint64_t)n;
+    return AIP_OK;
+}
+
+static aip_status decode_stats(loader *L, const aip_raw_chunk *c)
+{
+    aip_process *p = L->p;
+    uint32_t count = 0;
+    if (c->size >= 8)
+        memcpy(&count, c->payload, 4);
+    if (c->size < 8 || count > (c->size - 8) / sizeof(aip_stats_entry)) {
+        p->bad_other_chunks++;
+        load_problem(p, "STATS chunk at offset %llu is inconsistent", c->offset);
+        return AIP_OK;
+    }
+    /* A second STATS chunk (not written today) supersedes the first. */
+    p->recorded = p->dropped = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        aip_stats_entry e;
+        memcpy(&e, c->payload + 8 + (size_t)i * sizeof e, sizeof e);
+        p->recorded += e.recorded;
+        p->dropped += e.dropped;
+        uint32_t ti;
+        aip_status s = thread_index(L, e.tid, &ti);
+        if (s)
+            return s;
+        p->threads[ti].recorded = e.recorded;
+        p->threads[ti].dropped = e.dropped;
+    }
+    p->has_stats = 1;
+    return AIP_OK;
+}
+
+static aip_status decode_chunk(loader *L, const aip_raw_chunk *c)
+{
+    aip_process *p = L->p;
+    p->chunks++;
+    switch (c->type) {
+    case AIP_CHUNK_INFO:
+        decode_info(p, c);
+        return AIP_OK;
+    case AIP_CHUNK_STRINGS:
+        return decode_strings(p, c);
+    case AIP_CHUNK_EVENTS:
+        return decode_events(L, c);
+    case AIP_CHUNK_CLOCK:
+        if (c->size < sizeof(aip_clock_sync)) {
+            p->bad_other_chunks++;
+            load_problem(p, "CLOCK chunk at offset %llu is too short", c->offset);
+            return AIP_OK;
+        }
+        memcpy(&p->last_sync, c->payload, sizeof p->last_sync);
+        if (p->n_syncs++ == 0)
+            p->first_sync = p->last_sync;
+        return AIP_OK;
+    case AIP_CHUNK_STATS:
+        return decode_stats(L, c);
+    default:
+        return AIP_OK; /* END, or a newer minor's chunk type */
+    }
+}
+
+/* Threads are referred to by index in marks, ranges, memory and GC records;
+ * sort the threads by tid and renumber those references. */
+static int cmp_thread(const void *a, const void *b)
+{
+    const aip_thread *x = a, *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static aip_status sort_threads(aip_process *p)
+{
+    size_t n = p->n_threads;
+    if (n < 2)
+        return AIP_OK;
+    uint64_t *old_tid = malloc(n * sizeof *old_tid);
+    uint32_t *map = malloc(n * sizeof *map);
+    if (!old_tid || !map) {
+        free(old_tid);
+        free(map);
+        return aip__fail(AIP_ERR_NOMEM, "no memory to sort threads");
+    }
+    for (size_t i = 0; i < n; i++)
+        old_tid[i] = p->threads[i].tid;
+    qsort(p->threads, n, sizeof *p->threads, cmp_thread);
+    for (size_t i = 0; i < n; i++) {
+        /* tids are unique in a process; find the new position by bisection */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (p->threads[mid].tid < old_tid[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        map[i] = (uint32_t)lo;
+    }
+    for (size_t i = 0; i < p->marks.n; i++)
+        p->marks.v[i].thread = map[p->marks.v[i].thread];
+    for (size_t i = 0; i < p->range_starts.n; i++)
+        p->range_starts.v[i].thread = map[p->range_starts.v[i].thread];
+    for (size_t i = 0; i < p->range_ends.n; i++)
+        p->range_ends.v[i].thread = map[p->range_ends.v[i].thread];
+    for (size_t i = 0; i < p->memory.n; i++)
+        p->memory.v[i].thread = map[p->memory.v[i].thread];
+    for (size_t i = 0; i < p->gc.n; i++)
+        p->gc.v[i].thread = map[p->gc.v[i].thread];
+    free(old_tid);
+    free(map);
+    return AIP_OK;
+}
+
+/* aiprof_{pid}.raw names the pid, which matters if INFO was lost. */
+static int64_t pid_from_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    long long pid = 0;
+    if (sscanf(base, "aiprof_%lld.raw", &pid) == 1 && pid > 0)
+        return pid;
+    return 0;
+}
+
+aip_status aip__model_load_raw(aip_model *m, const char *path)
+{
+    aip_raw_reader *r;
+    aip_status s = aip__raw_open(path, &r);
+    if (s)
+        return s;
+    s = aip__model_grow((void **)&m->procs, &m->cap_procs, m->n_procs + 1, sizeof *m->procs);
+    if (s) {
+        aip__raw_close(r);
+        return s;
+    }
+    aip_process *p = &m->procs[m->n_procs];
+    memset(p, 0, sizeof *p);
+    loader L = {.p = p};
+    p->source = strdup(path);
+    p->pid = pid_from_name(path);
+    struct stat st;
+    p->file_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    p->strings.max_ent = (1u << 20) + p->file_bytes / 4;
+    if (!p->source)
+        s = aip__fail(AIP_ERR_NOMEM, "no memory");
+    aip_raw_chunk c;
+    int rc = 0;
+    while (!s && (rc = aip__raw_next(r, &c)) == 1)
+        s = decode_chunk(&L, &c);
+    p->raw = *aip__raw_problems(r);
+    if (!s && rc < 0) {
+        /* Keep what was read before the error, like a truncated tail. */
+        snprintf(p->load_problem, sizeof p->load_problem, "%s: read error: %s", path,
+                 aip_last_error());
+    }
+    aip__raw_close(r);
+    free(L.tid_hash);
+    if (!s)
+        s = sort_threads(p);
+    if (s) {
+        m->n_procs++; /* let aip__model_free release the partial process */
+        return s;
+    }
+    aip__ticks_convert(p, m);
+    m->n_procs++;
+    return AIP_OK;
+}

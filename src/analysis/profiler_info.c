@@ -1,0 +1,151 @@
+/*
+ * profiler_info.c — read profiler_info*.json of a result directory (see .h).
+ */
+#include "profiler_info.h"
+#include "error.h"
+#include "fs.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define INFO_MAX_BYTES (16u * 1024u * 1024u)
+
+unsigned aip__export_type_parse(const char *text)
+{
+    if (!text)
+        return 0;
+    const char *dot = strrchr(text, '.'); /* "ExportType.Text" */
+    const char *v = dot ? dot + 1 : text;
+    if (!strcasecmp(v, "text"))
+        return AIP_EXPORT_TEXT;
+    if (!strcasecmp(v, "db"))
+        return AIP_EXPORT_DB;
+    return 0;
+}
+
+/* profiler_info.json or profiler_info_<digits>.json */
+static int is_info_name(const char *n)
+{
+    if (!strcmp(n, "profiler_info.json"))
+        return 1;
+    if (strncmp(n, "profiler_info_", 14) != 0)
+        return 0;
+    const char *p = n + 14;
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return !strcmp(p, ".json");
+}
+
+static int get_flag(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+}
+
+static int get_u64(json_t *o, const char *key, uint64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return 0;
+    *out = (uint64_t)json_integer_value(v);
+    return 1;
+}
+
+static void parse(json_t *root, aip_profiler_info *out)
+{
+    json_t *config = json_object_get(root, "config");
+    json_t *common = json_object_get(config, "common_config");
+    json_t *exp = json_object_get(config, "experimental_config");
+    json_t *et = json_object_get(exp, "_export_type");
+    if (json_is_string(et)) {
+        out->export_type = aip__export_type_parse(json_string_value(et));
+    } else if (json_is_array(et)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(et, i, v)
+            out->export_type |= aip__export_type_parse(json_string_value(v));
+    }
+    if (json_is_object(common)) {
+        out->has_config = 1;
+        out->record_shapes = get_flag(common, "record_shapes");
+        out->profile_memory = get_flag(common, "profile_memory");
+        out->with_stack = get_flag(common, "with_stack");
+        out->with_flops = get_flag(common, "with_flops");
+        out->with_modules = get_flag(common, "with_modules");
+    }
+    json_t *rank = json_object_get(root, "rank_id");
+    if (json_is_integer(rank))
+        out->rank = (int64_t)json_integer_value(rank);
+    json_t *si = json_object_get(root, "start_info");
+    aip_clock_sync cs;
+    if (get_u64(si, "start_cnt", &cs.ticks) && get_u64(si, "start_monotonic", &cs.monotonic_ns) &&
+        get_u64(si, "start_realtime", &cs.realtime_ns)) {
+        out->start_sync = cs;
+        out->has_start_sync = 1;
+    }
+}
+
+aip_status aip__profiler_info_read(const char *result_dir, aip_profiler_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rank = -1;
+    DIR *d = opendir(result_dir);
+    if (!d) {
+        snprintf(out->problem, sizeof out->problem, "cannot list %s", result_dir);
+        return AIP_OK;
+    }
+    char best[64] = "";
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        /* Several files (one per rank) are not expected; take the first by
+         * name so the choice does not depend on directory order. */
+        if (is_info_name(e->d_name) && strlen(e->d_name) < sizeof best &&
+            (!best[0] || strcmp(e->d_name, best) < 0))
+            snprintf(best, sizeof best, "%s", e->d_name);
+    }
+    closedir(d);
+    if (!best[0]) {
+        snprintf(out->problem, sizeof out->problem,
+                 "no profiler_info.json (the program may have ended before writing it); "
+                 "using defaults");
+        return AIP_OK;
+    }
+    char path[PATH_MAX];
+    if (aip__join(path, sizeof path, result_dir, best))
+        return AIP_OK;
+    char *text = NULL;
+    size_t size = 0;
+    aip_status s = aip__read_file(path, INFO_MAX_BYTES, &text, &size);
+    if (s == AIP_ERR_NOMEM)
+        return s;
+    if (s) {
+        snprintf(out->problem, sizeof out->problem, "%s", aip_last_error());
+        return AIP_OK;
+    }
+    json_error_t err;
+    json_t *root = json_loadb(text, size, 0, &err);
+    free(text);
+    if (!root) {
+        snprintf(out->problem, sizeof out->problem, "%s is not valid JSON (line %d: %s); using "
+                 "defaults", best, err.line, err.text);
+        return AIP_OK;
+    }
+    if (!json_is_object(root)) {
+        snprintf(out->problem, sizeof out->problem, "%s is not a JSON object; using defaults",
+                 best);
+        json_decref(root);
+        return AIP_OK;
+    }
+    parse(root, out);
+    json_decref(root);
+    out->found = 1;
+    snprintf(out->file, sizeof out->file, "%s", best);
+    return AIP_OK;
+}

@@ -1,0 +1,62 @@
+/*
+ * csv_operator_details.c — operator_details.csv: one row per framework op
+ * (cpu_op) in the per-thread op trees, in start order per thread, threads
+ * by tid, processes in raw file order.  ProfilerStep#N is an annotation in
+ * the model and never a row.
+ *
+ * Host Self/Total Duration come from the span tree (self = total minus the
+ * direct children's totals).  The Device columns are 0: aiprof has no
+ * device back end yet, so no kernel is linked to any op (docs/ANALYSIS.md).
+ */
+#include "export.h"
+#include "text_escape.h"
+#include "error.h"
+
+#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+static aip_status put_cell(aip_out *o, aip_esc_cache *c, uint32_t id)
+{
+    size_t n;
+    const char *s = aip__esc_get(c, id, &n);
+    if (!s)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
+    aip__out_put(o, s, n);
+    return AIP_OK;
+}
+
+aip_status aip__export_operator_details(const aip_model *m, aip_out *o)
+{
+    PUT_LIT(o, AIP_OPERATOR_DETAILS_HEADER "\r\n");
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
+        const aip_process *p = &m->procs[pi];
+        aip_esc_cache c;
+        s = aip__esc_init(&c, p, AIP_ESC_CSV);
+        for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
+            const aip_thread *t = &p->threads[ti];
+            for (size_t i = 0; i < t->n_spans && !s; i++) {
+                const aip_span *sp = &t->spans[i];
+                if (sp->kind != AIP_SPAN_OP)
+                    continue;
+                aip_op_fields f;
+                aip__model_op_fields(t, sp, &f);
+                s = put_cell(o, &c, sp->name);
+                PUT_LIT(o, ",");
+                if (!s && f.has_shapes)
+                    s = put_cell(o, &c, f.input_shapes);
+                PUT_LIT(o, ",");
+                if (!s && f.has_stack)
+                    s = put_cell(o, &c, f.call_stack);
+                PUT_LIT(o, ",");
+                char *d = aip__out_reserve(o, 80);
+                d = aip__fmt_us3(d, t->self_ns[i]);
+                *d++ = ',';
+                d = aip__fmt_us3(d, sp->end - sp->start);
+                memcpy(d, ",0,0,0,0\r\n", 10);
+                aip__out_commit(o, d + 10);
+            }
+        }
+        aip__esc_free(&c);
+    }
+    return s ? s : o->status;
+}

@@ -1,0 +1,140 @@
+/*
+ * outbuf.h — the buffered output stream every exporter writes through.
+ *
+ * Output goes to a temporary file beside the target (created through
+ * src/common/fs.h: 0640, no symlinks) in 256 KiB write(2)s and is renamed
+ * into place only when complete, so a failed or interrupted analysis never
+ * leaves half a file under the real name.  Errors are sticky: writers keep
+ * appending without checking, and aip__out_close() reports the first error.
+ * Number formatting is hand-written (hot path: millions of timestamps).
+ */
+#ifndef AIP_OUTBUF_H
+#define AIP_OUTBUF_H
+
+#include "aiprof.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define AIP_OUT_CAP (256u * 1024u)
+
+typedef struct aip_out {
+    int fd;
+    int to_file;              /* opened by aip__out_open (temp + rename) */
+    aip_status status;        /* first error, sticky */
+    char *buf;
+    size_t len;
+    uint64_t total;           /* bytes produced */
+    char path[PATH_MAX];
+    char tmp[PATH_MAX];
+} aip_out;
+
+/* aip__out_open() : start writing `path` (via a temporary name). */
+aip_status aip__out_open(aip_out *o, const char *path);
+/* aip__out_init_fd() : write to an already open fd (tests, fuzzing); the
+ * fd is not closed. */
+aip_status aip__out_init_fd(aip_out *o, int fd);
+/* aip__out_close() : flush; for a file, fsync-free close and rename into
+ * place.  On any error the temporary file is removed.  @return status. */
+aip_status aip__out_close(aip_out *o);
+/* aip__out_abort() : discard everything (removes the temporary file). */
+void aip__out_abort(aip_out *o);
+/* aip__out_flush_buffer() : write the buffer out (used by the inlines). */
+void aip__out_flush_buffer(aip_out *o);
+/* aip__out_write_big() : write `n` bytes that may exceed the buffer. */
+void aip__out_write_big(aip_out *o, const void *p, size_t n);
+
+/* Room for `n` more bytes at the returned pointer (n <= AIP_OUT_CAP);
+ * follow with aip__out_commit() of what was used. */
+static inline char *aip__out_reserve(aip_out *o, size_t n)
+{
+    if (o->len + n > AIP_OUT_CAP)
+        aip__out_flush_buffer(o);
+    return o->buf + o->len;
+}
+
+static inline void aip__out_commit(aip_out *o, char *end) { o->len = (size_t)(end - o->buf); }
+
+static inline void aip__out_put(aip_out *o, const void *p, size_t n)
+{
+    if (n > AIP_OUT_CAP / 2) {
+        aip__out_write_big(o, p, n);
+        return;
+    }
+    char *d = aip__out_reserve(o, n);
+    memcpy(d, p, n);
+    o->len += n;
+}
+
+static inline void aip__out_str(aip_out *o, const char *s) { aip__out_put(o, s, strlen(s)); }
+
+/* ---- number formatting into a buffer; each returns the end pointer ---- */
+
+extern const char aip__digit_pairs[200];
+
+/* At most 20 bytes. */
+static inline char *aip__fmt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *e = tmp + sizeof tmp, *q = e;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        q -= 2;
+        memcpy(q, aip__digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, aip__digit_pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    size_t n = (size_t)(e - q);
+    memcpy(p, q, n);
+    return p + n;
+}
+
+/* At most 20 bytes. */
+static inline char *aip__fmt_i64(char *p, int64_t v)
+{
+    if (v < 0) {
+        *p++ = '-';
+        return aip__fmt_u64(p, (uint64_t)0 - (uint64_t)v);
+    }
+    return aip__fmt_u64(p, (uint64_t)v);
+}
+
+/* ns as microseconds with exactly 3 decimals ("12.345"); at most 25 bytes. */
+static inline char *aip__fmt_us3(char *p, int64_t ns)
+{
+    if (ns < 0) {
+        *p++ = '-';
+        ns = ns == INT64_MIN ? INT64_MAX : -ns;
+    }
+    uint64_t us = (uint64_t)ns / 1000u;
+    unsigned frac = (unsigned)((uint64_t)ns % 1000u);
+    p = aip__fmt_u64(p, us);
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    memcpy(p + 2, aip__digit_pairs + 2 * (frac % 100), 2);
+    return p + 4;
+}
+
+static inline void aip__out_u64(aip_out *o, uint64_t v)
+{
+    aip__out_commit(o, aip__fmt_u64(aip__out_reserve(o, 24), v));
+}
+
+static inline void aip__out_i64(aip_out *o, int64_t v)
+{
+    aip__out_commit(o, aip__fmt_i64(aip__out_reserve(o, 24), v));
+}
+
+static inline void aip__out_us3(aip_out *o, int64_t ns)
+{
+    aip__out_commit(o, aip__fmt_us3(aip__out_reserve(o, 28), ns));
+}
+
+#endif

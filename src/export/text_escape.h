@@ -1,0 +1,49 @@
+/*
+ * text_escape.h — making recorded strings safe for JSON and CSV.
+ *
+ * Recorded names are untrusted bytes: they may hold quotes, control
+ * characters, `</script>`, or invalid UTF-8.  JSON output escapes every
+ * control character, `"` and `\`, escapes `<`, `>`, `&` and U+2028/U+2029
+ * (so a trace embedded in HTML or JavaScript cannot break out), and replaces
+ * each invalid UTF-8 sequence with U+FFFD.  CSV cells are RFC 4180 quoted
+ * when needed, have invalid UTF-8 and NUL replaced, and get a leading `'`
+ * when they start with = + - @ and are not a number (spreadsheet formula
+ * injection).  Escaped forms are cached per string id, since the same few
+ * names are printed millions of times.
+ */
+#ifndef AIP_TEXT_ESCAPE_H
+#define AIP_TEXT_ESCAPE_H
+
+#include "model.h"
+
+#include <stddef.h>
+
+/* Worst-case output sizes for an input of n bytes. */
+#define AIP_JSON_ESC_MAX(n) (6 * (size_t)(n) + 2)
+#define AIP_CSV_ESC_MAX(n) (3 * (size_t)(n) + 3)
+
+/* aip__json_quote() : `"escaped"` into out; @return bytes written. */
+size_t aip__json_quote(const char *s, size_t n, char *out);
+/* aip__csv_cell() : the CSV cell for s (quoted if needed); @return bytes. */
+size_t aip__csv_cell(const char *s, size_t n, char *out);
+
+enum aip_esc_kind { AIP_ESC_JSON, AIP_ESC_CSV };
+
+typedef struct aip_esc_cache {
+    const aip_process *p;
+    int kind;
+    uint64_t *off;            /* per id: 1 + offset in blob, 0 = not cached yet */
+    uint32_t *len;
+    char *blob;
+    size_t blob_len, blob_cap;
+    size_t n;
+} aip_esc_cache;
+
+aip_status aip__esc_init(aip_esc_cache *c, const aip_process *p, int kind);
+void aip__esc_free(aip_esc_cache *c);
+/* aip__esc_get() : escaped form of string `id` (JSON: with quotes; an
+ * undefined id gives `""` / an empty cell).  The pointer is valid until the
+ * next call.  NULL only when out of memory. */
+const char *aip__esc_get(aip_esc_cache *c, uint32_t id, size_t *len);
+
+#endif

@@ -1,0 +1,474 @@
+/*
+ * trace_json.c — trace_view.json: Chrome Trace Event JSON in Kineto's
+ * object form, streamed event by event.
+ *
+ * `ts`/`dur` are numbers of µs relative to baseTimeNanoseconds, printed
+ * with exactly 3 decimals from integer ns (relative, so float64 readers such
+ * as Perfetto keep ns precision; Ascend/pytorch#133).  The base is the
+ * earliest recorded time rounded down to a whole second: derived from the
+ * data, so analysing twice gives the same bytes.  Every recorded string goes
+ * through the escape cache (text_escape.c).  Flow and async ids are small
+ * integers counted from 1 in output order.
+ *
+ * Layout: header keys, then traceEvents — per process its metadata, then
+ * per thread (by tid) its spans in start order, marks, mstx start/end
+ * ranges, memory, GC (own process "Python GC"), and last the fwdbwd flows.
+ */
+#include "export.h"
+#include "text_escape.h"
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct tj {
+    aip_out *o;
+    const aip_model *m;
+    int64_t base;
+    int first;                /* no event written yet */
+    uint64_t async_id;
+    aip_status status;        /* first non-I/O error (no memory) */
+    aip_esc_cache esc;        /* strings of the current process */
+    char pfx[80];             /* `,"pid":P,"tid":T,"ts":` of the current thread */
+    size_t pfx_len;
+} tj;
+
+#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+static void begin_event(tj *w)
+{
+    if (w->first) {
+        PUT_LIT(w->o, "\n");
+        w->first = 0;
+    } else {
+        PUT_LIT(w->o, ",\n");
+    }
+}
+
+static void put_id(tj *w, uint32_t id)
+{
+    size_t n;
+    const char *s = aip__esc_get(&w->esc, id, &n);
+    if (!s) {
+        if (!w->status)
+            w->status = aip__fail(AIP_ERR_NOMEM, "no memory for trace strings");
+        PUT_LIT(w->o, "\"\"");
+        return;
+    }
+    aip__out_put(w->o, s, n);
+}
+
+/* A C string from INFO or profiler_info: escaped on the spot (rare). */
+static void put_cstr(tj *w, const char *s)
+{
+    size_t n = strlen(s);
+    char small[256];
+    char *buf = AIP_JSON_ESC_MAX(n) <= sizeof small ? small : malloc(AIP_JSON_ESC_MAX(n));
+    if (!buf) {
+        PUT_LIT(w->o, "\"\"");
+        return;
+    }
+    aip__out_put(w->o, buf, aip__json_quote(s, n, buf));
+    if (buf != small)
+        free(buf);
+}
+
+static void put_ts(tj *w, int64_t ns) { aip__out_us3(w->o, ns - w->base); }
+
+static void set_thread_prefix(tj *w, int64_t pid, uint64_t tid)
+{
+    char *d = w->pfx;
+    memcpy(d, ",\"pid\":", 7);
+    d = aip__fmt_i64(d + 7, pid);
+    memcpy(d, ",\"tid\":", 7);
+    d = aip__fmt_u64(d + 7, tid);
+    memcpy(d, ",\"ts\":", 6);
+    w->pfx_len = (size_t)(d + 6 - w->pfx);
+}
+
+/* ---- metadata --------------------------------------------------------- */
+
+static void meta_head(tj *w, const char *what, int64_t pid, uint64_t tid)
+{
+    begin_event(w);
+    PUT_LIT(w->o, "{\"ph\":\"M\",\"name\":\"");
+    aip__out_str(w->o, what);
+    PUT_LIT(w->o, "\",\"pid\":");
+    aip__out_i64(w->o, pid);
+    PUT_LIT(w->o, ",\"tid\":");
+    aip__out_u64(w->o, tid);
+}
+
+static void meta_str(tj *w, const char *what, int64_t pid, uint64_t tid, const char *key,
+                     const char *value)
+{
+    meta_head(w, what, pid, tid);
+    PUT_LIT(w->o, ",\"args\":{\"");
+    aip__out_str(w->o, key);
+    PUT_LIT(w->o, "\":");
+    put_cstr(w, value);
+    PUT_LIT(w->o, "}}");
+}
+
+static void meta_sort(tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index)
+{
+    meta_head(w, what, pid, tid);
+    PUT_LIT(w->o, ",\"args\":{\"sort_index\":");
+    aip__out_u64(w->o, index);
+    PUT_LIT(w->o, "}}");
+}
+
+static void process_meta(tj *w, const aip_process *p)
+{
+    char fallback[48];
+    const char *name = p->program && p->program[0] ? p->program : NULL;
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "Process %lld", (long long)p->pid);
+        name = fallback;
+    }
+    meta_str(w, "process_name", p->pid, 0, "name", name);
+    meta_str(w, "process_labels", p->pid, 0, "labels", "CPU");
+    meta_sort(w, "process_sort_index", p->pid, 0, 0);
+    for (size_t i = 0; i < p->n_threads; i++) {
+        const aip_thread *t = &p->threads[i];
+        if (t->name && t->name < p->strings.n_ent && p->strings.ent[t->name].defined) {
+            meta_head(w, "thread_name", p->pid, t->tid);
+            PUT_LIT(w->o, ",\"args\":{\"name\":");
+            put_id(w, t->name);
+            PUT_LIT(w->o, "}}");
+        } else {
+            char n[40];
+            snprintf(n, sizeof n, "Thread %llu", (unsigned long long)t->tid);
+            meta_str(w, "thread_name", p->pid, t->tid, "name", n);
+        }
+        meta_sort(w, "thread_sort_index", p->pid, t->tid, t->tid);
+    }
+}
+
+/* ---- spans ------------------------------------------------------------ */
+
+static void op_args(tj *w, const aip_thread *t, const aip_span *s)
+{
+    aip_op_fields f;
+    aip__model_op_fields(t, s, &f);
+    int any = 0;
+#define ARG(lit)                                   \
+    do {                                           \
+        if (any)                                   \
+            PUT_LIT(w->o, ",\"" lit "\":");        \
+        else                                       \
+            PUT_LIT(w->o, ",\"args\":{\"" lit "\":"); \
+        any = 1;                                   \
+    } while (0)
+    if (f.has_seq && f.sequence_number >= 0) {
+        ARG("Sequence number");
+        aip__out_i64(w->o, f.sequence_number);
+        ARG("Fwd thread id");
+        aip__out_u64(w->o, f.fwd_thread_id);
+    }
+    if (f.has_shapes) {
+        ARG("Input Dims");
+        put_id(w, f.input_shapes);
+        ARG("Input type");
+        put_id(w, f.input_dtypes);
+    }
+    if (f.has_stack && f.call_stack) {
+        ARG("Call stack");
+        put_id(w, f.call_stack);
+    }
+    if (f.has_stack && f.module_hierarchy) {
+        ARG("Module Hierarchy");
+        put_id(w, f.module_hierarchy);
+    }
+#undef ARG
+    if (any)
+        PUT_LIT(w->o, "}");
+}
+
+static void put_domain(tj *w, uint32_t domain)
+{
+    if (domain)
+        put_id(w, domain);
+    else
+        PUT_LIT(w->o, "\"default\"");
+}
+
+static void thread_spans(tj *w, const aip_thread *t)
+{
+    for (size_t i = 0; i < t->n_spans; i++) {
+        const aip_span *s = &t->spans[i];
+        begin_event(w);
+        if (s->kind == AIP_SPAN_OP)
+            PUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":");
+        else if (s->kind == AIP_SPAN_ANNOTATION)
+            PUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+        else
+            PUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"mstx\",\"name\":");
+        put_id(w, s->name);
+        aip__out_put(w->o, w->pfx, w->pfx_len);
+        put_ts(w, s->start);
+        PUT_LIT(w->o, ",\"dur\":");
+        aip__out_us3(w->o, s->end - s->start);
+        if (s->kind == AIP_SPAN_OP) {
+            if (s->aux)
+                op_args(w, t, s);
+        } else if (s->kind == AIP_SPAN_RANGE) {
+            PUT_LIT(w->o, ",\"args\":{\"domain\":");
+            put_domain(w, aip__model_range_domain(t, s));
+            PUT_LIT(w->o, "}");
+        }
+        PUT_LIT(w->o, "}");
+    }
+}
+
+/* ---- instants, mstx start/end, memory, GC ---------------------------- */
+
+static void marks(tj *w, const aip_process *p)
+{
+    for (size_t i = 0; i < p->marks.n; i++) {
+        const aip_mark_ev *k = &p->marks.v[i];
+        set_thread_prefix(w, p->pid, p->threads[k->thread].tid);
+        begin_event(w);
+        PUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
+        put_id(w, k->name);
+        aip__out_put(w->o, w->pfx, w->pfx_len);
+        put_ts(w, k->ts);
+        PUT_LIT(w->o, ",\"args\":{\"domain\":");
+        put_domain(w, k->domain);
+        PUT_LIT(w->o, "}}");
+    }
+}
+
+static void async_point(tj *w, const aip_process *p, const aip_range_point *r, uint32_t name,
+                        const char *ph, uint64_t id, int with_domain)
+{
+    set_thread_prefix(w, p->pid, p->threads[r->thread].tid);
+    begin_event(w);
+    PUT_LIT(w->o, "{\"ph\":\"");
+    aip__out_str(w->o, ph);
+    PUT_LIT(w->o, "\",\"cat\":\"mstx\",\"id\":");
+    aip__out_u64(w->o, id);
+    PUT_LIT(w->o, ",\"name\":");
+    put_id(w, name);
+    aip__out_put(w->o, w->pfx, w->pfx_len);
+    put_ts(w, r->ts);
+    if (with_domain) {
+        PUT_LIT(w->o, ",\"args\":{\"domain\":");
+        put_domain(w, r->domain);
+        PUT_LIT(w->o, "}");
+    }
+    PUT_LIT(w->o, "}");
+}
+
+static void ranges(tj *w, const aip_process *p)
+{
+    for (size_t i = 0; i < p->range_starts.n; i++) {
+        const aip_range_point *s = &p->range_starts.v[i];
+        if (s->match < 0) {
+            /* No end was recorded (crash, or ended after stop): an instant
+             * keeps the start visible without inventing a duration. */
+            set_thread_prefix(w, p->pid, p->threads[s->thread].tid);
+            begin_event(w);
+            PUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
+            put_id(w, s->name);
+            aip__out_put(w->o, w->pfx, w->pfx_len);
+            put_ts(w, s->ts);
+            PUT_LIT(w->o, ",\"args\":{\"domain\":");
+            put_domain(w, s->domain);
+            PUT_LIT(w->o, ",\"unmatched\":\"no range end recorded\"}}");
+            continue;
+        }
+        uint64_t id = ++w->async_id;
+        async_point(w, p, s, s->name, "b", id, 1);
+        async_point(w, p, &p->range_ends.v[s->match], s->name, "e", id, 0);
+    }
+}
+
+static void device_name(char *out, size_t cap, uint8_t type, int8_t index)
+{
+    const char *n = type == AIP_DEVICE_CPU ? "CPU" : type == AIP_DEVICE_CUDA ? "CUDA"
+                  : type == AIP_DEVICE_NPU ? "NPU" : NULL;
+    char other[16];
+    if (!n) {
+        snprintf(other, sizeof other, "Device%u", type);
+        n = other;
+    }
+    if (index >= 0)
+        snprintf(out, cap, "%s:%d", n, index);
+    else
+        snprintf(out, cap, "%s", n);
+}
+
+static void memory(tj *w, const aip_process *p)
+{
+    for (size_t i = 0; i < p->memory.n; i++) {
+        const aip_mem_ev *e = &p->memory.v[i];
+        set_thread_prefix(w, p->pid, p->threads[e->thread].tid);
+        begin_event(w);
+        PUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
+        aip__out_put(w->o, w->pfx, w->pfx_len);
+        put_ts(w, e->ts);
+        PUT_LIT(w->o, ",\"args\":{\"Device Type\":");
+        aip__out_u64(w->o, e->device_type);
+        PUT_LIT(w->o, ",\"Device Id\":");
+        aip__out_i64(w->o, e->device_index);
+        PUT_LIT(w->o, ",\"Addr\":");
+        aip__out_u64(w->o, e->address);
+        PUT_LIT(w->o, ",\"Bytes\":");
+        aip__out_i64(w->o, e->bytes);
+        PUT_LIT(w->o, ",\"Total Allocated\":");
+        aip__out_i64(w->o, e->total_allocated);
+        PUT_LIT(w->o, ",\"Total Reserved\":");
+        aip__out_i64(w->o, e->total_reserved);
+        PUT_LIT(w->o, "}}");
+        /* The counter track: one series pair per device. */
+        char dev[40], name[64];
+        device_name(dev, sizeof dev, e->device_type, e->device_index);
+        snprintf(name, sizeof name, "Memory (%s)", dev);
+        begin_event(w);
+        PUT_LIT(w->o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":");
+        put_cstr(w, name);
+        PUT_LIT(w->o, ",\"pid\":");
+        aip__out_i64(w->o, p->pid);
+        PUT_LIT(w->o, ",\"tid\":0,\"ts\":");
+        put_ts(w, e->ts);
+        PUT_LIT(w->o, ",\"args\":{\"Total Allocated\":");
+        aip__out_i64(w->o, e->total_allocated);
+        PUT_LIT(w->o, ",\"Total Reserved\":");
+        aip__out_i64(w->o, e->total_reserved);
+        PUT_LIT(w->o, "}}");
+    }
+}
+
+static void gc_events(tj *w, const aip_process *p)
+{
+    if (!p->gc.n)
+        return;
+    /* torch_npu's formatted pid for the host GC layer: (pid<<10)|(1<<5)|31. */
+    int64_t gpid = (int64_t)(((uint64_t)p->pid << 10) | (1u << 5) | 31u);
+    meta_str(w, "process_name", gpid, 0, "name", "Python GC");
+    meta_str(w, "process_labels", gpid, 0, "labels", "CPU");
+    meta_sort(w, "process_sort_index", gpid, 0, 1);
+    uint8_t *named = calloc(p->n_threads ? p->n_threads : 1, 1);
+    for (size_t i = 0; i < p->gc.n; i++) {
+        const aip_gc_ev *g = &p->gc.v[i];
+        uint64_t tid = p->threads[g->thread].tid;
+        if (named && !named[g->thread]) {
+            named[g->thread] = 1;
+            meta_str(w, "thread_name", gpid, tid, "name", "Python GC");
+        }
+        set_thread_prefix(w, gpid, tid);
+        begin_event(w);
+        PUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"GC\",\"name\":\"GC\"");
+        aip__out_put(w->o, w->pfx, w->pfx_len);
+        put_ts(w, g->start);
+        PUT_LIT(w->o, ",\"dur\":");
+        aip__out_us3(w->o, g->end - g->start);
+        PUT_LIT(w->o, "}");
+    }
+    free(named);
+}
+
+static void flows(tj *w)
+{
+    const aip_model *m = w->m;
+    for (size_t i = 0; i < m->n_flows; i++) {
+        const aip_flow *f = &m->flows[i];
+        const aip_process *p = &m->procs[f->process];
+        const aip_thread *ft = &p->threads[f->fwd_thread], *bt = &p->threads[f->bwd_thread];
+        for (int end = 0; end < 2; end++) {
+            const aip_thread *t = end ? bt : ft;
+            const aip_span *s = &t->spans[end ? f->bwd_span : f->fwd_span];
+            set_thread_prefix(w, p->pid, t->tid);
+            begin_event(w);
+            if (end)
+                PUT_LIT(w->o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+            else
+                PUT_LIT(w->o, "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+            aip__out_u64(w->o, i + 1);
+            aip__out_put(w->o, w->pfx, w->pfx_len);
+            put_ts(w, s->start);
+            PUT_LIT(w->o, "}");
+        }
+    }
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+static void header(tj *w, const aip_profiler_info *info)
+{
+    const aip_model *m = w->m;
+    const aip_process *p0 = m->n_procs ? &m->procs[0] : NULL;
+    uint64_t corrupt = 0, truncated = 0, unmatched = 0;
+    for (size_t i = 0; i < m->n_procs; i++) {
+        const aip_process *p = &m->procs[i];
+        corrupt += p->raw.corrupt_chunks + p->bad_event_chunks + p->bad_other_chunks;
+        truncated += p->raw.truncated_bytes;
+        unmatched += p->unmatched_range_starts + p->unmatched_range_ends;
+    }
+    PUT_LIT(w->o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
+    aip__out_i64(w->o, w->base);
+    PUT_LIT(w->o, ",\n\"hostname\":");
+    put_cstr(w, p0 && p0->hostname ? p0->hostname : "");
+    PUT_LIT(w->o, ",\"pid\":");
+    aip__out_i64(w->o, p0 ? p0->pid : 0);
+    PUT_LIT(w->o, ",\"rank\":");
+    aip__out_i64(w->o, info ? info->rank : -1);
+    if (info && info->has_config) {
+        PUT_LIT(w->o, ",\"record_shapes\":");
+        aip__out_u64(w->o, (uint64_t)info->record_shapes);
+        PUT_LIT(w->o, ",\"profile_memory\":");
+        aip__out_u64(w->o, (uint64_t)info->profile_memory);
+        PUT_LIT(w->o, ",\"with_stack\":");
+        aip__out_u64(w->o, (uint64_t)info->with_stack);
+        PUT_LIT(w->o, ",\"with_flops\":");
+        aip__out_u64(w->o, (uint64_t)info->with_flops);
+        PUT_LIT(w->o, ",\"with_modules\":");
+        aip__out_u64(w->o, (uint64_t)info->with_modules);
+    }
+    PUT_LIT(w->o, ",\n\"aiprof\":{\"version\":");
+    put_cstr(w, aip_version());
+    PUT_LIT(w->o, ",\"droppedEvents\":");
+    aip__out_u64(w->o, m->dropped_events);
+    PUT_LIT(w->o, ",\"events\":");
+    aip__out_u64(w->o, m->n_events);
+    PUT_LIT(w->o, ",\"rawFiles\":");
+    aip__out_u64(w->o, m->n_procs);
+    PUT_LIT(w->o, ",\"corruptChunks\":");
+    aip__out_u64(w->o, corrupt);
+    PUT_LIT(w->o, ",\"truncatedBytes\":");
+    aip__out_u64(w->o, truncated);
+    PUT_LIT(w->o, ",\"unmatchedRanges\":");
+    aip__out_u64(w->o, unmatched);
+    PUT_LIT(w->o, "},\n\"traceEvents\":[");
+}
+
+aip_status aip__export_trace_json(const aip_model *m, const aip_profiler_info *info, aip_out *o)
+{
+    tj w = {.o = o, .m = m, .first = 1};
+    /* Whole seconds below the earliest time: short, exact, reproducible. */
+    w.base = m->first_ns - m->first_ns % 1000000000;
+    header(&w, info);
+    for (size_t pi = 0; pi < m->n_procs && !w.status; pi++) {
+        const aip_process *p = &m->procs[pi];
+        w.status = aip__esc_init(&w.esc, p, AIP_ESC_JSON);
+        if (w.status)
+            break;
+        process_meta(&w, p);
+        for (size_t ti = 0; ti < p->n_threads; ti++) {
+            set_thread_prefix(&w, p->pid, p->threads[ti].tid);
+            thread_spans(&w, &p->threads[ti]);
+        }
+        marks(&w, p);
+        ranges(&w, p);
+        memory(&w, p);
+        gc_events(&w, p);
+        aip__esc_free(&w.esc);
+    }
+    aip__esc_free(&w.esc);
+    if (!w.status)
+        flows(&w);
+    PUT_LIT(o, "\n]}\n");
+    return w.status ? w.status : o->status;
+}
