@@ -232,7 +232,7 @@ static uint64_t stop_recording(aip_session *s)
 static void report(const char *what, const char *mode, int threads, double ns, double clock_ns,
                    uint64_t dropped)
 {
-    printf("%s, %s, %d thread%s: %.1f ns (%.1fx two clock_gettime)", what, mode, threads,
+    printf("%s, %s, %d thread%s: %.1f ns (%.2fx two clock_gettime)", what, mode, threads,
            threads == 1 ? "" : "s", ns, ns / clock_ns);
     if (dropped)
         printf(" [%" PRIu64 " events dropped: figure is not representative]", dropped);

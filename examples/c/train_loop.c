@@ -12,7 +12,7 @@
  *                              one aip_session_step() per training step.
  *   thread "dataloader"        builds batches inside mstx ranges of domain
  *                              "dataloader", marks epoch boundaries, and opens a
- *                              "batch_in_flight" range that the trainer closes
+ *                              "batch_queued" range that the trainer closes
  *                              when it takes the batch (a cross-thread range).
  *   both                       memory events for every tensor alloc/free.
  *
@@ -231,10 +231,12 @@ static void plain_op(const char *name, const char *shapes, const char *dtypes,
  * ---------------------------------------------------------------------- */
 typedef struct batch {
     tensor x, y;
-    uint64_t in_flight;  /* range from "queued" to "taken by the trainer" */
+    uint64_t queued;     /* cross-thread range: in the queue until taken */
 } batch;
 
-enum { QUEUE_CAP = 2 };
+/* One batch prefetched: the dataloader builds batch N+1 while the trainer
+ * works on batch N. */
+enum { QUEUE_CAP = 1 };
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -247,6 +249,12 @@ static void queue_put(batch b)
     pthread_mutex_lock(&queue.lock);
     while (queue.count == QUEUE_CAP)
         pthread_cond_wait(&queue.changed, &queue.lock);
+    /* "batch_queued" runs from here to the trainer's queue_take(), on the
+     * other thread.  It starts under the queue lock so that the trainer
+     * cannot take the batch before its range id is stored.  aip_range_start
+     * never blocks, so calling it under a lock is fine; it returns 0 when
+     * nothing records, and aip_range_end(0) does nothing. */
+    b.queued = aip_range_start("dataloader", "batch_queued");
     queue.items[(queue.head + queue.count++) % QUEUE_CAP] = b;
     pthread_cond_broadcast(&queue.changed);
     pthread_mutex_unlock(&queue.lock);
@@ -289,9 +297,6 @@ static void *dataloader_main(void *arg)
                 b.y.data[r * OUT + o] = teacher(x, o);
         }
         aip_range_pop();
-        /* Ends on the trainer thread.  0 means "not recorded now" and is
-         * fine to pass to aip_range_end(). */
-        b.in_flight = aip_range_start("dataloader", "batch_in_flight");
         queue_put(b);
     }
     return NULL;
@@ -444,7 +449,7 @@ static void sgd_step(mlp *m, const gradients *g)
 static float train_step(mlp *m)
 {
     batch b = queue_take();
-    aip_range_end(b.in_flight);
+    aip_range_end(b.queued);
 
     activations a;
     gradients g;
