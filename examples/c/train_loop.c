@@ -19,7 +19,9 @@
  * The schedule decides which steps are recorded (default wait=1, warmup=1,
  * active=2, repeat=1: steps 2 and 3), exactly like torch.profiler.schedule.
  * Each finished trace is a `{worker}_{timestamp}_ascend_pt` directory; turn
- * it into trace_view.json and CSVs with `aiprof analyse DIR`.
+ * it into trace_view.json and CSVs with `aiprof analyse DIR`.  (The batch
+ * queued during the last recorded step is taken after the trace is saved, so
+ * the analyser reports one mstx range start without end: that is expected.)
  *
  *   train_loop [--steps N] [--dir DIR] [--wait N] [--warmup N] [--active N]
  *              [--repeat N] [--skip-first N]
@@ -234,8 +236,8 @@ typedef struct batch {
     uint64_t queued;     /* cross-thread range: in the queue until taken */
 } batch;
 
-/* One batch prefetched: the dataloader builds batch N+1 while the trainer
- * works on batch N. */
+/* One ready batch waits in the queue while the dataloader builds the next
+ * one and the trainer works on the current one. */
 enum { QUEUE_CAP = 1 };
 static struct {
     pthread_mutex_t lock;
