@@ -91,7 +91,8 @@ static void parse_options(int argc, char **argv, struct options *o)
     o->dir = "./aiprof_result";
     o->schedule = (aip_schedule){.skip_first = 0, .wait = 1, .warmup = 1, .active = 2,
                                  .repeat = 1};
-    for (int i = 1; i < argc; i++) {
+    /* Every option takes a value, hence i += 2. */
+    for (int i = 1; i < argc; i += 2) {
         const char *flag = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
             printf("usage: %s [--steps N] [--dir DIR] [--wait N] [--warmup N] [--active N]\n"
@@ -120,7 +121,6 @@ static void parse_options(int argc, char **argv, struct options *o)
             fprintf(stderr, "train_loop: unknown option %s (try --help)\n", flag);
             exit(2);
         }
-        i++; /* every option takes a value */
     }
     /* Schedule values are left to aiprof to validate, so that a bad one
      * shows the library's own message; the step count is ours. */
@@ -275,6 +275,9 @@ static batch queue_take(void)
     return b;
 }
 
+/* A uniform random number in [-0.5, 0.5]. */
+static float uniform(unsigned *seed) { return (float)((double)rand_r(seed) / RAND_MAX) - 0.5f; }
+
 /* The function the MLP learns: a fixed linear mix of two inputs per output. */
 static float teacher(const float *x, int o) { return 0.5f * x[o] - 0.25f * x[o + OUT] + 0.1f; }
 
@@ -294,7 +297,7 @@ static void *dataloader_main(void *arg)
         for (int r = 0; r < BATCH; r++) {
             float *x = &b.x.data[r * IN];
             for (int c = 0; c < IN; c++)
-                x[c] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
+                x[c] = uniform(&seed);
             for (int o = 0; o < OUT; o++)
                 b.y.data[r * OUT + o] = teacher(x, o);
         }
@@ -497,9 +500,9 @@ static void init_params(mlp *m)
     m->w2 = tensor_new(HIDDEN, OUT);
     m->b2 = tensor_new(1, OUT);
     for (int i = 0; i < IN * HIDDEN; i++)
-        m->w1.data[i] = ((float)rand_r(&seed) / RAND_MAX - 0.5f) * 0.2f;
+        m->w1.data[i] = uniform(&seed) * 0.2f;
     for (int i = 0; i < HIDDEN * OUT; i++)
-        m->w2.data[i] = ((float)rand_r(&seed) / RAND_MAX - 0.5f) * 0.2f;
+        m->w2.data[i] = uniform(&seed) * 0.2f;
 }
 
 int main(int argc, char **argv)
