@@ -11,9 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define INFO_MAX_BYTES (16u * 1024u * 1024u)
+
+/* Not strcasecmp: <strings.h> is shadowed by src/core/strings.h here. */
+static int same_word(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
+        if (x != *b)
+            return 0;
+    }
+    return *a == *b;
+}
 
 unsigned aip__export_type_parse(const char *text)
 {
@@ -21,9 +31,9 @@ unsigned aip__export_type_parse(const char *text)
         return 0;
     const char *dot = strrchr(text, '.'); /* "ExportType.Text" */
     const char *v = dot ? dot + 1 : text;
-    if (!strcasecmp(v, "text"))
+    if (same_word(v, "text"))
         return AIP_EXPORT_TEXT;
-    if (!strcasecmp(v, "db"))
+    if (same_word(v, "db"))
         return AIP_EXPORT_DB;
     return 0;
 }

@@ -27,7 +27,7 @@ typedef struct conv {
 static inline int64_t to_wall(const conv *c, int64_t ticks)
 {
     __int128 d = (__int128)(uint64_t)ticks - (__int128)c->t0;
-    __int128 v = (d * (__int128)c->mult) >> 32;
+    __int128 v = (d * (__int128)c->mult + ((__int128)1 << 31)) >> 32; /* rounded */
     v += c->r0;
     if (v < 0)
         return 0;
@@ -38,7 +38,7 @@ static inline int64_t to_wall(const conv *c, int64_t ticks)
 
 static uint64_t mult_from_ratio(uint64_t num, uint64_t den)
 {
-    unsigned __int128 m = ((unsigned __int128)num << 32) / den;
+    unsigned __int128 m = (((unsigned __int128)num << 32) + den / 2) / den;
     return m > MULT_MAX ? MULT_MAX : (uint64_t)m;
 }
 
@@ -50,7 +50,7 @@ static void setup(conv *c, aip_process *p, const aip_model *m)
     if (p->n_syncs >= 2 && b->ticks > a->ticks && b->monotonic_ns >= a->monotonic_ns)
         c->mult = mult_from_ratio(b->monotonic_ns - a->monotonic_ns, b->ticks - a->ticks);
     else if (tps_ok)
-        c->mult = (uint64_t)(1e9 / tps * 4294967296.0);
+        c->mult = (uint64_t)(1e9 / tps * 4294967296.0 + 0.5);
     else
         c->mult = (uint64_t)1 << 32; /* nothing better known: ticks are ns */
     if (c->mult == 0)

@@ -1,0 +1,496 @@
+/*
+ * test_analysis_model.c — raw file → model: every record kind, clock
+ * conversion, nesting and self time, steps and the step trace arithmetic,
+ * range pairing, fwdbwd pairing, damaged contents inside valid chunks.
+ */
+#include "aip_test.h"
+#include "model.h"
+#include "raw_builder.h"
+
+static char dir[64];
+
+#define R0 1700000000000000000LL
+/* 2 GHz ticks: T(ns) converts to R0 + ns with the two sync points below. */
+#define T(ns) (2000000ull + 2ull * (uint64_t)(ns))
+
+static void write_raw(const rb_buf *b, const char *name, char *path)
+{
+    snprintf(path, 200, "%s/%s", dir, name);
+    if (rb_write_file(path, b->data, b->len))
+        abort();
+}
+
+static const aip_span *find_span(const aip_process *p, size_t ti, const char *name, int nth)
+{
+    const aip_thread *t = &p->threads[ti];
+    for (size_t i = 0; i < t->n_spans; i++) {
+        size_t len;
+        const char *s = aip__model_str(p, t->spans[i].name, &len);
+        if (strcmp(s, name) == 0 && nth-- == 0)
+            return &t->spans[i];
+    }
+    return NULL;
+}
+
+static int64_t self_of(const aip_process *p, size_t ti, const aip_span *s)
+{
+    return p->threads[ti].self_ns[s - p->threads[ti].spans];
+}
+
+static void test_round_trip(void)
+{
+    rb_buf b = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, 4242, "prog", 2e9);
+    const char *names[] = {"aten::mm", "ProfilerStep#3", "[[2, 3], [3, 4]]", "[float, float]",
+                           "train.py(10): main;\nmodel.py(5): forward", "nn.Module: MLP_0",
+                           "dom", "range msg", "mark msg", "main thread", "async msg",
+                           "aten::add", "orphan"};
+    rb_strings(&b, 1, names, NULL, 13);
+    rb_clock(&b, T(0), 1000000, (uint64_t)R0);
+    rb_buf e = {0};
+    ev_thread_name(&e, 10, T(0));
+    ev_op_full(&e, 1, T(10), T(20), AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_SHAPES | AIP_OPF_STACK,
+               5, 0, 3, 4, 5, 6);
+    ev_range(&e, 8, 7, T(25), T(30));
+    ev_mark(&e, 9, 7, T(31));
+    ev_range_start(&e, 11, 7, T(32), 99);
+    ev_memory(&e, T(33), 0x1000, 4096, 8192, 16384, 20, 1);
+    ev_gc(&e, T(34), T(36));
+    ev_annotation(&e, 2, T(5), T(40));
+    rb_events(&b, 100, &e);
+    rb_free(&e);
+    ev_op_full(&e, 12, T(50), T(60), AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 5, 100, 0, 0,
+               0, 0);
+    ev_range_end(&e, T(55), 99);
+    ev_range_end(&e, T(56), 12345);
+    ev_range_start(&e, 13, 0, T(57), 7);
+    rb_events(&b, 200, &e);
+    rb_free(&e);
+    rb_stats1(&b, 100, 8, 3);
+    rb_clock(&b, T(1000000000), 1000000 + 1000000000ull, (uint64_t)R0 + 1000000000ull);
+    rb_end(&b);
+    char path[200];
+    write_raw(&b, "aiprof_4242.raw", path);
+    rb_free(&b);
+
+    aip_model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(m.n_procs, 1);
+    const aip_process *p = &m.procs[0];
+    ASSERT_EQ(p->pid, 4242);
+    ASSERT_STREQ(p->hostname, "testhost");
+    ASSERT_STREQ(p->program, "prog");
+    ASSERT_STREQ(p->clock_name, "tsc");
+    ASSERT_EQ(p->raw.clean_end, 1);
+    ASSERT_EQ(p->raw.corrupt_chunks + p->raw.truncated_bytes + p->bad_event_chunks, 0);
+    ASSERT_EQ(p->clock_fallback, 0);
+    ASSERT_EQ(p->events, 12);
+    ASSERT_EQ(p->n_threads, 2);
+    ASSERT_EQ(p->threads[0].tid, 100);
+    ASSERT_EQ(p->threads[1].tid, 200);
+    size_t len;
+    ASSERT_STREQ(aip__model_str(p, p->threads[0].name, &len), "main thread");
+    ASSERT_EQ(p->threads[0].dropped, 3);
+    ASSERT_EQ(m.dropped_events, 3);
+
+    /* thread 100: step annotation, op, range — in start order */
+    const aip_thread *t = &p->threads[0];
+    ASSERT_EQ(t->n_spans, 3);
+    ASSERT_EQ(t->spans[0].kind, AIP_SPAN_ANNOTATION);
+    ASSERT_EQ(t->spans[0].start, R0 + 5);
+    ASSERT_EQ(t->spans[0].end, R0 + 40);
+    ASSERT_EQ(t->spans[1].kind, AIP_SPAN_OP);
+    ASSERT_EQ(t->spans[1].start, R0 + 10);
+    ASSERT_EQ(t->spans[1].end, R0 + 20);
+    ASSERT_EQ(t->spans[1].top_op, 1);
+    ASSERT_EQ(t->spans[2].kind, AIP_SPAN_RANGE);
+    ASSERT_STREQ(aip__model_str(p, aip__model_range_domain(t, &t->spans[2]), &len), "dom");
+    ASSERT_EQ(t->self_ns[0], 35 - 10 - 5);
+    ASSERT_EQ(t->self_ns[1], 10);
+    ASSERT_EQ(t->self_ns[2], 5);
+    aip_op_fields f;
+    aip__model_op_fields(t, &t->spans[1], &f);
+    ASSERT_EQ(f.has_seq, 1);
+    ASSERT_EQ(f.sequence_number, 5);
+    ASSERT_EQ(f.fwd_thread_id, 0);
+    ASSERT_STREQ(aip__model_str(p, f.input_shapes, &len), "[[2, 3], [3, 4]]");
+    ASSERT_STREQ(aip__model_str(p, f.input_dtypes, &len), "[float, float]");
+    ASSERT_STREQ(aip__model_str(p, f.call_stack, &len), "train.py(10): main;\nmodel.py(5): forward");
+    ASSERT_STREQ(aip__model_str(p, f.module_hierarchy, &len), "nn.Module: MLP_0");
+    aip__model_op_fields(&p->threads[1], &p->threads[1].spans[0], &f);
+    ASSERT_EQ(f.fwd_thread_id, 100);
+    ASSERT_EQ(f.is_backward, 1);
+
+    ASSERT_EQ(p->marks.n, 1);
+    ASSERT_EQ(p->marks.v[0].ts, R0 + 31);
+    ASSERT_STREQ(aip__model_str(p, p->marks.v[0].name, &len), "mark msg");
+    ASSERT_EQ(p->marks.v[0].thread, 0);
+    ASSERT_EQ(p->memory.n, 1);
+    ASSERT_EQ(p->memory.v[0].ts, R0 + 33);
+    ASSERT_EQ(p->memory.v[0].address, 0x1000);
+    ASSERT_EQ(p->memory.v[0].bytes, 4096);
+    ASSERT_EQ(p->memory.v[0].total_allocated, 8192);
+    ASSERT_EQ(p->memory.v[0].total_reserved, 16384);
+    ASSERT_EQ(p->memory.v[0].device_type, 20);
+    ASSERT_EQ(p->memory.v[0].device_index, 1);
+    ASSERT_EQ(p->gc.n, 1);
+    ASSERT_EQ(p->gc.v[0].start, R0 + 34);
+    ASSERT_EQ(p->gc.v[0].end, R0 + 36);
+
+    /* the async range ends on the other thread; one orphan of each side */
+    ASSERT_EQ(p->range_starts.n, 2);
+    ASSERT_EQ(p->range_starts.v[0].thread, 0);
+    ASSERT_EQ(p->range_starts.v[0].match, 0);
+    ASSERT_EQ(p->range_ends.v[0].thread, 1);
+    ASSERT_EQ(p->range_ends.v[0].ts, R0 + 55);
+    ASSERT_EQ(p->range_starts.v[1].match, -1);
+    ASSERT_EQ(p->unmatched_range_starts, 1);
+    ASSERT_EQ(p->unmatched_range_ends, 1);
+
+    ASSERT_EQ(m.n_steps, 1);
+    ASSERT_EQ(m.steps[0].number, 3);
+    ASSERT_EQ(m.n_flows, 1);
+    ASSERT_EQ(m.flows[0].fwd_thread, 0);
+    ASSERT_EQ(m.flows[0].fwd_span, 1);
+    ASSERT_EQ(m.flows[0].bwd_thread, 1);
+    ASSERT_EQ(m.first_ns, R0 + 5);
+    ASSERT_EQ(m.last_ns, R0 + 60);
+    ASSERT_EQ(m.n_step_rows, 1);
+    ASSERT_EQ(m.step_rows[0].computing, 10);
+    ASSERT_EQ(m.step_rows[0].preparing, 5);
+    aip__model_free(&m);
+}
+
+/* ns ticks with one sync point at 0: times are the tick values. */
+static void build_tree_file(rb_buf *b, int with_steps)
+{
+    rb_header(b, 1, 0);
+    rb_info(b, 1, "tree", 1e9);
+    const char *names[] = {"ProfilerStep#1", "A", "B", "C", "R", "D", "ProfilerStep#2", "H",
+                           "E", "F", "G"};
+    rb_strings(b, 1, names, NULL, 11);
+    rb_clock(b, 0, 0, 0);
+    rb_buf e = {0};
+    ev_op(&e, 3, 20, 30);      /* B */
+    ev_range(&e, 5, 0, 36, 40); /* R inside C */
+    ev_op(&e, 4, 35, 50);      /* C */
+    ev_op(&e, 2, 10, 60);      /* A */
+    ev_op(&e, 6, 70, 90);      /* D */
+    if (with_steps)
+        ev_annotation(&e, 1, 0, 100);
+    ev_op(&e, 8, 120, 130);    /* H */
+    if (with_steps)
+        ev_op(&e, 7, 100, 200); /* a step recorded as an op still is a step */
+    rb_events(b, 1, &e);
+    rb_free(&e);
+    ev_op(&e, 9, 5, 95);       /* E */
+    ev_op(&e, 10, 150, 180);   /* F */
+    ev_op(&e, 11, 190, 210);   /* G crosses the step end */
+    rb_events(b, 2, &e);
+    rb_free(&e);
+    rb_end(b);
+}
+
+static void test_nesting_and_step_trace(void)
+{
+    rb_buf b = {0};
+    build_tree_file(&b, 1);
+    char path[200];
+    write_raw(&b, "tree.raw", path);
+    rb_free(&b);
+    aip_model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    const aip_process *p = &m.procs[0];
+    const aip_span *A = find_span(p, 0, "A", 0), *B = find_span(p, 0, "B", 0),
+                   *C = find_span(p, 0, "C", 0), *R = find_span(p, 0, "R", 0),
+                   *D = find_span(p, 0, "D", 0), *S1 = find_span(p, 0, "ProfilerStep#1", 0),
+                   *S2 = find_span(p, 0, "ProfilerStep#2", 0), *E = find_span(p, 1, "E", 0);
+    ASSERT_TRUE(A && B && C && R && D && S1 && S2 && E);
+    ASSERT_EQ(self_of(p, 0, A), 50 - 10 - 15);
+    ASSERT_EQ(self_of(p, 0, B), 10);
+    ASSERT_EQ(self_of(p, 0, C), 15 - 4);
+    ASSERT_EQ(self_of(p, 0, R), 4);
+    ASSERT_EQ(self_of(p, 0, D), 20);
+    ASSERT_EQ(self_of(p, 0, S1), 100 - 50 - 20);
+    ASSERT_EQ(self_of(p, 0, S2), 100 - 10);
+    ASSERT_EQ(self_of(p, 1, E), 90);
+    ASSERT_EQ(A->top_op, 1);
+    ASSERT_EQ(D->top_op, 1);
+    ASSERT_EQ(E->top_op, 1);
+    ASSERT_EQ(B->top_op, 0);
+    ASSERT_EQ(C->top_op, 0);
+    ASSERT_EQ(S2->kind, AIP_SPAN_ANNOTATION);
+    ASSERT_EQ(S1 < A && A < B && B < C && C < R && R < D, 1); /* pre-order */
+
+    ASSERT_EQ(m.n_steps, 2);
+    ASSERT_EQ(m.n_step_rows, 2);
+    const aip_step_row *r1 = &m.step_rows[0], *r2 = &m.step_rows[1];
+    ASSERT_EQ(r1->number, 1);
+    ASSERT_EQ(r1->start, 0);
+    ASSERT_EQ(r1->end, 100);
+    ASSERT_EQ(r1->computing, 90); /* union of A, D, E = [5, 95] */
+    ASSERT_EQ(r1->preparing, 5);
+    ASSERT_EQ(r2->number, 2);
+    ASSERT_EQ(r2->computing, 10 + 30 + 10); /* H, F, G clipped at 200 */
+    ASSERT_EQ(r2->preparing, 20);
+    aip__model_free(&m);
+
+    /* Without ProfilerStep#: one row over the whole profile. */
+    build_tree_file(&b, 0);
+    write_raw(&b, "tree2.raw", path);
+    rb_free(&b);
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(m.n_steps, 0);
+    ASSERT_EQ(m.n_step_rows, 1);
+    ASSERT_EQ(m.step_rows[0].has_number, 0);
+    ASSERT_EQ(m.step_rows[0].start, 5);
+    ASSERT_EQ(m.step_rows[0].end, 210);
+    ASSERT_EQ(m.step_rows[0].computing, 90 + 10 + 30 + 20);
+    ASSERT_EQ(m.step_rows[0].preparing, 0);
+    aip__model_free(&m);
+}
+
+/* ---- random trees against a brute-force oracle ------------------------ */
+
+typedef struct iv {
+    int64_t s, e;
+} iv;
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Properly nested intervals inside (lo, hi), appended in post-order. */
+static void gen(iv *v, size_t *n, size_t max, int64_t lo, int64_t hi, int depth)
+{
+    int64_t at = lo + 1;
+    while (*n < max && depth < 6 && hi - at > 4 && next_rand() % 4) {
+        int64_t len = 2 + (int64_t)(next_rand() % (uint64_t)((hi - at) / 2 + 1));
+        int64_t s = at + (int64_t)(next_rand() % 3), e = s + len;
+        if (e >= hi)
+            break;
+        gen(v, n, max, s, e, depth + 1);
+        if (*n < max)
+            v[(*n)++] = (iv){s, e};
+        at = e + (int64_t)(next_rand() % 3);
+    }
+}
+
+static void check_random(int shuffle)
+{
+    enum { MAX = 3000 };
+    static iv v[MAX];
+    size_t n = 0;
+    for (int64_t w = 0; n < MAX - 100 && w < 100000; w++)
+        gen(v, &n, MAX, w * 100000, (w + 1) * 100000, 0);
+    ASSERT_TRUE(n > 1000);
+    if (shuffle)
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = next_rand() % (i + 1);
+            iv x = v[i];
+            v[i] = v[j];
+            v[j] = x;
+        }
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    const char *nm[] = {"op"};
+    rb_strings(&b, 1, nm, NULL, 1);
+    for (size_t i = 0; i < n; i++)
+        ev_op(&e, 1, (uint64_t)v[i].s, (uint64_t)v[i].e);
+    rb_events(&b, 9, &e);
+    char path[200];
+    write_raw(&b, "random.raw", path);
+    rb_free(&b);
+    rb_free(&e);
+    aip_model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    const aip_thread *t = &m.procs[0].threads[0];
+    ASSERT_EQ(t->n_spans, n);
+    for (size_t i = 1; i < n; i++)
+        ASSERT_TRUE(t->spans[i - 1].start < t->spans[i].start ||
+                    (t->spans[i - 1].start == t->spans[i].start &&
+                     t->spans[i - 1].end >= t->spans[i].end));
+    /* oracle: parent = smallest strictly containing interval */
+    for (size_t i = 0; i < n; i++) {
+        const aip_span *s = &t->spans[i];
+        int64_t children = 0;
+        int has_parent = 0;
+        for (size_t j = 0; j < n; j++) {
+            const aip_span *c = &t->spans[j];
+            if (j == i)
+                continue;
+            if (c->start <= s->start && c->end >= s->end)
+                has_parent = 1;
+            if (c->start >= s->start && c->end <= s->end) {
+                /* direct child: no other span between them */
+                int direct = 1;
+                for (size_t k = 0; k < n && direct; k++) {
+                    const aip_span *x = &t->spans[k];
+                    if (k != i && k != j && x->start <= c->start && x->end >= c->end &&
+                        x->start >= s->start && x->end <= s->end)
+                        direct = 0;
+                }
+                if (direct)
+                    children += c->end - c->start;
+            }
+        }
+        ASSERT_EQ(t->self_ns[i], (s->end - s->start) - children);
+        ASSERT_EQ(s->top_op, !has_parent);
+        if (i > 200 && !shuffle)
+            break; /* the oracle is cubic; a prefix suffices for the easy path */
+    }
+    aip__model_free(&m);
+}
+
+static void test_random_trees_completion_order(void) { check_random(0); }
+static void test_random_trees_shuffled(void) { check_random(1); }
+
+static void test_damaged_contents(void)
+{
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 3); /* a newer minor: unknown kinds and flags are skipped */
+    const char *nm[] = {"x", "y"};
+    rb_strings(&b, 1, nm, NULL, 2);
+    uint32_t huge[3] = {200000000u, 1, 1}; /* first id beyond what the file can hold */
+    rb_chunk(&b, AIP_CHUNK_STRINGS, 0, huge, sizeof huge);
+    uint8_t short_strings[12] = {1, 0, 0, 0, 5, 0, 0, 0, 99, 0, 0, 0};
+    rb_chunk(&b, AIP_CHUNK_STRINGS, 0, short_strings, sizeof short_strings);
+    rb_chunk(&b, AIP_CHUNK_INFO, 0, "not json", 8);
+    ev_op(&e, 1, 10, 20);
+    rb_events(&b, 1, &e); /* good */
+    rb_free(&e);
+    ev_op(&e, 2, 30, 40);
+    e.data[2] = 0; /* record size 0: the whole chunk is inconsistent */
+    e.data[3] = 0;
+    rb_events(&b, 1, &e);
+    rb_free(&e);
+    /* an unknown record kind, and an op with an unknown flag and trailing field */
+    uint8_t unk[16] = {200, 0, 16, 0};
+    rb_put(&e, unk, sizeof unk);
+    ev_op_full(&e, 2, 50, 60, AIP_OPF_SEQ, 7, 0, 0, 0, 0, 0);
+    e.data[16 + 1] |= 0x40;
+    e.data[16 + 2] = 40;
+    uint64_t extra = 0xdeadbeef;
+    rb_put(&e, &extra, 8);
+    ev_op(&e, 99, 70, 80); /* undefined string id */
+    rb_events(&b, 1, &e);
+    rb_free(&e);
+    rb_chunk(&b, 250, 0, "future", 6); /* unknown chunk type */
+    uint8_t bad_stats[8] = {9};
+    rb_chunk(&b, AIP_CHUNK_STATS, 0, bad_stats, sizeof bad_stats);
+    char path[200];
+    write_raw(&b, "damaged.raw", path);
+    rb_free(&b);
+    aip_model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    const aip_process *p = &m.procs[0];
+    ASSERT_EQ(p->bad_event_chunks, 1);
+    ASSERT_EQ(p->bad_other_chunks, 4);
+    ASSERT_TRUE(p->load_problem[0] != '\0');
+    ASSERT_EQ(p->has_info, 0);
+    ASSERT_EQ(p->clock_fallback, 1);
+    const aip_thread *t = &p->threads[0];
+    ASSERT_EQ(t->n_spans, 3);
+    ASSERT_EQ(t->spans[0].start, 10);
+    ASSERT_EQ(t->spans[1].start, 50);
+    aip_op_fields f;
+    aip__model_op_fields(t, &t->spans[1], &f);
+    ASSERT_EQ(f.sequence_number, 7);
+    size_t len;
+    ASSERT_STREQ(aip__model_str(p, t->spans[2].name, &len), "");
+    aip__model_free(&m);
+}
+
+static void test_fwdbwd_choice(void)
+{
+    /* seq 5: two forward ops (the later one launches backward), a backward
+     * op on another thread; seq 6: backward only → no flow. */
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    const char *nm[] = {"fwd", "bwd"};
+    rb_strings(&b, 1, nm, NULL, 2);
+    rb_clock(&b, 0, 0, 0);
+    ev_op_full(&e, 1, 10, 11, AIP_OPF_SEQ, 5, 0, 0, 0, 0, 0);
+    ev_op_full(&e, 1, 20, 21, AIP_OPF_SEQ | AIP_OPF_FWD, 5, 0, 0, 0, 0, 0);
+    ev_op_full(&e, 1, 200, 201, AIP_OPF_SEQ, 5, 0, 0, 0, 0, 0); /* after the backward */
+    rb_events(&b, 11, &e);
+    rb_free(&e);
+    ev_op_full(&e, 2, 100, 110, AIP_OPF_SEQ | AIP_OPF_FWD, 5, 11, 0, 0, 0, 0);
+    ev_op_full(&e, 2, 120, 130, AIP_OPF_SEQ | AIP_OPF_FWD, 5, 11, 0, 0, 0, 0);
+    ev_op_full(&e, 2, 140, 150, AIP_OPF_SEQ | AIP_OPF_FWD, 6, 11, 0, 0, 0, 0);
+    rb_events(&b, 22, &e);
+    rb_free(&e);
+    char path[200];
+    write_raw(&b, "flows.raw", path);
+    rb_free(&b);
+    aip_model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(m.n_flows, 1);
+    const aip_process *p = &m.procs[0];
+    const aip_flow *f = &m.flows[0];
+    ASSERT_EQ(p->threads[f->fwd_thread].tid, 11);
+    ASSERT_EQ(p->threads[f->fwd_thread].spans[f->fwd_span].start, 20);
+    ASSERT_EQ(p->threads[f->bwd_thread].tid, 22);
+    ASSERT_EQ(p->threads[f->bwd_thread].spans[f->bwd_span].start, 100);
+    aip__model_free(&m);
+}
+
+static void test_clock_single_sync_uses_frequency(void)
+{
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, 1, "p", 3e9); /* 3 GHz, one sync point (a crashed run) */
+    rb_clock(&b, 3000, 500, 1000000000000ull);
+    ev_op(&e, 0, 3000 + 3000000, 3000 + 6000000);
+    rb_events(&b, 1, &e);
+    char path[200];
+    write_raw(&b, "onesync.raw", path);
+    rb_free(&b);
+    rb_free(&e);
+    aip_model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    const aip_span *s = &m.procs[0].threads[0].spans[0];
+    ASSERT_EQ(s->start, 1000000000000LL + 1000000);
+    ASSERT_EQ(s->end, 1000000000000LL + 2000000);
+    ASSERT_EQ(m.procs[0].clock_fallback, 0);
+    aip__model_free(&m);
+}
+
+static void test_step_names(void)
+{
+    int64_t n = -1;
+    ASSERT_EQ(aip__step_number("ProfilerStep#12", 15, &n), 1);
+    ASSERT_EQ(n, 12);
+    ASSERT_EQ(aip__step_number("ProfilerStep#", 13, &n), 0);
+    ASSERT_EQ(aip__step_number("ProfilerStep#1x", 15, &n), 0);
+    ASSERT_EQ(aip__step_number("ProfilerStep12", 14, &n), 0);
+    ASSERT_EQ(aip__step_number("ProfilerStep#99999999999999999999", 33, &n), 0);
+}
+
+static void setup(void) { rb_tempdir(dir, sizeof dir, "model"); }
+static void teardown(void) { rb_rmtree(dir); }
+
+TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_round_trip), TEST_CASE(test_nesting_and_step_trace),
+          TEST_CASE(test_random_trees_completion_order), TEST_CASE(test_random_trees_shuffled),
+          TEST_CASE(test_damaged_contents), TEST_CASE(test_fwdbwd_choice),
+          TEST_CASE(test_clock_single_sync_uses_frequency), TEST_CASE(test_step_names),
+          TEST_CASE(teardown))
