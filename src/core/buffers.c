@@ -10,7 +10,7 @@
 #include "domain_filter.h"
 #include "error.h"
 #include "session_log.h"
-#include "strings.h"
+#include "intern.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +302,7 @@ aip__tstate *aip__attach(uint32_t gen)
     t->gen = gen;
     t->flushed = 0;
     t->ann_depth = t->range_depth = t->op_depth = 0;
+    t->ann_pushed = t->range_pushed = t->op_pushed = 0;
     atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
     atomic_store_explicit(&t->unbalanced, 0, memory_order_relaxed);
     if (!t->buf)
@@ -412,4 +413,20 @@ aip_status aip__recorder_end(aip__trace_totals *totals)
     P.gen = 0;
     pthread_mutex_unlock(&P.lock);
     return s;
+}
+
+uint64_t aip__recorder_live_dropped(void)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&P.lock);
+    if (P.open) {
+        for (size_t i = 0; i < P.nstats; i++)
+            n += P.stats[i].dropped;
+        if (!P.stop_requested)
+            for (aip__tstate *t = P.threads; t; t = t->next)
+                if (t->gen == P.gen)
+                    n += atomic_load_explicit(&t->dropped, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&P.lock);
+    return n;
 }

@@ -2,7 +2,7 @@
  * domain_filter.c — see domain_filter.h.
  */
 #include "domain_filter.h"
-#include "strings.h"
+#include "intern.h"
 
 #include <pthread.h>
 #include <stdlib.h>

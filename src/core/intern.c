@@ -1,7 +1,7 @@
 /*
- * strings.c — lock-free-read string interning (see strings.h).
+ * intern.c — lock-free-read string interning (see intern.h).
  */
-#include "strings.h"
+#include "intern.h"
 #include "aiprof.h"
 #include "error.h"
 

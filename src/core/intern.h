@@ -1,5 +1,5 @@
 /*
- * strings.h — the process-wide string table behind aip_intern().
+ * intern.h — the process-wide string table behind aip_intern().
  *
  * Names, domains, shapes and call stacks are interned once to small ids;
  * records carry ids and the writer streams the id→text table into STRINGS
@@ -7,8 +7,8 @@
  * release stores); first sight of a text takes a mutex.  Entries live for
  * the process lifetime, so a text pointer from aip__string_text() stays valid.
  */
-#ifndef AIP_STRINGS_H
-#define AIP_STRINGS_H
+#ifndef AIP_INTERN_H
+#define AIP_INTERN_H
 
 #include <stddef.h>
 #include <stdint.h>

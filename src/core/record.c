@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "domain_filter.h"
 #include "recorder.h"
-#include "strings.h"
+#include "intern.h"
 
 #include <string.h>
 
@@ -46,6 +46,7 @@ void aip_annotation_push_id(aip_string_id name)
     aip__tstate *t = aip__current();
     if (!t || !(aip__rec_mask & AIP_MASK_CPU))
         return;
+    t->ann_pushed = 1;
     if (UNLIKELY(t->ann_depth >= AIP_STACK_DEPTH)) {
         t->ann_depth++; /* keep pairing; the deep frame is dropped at pop */
         return;
@@ -82,7 +83,8 @@ void aip_annotation_pop(void)
     if (!t || !(aip__rec_mask & AIP_MASK_CPU))
         return;
     if (UNLIKELY(t->ann_depth == 0)) {
-        atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        if (t->ann_pushed)
+            atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
         return;
     }
     uint32_t d = --t->ann_depth;
@@ -118,6 +120,7 @@ void aip_range_push_id(aip_string_id domain, aip_string_id message)
     if (!t)
         return;
     domain = domain_or_default(domain);
+    t->range_pushed = 1;
     if (UNLIKELY(t->range_depth >= AIP_STACK_DEPTH)) {
         t->range_depth++;
         return;
@@ -142,7 +145,8 @@ void aip_range_pop(void)
     if (!t)
         return;
     if (UNLIKELY(t->range_depth == 0)) {
-        atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        if (t->range_pushed)
+            atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
         return;
     }
     uint32_t d = --t->range_depth;
@@ -245,6 +249,7 @@ void aip_op_begin(const aip_op_info *op)
     aip__tstate *t = aip__current();
     if (!t || !op || !(aip__rec_mask & AIP_MASK_CPU))
         return;
+    t->op_pushed = 1;
     if (UNLIKELY(t->op_depth >= AIP_STACK_DEPTH)) {
         t->op_depth++;
         return;
@@ -280,7 +285,8 @@ void aip_op_end(void)
     if (!t || !(aip__rec_mask & AIP_MASK_CPU))
         return;
     if (UNLIKELY(t->op_depth == 0)) {
-        atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        if (t->op_pushed)
+            atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
         return;
     }
     uint32_t d = --t->op_depth;

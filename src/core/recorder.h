@@ -68,6 +68,9 @@ typedef struct aip__tstate {
     uint8_t *pos, *end;            /* write cursor in buf (owner only) */
     uint32_t gen;                  /* trace generation this state belongs to */
     uint32_t ann_depth, range_depth, op_depth;
+    /* A pop at depth 0 is misuse only if this thread pushed in this trace;
+     * otherwise its push came before the trace started (not an error). */
+    uint8_t ann_pushed, range_pushed, op_pushed;
     aip__buf *buf;
     uint64_t tid;
     _Atomic uint64_t dropped;      /* written by the owner, read by the stopper */
@@ -148,6 +151,9 @@ aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *star
  * STATS/CLOCK/END and close.  AIP_ERR_IO if data could not be written (it is
  * counted as dropped). */
 aip_status aip__recorder_end(aip__trace_totals *totals);
+
+/* Events dropped so far in the open trace (0 if none is open). */
+uint64_t aip__recorder_live_dropped(void);
 
 /* aip__recorder_active() : a trace is open. */
 int aip__recorder_active(void);

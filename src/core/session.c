@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "error.h"
 #include "session_log.h"
-#include "strings.h"
+#include "intern.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -267,7 +267,9 @@ const char *aip_session_result_dir(const aip_session *s)
 
 uint64_t aip_session_dropped_events(const aip_session *s)
 {
-    return s ? s->last_totals.dropped : 0;
+    if (!s)
+        return 0;
+    return s->trace_open ? aip__recorder_live_dropped() : s->last_totals.dropped;
 }
 
 static aip_status add_meta(aip_session *s, const char *key, json_t *value, size_t value_len)

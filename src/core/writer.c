@@ -12,7 +12,7 @@
 #include "clock.h"
 #include "error.h"
 #include "fs.h"
-#include "strings.h"
+#include "intern.h"
 
 #include <errno.h>
 #include <jansson.h>
