@@ -5,7 +5,7 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
-#include "strings.h"
+#include "intern.h"
 
 #include <pthread.h>
 
