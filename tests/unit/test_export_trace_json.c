@@ -1,0 +1,325 @@
+/*
+ * test_export_trace_json.c — trace_view.json: number formatting, hostile
+ * strings parsed back by jansson, metadata, mstx, memory, GC, fwdbwd flows.
+ */
+#include "aip_test.h"
+#include "export.h"
+#include "raw_builder.h"
+#include "text_escape.h"
+
+#include <jansson.h>
+
+static char dir[64];
+
+#define R0 1700000000000000000LL
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+        n = 0;
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void test_number_format(void)
+{
+    char b[64];
+    *aip__fmt_us3(b, 0) = 0;
+    ASSERT_STREQ(b, "0.000");
+    *aip__fmt_us3(b, 7) = 0;
+    ASSERT_STREQ(b, "0.007");
+    *aip__fmt_us3(b, 999) = 0;
+    ASSERT_STREQ(b, "0.999");
+    *aip__fmt_us3(b, 1000) = 0;
+    ASSERT_STREQ(b, "1.000");
+    *aip__fmt_us3(b, 1234567) = 0;
+    ASSERT_STREQ(b, "1234.567");
+    *aip__fmt_us3(b, -1500) = 0;
+    ASSERT_STREQ(b, "-1.500");
+    *aip__fmt_us3(b, INT64_MAX) = 0;
+    ASSERT_STREQ(b, "9223372036854775.807");
+    *aip__fmt_u64(b, UINT64_MAX) = 0;
+    ASSERT_STREQ(b, "18446744073709551615");
+    *aip__fmt_i64(b, INT64_MIN) = 0;
+    ASSERT_STREQ(b, "-9223372036854775808");
+    for (uint64_t v = 1; v < UINT64_MAX / 7; v = v * 7 + 3) {
+        char ref[32];
+        snprintf(ref, sizeof ref, "%llu", (unsigned long long)v);
+        *aip__fmt_u64(b, v) = 0;
+        ASSERT_STREQ(b, ref);
+    }
+}
+
+typedef struct lit {
+    const char *s;
+    uint32_t n;
+} lit;
+#define L(x) {x, sizeof(x) - 1}
+#define FFFD "\xef\xbf\xbd"
+static const lit hostile_lit[] = {
+    L("quote\"back\\slash"), L("line1\nline2\r\ttab"), L("</script><script>alert(1)</script>"),
+    L("bad\xff\xfe" "utf8"), L("overlong\xc0\xaf" "slash"), L("surrogate\xed\xa0\x80" "x"),
+    L("trunc\xe2\x82"), L("nul\0inside"), L("ls\xe2\x80\xa8" "ps\xe2\x80\xa9"),
+    L("ctl\x01\x1f\x7f"), L("ok \xc3\xbcn \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89")};
+static const lit expected[] = {
+    L("quote\"back\\slash"), L("line1\nline2\r\ttab"), L("</script><script>alert(1)</script>"),
+    L("bad" FFFD FFFD "utf8"), L("overlong" FFFD FFFD "slash"), L("surrogate" FFFD FFFD FFFD "x"),
+    L("trunc" FFFD FFFD), L("nul\0inside"), L("ls\xe2\x80\xa8" "ps\xe2\x80\xa9"),
+    L("ctl\x01\x1f\x7f"), L("ok \xc3\xbcn \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x8e\x89")};
+static const char *hostile[11];
+static uint32_t hostile_len[11];
+#define N_HOSTILE 11
+
+/* strings: 1..11 hostile, 12 "dom", 13 "fwd", 14 "bwd", 15 "mark", 16 "async", 17 thread */
+static void build(rb_buf *b, const char *program)
+{
+    for (int i = 0; i < N_HOSTILE; i++) {
+        hostile[i] = hostile_lit[i].s;
+        hostile_len[i] = hostile_lit[i].n;
+    }
+    rb_header(b, 1, 0);
+    rb_info(b, 77, program, 1e9);
+    rb_strings(b, 1, hostile, hostile_len, N_HOSTILE);
+    const char *more[] = {"dom", "fwd", "bwd", "mark", "async", "worker \"one\""};
+    rb_strings(b, 12, more, NULL, 6);
+    rb_clock(b, 0, 0, (uint64_t)R0);
+    rb_buf e = {0};
+    ev_thread_name(&e, 17, 0);
+    for (uint32_t i = 0; i < N_HOSTILE; i++)
+        ev_op(&e, i + 1, 1000 * (i + 1), 1000 * (i + 1) + 500);
+    ev_op_full(&e, 13, 100000, 101000, AIP_OPF_SEQ | AIP_OPF_SHAPES | AIP_OPF_STACK, 42, 0, 1, 2,
+               3, 0);
+    ev_range(&e, 15, 12, 110000, 111000);
+    ev_mark(&e, 15, 0, 112000);
+    ev_range_start(&e, 16, 12, 113000, 5);
+    ev_memory(&e, 114000, 4096, 1024, 1024, 2048, 20, 0);
+    ev_gc(&e, 115000, 117500);
+    rb_events(b, 1000, &e);
+    rb_free(&e);
+    ev_op_full(&e, 14, 200000, 201000, AIP_OPF_SEQ | AIP_OPF_FWD, 42, 1000, 0, 0, 0, 0);
+    ev_range_end(&e, 202000, 5);
+    rb_events(b, 2000, &e);
+    rb_free(&e);
+    rb_end(b);
+}
+
+static json_t *export_and_parse(const char *program, char **text, size_t *text_len)
+{
+    rb_buf b = {0};
+    build(&b, program);
+    char raw[200], out[200];
+    snprintf(raw, sizeof raw, "%s/aiprof_77.raw", dir);
+    snprintf(out, sizeof out, "%s/trace_view.json", dir);
+    rb_write_file(raw, b.data, b.len);
+    rb_free(&b);
+    aip_model m;
+    aip__model_init(&m);
+    if (aip__model_load_raw(&m, raw) || aip__model_derive(&m))
+        return NULL;
+    aip_out o;
+    aip_profiler_info info = {.rank = 3, .has_config = 1, .record_shapes = 1};
+    if (aip__out_open(&o, out))
+        return NULL;
+    aip_status s = aip__export_trace_json(&m, &info, &o);
+    if (aip__out_close(&o) || s)
+        return NULL;
+    aip__model_free(&m);
+    *text = slurp(out, text_len);
+    json_error_t err;
+    json_t *root = json_load_file(out, JSON_ALLOW_NUL, &err);
+    if (!root)
+        fprintf(stderr, "parse error line %d: %s\n", err.line, err.text);
+    return root;
+}
+
+static json_t *find_event(json_t *events, const char *ph, const char *key, json_t *value)
+{
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev) {
+        if (ph && strcmp(json_string_value(json_object_get(ev, "ph")), ph) != 0)
+            continue;
+        if (json_equal(json_object_get(ev, key), value))
+            return ev;
+    }
+    return NULL;
+}
+
+static void test_hostile_strings(void)
+{
+    char *text;
+    size_t len;
+    json_t *root = export_and_parse("prog", &text, &len);
+    ASSERT_TRUE(root != NULL);
+    ASSERT_TRUE(strstr(text, "</script>") == NULL);
+    ASSERT_TRUE(strstr(text, "\xff") == NULL);
+    json_t *events = json_object_get(root, "traceEvents");
+    ASSERT_TRUE(json_is_array(events));
+    for (int i = 0; i < N_HOSTILE; i++) {
+        json_t *ts = json_real((i + 1) * 1.0);
+        json_t *ev = find_event(events, "X", "ts", ts);
+        json_decref(ts);
+        ASSERT_TRUE(ev != NULL);
+        json_t *name = json_object_get(ev, "name");
+        ASSERT_EQ(json_string_length(name), expected[i].n);
+        ASSERT_TRUE(memcmp(json_string_value(name), expected[i].s, expected[i].n) == 0);
+        ASSERT_STREQ(json_string_value(json_object_get(ev, "cat")), "cpu_op");
+    }
+    json_t *tn = json_string("thread_name");
+    json_t *meta = find_event(events, "M", "name", tn);
+    json_decref(tn);
+    ASSERT_TRUE(meta != NULL);
+    ASSERT_STREQ(json_string_value(json_object_get(json_object_get(meta, "args"), "name")),
+                 "worker \"one\"");
+    /* exact text of the first op: 3 decimals, relative to the base */
+    ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":1.000,\"dur\":0.500}") != NULL);
+    free(text);
+    json_decref(root);
+}
+
+static json_t *args_of(json_t *ev) { return json_object_get(ev, "args"); }
+
+static void test_structure(void)
+{
+    char *text;
+    size_t len;
+    json_t *root = export_and_parse("Python", &text, &len);
+    ASSERT_TRUE(root != NULL);
+    free(text);
+    ASSERT_EQ(json_integer_value(json_object_get(root, "schemaVersion")), 1);
+    ASSERT_EQ(json_integer_value(json_object_get(root, "baseTimeNanoseconds")), R0);
+    ASSERT_STREQ(json_string_value(json_object_get(root, "hostname")), "testhost");
+    ASSERT_EQ(json_integer_value(json_object_get(root, "rank")), 3);
+    ASSERT_EQ(json_integer_value(json_object_get(root, "record_shapes")), 1);
+    json_t *ai = json_object_get(root, "aiprof");
+    ASSERT_EQ(json_integer_value(json_object_get(ai, "droppedEvents")), 0);
+    ASSERT_STREQ(json_string_value(json_object_get(ai, "version")), aip_version());
+    json_t *events = json_object_get(root, "traceEvents");
+
+    json_t *v = json_string("process_name");
+    json_t *pn = find_event(events, "M", "name", v);
+    json_decref(v);
+    ASSERT_STREQ(json_string_value(json_object_get(args_of(pn), "name")), "Python");
+    ASSERT_EQ(json_integer_value(json_object_get(pn, "pid")), 77);
+
+    /* the op with shapes and stack */
+    v = json_string("fwd");
+    json_t *op = find_event(events, "X", "name", v);
+    json_decref(v);
+    ASSERT_TRUE(op != NULL);
+    json_t *a = args_of(op);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Sequence number")), 42);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Fwd thread id")), 0);
+    ASSERT_STREQ(json_string_value(json_object_get(a, "Input Dims")), hostile[0]);
+    ASSERT_TRUE(json_object_get(a, "Input type") != NULL);
+    ASSERT_TRUE(json_object_get(a, "Call stack") != NULL);
+    ASSERT_TRUE(json_object_get(a, "Module Hierarchy") == NULL);
+
+    /* fwdbwd flow: s on the forward op, f (bp e) on the backward op */
+    v = json_string("s");
+    json_t *s = find_event(events, NULL, "ph", v);
+    json_decref(v);
+    v = json_string("f");
+    json_t *f = find_event(events, NULL, "ph", v);
+    json_decref(v);
+    ASSERT_TRUE(s && f);
+    ASSERT_STREQ(json_string_value(json_object_get(s, "cat")), "fwdbwd");
+    ASSERT_STREQ(json_string_value(json_object_get(f, "bp")), "e");
+    ASSERT_TRUE(json_equal(json_object_get(s, "id"), json_object_get(f, "id")));
+    ASSERT_EQ(json_integer_value(json_object_get(s, "tid")), 1000);
+    ASSERT_EQ(json_integer_value(json_object_get(f, "tid")), 2000);
+    ASSERT_TRUE(json_real_value(json_object_get(s, "ts")) == 100.0);
+    ASSERT_TRUE(json_real_value(json_object_get(f, "ts")) == 200.0);
+
+    /* mstx: push/pop range, mark, cross-thread start/end */
+    v = json_string("mark");
+    json_t *rng = find_event(events, "X", "name", v);
+    json_t *mark = find_event(events, "i", "name", v);
+    json_decref(v);
+    ASSERT_TRUE(rng && mark);
+    ASSERT_STREQ(json_string_value(json_object_get(rng, "cat")), "mstx");
+    ASSERT_STREQ(json_string_value(json_object_get(args_of(rng), "domain")), "dom");
+    ASSERT_STREQ(json_string_value(json_object_get(args_of(mark), "domain")), "default");
+    ASSERT_STREQ(json_string_value(json_object_get(mark, "s")), "t");
+    v = json_string("b");
+    json_t *ab = find_event(events, NULL, "ph", v);
+    json_decref(v);
+    v = json_string("e");
+    json_t *ae = find_event(events, NULL, "ph", v);
+    json_decref(v);
+    ASSERT_TRUE(ab && ae);
+    ASSERT_TRUE(json_equal(json_object_get(ab, "id"), json_object_get(ae, "id")));
+    ASSERT_STREQ(json_string_value(json_object_get(ae, "name")), "async");
+    ASSERT_EQ(json_integer_value(json_object_get(ae, "tid")), 2000);
+
+    /* memory: instant with Kineto's args, and a counter */
+    v = json_string("[memory]");
+    json_t *mem = find_event(events, "i", "name", v);
+    json_decref(v);
+    ASSERT_TRUE(mem != NULL);
+    a = args_of(mem);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Bytes")), 1024);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Total Allocated")), 1024);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Total Reserved")), 2048);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Addr")), 4096);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Device Type")), 20);
+    ASSERT_EQ(json_integer_value(json_object_get(a, "Device Id")), 0);
+    v = json_string("Memory (NPU:0)");
+    json_t *ctr = find_event(events, "C", "name", v);
+    json_decref(v);
+    ASSERT_TRUE(ctr != NULL);
+    ASSERT_EQ(json_integer_value(json_object_get(args_of(ctr), "Total Reserved")), 2048);
+
+    /* GC in its own process */
+    v = json_string("GC");
+    json_t *gc = find_event(events, "X", "cat", v);
+    json_decref(v);
+    ASSERT_TRUE(gc != NULL);
+    json_int_t gpid = (77 << 10) | (1 << 5) | 31;
+    ASSERT_EQ(json_integer_value(json_object_get(gc, "pid")), gpid);
+    ASSERT_TRUE(json_real_value(json_object_get(gc, "dur")) == 2.5);
+    size_t i;
+    json_t *ev;
+    int gc_named = 0, gc_sorted = 0;
+    json_array_foreach(events, i, ev) {
+        if (json_integer_value(json_object_get(ev, "pid")) != gpid)
+            continue;
+        const char *n = json_string_value(json_object_get(ev, "name"));
+        if (!strcmp(n, "process_name"))
+            gc_named = !strcmp(json_string_value(json_object_get(args_of(ev), "name")), "Python GC");
+        if (!strcmp(n, "process_sort_index"))
+            gc_sorted = json_integer_value(json_object_get(args_of(ev), "sort_index")) == 1;
+    }
+    ASSERT_TRUE(gc_named && gc_sorted);
+    json_decref(root);
+}
+
+static void test_escape_functions(void)
+{
+    char out[512];
+    size_t n = aip__json_quote("a<b>&c", 6, out);
+    out[n] = 0;
+    ASSERT_STREQ(out, "\"a\\u003cb\\u003e\\u0026c\"");
+    n = aip__json_quote("\x01", 1, out);
+    out[n] = 0;
+    ASSERT_STREQ(out, "\"\\u0001\"");
+    /* the worst case bound holds */
+    char worst[64];
+    memset(worst, 1, sizeof worst);
+    ASSERT_TRUE(aip__json_quote(worst, sizeof worst, out) <= AIP_JSON_ESC_MAX(sizeof worst));
+}
+
+static void setup(void) { rb_tempdir(dir, sizeof dir, "tjson"); }
+static void teardown(void) { rb_rmtree(dir); }
+
+TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_number_format), TEST_CASE(test_hostile_strings),
+          TEST_CASE(test_structure), TEST_CASE(test_escape_functions), TEST_CASE(teardown))
