@@ -1,0 +1,384 @@
+/*
+ * analyse_cmd.c — `aiprof analyse PATH... [-j N] [--export-type text|db]`.
+ *
+ * Mirrors torch_npu.profiler.profiler.analyse(): PATH is a result directory
+ * (it holds FRAMEWORK/) or a folder whose immediate subdirectories are
+ * result directories.  Each directory is analysed in its own forked child
+ * (like the seed's ProcessPoolExecutor with fork), at most -j at a time:
+ * a crash or a memory blow-up in one directory cannot take the others
+ * down.  -j follows max_process_number: default half the CPUs, invalid or
+ * ≤ 0 → default, above the CPU count → the CPU count.
+ */
+#include "cli.h"
+
+#include "aiprof.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct opts {
+    long jobs;                /* 0 = default */
+    unsigned export_type;     /* 0 = as recorded */
+    int quiet;
+    char **paths;
+    int n_paths;
+} opts;
+
+typedef struct list {
+    char **v;
+    size_t n, cap;
+} list;
+
+static void analyse_usage(FILE *f)
+{
+    fputs("Usage: aiprof analyse PATH... [-j N] [--export-type text|db] [-q]\n"
+          "\n"
+          "Analyse profiling results offline.  PATH is a result directory\n"
+          "({worker}_{timestamp}_ascend_pt, holding FRAMEWORK/) or a directory whose\n"
+          "immediate subdirectories are result directories.  Each result directory\n"
+          "gets ASCEND_PROFILER_OUTPUT/ (trace_view.json, operator_details.csv,\n"
+          "step_trace_time.csv) and logs/analyse.log.  Paths may only contain letters,\n"
+          "digits and _ - . / and no symbolic links.\n"
+          "\n"
+          "Options:\n"
+          "  -j, --jobs N           directories analysed in parallel (default: half the\n"
+          "                         CPUs; above the CPU count: the CPU count; invalid: default)\n"
+          "  --export-type TYPE     text or db, or text,db (default: the export type in\n"
+          "                         profiler_info.json, else text).  db output is not\n"
+          "                         available yet.\n"
+          "  -q, --quiet            no warnings and no progress display\n"
+          "  -h, --help             show this help\n"
+          "\n"
+          "Exit status: 0 all directories analysed, 1 some failed, 2 usage error.\n",
+          f);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "aiprof analyse: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'aiprof analyse --help'.\n");
+    return AIP_EXIT_USAGE;
+}
+
+static long cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
+}
+
+/* max_process_number rules; a bad value is not fatal, as in the seed. */
+static long parse_jobs(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    long cpus = cpu_count(), def = cpus / 2 > 1 ? cpus / 2 : 1;
+    if (errno || end == s || *end || v <= 0) {
+        fprintf(stderr, "aiprof analyse: warning: invalid -j value '%s'; using %ld\n", s, def);
+        return def;
+    }
+    return v > cpus ? cpus : v;
+}
+
+/* "text", "db", "text,db"; ExportType.Text spellings too. */
+static unsigned parse_export_type(const char *s)
+{
+    unsigned bits = 0;
+    char buf[64];
+    if (strlen(s) >= sizeof buf)
+        return 0;
+    strcpy(buf, s);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        const char *dot = strrchr(tok, '.');
+        const char *w = dot ? dot + 1 : tok;
+        char low[16];
+        size_t i = 0;
+        for (; w[i] && i < sizeof low - 1; i++)
+            low[i] = (char)(w[i] >= 'A' && w[i] <= 'Z' ? w[i] + 32 : w[i]);
+        low[i] = 0;
+        if (!strcmp(low, "text"))
+            bits |= AIP_EXPORT_TEXT;
+        else if (!strcmp(low, "db"))
+            bits |= AIP_EXPORT_DB;
+        else
+            return 0;
+    }
+    return bits;
+}
+
+/* @return -1 to continue, else an exit code. */
+static int parse_args(int argc, char **argv, opts *o)
+{
+    o->paths = calloc((size_t)argc + 1, sizeof *o->paths);
+    if (!o->paths)
+        return AIP_EXIT_FAILED;
+    int only_paths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        if (only_paths || a[0] != '-' || !a[1]) {
+            o->paths[o->n_paths++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            analyse_usage(stdout);
+            return AIP_EXIT_OK;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strncmp(a, "--jobs=", 7) ||
+                   (a[1] == 'j' && a[2])) {
+            if (!strncmp(a, "--jobs=", 7))
+                val = a + 7;
+            else if (a[1] == 'j' && a[2])
+                val = a + 2;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return usage_error("option '%s' needs a number", a);
+            o->jobs = parse_jobs(val);
+        } else if (!strcmp(a, "--export-type") || !strncmp(a, "--export-type=", 14)) {
+            if (a[13] == '=')
+                val = a + 14;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return usage_error("option '%s' needs text or db", a);
+            unsigned t = parse_export_type(val);
+            if (!t) /* the seed: an invalid value falls back to profiler_info.json */
+                fprintf(stderr, "aiprof analyse: warning: unknown export type '%s'; using the "
+                        "one recorded in profiler_info.json\n", val);
+            o->export_type |= t;
+        } else {
+            return usage_error("unknown option '%s'", a);
+        }
+    }
+    if (!o->n_paths)
+        return usage_error("%s", "no PATH given");
+    if (!o->jobs) {
+        long cpus = cpu_count();
+        o->jobs = cpus / 2 > 1 ? cpus / 2 : 1;
+    }
+    return -1;
+}
+
+/* The seed's path rule, checked here too so that a bad PATH is reported
+ * before any directory is scanned. */
+static int path_ok(const char *p)
+{
+    if (!*p || strlen(p) >= PATH_MAX - 64)
+        return 0;
+    for (const unsigned char *c = (const unsigned char *)p; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_' || *c == '-' || *c == '.' || *c == '/'))
+            return 0;
+    return 1;
+}
+
+static const char *symlink_component(const char *p)
+{
+    static char buf[PATH_MAX];
+    size_t n = strlen(p);
+    if (n >= sizeof buf)
+        return p;
+    memcpy(buf, p, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && buf[i] != '/')
+            continue;
+        char saved = buf[i];
+        buf[i] = 0;
+        struct stat st;
+        if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode))
+            return buf;
+        buf[i] = saved;
+    }
+    return NULL;
+}
+
+static int is_result_dir(const char *p)
+{
+    char fw[PATH_MAX + 16];
+    struct stat st;
+    if (strlen(p) >= PATH_MAX)
+        return 0;
+    snprintf(fw, sizeof fw, "%s/FRAMEWORK", p);
+    return lstat(fw, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int push(list *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], s))
+            return 0; /* given twice */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    return (l->v[l->n] = strdup(s)) ? (int)(++l->n, 0) : -1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add PATH or its result subdirectories; @return 0, or 1 if PATH fails. */
+static int discover(const char *path, list *out)
+{
+    if (!path_ok(path)) {
+        fprintf(stderr, "aiprof analyse: %s: invalid path: only letters, digits and _ - . / are "
+                "allowed\n", path);
+        return 1;
+    }
+    const char *link = symlink_component(path);
+    if (link) {
+        fprintf(stderr, "aiprof analyse: %s: refusing path: %s is a symbolic link\n", path, link);
+        return 1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "aiprof analyse: %s: no such directory\n", path);
+        return 1;
+    }
+    if (is_result_dir(path))
+        return push(out, path) < 0;
+    DIR *d = opendir(path);
+    if (!d) {
+        fprintf(stderr, "aiprof analyse: %s: cannot list: %s\n", path, strerror(errno));
+        return 1;
+    }
+    list found = {0};
+    struct dirent *e;
+    int err = 0;
+    while (!err && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sub[PATH_MAX];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub)
+            continue;
+        if (lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode) || !is_result_dir(sub))
+            continue; /* symlinks are not followed */
+        err = push(&found, sub) < 0;
+    }
+    closedir(d);
+    qsort(found.v, found.n, sizeof *found.v, cmp_str);
+    for (size_t i = 0; i < found.n; i++) {
+        if (!err && push(out, found.v[i]) < 0)
+            err = 1;
+        free(found.v[i]);
+    }
+    free(found.v);
+    if (!err && !found.n) {
+        fprintf(stderr, "aiprof analyse: %s: no result directory (a directory holding FRAMEWORK/) "
+                "found here or in its subdirectories\n", path);
+        return 1;
+    }
+    return err;
+}
+
+static int analyse_here(const char *dir, const opts *o)
+{
+    aip_analyse_options ao;
+    aip_analyse_options_init(&ao);
+    ao.export_type = o->export_type;
+    ao.quiet = o->quiet;
+    aip_status s = aip_analyse_dir(dir, &ao);
+    if (s && !o->quiet)
+        fprintf(stderr, "aiprof analyse: %s: %s\n", dir, aip_last_error());
+    return s == AIP_OK ? 0 : 1;
+}
+
+static void progress(const opts *o, int tty, size_t done, size_t total, const char *dir, int ok)
+{
+    if (!tty || o->quiet)
+        return;
+    fprintf(stderr, "[%zu/%zu] %s %s\n", done, total, ok ? "done" : "FAILED", dir);
+}
+
+static size_t run_all(const list *dirs, const opts *o)
+{
+    int tty = isatty(STDERR_FILENO);
+    size_t next = 0, done = 0, failed = 0, running = 0;
+    pid_t *pids = calloc(dirs->n ? dirs->n : 1, sizeof *pids);
+    if (!pids)
+        return dirs->n;
+    while (done < dirs->n) {
+        while (running < (size_t)o->jobs && next < dirs->n) {
+            fflush(stdout);
+            fflush(stderr);
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(analyse_here(dirs->v[next], o));
+            if (pid < 0) { /* no process to spare: do it here */
+                int bad = analyse_here(dirs->v[next], o);
+                failed += (size_t)bad;
+                progress(o, tty, ++done, dirs->n, dirs->v[next], !bad);
+                next++;
+                continue;
+            }
+            pids[next++] = pid;
+            running++;
+        }
+        if (!running)
+            continue;
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        size_t i = 0;
+        while (i < next && pids[i] != pid)
+            i++;
+        if (i == next)
+            continue; /* not one of ours */
+        pids[i] = 0;
+        running--;
+        int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "aiprof analyse: %s: analysis crashed (signal %d)\n", dirs->v[i],
+                    WTERMSIG(status));
+        failed += !ok;
+        progress(o, tty, ++done, dirs->n, dirs->v[i], ok);
+    }
+    free(pids);
+    return failed + (dirs->n - done);
+}
+
+int cli_analyse(int argc, char **argv)
+{
+    opts o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) {
+        free(o.paths);
+        return rc;
+    }
+    list dirs = {0};
+    size_t bad_paths = 0;
+    for (int i = 0; i < o.n_paths; i++)
+        bad_paths += (size_t)discover(o.paths[i], &dirs);
+    if ((size_t)o.jobs > dirs.n && dirs.n)
+        o.jobs = (long)dirs.n;
+    /* A PATH that could not be used counts as one failed directory. */
+    size_t failed = run_all(&dirs, &o) + bad_paths;
+    printf("analysed %zu directories, %zu failed\n", dirs.n + bad_paths, failed);
+    for (size_t i = 0; i < dirs.n; i++)
+        free(dirs.v[i]);
+    free(dirs.v);
+    free(o.paths);
+    return failed ? AIP_EXIT_FAILED : AIP_EXIT_OK;
+}

@@ -1,0 +1,16 @@
+/*
+ * cli.h — the `aiprof` command's subcommands.  The command is a client of
+ * libaiprof: it includes only the public header, aiprof.h.
+ */
+#ifndef AIP_CLI_H
+#define AIP_CLI_H
+
+/* Exit codes of every subcommand. */
+#define AIP_EXIT_OK 0
+#define AIP_EXIT_FAILED 1   /* something could not be done */
+#define AIP_EXIT_USAGE 2    /* bad command line */
+
+/* cli_analyse() : `aiprof analyse ...`; argv[0] is "analyse". */
+int cli_analyse(int argc, char **argv);
+
+#endif

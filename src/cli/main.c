@@ -1,0 +1,53 @@
+/*
+ * main.c — `aiprof`: dispatch to a subcommand, --help, --version.
+ */
+#include "cli.h"
+
+#include "aiprof.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("Usage: aiprof <command> [options]\n"
+          "\n"
+          "aiprof turns the raw data recorded by libaiprof into trace_view.json and\n"
+          "CSV summaries, like torch_npu.profiler's offline analyse().\n"
+          "\n"
+          "Commands:\n"
+          "  analyse PATH...     analyse result directories (*_ascend_pt) into\n"
+          "                      ASCEND_PROFILER_OUTPUT/\n"
+          "\n"
+          "Options:\n"
+          "  -h, --help          show this help\n"
+          "  -V, --version       show the version\n"
+          "\n"
+          "Run 'aiprof analyse --help' for the options of a command.\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return AIP_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return AIP_EXIT_OK;
+    }
+    if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("aiprof %s\n", aip_version());
+        return AIP_EXIT_OK;
+    }
+    if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
+        return cli_analyse(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        fprintf(stderr, "aiprof: unknown option '%s'\n", cmd);
+    else
+        fprintf(stderr, "aiprof: unknown command '%s'\n", cmd);
+    fprintf(stderr, "Try 'aiprof --help'.\n");
+    return AIP_EXIT_USAGE;
+}
