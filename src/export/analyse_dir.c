@@ -229,7 +229,7 @@ static aip_status analyse(run *r, unsigned export_type, const aip_profiler_info 
     for (size_t i = 0; i < n_raws && s != AIP_ERR_NOMEM; i++) {
         s = aip__model_load_raw(&m, raws[i]);
         if (s) {
-            warn(r, "cannot analyse %s", aip_last_error());
+            warn(r, "skipping a raw file: %s", aip_last_error());
             if (!first_error) {
                 first_error = s;
                 snprintf(first_msg, sizeof first_msg, "%s", aip_last_error());
