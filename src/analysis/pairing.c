@@ -168,7 +168,8 @@ aip_status aip__flows_pair(aip_model *m)
                 ops[n++] = (seq_op){seq, s->start, (uint32_t)ti, (uint32_t)i};
             }
         }
-        qsort(ops, n, sizeof *ops, cmp_seq_op);
+        if (n)
+            qsort(ops, n, sizeof *ops, cmp_seq_op);
         aip_status rc = AIP_OK;
         for (size_t i = 0; i < n && !rc;) {
             size_t j = i + 1;

@@ -116,9 +116,10 @@ aip_status aip__profiler_info_read(const char *result_dir, aip_profiler_info *ou
     while ((e = readdir(d))) {
         /* Several files (one per rank) are not expected; take the first by
          * name so the choice does not depend on directory order. */
-        if (is_info_name(e->d_name) && strlen(e->d_name) < sizeof best &&
+        size_t len = strlen(e->d_name);
+        if (is_info_name(e->d_name) && len < sizeof best &&
             (!best[0] || strcmp(e->d_name, best) < 0))
-            snprintf(best, sizeof best, "%s", e->d_name);
+            memcpy(best, e->d_name, len + 1);
     }
     closedir(d);
     if (!best[0]) {
@@ -143,8 +144,8 @@ aip_status aip__profiler_info_read(const char *result_dir, aip_profiler_info *ou
     json_t *root = json_loadb(text, size, 0, &err);
     free(text);
     if (!root) {
-        snprintf(out->problem, sizeof out->problem, "%s is not valid JSON (line %d: %s); using "
-                 "defaults", best, err.line, err.text);
+        snprintf(out->problem, sizeof out->problem, "%s is not valid JSON (line %d: %.120s); "
+                 "using defaults", best, err.line, err.text);
         return AIP_OK;
     }
     if (!json_is_object(root)) {

@@ -274,7 +274,8 @@ static int discover(const char *path, list *out)
         err = push(&found, sub) < 0;
     }
     closedir(d);
-    qsort(found.v, found.n, sizeof *found.v, cmp_str);
+    if (found.n)
+        qsort(found.v, found.n, sizeof *found.v, cmp_str);
     for (size_t i = 0; i < found.n; i++) {
         if (!err && push(out, found.v[i]) < 0)
             err = 1;

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of fuzz_raw_reader (tests/fuzz/corpus_fuzz_raw_reader/).
+
+Usage: make_corpus_raw_reader.py [OUT_DIR]
+Small raw files (docs/RAW_FORMAT.md) covering every chunk type and record
+kind, plus the damaged and foreign inputs the reader must survive.
+"""
+import json
+import os
+import struct
+import sys
+import zlib
+
+MAGIC = 0x4B4E4843
+INFO, STRINGS, EVENTS, CLOCK, STATS, END = 1, 2, 3, 4, 5, 6
+
+
+def header(major=1, minor=0, size=16):
+    return b"AIPRAW\r\n" + struct.pack("<HHI", major, minor, size)
+
+
+def chunk(ctype, payload=b"", tid=0, crc=None):
+    head = struct.pack("<IHHI", MAGIC, ctype, 0, len(payload))
+    tail = struct.pack("<Q", tid)
+    if crc is None:
+        crc = zlib.crc32(payload, zlib.crc32(tail, zlib.crc32(head)))
+    return head + struct.pack("<I", crc) + tail + payload + b"\0" * ((8 - len(payload) % 8) % 8)
+
+
+def info(pid=1234, program="Python"):
+    return chunk(INFO, json.dumps({"pid": pid, "hostname": "fuzz", "program": program,
+                                   "clock": "tsc", "ticks_per_second": 2e9,
+                                   "aiprof_version": "0.1.0"}).encode())
+
+
+def strings(first, texts):
+    body = struct.pack("<II", first, len(texts))
+    for t in texts:
+        body += struct.pack("<I", len(t)) + t
+    return chunk(STRINGS, body)
+
+
+def clock(t, m, r):
+    return chunk(CLOCK, struct.pack("<QQQ", t, m, r))
+
+
+def span(kind, name, s, e, flags=0, extra=b""):
+    return struct.pack("<BBHIQQ", kind, flags, 24 + len(extra), name, s, e) + extra
+
+
+def op(name, s, e, seq=None, fwd=None, shapes=None, stack=None, backward=False):
+    flags, extra = 0, b""
+    if seq is not None:
+        flags |= 1
+        extra += struct.pack("<q", seq)
+    if fwd is not None:
+        flags |= 2
+        extra += struct.pack("<Q", fwd)
+    if shapes is not None:
+        flags |= 4
+        extra += struct.pack("<II", *shapes)
+    if stack is not None:
+        flags |= 8
+        extra += struct.pack("<II", *stack)
+    if backward:
+        flags |= 0x10
+    return span(6, name, s, e, flags, extra)
+
+
+def rng(name, dom, s, e):
+    return struct.pack("<BBHIQQII", 2, 0, 32, name, s, e, dom, 0)
+
+
+def rstart(name, dom, ts, rid):
+    return struct.pack("<BBHIQQII", 3, 0, 32, name, ts, rid, dom, 0)
+
+
+def rend(ts, rid):
+    return struct.pack("<BBHIQQ", 4, 0, 24, 0, ts, rid)
+
+
+def mark(name, dom, ts):
+    return struct.pack("<BBHIQII", 5, 0, 24, name, ts, dom, 0)
+
+
+def memory(ts, addr, nbytes, alloc, res, dtype=20, didx=0):
+    return struct.pack("<BBHIQQqqqBb6x", 7, 0, 56, 0, ts, addr, nbytes, alloc, res, dtype, didx)
+
+
+def tname(name, ts):
+    return struct.pack("<BBHIQ", 9, 0, 16, name, ts)
+
+
+def stats(entries):
+    return chunk(STATS, struct.pack("<II", len(entries), 0) +
+                 b"".join(struct.pack("<QQQ", *e) for e in entries))
+
+
+NAMES = [b"ProfilerStep#1", b"aten::mm", b"[[2, 3], [3]]", b"[float]", b"a.py(1): f",
+         b"nn.Module: M_0", b"dom", b"msg", b"worker", b"bad\xff\"<name>\n"]
+
+
+def full_file():
+    ev1 = b"".join([tname(9, 10), op(2, 110, 120, seq=3, shapes=(3, 4), stack=(5, 6)),
+                    rng(8, 7, 125, 130), mark(8, 0, 131), rstart(8, 7, 132, 42),
+                    memory(133, 0x1000, 512, 512, 4096), span(8, 0, 134, 140),
+                    op(10, 141, 150), span(1, 1, 100, 200)])
+    ev2 = b"".join([op(2, 300, 310, seq=3, fwd=1, backward=True), rend(305, 42), rend(306, 7)])
+    return (header() + info() + strings(1, NAMES) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, ev1, 1) + chunk(EVENTS, ev2, 2) + stats([(1, 9, 1), (2, 3, 0)]) +
+            clock(2_000_000, 1_000_000, 1_700_000_000_001_000_000) + chunk(END))
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    full = full_file()
+    files = {
+        "full.raw": full,
+        "minimal.raw": header() + chunk(END),
+        "header_only.raw": header(),
+        "empty.raw": b"",
+        "truncated.raw": full[: len(full) - 61],
+        "bad_crc.raw": header() + info() + chunk(EVENTS, op(1, 1, 2), 1, crc=1) + chunk(END),
+        "garbage_between.raw": header() + clock(1, 2, 3) + b"\x43\x48\x4e\x4b" + b"z" * 28 +
+        clock(4, 5, 6),
+        "newer_minor.raw": header(1, 9) + strings(1, [b"x"]) + chunk(99, b"future stuff") +
+        chunk(EVENTS, b"\xc8\x00\x10\x00\x00\x00\x00\x00" + b"\0" * 8 +
+              span(6, 1, 5, 9, 0x41, struct.pack("<qQ", 1, 99))[:-8] +
+              struct.pack("<q", 1) + b"\0" * 8, 3),
+        "newer_major.raw": header(2, 0) + chunk(END),
+        "bad_header_size.raw": header(1, 0, 4) + chunk(END),
+        "not_raw.raw": b'{"traceEvents": []}\n',
+        "string_gaps.raw": header() + strings(5, [b"five"]) + strings(1000, [b"k"]) +
+        strings(0, [b"zero", b"one"]) + chunk(EVENTS, op(1000, 1, 2) + op(5, 3, 4) + op(77, 5, 6), 1),
+        "inconsistent_records.raw": header() + chunk(EVENTS, b"\x06\x00\x00\x00" + b"\0" * 20, 1) +
+        chunk(EVENTS, op(1, 1, 2), 1),
+        "deep_nesting.raw": header() + strings(1, [b"n"]) +
+        chunk(EVENTS, b"".join(op(1, i, 1000 - i) for i in range(200)), 5),
+        "reversed.raw": header() + strings(1, [b"r"]) +
+        chunk(EVENTS, b"".join(op(1, 10 * i, 10 * i + 5) for i in range(300, 0, -1)), 5),
+        "bad_stats.raw": header() + stats([(1, 2, 3)])[:-8] + chunk(STATS, b"\xff\xff\xff\xff") +
+        chunk(CLOCK, b"short"),
+        "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
+        chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),
+    }
+    for name, data in files.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else
+         os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_fuzz_raw_reader"))
