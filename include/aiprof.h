@@ -385,6 +385,49 @@ AIP_API extern uint32_t aip_recording_generation;
     } while (0)
 
 /* ---------------------------------------------------------------------
+ * Dynamic profiling: profiler_config.json drives collections while the
+ * program runs (torch_npu.profiler.dynamic_profile).  One watcher per
+ * config directory polls the file and publishes each edit to every process
+ * that called aip_dynamic_init() on it; aip_dynamic_step() applies them.
+ * All of these log to <config dir>/log/ and never stop the program.
+ * ------------------------------------------------------------------- */
+typedef enum aip_dynamic_state {
+    AIP_DYN_UNINITIALIZED = -1,
+    AIP_DYN_IDLE = 0,      /* watching, nothing pending */
+    AIP_DYN_RUNNING = 1,   /* a collection is recording */
+    AIP_DYN_READY = 2      /* a valid config waits for its start_step */
+} aip_dynamic_state;
+
+/*! Called when a dynamic collection starts (before its first step) and
+ *  when it ends; `config` is the collection's configuration.  Collectors
+ *  outside the C library (the Python package) switch themselves on/off here. */
+typedef void (*aip_dynamic_hook)(const aip_config *config, aip_session *session, int starting,
+                                 void *user_data);
+
+/*! aip_dynamic_init() : watch `config_dir`/profiler_config.json (created with
+ *  the seed's defaults when missing).  Only edits made after this call count.
+ *  AIP_ERR_PATH / AIP_ERR_SYMLINK / AIP_ERR_IO for a bad directory,
+ *  AIP_ERR_STATE if already initialised. */
+AIP_API aip_status aip_dynamic_init(const char *config_dir);
+
+/*! aip_dynamic_step() : the training step ended.  Costs one shared-memory
+ *  load when idle.  Starts, steps and ends collections. */
+AIP_API aip_status aip_dynamic_step(void);
+
+/*! aip_dynamic_start() : collect once now from `config_path` (NULL or
+ *  invalid: the init directory's profiler_config.json); ignores later edits
+ *  of that file.  Refused (AIP_ERR_STATE, logged) while a collection runs. */
+AIP_API aip_status aip_dynamic_start(const char *config_path);
+
+/*! aip_dynamic_shutdown() : stop a running collection (saved, with a
+ *  warning), detach from the watcher.  Also runs at exit. */
+AIP_API void aip_dynamic_shutdown(void);
+
+AIP_API aip_dynamic_state aip_dynamic_get_state(void);
+AIP_API int64_t aip_dynamic_current_step(void);
+AIP_API void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data);
+
+/* ---------------------------------------------------------------------
  * Analysis (what the `aiprof` command uses).
  * ------------------------------------------------------------------- */
 typedef struct aip_analyse_options {

@@ -1,0 +1,427 @@
+/*
+ * dynamic.c — dynamic_profile: aip_dynamic_init / step / start / shutdown.
+ *
+ * The state machine follows torch_npu's _DynamicProfile.step (reference
+ * §4): the step counter is incremented first; a pending config starts a
+ * collection when start_step is -1 or equals the current step, is dropped
+ * with a warning when start_step already passed, and waits otherwise.  A
+ * collection is schedule(wait=0, warmup=W, active=A, repeat=1) with
+ * ProfilerStep# numbers continuing the training step count, and ends after
+ * W+A steps.  Edits arriving during a collection stay pending (the latest
+ * wins) and apply after it ends.  Nothing here stops or slows the program:
+ * every problem is logged to <config dir>/log/dp_*.log.
+ */
+#include "aiprof.h"
+#include "dp_config.h"
+#include "dp_log.h"
+#include "dp_watch.h"
+#include "env.h"
+#include "error.h"
+#include "fs.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct dynamic_state {
+    pthread_mutex_t lock;
+    int inited;
+    char dir[PATH_MAX];
+    aip__dp_watch watch;
+    aip__dp_log log;
+    int64_t cur_step;
+    uint64_t t10_ns;
+
+    aip__dp_config pending;
+    int has_pending;
+
+    aip__dp_config active_cfg;    /* config of the running collection */
+    aip_session *session;
+    int64_t remaining;
+    int from_start;               /* started by aip_dynamic_start() */
+    int analyse, async_mode;
+
+    aip_dynamic_hook hook;
+    void *hook_data;
+    int atexit_registered;
+} dynamic_state;
+
+static dynamic_state D = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- analysis of a finished collection ------------------------------- */
+
+static void analyse_dir(const char *dir, int async_mode)
+{
+    if (!async_mode) {
+        aip_analyse_options o;
+        aip_analyse_options_init(&o);
+        if (aip_analyse_dir(dir, &o) != AIP_OK)
+            aip__dp_log_write(&D.log, "ERROR", "analyse %s failed: %s", dir, aip_last_error());
+        else
+            aip__dp_log_write(&D.log, "INFO", "analysed %s", dir);
+        return;
+    }
+    /* Asynchronous: a grandchild analyses, so training never waits and no
+     * zombie is left behind. */
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() == 0) {
+            aip_analyse_options o;
+            aip_analyse_options_init(&o);
+            o.quiet = 1;
+            _exit(aip_analyse_dir(dir, &o) == AIP_OK ? 0 : 1);
+        }
+        _exit(0);
+    }
+    if (child > 0) {
+        int status;
+        waitpid(child, &status, 0);
+        aip__dp_log_write(&D.log, "INFO", "analysing %s in the background", dir);
+    } else {
+        aip__dp_log_write(&D.log, "ERROR", "cannot fork to analyse %s: %s", dir, strerror(errno));
+    }
+}
+
+static void on_ready(aip_session *s, const char *dir, void *user)
+{
+    (void)s;
+    (void)user;
+    aip__dp_log_write(&D.log, "INFO", "collection saved in %s", dir);
+    if (D.analyse)
+        analyse_dir(dir, D.async_mode);
+}
+
+/* ---- collections ------------------------------------------------------ */
+
+static void finish_collection(const char *why)
+{
+    if (!D.session)
+        return;
+    aip_session_stop(D.session); /* no-op when the schedule already saved it */
+    if (D.hook)
+        D.hook(&D.active_cfg.cfg, D.session, 0, D.hook_data);
+    aip__dp_log_write(&D.log, "INFO", "collection stopped at step %lld (%s)",
+                      (long long)D.cur_step, why);
+    aip_session_destroy(D.session);
+    D.session = NULL;
+    D.remaining = 0;
+    D.from_start = 0;
+    aip__dp_config_free(&D.active_cfg);
+}
+
+/* Takes ownership of *cfg. */
+static aip_status start_collection(aip__dp_config *cfg, int from_start)
+{
+    D.active_cfg = *cfg;
+    memset(cfg, 0, sizeof *cfg);
+    aip__dp_config *c = &D.active_cfg;
+    /* Re-point the string fields at the moved struct. */
+    c->cfg.dir_name = c->prof_dir;
+    c->cfg.mstx_domain_include = (const char *const *)c->include;
+    c->cfg.mstx_domain_exclude = (const char *const *)c->exclude;
+    c->cfg.on_trace_ready = on_ready;
+    c->cfg.on_trace_ready_data = NULL;
+    /* is_rank turns automatic analysis off unless it runs asynchronously. */
+    D.analyse = c->analyse && (!c->is_rank || c->async_mode);
+    D.async_mode = c->async_mode;
+    aip_session *s;
+    aip_status st = aip_session_create(&c->cfg, &s);
+    if (!st)
+        st = aip_session_set_step_offset(s, D.cur_step);
+    if (st) {
+        aip__dp_log_write(&D.log, "ERROR", "cannot start a collection: %s", aip_last_error());
+        aip__dp_config_free(c);
+        return st;
+    }
+    if (c->metadata) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(c->metadata, key, v) {
+            char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            if (text && aip_session_add_metadata_json(s, key, text))
+                aip__dp_log_write(&D.log, "WARNING", "metadata \"%s\" not added: %s", key,
+                                  aip_last_error());
+            free(text);
+        }
+    }
+    if (D.hook)
+        D.hook(&c->cfg, s, 1, D.hook_data);
+    st = aip_session_start(s);
+    if (st) {
+        aip__dp_log_write(&D.log, "ERROR", "cannot start a collection: %s", aip_last_error());
+        if (D.hook)
+            D.hook(&c->cfg, s, 0, D.hook_data);
+        aip_session_destroy(s);
+        aip__dp_config_free(c);
+        return st;
+    }
+    D.session = s;
+    D.remaining = c->warmup + c->active;
+    D.from_start = from_start;
+    aip__dp_log_write(&D.log, "INFO",
+                      "collection started at step %lld (warmup %lld, active %lld) into %s%s",
+                      (long long)D.cur_step, (long long)c->warmup, (long long)c->active,
+                      c->prof_dir, from_start ? " by dp.start" : "");
+    return AIP_OK;
+}
+
+/* A new edit published by the watcher: parse, check the rank, keep it. */
+static void take_edit(void)
+{
+    char *text = NULL, message[512];
+    size_t len = 0;
+    int valid = 0;
+    if (aip__dp_watch_read(&D.watch, &text, &len, &valid, message, sizeof message) != 0) {
+        aip__dp_log_write(&D.log, "ERROR", "could not read the published config");
+        return;
+    }
+    if (!valid) {
+        aip__dp_log_write(&D.log, "WARNING", "profiler_config.json edit ignored: %s", message);
+        free(text);
+        return;
+    }
+    aip__dp_config cfg;
+    char err[512], warn[512];
+    aip_status st = aip__dp_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
+    free(text);
+    if (st) {
+        aip__dp_log_write(&D.log, "WARNING", "profiler_config.json edit ignored: %s", err);
+        return;
+    }
+    if (warn[0])
+        aip__dp_log_write(&D.log, "WARNING", "%s", warn);
+    int rank = aip__rank();
+    if (!aip__dp_config_selects_rank(&cfg, rank)) {
+        aip__dp_log_write(&D.log, "INFO", "config loaded; rank %d is not in rank_list, not "
+                          "collecting", rank);
+        aip__dp_config_free(&cfg);
+        return;
+    }
+    if (D.has_pending)
+        aip__dp_config_free(&D.pending);
+    D.pending = cfg;
+    D.has_pending = 1;
+    aip__dp_log_write(&D.log, "INFO", "config loaded: start_step %lld, warmup %lld, active %lld%s",
+                      (long long)cfg.start_step, (long long)cfg.warmup, (long long)cfg.active,
+                      D.session ? "; applied after the running collection" : "");
+}
+
+static void apply_pending(void)
+{
+    if (!D.has_pending || D.session)
+        return;
+    int64_t start = D.pending.start_step;
+    if (start == 0) {
+        aip__dp_log_write(&D.log, "INFO", "start_step is 0: collection off");
+        aip__dp_config_free(&D.pending);
+        D.has_pending = 0;
+    } else if (start == -1 || start == D.cur_step) {
+        D.has_pending = 0;
+        start_collection(&D.pending, 0);
+    } else if (D.cur_step > start) {
+        aip__dp_log_write(&D.log, "WARNING", "start_step %lld is already past (current step "
+                          "%lld); config is not effective", (long long)start,
+                          (long long)D.cur_step);
+        aip__dp_config_free(&D.pending);
+        D.has_pending = 0;
+    }
+    /* else: READY, waiting for start_step */
+}
+
+/* ---- public API ----------------------------------------------------- */
+
+static void at_exit(void) { aip_dynamic_shutdown(); }
+
+aip_status aip_dynamic_init(const char *config_dir)
+{
+    aip_status st = aip__path_check(config_dir, "config_dir");
+    if (st)
+        return st;
+    pthread_mutex_lock(&D.lock);
+    if (D.inited) {
+        pthread_mutex_unlock(&D.lock);
+        return aip__fail(AIP_ERR_STATE, "dynamic profiling is already initialised with %s",
+                         D.dir);
+    }
+    st = aip__mkdirs(config_dir);
+    if (st) {
+        pthread_mutex_unlock(&D.lock);
+        return st;
+    }
+    snprintf(D.dir, sizeof D.dir, "%s", config_dir);
+    aip__dp_log_open(&D.log, config_dir, "dp", "dynamic.c");
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/profiler_config.json", config_dir);
+    struct stat sb;
+    if (lstat(path, &sb) != 0) {
+        const char *text = aip__dp_default_config_text();
+        if (aip__write_file(path, text, strlen(text)) == AIP_OK)
+            aip__dp_log_write(&D.log, "INFO", "created %s with the default configuration", path);
+        else
+            aip__dp_log_write(&D.log, "ERROR", "cannot create %s: %s", path, aip_last_error());
+    } else if (S_ISLNK(sb.st_mode)) {
+        pthread_mutex_unlock(&D.lock);
+        return aip__fail(AIP_ERR_SYMLINK, "%s is a symbolic link; refused", path);
+    }
+    st = aip__dp_watch_attach(&D.watch, config_dir, &D.log);
+    if (st) {
+        aip__dp_log_write(&D.log, "ERROR", "dynamic profiling not started: %s", aip_last_error());
+        pthread_mutex_unlock(&D.lock);
+        return st;
+    }
+    D.inited = 1;
+    D.cur_step = 0;
+    D.t10_ns = 0;
+    if (!D.atexit_registered) {
+        atexit(at_exit);
+        D.atexit_registered = 1;
+    }
+    aip__dp_log_write(&D.log, "INFO", "dynamic profiling initialised on %s (rank %d)", config_dir,
+                      aip__rank());
+    pthread_mutex_unlock(&D.lock);
+    return AIP_OK;
+}
+
+aip_status aip_dynamic_step(void)
+{
+    /* Idle cost: an uncontended lock and one shared-memory load. */
+    if (!__atomic_load_n(&D.inited, __ATOMIC_ACQUIRE))
+        return aip__fail(AIP_ERR_STATE, "aip_dynamic_step: call aip_dynamic_init first");
+    pthread_mutex_lock(&D.lock);
+    D.cur_step++;
+    if (D.cur_step == 10) {
+        D.t10_ns = now_ns();
+    } else if (D.cur_step == 11 && D.t10_ns) {
+        /* The measured step interval becomes the poll period (1 s..50 s);
+         * an AIPROF_DP_POLL_MS override below 1 s (tests) lowers the floor. */
+        uint64_t ms = (now_ns() - D.t10_ns) / 1000000u;
+        uint32_t floor_ms = aip__dp_default_poll_ms() < 1000 ? aip__dp_default_poll_ms() : 1000;
+        if (ms < floor_ms)
+            ms = floor_ms;
+        if (ms > 50000)
+            ms = 50000;
+        aip__dp_watch_set_poll_ms(&D.watch, (uint32_t)ms);
+    }
+    uint64_t gen = aip__dp_watch_generation(&D.watch);
+    if (gen != D.watch.seen_generation) {
+        D.watch.seen_generation = gen;
+        take_edit();
+    }
+    if (D.session) {
+        aip_session_step(D.session);
+        if (--D.remaining <= 0)
+            finish_collection("all steps collected");
+    }
+    apply_pending();
+    pthread_mutex_unlock(&D.lock);
+    return AIP_OK;
+}
+
+aip_status aip_dynamic_start(const char *config_path)
+{
+    pthread_mutex_lock(&D.lock);
+    if (!D.inited) {
+        pthread_mutex_unlock(&D.lock);
+        return aip__fail(AIP_ERR_STATE, "aip_dynamic_start: call aip_dynamic_init first");
+    }
+    if (D.session) {
+        aip__dp_log_write(&D.log, "WARNING", "dp.start ignored: a collection is already running");
+        pthread_mutex_unlock(&D.lock);
+        return aip__fail(AIP_ERR_STATE, "aip_dynamic_start: a collection is already running");
+    }
+    aip__dp_config cfg;
+    char err[512] = "", warn[512];
+    aip_status st = AIP_ERR_NOT_FOUND;
+    char fallback[PATH_MAX + 32];
+    snprintf(fallback, sizeof fallback, "%s/profiler_config.json", D.dir);
+    const char *paths[2] = {config_path, fallback};
+    for (int i = 0; i < 2 && st; i++) {
+        if (!paths[i])
+            continue;
+        char *text = NULL;
+        size_t len = 0;
+        st = aip__path_check(paths[i], "config_path");
+        if (!st)
+            st = aip__path_no_symlink(paths[i]);
+        if (!st)
+            st = aip__read_file(paths[i], AIP_DP_CONFIG_MAX_BYTES, &text, &len);
+        if (!st)
+            st = aip__dp_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
+        else
+            snprintf(err, sizeof err, "%s", aip_last_error());
+        free(text);
+        if (st)
+            aip__dp_log_write(&D.log, "WARNING", "dp.start: %s not usable: %s%s", paths[i], err,
+                              i == 0 ? "; using the init directory's profiler_config.json" : "");
+    }
+    if (st) {
+        pthread_mutex_unlock(&D.lock);
+        return aip__fail(AIP_ERR_INVALID_ARG, "aip_dynamic_start: no valid configuration: %s",
+                         err);
+    }
+    st = start_collection(&cfg, 1);
+    pthread_mutex_unlock(&D.lock);
+    return st;
+}
+
+void aip_dynamic_shutdown(void)
+{
+    pthread_mutex_lock(&D.lock);
+    if (!D.inited) {
+        pthread_mutex_unlock(&D.lock);
+        return;
+    }
+    if (D.session) {
+        aip__dp_log_write(&D.log, "WARNING", "a collection was still running at exit; saving it");
+        finish_collection("shutdown");
+    }
+    if (D.has_pending) {
+        aip__dp_config_free(&D.pending);
+        D.has_pending = 0;
+    }
+    aip__dp_watch_detach(&D.watch);
+    aip__dp_log_write(&D.log, "INFO", "dynamic profiling stopped at step %lld",
+                      (long long)D.cur_step);
+    __atomic_store_n(&D.inited, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&D.lock);
+}
+
+aip_dynamic_state aip_dynamic_get_state(void)
+{
+    pthread_mutex_lock(&D.lock);
+    aip_dynamic_state s = !D.inited     ? AIP_DYN_UNINITIALIZED
+                          : D.session   ? AIP_DYN_RUNNING
+                          : D.has_pending ? AIP_DYN_READY
+                                          : AIP_DYN_IDLE;
+    pthread_mutex_unlock(&D.lock);
+    return s;
+}
+
+int64_t aip_dynamic_current_step(void)
+{
+    pthread_mutex_lock(&D.lock);
+    int64_t s = D.cur_step;
+    pthread_mutex_unlock(&D.lock);
+    return s;
+}
+
+void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data)
+{
+    pthread_mutex_lock(&D.lock);
+    D.hook = hook;
+    D.hook_data = user_data;
+    pthread_mutex_unlock(&D.lock);
+}
