@@ -114,6 +114,9 @@ static aip__buf *pool_get(void)
         if (b)
             P.allocated++;
     }
+    /* Reset under the lock: once it is t->buf, a snapshot may read `used`. */
+    if (b)
+        atomic_store_explicit(&b->used, 0, memory_order_relaxed);
     set_obtainable();
     return b;
 }
@@ -349,7 +352,6 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         return NULL;
     }
-    atomic_store_explicit(&t->buf->used, 0, memory_order_relaxed);
     t->pos = t->buf->data;
     t->end = t->buf->data + AIP_BUF_BYTES;
     return t->pos;

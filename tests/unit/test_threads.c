@@ -160,6 +160,9 @@ static void test_stop_while_threads_record(void)
         ASSERT_EQ(rc.corrupt, 0);
         ASSERT_TRUE(rc.by_kind[AIP_REC_ANNOTATION] > 0);
         ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], rc.stats_recorded);
+        /* No stale bytes from a recycled buffer: only the kinds recorded. */
+        ASSERT_EQ(raw_total_events(&rc), rc.by_kind[AIP_REC_ANNOTATION] +
+                                             rc.by_kind[AIP_REC_THREAD_NAME]);
         aip_session_destroy(s);
     }
 }
