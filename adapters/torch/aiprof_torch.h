@@ -1,0 +1,58 @@
+/*
+ * aiprof_torch.h — the C entry points of libaiprof_torch, the PyTorch
+ * adapter.  The Python package loads the library with ctypes only after
+ * `torch` is imported (it needs libtorch_cpu and libc10 already loaded) and
+ * drives it through these calls; nothing here needs Python.
+ *
+ * The adapter forwards at once to libaiprof: ATen ops and backward nodes to
+ * aip_op_begin/aip_op_end, record_function (USER_SCOPE) to
+ * aip_annotation_push/pop, CPU tensor allocations and frees to
+ * aip_memory_event.  Every call returns at once when nothing records.
+ */
+#ifndef AIPROF_TORCH_H
+#define AIPROF_TORCH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AIPROF_TORCH_ABI 1
+#define AIPROF_TORCH_API __attribute__((visibility("default")))
+
+/* @return AIPROF_TORCH_ABI of the library. */
+AIPROF_TORCH_API int aiprof_torch_abi(void);
+
+/* "MAJOR.MINOR" of the libtorch headers the adapter was built with; the
+ * package refuses to load it into another torch (C++ ABI). */
+AIPROF_TORCH_API const char *aiprof_torch_built_for(void);
+
+/* Register the global RecordFunction callbacks (disabled).  Idempotent.
+ * @return 0, or -1 with aiprof_torch_error() set. */
+AIPROF_TORCH_API int aiprof_torch_install(void);
+
+/* What to record with each op from the next aiprof_torch_enable(1) on:
+ * input shapes and dtypes, and the op context (op_context.h) — `want` is
+ * a mask of AIPROF_WANT_STACK / AIPROF_WANT_MODULES, `context_fn` the
+ * extension's aiprof_op_context_fn (NULL: none). */
+AIPROF_TORCH_API void aiprof_torch_configure(int record_shapes, unsigned want,
+                                             void *context_fn);
+
+/* Turn the op callbacks on (while a trace records) or off. */
+AIPROF_TORCH_API void aiprof_torch_enable(int on);
+
+/* Put the allocation-tracking wrapper in front of the CPU allocator
+ * (once; it stays, passing through when off).  @return 0, or -1 with
+ * aiprof_torch_error() set (another allocator that cannot be wrapped). */
+AIPROF_TORCH_API int aiprof_torch_memory_install(void);
+
+/* Record allocations (on) or not (off); frees of recorded blocks are
+ * always recorded while a trace records. */
+AIPROF_TORCH_API void aiprof_torch_memory_enable(int on);
+
+/* The last error of this library ("" if none). */
+AIPROF_TORCH_API const char *aiprof_torch_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

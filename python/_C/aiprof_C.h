@@ -1,0 +1,35 @@
+/*
+ * aiprof_C.h — what the parts of the aiprof._C extension share.
+ *
+ * The extension is the Python face of libaiprof: session control
+ * (session.c), annotations and mstx (annotate.c), and the collectors that
+ * need the interpreter — the Python call-stack tracer (pytracer.c), the
+ * nn.Module path (modules.c) and GC passes (gc.c).  The PyTorch adapter
+ * (adapters/torch) reads the tracer's and module path's per-thread state
+ * through op_context.h, never through Python.
+ */
+#ifndef AIPROF_C_H
+#define AIPROF_C_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "aiprof.h"
+
+/* module.c : raise the Python exception matching an aip_status, with
+ * aip_last_error() as the message.  Returns NULL for `return raise_...`. */
+PyObject *aipy_raise(aip_status status, const char *what);
+
+/* Registration of each part's functions and types into the module. */
+int aipy_session_init(PyObject *module);
+int aipy_annotate_init(PyObject *module);
+int aipy_tracer_init(PyObject *module);
+int aipy_modules_init(PyObject *module);
+int aipy_gc_init(PyObject *module);
+
+/* pytracer.c / modules.c : the current thread's call stack and module
+ * path as text (NULL when none); safe without the GIL, see op_context.h. */
+const char *aipy_tracer_current_stack(void);
+const char *aipy_modules_current_path(void);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * module.c — the aiprof._C module: process-level calls (clock, names,
+ * analysis) and the error mapping every other part uses.
+ *
+ * aip_status → Python exception: bad arguments and paths are ValueError
+ * (the message from aip_last_error() names the parameter), a call at the
+ * wrong time is RuntimeError, I/O problems OSError, the rest RuntimeError.
+ */
+#include "aiprof_C.h"
+#include "op_context.h"
+
+PyObject *aipy_raise(aip_status status, const char *what)
+{
+    const char *msg = aip_last_error();
+    if (!msg || !*msg)
+        msg = aip_strerror(status);
+    PyObject *type;
+    switch (status) {
+    case AIP_ERR_INVALID_ARG:
+    case AIP_ERR_PATH:
+    case AIP_ERR_SYMLINK:
+    case AIP_ERR_LIMIT:
+        type = PyExc_ValueError;
+        break;
+    case AIP_ERR_IO:
+        type = PyExc_OSError;
+        break;
+    case AIP_ERR_NOT_FOUND:
+        type = PyExc_FileNotFoundError;
+        break;
+    case AIP_ERR_NOMEM:
+        type = PyExc_MemoryError;
+        break;
+    default:
+        type = PyExc_RuntimeError;
+    }
+    if (what)
+        PyErr_Format(type, "%s: %s", what, msg);
+    else
+        PyErr_SetString(type, msg);
+    return NULL;
+}
+
+static PyObject *py_now_ns(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromUnsignedLongLong(aip_now_ns());
+}
+
+static PyObject *py_is_recording(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(aip_is_recording());
+}
+
+static PyObject *py_set_process_name(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    aip_set_process_name(name);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_thread_name(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    aip_thread_name(name);
+    Py_RETURN_NONE;
+}
+
+/* analyse_dir(result_dir, export_type=0, quiet=True): the C analyser on one
+ * ..._ascend_pt directory, with the GIL released (it may take seconds). */
+static PyObject *py_analyse_dir(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"result_dir", "export_type", "quiet", NULL};
+    PyObject *path_obj;
+    unsigned export_type = 0;
+    int quiet = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|Ip", kwlist, PyUnicode_FSConverter,
+                                     &path_obj, &export_type, &quiet))
+        return NULL;
+    aip_analyse_options opt;
+    aip_analyse_options_init(&opt);
+    opt.export_type = export_type;
+    opt.quiet = quiet;
+    const char *path = PyBytes_AS_STRING(path_obj);
+    aip_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = aip_analyse_dir(path, &opt);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path_obj);
+    if (st)
+        return aipy_raise(st, "analyse");
+    Py_RETURN_NONE;
+}
+
+/* schedule_action(skip_first, wait, warmup, active, repeat, step) -> int:
+ * the core's schedule, so Python and C never disagree on a step. */
+static PyObject *py_schedule_action(PyObject *self, PyObject *args)
+{
+    aip_schedule s;
+    long long step;
+    if (!PyArg_ParseTuple(args, "LLLLLL:schedule_action", &s.skip_first, &s.wait, &s.warmup,
+                          &s.active, &s.repeat, &step))
+        return NULL;
+    return PyLong_FromLong(aip_schedule_action(&s, step));
+}
+
+/* schedule_validate(skip_first, wait, warmup, active, repeat): ValueError
+ * naming the field the core rejects. */
+static PyObject *py_schedule_validate(PyObject *self, PyObject *args)
+{
+    aip_schedule s;
+    if (!PyArg_ParseTuple(args, "LLLLL:schedule_validate", &s.skip_first, &s.wait, &s.warmup,
+                          &s.active, &s.repeat))
+        return NULL;
+    aip_status st = aip_schedule_validate(&s);
+    if (st)
+        return aipy_raise(st, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_version(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(aip_version());
+}
+
+/* The adapter's entry point into this extension (op_context.h). */
+static void op_context(unsigned want, aiprof_op_context *ctx)
+{
+    ctx->call_stack = (want & AIPROF_WANT_STACK) ? aipy_tracer_current_stack() : NULL;
+    ctx->module_hierarchy = (want & AIPROF_WANT_MODULES) ? aipy_modules_current_path() : NULL;
+}
+
+static PyObject *py_op_context_address(PyObject *self, PyObject *unused)
+{
+    aiprof_op_context_fn fn = op_context;
+    return PyLong_FromVoidPtr((void *)fn);
+}
+
+static PyMethodDef methods[] = {
+    {"now_ns", py_now_ns, METH_NOARGS, "now_ns() -> int: the recording clock in ns."},
+    {"is_recording", py_is_recording, METH_NOARGS,
+     "is_recording() -> bool: a trace is being recorded."},
+    {"set_process_name", py_set_process_name, METH_O,
+     "set_process_name(name): the process name shown in traces."},
+    {"thread_name", py_thread_name, METH_O, "thread_name(name): name the calling thread."},
+    {"analyse_dir", (PyCFunction)(void (*)(void))py_analyse_dir, METH_VARARGS | METH_KEYWORDS,
+     "analyse_dir(result_dir, export_type=0, quiet=True): write ASCEND_PROFILER_OUTPUT/."},
+    {"schedule_action", py_schedule_action, METH_VARARGS,
+     "schedule_action(skip_first, wait, warmup, active, repeat, step) -> int action."},
+    {"schedule_validate", py_schedule_validate, METH_VARARGS,
+     "schedule_validate(skip_first, wait, warmup, active, repeat): ValueError if invalid."},
+    {"version", py_version, METH_NOARGS, "version() -> str: libaiprof's version."},
+    {"_op_context_address", py_op_context_address, METH_NOARGS,
+     "address of the op-context function the PyTorch adapter calls (op_context.h)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {
+    PyModuleDef_HEAD_INIT, "aiprof._C",
+    "C core of aiprof: sessions, annotations, mstx, Python tracer, GC and module hooks.", -1,
+    methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__C(void)
+{
+    PyObject *m = PyModule_Create(&moddef);
+    if (!m)
+        return NULL;
+    if (aipy_session_init(m) || aipy_annotate_init(m) || aipy_tracer_init(m) ||
+        aipy_modules_init(m) || aipy_gc_init(m)) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "OP_CONTEXT_ABI", AIPROF_OP_CONTEXT_ABI);
+    PyModule_AddIntConstant(m, "ACTION_NONE", AIP_ACTION_NONE);
+    PyModule_AddIntConstant(m, "ACTION_WARMUP", AIP_ACTION_WARMUP);
+    PyModule_AddIntConstant(m, "ACTION_RECORD", AIP_ACTION_RECORD);
+    PyModule_AddIntConstant(m, "ACTION_RECORD_AND_SAVE", AIP_ACTION_RECORD_AND_SAVE);
+    return m;
+}

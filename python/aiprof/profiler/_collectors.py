@@ -1,0 +1,83 @@
+"""The collectors a profile switches on while its traces record.
+
+The C session decides when a trace records (schedule, steps); after every
+start/step/stop the profile calls Collectors.set_recording() with the
+session's state, so the hooks below cost nothing during wait and warmup
+steps and after the profile:
+
+  - ATen ops, record_function ranges and CPU memory: the PyTorch adapter;
+  - with_stack: the C call-stack tracer (its stacks go on ATen ops);
+  - with_modules: global nn.Module forward hooks feeding the module path;
+  - gc_detect_threshold: a gc.callbacks entry.
+"""
+import gc
+import sys
+import threading
+
+from .. import _C
+from . import _torch_bridge
+
+
+class Collectors:
+    def __init__(self, cpu, record_shapes, profile_memory, with_stack, with_modules, gc_on):
+        self.ops = _torch_bridge.OpCapture(record_shapes, with_stack, with_modules,
+                                           profile_memory) if cpu else None
+        self.with_stack = cpu and with_stack
+        self.with_modules = cpu and with_modules
+        self.gc_on = gc_on
+        self.recording = False
+        self._tracer = False
+        self._module_handles = None
+        self._gc_added = False
+
+    def set_recording(self, recording):
+        if self.ops is not None:
+            self.ops.set_recording(recording)
+        torch_ops = self.ops is not None and self.ops.on
+        # Stacks and module paths only travel on ATen ops: without the
+        # adapter recording, their hooks would cost and give nothing.
+        self._set_tracer(recording and torch_ops and self.with_stack)
+        self._set_modules(recording and torch_ops and self.with_modules)
+        self._set_gc(recording and self.gc_on)
+        self.recording = recording
+
+    def stop(self):
+        self.set_recording(False)
+
+    def _set_tracer(self, on):
+        if on == self._tracer:
+            return
+        self._tracer = on
+        if on:
+            _C.tracer_start()
+            threading.setprofile(_C._tracer_thread_hook)
+        else:
+            threading.setprofile(None)
+            _C.tracer_stop()
+
+    def _set_modules(self, on):
+        if on == (self._module_handles is not None):
+            return
+        if on:
+            module = sys.modules["torch"].nn.modules.module
+            _C.modules_enable(True)
+            self._module_handles = (
+                module.register_module_forward_pre_hook(_C.module_pre_hook),
+                module.register_module_forward_hook(_C.module_hook))
+        else:
+            for h in self._module_handles:
+                h.remove()
+            self._module_handles = None
+            _C.modules_enable(False)
+
+    def _set_gc(self, on):
+        if on == self._gc_added:
+            return
+        self._gc_added = on
+        if on:
+            gc.callbacks.append(_C.gc_callback)
+        else:
+            try:
+                gc.callbacks.remove(_C.gc_callback)
+            except ValueError:
+                pass

@@ -1,0 +1,105 @@
+"""Loading and driving the PyTorch adapter (libaiprof_torch.so).
+
+The adapter is C++ compiled against libtorch; it is loaded with ctypes only
+when a profile starts and `torch` is already imported (it needs the
+libtorch libraries torch has loaded, and importing torch ourselves would
+cost seconds for scripts that never use it).  A missing or mismatched
+adapter is reported once; the profile goes on without ATen ops.
+"""
+import ctypes
+import os
+import sys
+import warnings
+
+from .. import _C
+
+_lib = None
+_problem = None          # why the adapter is not used, once known
+_memory_problem = None
+
+
+def _warn_once(msg):
+    warnings.warn(f"aiprof: {msg}", RuntimeWarning, stacklevel=4)
+
+
+def adapter():
+    """The loaded adapter, or None (torch not imported, or unusable)."""
+    global _lib, _problem
+    if _lib is not None or _problem is not None:
+        return _lib
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "libaiprof_torch.so")
+    if not os.path.exists(path):
+        _problem = "the PyTorch adapter was not built (libtorch headers missing?); ATen ops " \
+                   "are not recorded"
+        _warn_once(_problem)
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        _problem = f"cannot load the PyTorch adapter: {e}; ATen ops are not recorded"
+        _warn_once(_problem)
+        return None
+    lib.aiprof_torch_built_for.restype = ctypes.c_char_p
+    lib.aiprof_torch_error.restype = ctypes.c_char_p
+    lib.aiprof_torch_configure.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+    lib.aiprof_torch_enable.argtypes = [ctypes.c_int]
+    lib.aiprof_torch_memory_enable.argtypes = [ctypes.c_int]
+    built = lib.aiprof_torch_built_for().decode()
+    running = ".".join(str(getattr(torch, "__version__", "")).split(".")[:2])
+    if built != running:
+        _problem = (f"the PyTorch adapter was built for torch {built}, this is torch "
+                    f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
+        _warn_once(_problem)
+        return None
+    if lib.aiprof_torch_abi() != 1 or lib.aiprof_torch_install() != 0:
+        _problem = "PyTorch adapter: " + (lib.aiprof_torch_error().decode() or "ABI mismatch")
+        _warn_once(_problem)
+        return None
+    _lib = lib
+    return lib
+
+
+def problem():
+    """Why ATen ops are not recorded, or None."""
+    return _problem
+
+
+class OpCapture:
+    """The adapter's state for one profile: configured at start, switched
+    on while a trace records."""
+
+    def __init__(self, record_shapes, with_stack, with_modules, profile_memory):
+        self.record_shapes = record_shapes
+        self.want = (1 if with_stack else 0) | (2 if with_modules else 0)
+        self.profile_memory = profile_memory
+        self.on = False
+        self.lib = None
+
+    def _attach(self):
+        global _memory_problem
+        lib = adapter()
+        if lib is None or self.lib is lib:
+            return lib
+        self.lib = lib
+        lib.aiprof_torch_configure(int(self.record_shapes), self.want,
+                                   _C._op_context_address() if self.want else None)
+        if self.profile_memory and lib.aiprof_torch_memory_install() != 0:
+            if _memory_problem is None:
+                _memory_problem = lib.aiprof_torch_error().decode()
+                _warn_once(f"profile_memory: {_memory_problem}")
+            self.profile_memory = False
+        return lib
+
+    def set_recording(self, recording):
+        """Called after every start/step/stop with the session's state."""
+        lib = self._attach() if recording else self.lib
+        if lib is None or recording == self.on:
+            return
+        self.on = recording
+        lib.aiprof_torch_enable(int(recording))
+        if self.profile_memory:
+            lib.aiprof_torch_memory_enable(int(recording))

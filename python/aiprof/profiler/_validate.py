@@ -1,0 +1,81 @@
+"""Argument checks shared by the public API.
+
+Every public entry point checks its arguments here so that a wrong type
+raises TypeError and a wrong value ValueError, both naming the parameter —
+before anything is started, so a bad call never leaves a half-made session.
+"""
+import numbers
+import os
+import re
+
+# torch_npu accepts result paths made of letters, digits, '_', '-', '.', '/'
+# (the C core enforces the same set; checking here gives a Python error
+# before a directory is touched).
+_PATH_RE = re.compile(r"^[A-Za-z0-9_./~-]+$")
+
+
+def check_bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return value
+
+
+def check_optional_bool(name, value):
+    return None if value is None else check_bool(name, value)
+
+
+def check_int(name, value, minimum=None):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_str(name, value, allow_empty=False):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not allow_empty and not value:
+        raise ValueError(f"{name} must not be empty")
+    return value
+
+
+def check_callable(name, value):
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be callable or None, got {type(value).__name__}")
+    return value
+
+
+def check_path(name, value):
+    """A result path: str or os.PathLike, characters torch_npu accepts."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    check_str(name, value)
+    if not _PATH_RE.match(value):
+        raise ValueError(f"{name} {value!r} may only contain letters, digits and '_-./~'")
+    return value
+
+
+def check_worker_name(name, value):
+    check_str(name, value)
+    if not re.match(r"^[A-Za-z0-9_.-]+$", value):
+        raise ValueError(f"{name} {value!r} may only contain letters, digits and '_-.'")
+    if len(value) >= 226:
+        raise ValueError(f"{name} must be shorter than 226 characters")
+    return value
+
+
+def check_str_list(name, value):
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise TypeError(f"{name} must be a list of str, got {type(value).__name__}")
+    out = []
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must be a list of str, found {type(item).__name__}")
+        if not item:
+            raise ValueError(f"{name} must not contain an empty name")
+        out.append(item)
+    return out

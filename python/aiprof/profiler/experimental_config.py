@@ -1,0 +1,222 @@
+"""_ExperimentalConfig and its value classes, as torch_npu.profiler spells them.
+
+Every parameter of the seed is accepted and recorded (profiler_info.json
+shows it).  Most of them steer Ascend device collection (AI Core metrics,
+L2 cache, op attributes, NIC/PCIe counters); this machine has no such
+device, so they change nothing in the data — profile() says so once when
+a trace starts, rather than pretending.
+"""
+import numbers
+import warnings
+
+from ._validate import check_bool, check_str_list
+
+__all__ = ["_ExperimentalConfig", "ExportType", "ProfilerLevel", "AiCMetrics", "HostSystem",
+           "supported_profiler_level", "supported_ai_core_metrics", "supported_export_type"]
+
+
+class ExportType:
+    Text = "text"
+    Db = "db"
+
+
+class ProfilerLevel:
+    Level_none = "Level_none"
+    Level0 = "Level0"
+    Level1 = "Level1"
+    Level2 = "Level2"
+
+
+class AiCMetrics:
+    AiCoreNone = "ACL_AICORE_NONE"
+    PipeUtilization = "ACL_AICORE_PIPE_UTILIZATION"
+    ArithmeticUtilization = "ACL_AICORE_ARITHMETIC_UTILIZATION"
+    Memory = "ACL_AICORE_MEMORY_BANDWIDTH"
+    MemoryL0 = "ACL_AICORE_L0B_AND_WIDTH"
+    ResourceConflictRatio = "ACL_AICORE_RESOURCE_CONFLICT_RATIO"
+    MemoryUB = "ACL_AICORE_MEMORY_UB"
+    L2Cache = "ACL_AICORE_L2_CACHE"
+    MemoryAccess = "ACL_AICORE_MEMORY_ACCESS"
+
+
+class HostSystem:
+    CPU = "cpu"
+    MEM = "mem"
+    DISK = "disk"
+    NETWORK = "network"
+    OSRT = "osrt"
+
+
+# The numbering of aiprof.h (aip_profiler_level, aip_aic_metrics, bit flags).
+_LEVEL_CODE = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1,
+               ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
+_AIC_CODE = {AiCMetrics.AiCoreNone: 1, AiCMetrics.PipeUtilization: 2,
+             AiCMetrics.ArithmeticUtilization: 3, AiCMetrics.Memory: 4, AiCMetrics.MemoryL0: 5,
+             AiCMetrics.ResourceConflictRatio: 6, AiCMetrics.MemoryUB: 7,
+             AiCMetrics.L2Cache: 8, AiCMetrics.MemoryAccess: 9}
+_EXPORT_BIT = {ExportType.Text: 1, ExportType.Db: 2}
+_HOST_BIT = {HostSystem.CPU: 1, HostSystem.MEM: 2, HostSystem.DISK: 4,
+             HostSystem.NETWORK: 8, HostSystem.OSRT: 16}
+
+
+def supported_profiler_level():
+    """Levels accepted here.  Host data is the same at every level;
+    Level_none also turns mstx on (as in torch_npu)."""
+    return set(_LEVEL_CODE)
+
+
+def supported_ai_core_metrics():
+    """AI Core metrics need an Ascend NPU: none can be collected here."""
+    return set()
+
+
+def supported_export_type():
+    """Formats the analyser writes: the text files (trace_view.json, CSVs)."""
+    return {ExportType.Text}
+
+
+def _export_bits(value):
+    """Seed: an invalid export_type falls back to Text (with a warning)."""
+    items = value if isinstance(value, (list, tuple, set)) else [value]
+    bits = 0
+    for item in items:
+        if item in _EXPORT_BIT:
+            bits |= _EXPORT_BIT[item]
+        else:
+            warnings.warn(f"export_type {item!r} is not ExportType.Text or ExportType.Db; "
+                          "using ExportType.Text", stacklevel=3)
+    return bits or _EXPORT_BIT[ExportType.Text]
+
+
+class _ExperimentalConfig:
+    """torch_npu.profiler._ExperimentalConfig(export_type=[ExportType.Text],
+    profiler_level=ProfilerLevel.Level0, msprof_tx=False,
+    aic_metrics=AiCMetrics.AiCoreNone, l2_cache=False, op_attr=False,
+    data_simplification=True, record_op_args=False, gc_detect_threshold=None,
+    *, mstx=False, mstx_domain_include=None, mstx_domain_exclude=None,
+    host_sys=None, sys_io=False, sys_interconnection=False)"""
+
+    def __init__(self, export_type=None, profiler_level=ProfilerLevel.Level0, msprof_tx=False,
+                 aic_metrics=None, l2_cache=False, op_attr=False, data_simplification=True,
+                 record_op_args=False, gc_detect_threshold=None, *, mstx=False,
+                 mstx_domain_include=None, mstx_domain_exclude=None, host_sys=None,
+                 sys_io=False, sys_interconnection=False):
+        self._export_bits = _export_bits(ExportType.Text if export_type is None else export_type)
+        self._export_type = [t for t, b in _EXPORT_BIT.items() if self._export_bits & b]
+        if profiler_level not in _LEVEL_CODE:
+            raise ValueError(f"profiler_level must be one of ProfilerLevel.Level_none, Level0, "
+                             f"Level1, Level2; got {profiler_level!r}")
+        self._profiler_level = profiler_level
+        if aic_metrics is None:
+            aic_metrics = (AiCMetrics.PipeUtilization
+                           if profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2)
+                           else AiCMetrics.AiCoreNone)
+        elif aic_metrics not in _AIC_CODE:
+            raise ValueError(f"aic_metrics must be an AiCMetrics value, got {aic_metrics!r}")
+        elif (profiler_level in (ProfilerLevel.Level0, ProfilerLevel.Level_none)
+              and aic_metrics != AiCMetrics.AiCoreNone):
+            warnings.warn("aic_metrics needs profiler_level Level1 or Level2; "
+                          "reset to AiCMetrics.AiCoreNone", stacklevel=2)
+            aic_metrics = AiCMetrics.AiCoreNone
+        self._aic_metrics = aic_metrics
+        self._l2_cache = check_bool("l2_cache", l2_cache)
+        self._op_attr = check_bool("op_attr", op_attr)
+        self._data_simplification = check_bool("data_simplification", data_simplification)
+        self.record_op_args = check_bool("record_op_args", record_op_args)
+        # msprof_tx is the old name of mstx; either turns it on.
+        self._mstx = check_bool("mstx", mstx) | check_bool("msprof_tx", msprof_tx)
+        if profiler_level == ProfilerLevel.Level_none:
+            self._mstx = True
+        if gc_detect_threshold is not None:
+            if isinstance(gc_detect_threshold, bool) or \
+                    not isinstance(gc_detect_threshold, numbers.Real):
+                raise TypeError("gc_detect_threshold must be a number (ms) or None, got "
+                                f"{type(gc_detect_threshold).__name__}")
+            if not gc_detect_threshold >= 0:
+                raise ValueError(f"gc_detect_threshold must be >= 0 ms, got {gc_detect_threshold}")
+            gc_detect_threshold = float(gc_detect_threshold)
+        self._gc_detect_threshold = gc_detect_threshold
+        self._mstx_domain_include = check_str_list("mstx_domain_include", mstx_domain_include)
+        self._mstx_domain_exclude = check_str_list("mstx_domain_exclude", mstx_domain_exclude)
+        if self._mstx_domain_include and self._mstx_domain_exclude:
+            warnings.warn("mstx_domain_include and mstx_domain_exclude are both set; only "
+                          "mstx_domain_include is used", stacklevel=2)
+            self._mstx_domain_exclude = []
+        hosts = check_str_list("host_sys", host_sys)
+        for h in hosts:
+            if h not in _HOST_BIT:
+                raise ValueError(f"host_sys entries must be HostSystem values, got {h!r}")
+        self._host_sys = hosts
+        self._sys_io = check_bool("sys_io", sys_io)
+        self._sys_interconnection = check_bool("sys_interconnection", sys_interconnection)
+
+    # torch_npu exposes these as properties.
+    @property
+    def export_type(self):
+        return list(self._export_type)
+
+    @property
+    def profiler_level(self):
+        return self._profiler_level
+
+    @property
+    def aic_metrics(self):
+        return self._aic_metrics
+
+    @property
+    def mstx(self):
+        return self._mstx
+
+    msprof_tx = mstx
+
+    @property
+    def with_gc(self):
+        return self._gc_detect_threshold is not None
+
+    @property
+    def gc_detect_threshold(self):
+        return self._gc_detect_threshold
+
+    @property
+    def host_sys(self):
+        return list(self._host_sys)
+
+    def _session_kwargs(self):
+        """The aip_config fields this config sets (aiprof._C.Session)."""
+        host_bits = 0
+        for h in self._host_sys:
+            host_bits |= _HOST_BIT[h]
+        return dict(
+            export_type=self._export_bits,
+            profiler_level=_LEVEL_CODE[self._profiler_level],
+            aic_metrics=_AIC_CODE[self._aic_metrics],
+            l2_cache=self._l2_cache, op_attr=self._op_attr,
+            data_simplification=self._data_simplification,
+            record_op_args=self.record_op_args, mstx=self._mstx,
+            gc_detect_threshold_ms=(-1.0 if self._gc_detect_threshold is None
+                                    else self._gc_detect_threshold),
+            host_sys=host_bits,
+            mstx_domain_include=self._mstx_domain_include or None,
+            mstx_domain_exclude=self._mstx_domain_exclude or None,
+            sys_io=self._sys_io, sys_interconnection=self._sys_interconnection)
+
+    def _not_collected(self):
+        """Switches that ask for data this machine cannot give."""
+        off = []
+        if self._profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2):
+            off.append(f"profiler_level={self._profiler_level} (CANN/NPU layers)")
+        if self._aic_metrics != AiCMetrics.AiCoreNone:
+            off.append(f"aic_metrics={self._aic_metrics}")
+        for name in ("l2_cache", "op_attr", "record_op_args", "sys_io", "sys_interconnection"):
+            if getattr(self, "_" + name if name != "record_op_args" else name):
+                off.append(name)
+        if self._host_sys:
+            off.append("host_sys=" + ",".join(self._host_sys))
+        if self._export_bits & _EXPORT_BIT[ExportType.Db]:
+            off.append("export_type=db (no .db writer yet)")
+        return off
+
+    def __repr__(self):
+        return (f"_ExperimentalConfig(export_type={self._export_type}, "
+                f"profiler_level={self._profiler_level!r}, aic_metrics={self._aic_metrics!r}, "
+                f"mstx={self._mstx}, gc_detect_threshold={self._gc_detect_threshold})")

@@ -1,0 +1,526 @@
+"""profile and _KinetoProfile: torch_npu.profiler's API on libaiprof.
+
+A profile owns one C session (aiprof._C.Session).  The session follows the
+schedule, opens and saves the result directories
+({worker}_{timestamp}_ascend_pt) and calls back when a trace is saved; the
+profile then runs on_trace_ready(prof).  Results (events, key_averages,
+export_chrome_trace, export_stacks) come from the last saved trace, through
+the C analyser's trace_view.json.
+
+Rules kept from torch / torch_npu: one profile runs at a time in a process;
+leaving a `with` block — even by an exception or Ctrl-C — stops the profile
+and saves the trace; a profile still running at interpreter exit is
+stopped and saved.
+"""
+import atexit
+import gzip
+import os
+import shutil
+import tempfile
+import threading
+import warnings
+
+from .. import _C
+from ._activity import activity_bits
+from ._analyse import analyse_in_background, analyse_now, find_result_dirs
+from ._collectors import Collectors
+from ._events import EventList
+from ._profiler_path_creator import ProfPathCreator
+from ._results import TraceResult, empty_events
+from ._validate import (check_bool, check_callable, check_optional_bool, check_path,
+                        check_str, check_worker_name)
+from .experimental_config import ExportType, _ExperimentalConfig, _export_bits
+from .scheduler import ProfilerAction, as_schedule
+
+__all__ = ["profile", "_KinetoProfile", "tensorboard_trace_handler", "analyse"]
+
+_active = None                  # the profile running in this process
+_active_lock = threading.Lock()
+_warned = set()
+
+_STACK_METRICS = ("self_cpu_time_total", "self_npu_time_total", "self_cuda_time_total",
+                  "self_device_time_total")
+
+
+def _warn_once(key, msg):
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(f"aiprof: {msg}", RuntimeWarning, stacklevel=4)
+
+
+class _ProfInterface:
+    """prof.prof_if — the object torch_npu's custom handlers use."""
+
+    def __init__(self, prof):
+        self._prof = prof
+
+    def analyse(self, async_mode=False, **_ignored):
+        """Analyse the trace just saved (in a background process if async)."""
+        self._prof._analyse_last(check_bool("async_mode", async_mode))
+
+
+class _KinetoProfile:
+    """_KinetoProfile(activities=None, record_shapes=False, profile_memory=False,
+    with_stack=False, with_flops=False, with_modules=False,
+    experimental_config=None)
+
+    start()/stop() around the code to profile, then export_chrome_trace(),
+    key_averages() or events().  No schedule, no step(), no on_trace_ready:
+    raw data goes to a temporary directory that is removed with the object.
+    """
+
+    _schedule = None
+    _on_trace_ready = None
+    _use_cuda = False
+
+    def __init__(self, activities=None, record_shapes=False, profile_memory=False,
+                 with_stack=False, with_flops=False, with_modules=False,
+                 experimental_config=None):
+        self._activities = activity_bits(activities)
+        self.record_shapes = check_bool("record_shapes", record_shapes)
+        self.profile_memory = check_bool("profile_memory", profile_memory)
+        self.with_stack = check_bool("with_stack", with_stack)
+        self.with_flops = check_bool("with_flops", with_flops)
+        self.with_modules = check_bool("with_modules", with_modules)
+        if experimental_config is None:
+            experimental_config = _ExperimentalConfig()
+        elif not isinstance(experimental_config, _ExperimentalConfig):
+            raise TypeError("experimental_config must be aiprof.profiler._ExperimentalConfig "
+                            f"or None, got {type(experimental_config).__name__}")
+        self.experimental_config = experimental_config
+        self.prof_if = _ProfInterface(self)
+        self._session = None
+        self._collectors = None
+        self._running = False
+        self._trace_dir = None      # last saved trace
+        self._result = None
+        self._metadata = []         # added before start
+        self._handler_error = None
+        self._used_path_creator = False
+        self._export_dir = None
+
+    # ---- lifecycle -----------------------------------------------------
+    def start(self):
+        global _active
+        if self._running:
+            raise RuntimeError(f"{type(self).__name__}.start(): the profile is already started")
+        with _active_lock:
+            if _active is not None:
+                raise RuntimeError("an aiprof profile is already running in this process; "
+                                   "profiles cannot be nested — stop the running one first")
+            _active = self
+        try:
+            self._begin()
+        except BaseException:
+            self._teardown()
+            raise
+
+    def _begin(self):
+        self._warn_unsupported()
+        dir_name, worker_name = self._result_location()
+        sched = self._schedule
+        self._session = _C.Session(
+            activities=self._activities,
+            schedule=None if sched is None else sched._fields(),
+            record_shapes=self.record_shapes, profile_memory=self.profile_memory,
+            with_stack=self.with_stack, with_flops=self.with_flops,
+            with_modules=self.with_modules, use_cuda=self._use_cuda,
+            dir_name=dir_name, worker_name=worker_name, on_trace_ready=self._c_trace_ready,
+            **self.experimental_config._session_kwargs())
+        for key, value, as_json in self._metadata:
+            (self._session.add_metadata_json if as_json else self._session.add_metadata)(
+                key, value)
+        self._metadata = []
+        cpu = bool(self._activities & 1)
+        gc_on = self.experimental_config.with_gc
+        self._collectors = Collectors(cpu, self.record_shapes, self.profile_memory,
+                                      self.with_stack, self.with_modules, gc_on)
+        self._handler_error = None
+        self._call_session(self._session.start)
+        self._running = True
+        self._sync()
+
+    def stop(self):
+        if not self._running:
+            raise RuntimeError(f"{type(self).__name__}.stop() called before start()")
+        try:
+            self._call_session(self._session.stop)
+        finally:
+            self._teardown()
+        self._raise_handler_error()
+
+    def _teardown(self):
+        global _active
+        self._running = False
+        if self._collectors is not None:
+            self._collectors.stop()
+            self._collectors = None
+        if self._session is not None:
+            session, self._session = self._session, None
+            session.close()
+        if self._used_path_creator:
+            ProfPathCreator().reset()
+            self._used_path_creator = False
+        with _active_lock:
+            if _active is self:
+                _active = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self._running:
+            return False
+        if exc_type is None:
+            self.stop()
+            return False
+        try:  # the block's exception wins; the trace is still saved
+            self.stop()
+        except Exception as e:
+            warnings.warn(f"aiprof: stopping the profile after an exception failed: {e}",
+                          RuntimeWarning, stacklevel=2)
+        return False
+
+    def __del__(self):
+        d = getattr(self, "_export_dir", None)
+        if d:
+            shutil.rmtree(d, ignore_errors=True)
+
+    # ---- C session plumbing ------------------------------------------------
+    def _result_location(self):
+        """(dir_name, worker_name) of this profile's result directories."""
+        if self._export_dir is None:
+            self._export_dir = tempfile.mkdtemp(prefix="aiprof_export_")
+        return self._export_dir, None
+
+    def _call_session(self, fn):
+        """Saving or opening a trace can fail on the file system; like
+        torch_npu, that is reported and the program goes on."""
+        try:
+            fn()
+        except (OSError, ValueError) as e:
+            warnings.warn(f"aiprof: {e}", RuntimeWarning, stacklevel=3)
+
+    def _sync(self):
+        if self._collectors is not None:
+            self._collectors.set_recording(_C.is_recording())
+
+    def _c_trace_ready(self, result_dir):
+        """Called by the C session once a trace is on disk (GIL held)."""
+        self._trace_dir = result_dir
+        self._result = None
+        if self._on_trace_ready is None:
+            return
+        try:
+            self._on_trace_ready(self)
+        except BaseException as e:  # raised again from step()/stop()
+            if self._handler_error is None:
+                self._handler_error = e
+
+    def _raise_handler_error(self):
+        e, self._handler_error = self._handler_error, None
+        if e is not None:
+            raise e
+
+    def _analyse_last(self, async_mode):
+        if self._trace_dir is None:
+            raise RuntimeError("no trace has been saved yet")
+        bits = self.experimental_config._export_bits
+        if async_mode:
+            analyse_in_background(self._trace_dir, bits)
+        else:
+            try:
+                analyse_now(self._trace_dir, bits)
+            except (OSError, RuntimeError, ValueError) as e:
+                warnings.warn(f"aiprof: analysis of {self._trace_dir} failed: {e}",
+                              RuntimeWarning, stacklevel=3)
+
+    def _warn_unsupported(self):
+        if self._activities & ~1 or self._use_cuda:
+            _warn_once("device", "no NPU/CUDA back end on this machine: only CPU activity is "
+                       "recorded (see supported_activities())")
+        if self.with_flops:
+            _warn_once("flops", "with_flops: FLOPs are not computed by aiprof yet")
+        off = self.experimental_config._not_collected()
+        if off:
+            _warn_once(("config",) + tuple(off), "not collected on this machine (no Ascend "
+                       "device or not implemented): " + ", ".join(off))
+
+    # ---- metadata --------------------------------------------------------
+    def add_metadata(self, key, value):
+        """A string entry in the result's profiler_metadata.json."""
+        self._add_metadata(check_str("key", key), check_str("value", value, True), False)
+
+    def add_metadata_json(self, key, value):
+        """An entry whose value is JSON text (e.g. json.dumps(...))."""
+        self._add_metadata(check_str("key", key), check_str("value", value), True)
+
+    def _add_metadata(self, key, value, as_json):
+        if self._session is not None:
+            (self._session.add_metadata_json if as_json else self._session.add_metadata)(
+                key, value)
+        elif self._trace_dir is None:
+            if as_json:  # validate now rather than at start
+                import json
+                try:
+                    json.loads(value)
+                except ValueError as e:
+                    raise ValueError(f"add_metadata_json: value for {key!r} is not valid "
+                                     f"JSON: {e}") from None
+            self._metadata.append((key, value, as_json))
+        else:
+            _warn_once("late-metadata", "add_metadata after stop(): the trace is already "
+                       "saved; the entry is not written")
+
+    # ---- results -----------------------------------------------------------
+    def _trace_result(self):
+        if self._trace_dir is None:
+            return None
+        if self._result is None:
+            self._result = TraceResult(self._trace_dir, self.profile_memory, self.with_stack)
+        return self._result
+
+    def events(self):
+        """The events of the last saved trace (an EventList of FunctionEvent)."""
+        r = self._trace_result()
+        return r.events() if r is not None else empty_events(self.profile_memory,
+                                                             self.with_stack)
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
+        """Events grouped by name (and input shapes / top stack frames)."""
+        return self.events().key_averages(group_by_input_shape, group_by_stack_n)
+
+    def export_chrome_trace(self, path):
+        """Write the last trace as Chrome trace JSON (gzip if `path` ends in .gz)."""
+        path = check_path("path", path)
+        r = self._trace_result()
+        if r is None:
+            raise RuntimeError("export_chrome_trace(): no trace has been saved yet (the "
+                               "schedule has not finished a RECORD phase, or the profile "
+                               "is still running)")
+        src = r.trace_path()
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)
+        if path.endswith(".gz"):
+            with open(src, "rb") as fi, gzip.open(path, "wb", compresslevel=1) as fo:
+                shutil.copyfileobj(fi, fo, 1 << 20)
+        else:
+            shutil.copyfile(src, path)
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """FlameGraph collapsed stacks: one line per distinct Python stack
+        and op, "outer;...;inner;op <self time in us>"."""
+        path = check_path("path", path)
+        if metric not in _STACK_METRICS:
+            raise ValueError(f"metric must be one of {', '.join(_STACK_METRICS)}; "
+                             f"got {metric!r}")
+        if not self.with_stack:
+            _warn_once("stacks", "export_stacks(): the profile ran with with_stack=False, "
+                       "so there are no stacks to write")
+        totals = {}
+        for e in self.events():
+            if not e.stack:
+                continue
+            key = ";".join(_stack_frame(f) for f in reversed(e.stack)) + ";" + \
+                _stack_frame(e.name)
+            totals[key] = totals.get(key, 0.0) + getattr(e, metric)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            for key, value in totals.items():
+                if int(value) > 0:
+                    f.write(f"{key} {int(value)}\n")
+
+    def export_memory_timeline(self, path, device=None):
+        raise NotImplementedError("export_memory_timeline is not implemented by aiprof yet; "
+                                  "memory events are in trace_view.json ([memory] and the "
+                                  "memory counter track)")
+
+
+def _stack_frame(text):
+    for ch in " ;\t\n":
+        text = text.replace(ch, "_")
+    return text
+
+
+class profile(_KinetoProfile):
+    """profile(activities=None, schedule=None, on_trace_ready=None,
+    record_shapes=False, profile_memory=False, with_stack=False,
+    with_flops=False, with_modules=False, experimental_config=None,
+    use_cuda=None)
+
+    A context manager (or start()/stop()).  With a schedule, call step()
+    after each training step; on_trace_ready(prof) runs after each saved
+    trace, e.g. tensorboard_trace_handler("./result").
+    """
+
+    def __init__(self, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
+                 profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
+                 experimental_config=None, use_cuda=None):
+        use_cuda = check_optional_bool("use_cuda", use_cuda)
+        super().__init__(activities=activities, record_shapes=record_shapes,
+                         profile_memory=profile_memory, with_stack=with_stack,
+                         with_flops=with_flops, with_modules=with_modules,
+                         experimental_config=experimental_config)
+        self._schedule = as_schedule(schedule)
+        self._on_trace_ready = check_callable("on_trace_ready", on_trace_ready)
+        self._use_cuda = bool(use_cuda)
+        if self._use_cuda:
+            self._activities |= 4
+
+    @property
+    def schedule(self):
+        return self._schedule
+
+    @property
+    def on_trace_ready(self):
+        return self._on_trace_ready
+
+    def _result_location(self):
+        handler = self._on_trace_ready
+        if isinstance(handler, _TensorboardTraceHandler):
+            return handler.dir_name, handler.worker_name
+        creator = ProfPathCreator()
+        if creator.is_set():
+            self._used_path_creator = True
+            return creator.get()
+        # No handler: raw data stays in $ASCEND_WORK_PATH/profiling_data or
+        # the current directory, for offline analyse() (as in torch_npu).
+        return None, None
+
+    def step(self):
+        """End the current step and begin the next (applies the schedule)."""
+        if not self._running:
+            raise RuntimeError("profile.step(): the profile is not started (call start() "
+                               "or use it in a with statement)")
+        self._call_session(self._session.step)
+        self._sync()
+        self._raise_handler_error()
+
+    @property
+    def step_num(self):
+        return self._session.step_num if self._session is not None else 0
+
+    @property
+    def current_action(self):
+        if self._session is None:
+            return ProfilerAction.NONE
+        return ProfilerAction(self._session.current_action)
+
+    @staticmethod
+    def enable_profiler_in_child_thread(record_shapes=False, profile_memory=False,
+                                        with_stack=False, with_flops=False, with_modules=False):
+        """Compatibility: aiprof records every thread (its PyTorch callbacks
+        are global), so a child thread needs no registration.  The options
+        of the running profile apply to all threads."""
+        for name, value in (("record_shapes", record_shapes),
+                            ("profile_memory", profile_memory), ("with_stack", with_stack),
+                            ("with_flops", with_flops), ("with_modules", with_modules)):
+            check_bool(name, value)
+
+    @staticmethod
+    def disable_profiler_in_child_thread():
+        """Compatibility counterpart of enable_profiler_in_child_thread()."""
+
+
+# _KinetoProfile has no step(): say so clearly instead of a bare AttributeError.
+def _no_step(self):
+    raise AttributeError("_KinetoProfile has no step(); use aiprof.profiler.profile with a "
+                         "schedule to profile step by step")
+
+
+_KinetoProfile.step = property(_no_step)
+
+
+class _TensorboardTraceHandler:
+    """The callable tensorboard_trace_handler() returns."""
+
+    def __init__(self, dir_name, worker_name, analyse_flag, async_mode):
+        self.dir_name = dir_name
+        self.worker_name = worker_name
+        self.analyse_flag = analyse_flag
+        self.async_mode = async_mode
+
+    def __call__(self, prof):
+        if self.analyse_flag:
+            prof.prof_if.analyse(async_mode=self.async_mode)
+
+    def __repr__(self):
+        return (f"tensorboard_trace_handler(dir_name={self.dir_name!r}, "
+                f"worker_name={self.worker_name!r}, analyse_flag={self.analyse_flag}, "
+                f"async_mode={self.async_mode})")
+
+
+def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True,
+                              async_mode=False):
+    """on_trace_ready handler: traces go to `dir_name` (default
+    $ASCEND_WORK_PATH/profiling_data, else the current directory) as
+    {worker_name}_{timestamp}_ascend_pt; with analyse_flag the C analyser
+    writes ASCEND_PROFILER_OUTPUT/ at once, in a background process if
+    async_mode."""
+    if dir_name is not None:
+        dir_name = check_path("dir_name", dir_name)
+    if worker_name is not None:
+        worker_name = check_worker_name("worker_name", worker_name)
+    return _TensorboardTraceHandler(dir_name, worker_name, check_bool("analyse_flag", analyse_flag),
+                                    check_bool("async_mode", async_mode))
+
+
+def analyse(profiler_path, max_process_number=None, export_type=None):
+    """Offline analysis of every ..._ascend_pt directory under profiler_path.
+
+    max_process_number: 1..CPU count (more is clamped; an invalid value
+    falls back to half the CPUs, as the seed documents).  export_type:
+    "text", "db" or a list; None uses what each trace recorded.
+    """
+    profiler_path = check_path("profiler_path", profiler_path)
+    if not os.path.isdir(profiler_path):
+        raise ValueError(f"profiler_path {profiler_path!r} is not a directory")
+    cpus = os.cpu_count() or 1
+    default = max(1, cpus // 2)
+    if max_process_number is None:
+        workers = default
+    elif isinstance(max_process_number, bool) or not isinstance(max_process_number, int) \
+            or max_process_number < 1:
+        warnings.warn(f"max_process_number {max_process_number!r} is invalid; using {default}",
+                      stacklevel=2)
+        workers = default
+    else:
+        workers = min(max_process_number, cpus)
+    bits = 0 if export_type is None else _export_bits(
+        export_type if isinstance(export_type, (list, tuple)) else [export_type])
+    dirs = find_result_dirs(profiler_path)
+    if not dirs:
+        warnings.warn(f"no *_ascend_pt result directory under {profiler_path}", stacklevel=2)
+        return
+    # aip_analyse_dir releases the GIL and keeps no global state: threads
+    # analyse directories in parallel.
+    failures = []
+
+    def one(d):
+        try:
+            analyse_now(d, bits)
+        except Exception as e:
+            failures.append(f"{d}: {e}")
+
+    if workers == 1 or len(dirs) == 1:
+        for d in dirs:
+            one(d)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(workers, len(dirs))) as pool:
+            list(pool.map(one, dirs))
+    for f in failures:
+        warnings.warn(f"aiprof analyse: {f}", RuntimeWarning, stacklevel=2)
+
+
+def _stop_at_exit():
+    prof = _active
+    if prof is not None and prof._running:
+        try:
+            prof.stop()
+        except BaseException as e:  # exiting: report, never raise
+            warnings.warn(f"aiprof: stopping the running profile at exit failed: {e}")
+
+
+atexit.register(_stop_at_exit)
