@@ -428,6 +428,20 @@ AIP_API int64_t aip_dynamic_current_step(void);
 AIP_API void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data);
 
 /* ---------------------------------------------------------------------
+ * External control (what `aiprof run` injects into a program).
+ * ------------------------------------------------------------------- */
+
+/*! aip_external_control() : hand profiling decisions to an outside
+ *  controller.  While set, sessions the program creates itself do not
+ *  record: their start/stop succeed and each aip_session_step() calls
+ *  `on_program_step(user_data)` instead, so the controller turns the
+ *  program's own step calls into its steps.  `controller_session` (may be
+ *  NULL) and sessions of dynamic profiling are exempt.  NULL on_program_step
+ *  ends external control. */
+AIP_API void aip_external_control(void (*on_program_step)(void *user_data), void *user_data,
+                                  aip_session *controller_session);
+
+/* ---------------------------------------------------------------------
  * Analysis (what the `aiprof` command uses).
  * ------------------------------------------------------------------- */
 typedef struct aip_analyse_options {

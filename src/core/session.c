@@ -25,9 +25,24 @@
 
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static aip_session *active_session; /* started and not stopped */
+static void (*ext_step)(void *);    /* aip_external_control() */
+static void *ext_user;
 
 const char *aip_version(void) { return AIP_VERSION_STRING; }
 unsigned aip_version_number(void) { return AIP_VERSION_NUMBER; }
+
+void aip_external_control(void (*on_program_step)(void *), void *user_data,
+                          aip_session *controller_session)
+{
+    pthread_mutex_lock(&session_lock);
+    ext_step = on_program_step;
+    ext_user = user_data;
+    if (controller_session)
+        controller_session->controller = 1;
+    pthread_mutex_unlock(&session_lock);
+}
+
+void aip__session_mark_controller(aip_session *s) { s->controller = 1; }
 
 void aip__session_fork_lock(void) { pthread_mutex_lock(&session_lock); }
 void aip__session_fork_unlock(void) { pthread_mutex_unlock(&session_lock); }
@@ -180,6 +195,16 @@ aip_status aip_session_start(aip_session *s)
         pthread_mutex_unlock(&session_lock);
         return aip__fail(AIP_ERR_STATE, "aip_session_start: the session is already started");
     }
+    if (ext_step && !s->controller) {
+        /* aiprof run decides what is recorded; this session marks steps. */
+        s->adopted = 1;
+        s->started = 1;
+        s->step_num = 0;
+        pthread_mutex_unlock(&session_lock);
+        aip__warn("profiling is controlled from outside (aiprof run): this program's session "
+                  "only marks steps");
+        return AIP_OK;
+    }
     if (active_session) {
         pthread_mutex_unlock(&session_lock);
         return aip__fail(AIP_ERR_STATE, "aip_session_start: another session is already "
@@ -202,6 +227,16 @@ aip_status aip_session_step(aip_session *s)
         return st;
     if (!s->started)
         return aip__fail(AIP_ERR_STATE, "aip_session_step: the session is not started");
+    if (s->adopted) {
+        s->step_num++;
+        pthread_mutex_lock(&session_lock);
+        void (*fn)(void *) = ext_step;
+        void *user = ext_user;
+        pthread_mutex_unlock(&session_lock);
+        if (fn)
+            fn(user);
+        return AIP_OK;
+    }
     close_step(s);
     aip_action prev = s->action;
     s->step_num++;
@@ -218,6 +253,11 @@ aip_status aip_session_stop(aip_session *s)
         return st;
     if (!s->started)
         return aip__fail(AIP_ERR_STATE, "aip_session_stop: the session is not started");
+    if (s->adopted) {
+        s->started = 0;
+        s->adopted = 0;
+        return AIP_OK;
+    }
     close_step(s);
     st = transit(s, s->action, AIP_ACTION_NONE, 1);
     pthread_mutex_lock(&session_lock);

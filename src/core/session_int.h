@@ -20,6 +20,8 @@ struct aip_session {
     pid_t owner_pid;              /* sessions do not cross fork() */
 
     int started;
+    int adopted;                  /* under external control: only marks steps */
+    int controller;               /* belongs to the controller: records */
     int64_t step_num, step_offset;
     aip_action action;
 
@@ -39,6 +41,9 @@ struct aip_session {
     json_t *metadata;             /* add_metadata / add_metadata_json */
     size_t metadata_bytes;
 };
+
+/* Sessions of the dynamic-profiling layer are never adopted. */
+void aip__session_mark_controller(aip_session *s);
 
 /* trace.c */
 aip_status aip__trace_begin(aip_session *s);

@@ -18,6 +18,7 @@
 #include "env.h"
 #include "error.h"
 #include "fs.h"
+#include "session_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -139,8 +140,10 @@ static aip_status start_collection(aip__dp_config *cfg, int from_start)
     D.async_mode = c->async_mode;
     aip_session *s;
     aip_status st = aip_session_create(&c->cfg, &s);
-    if (!st)
+    if (!st) {
+        aip__session_mark_controller(s);
         st = aip_session_set_step_offset(s, D.cur_step);
+    }
     if (st) {
         aip__dp_log_write(&D.log, "ERROR", "cannot start a collection: %s", aip_last_error());
         aip__dp_config_free(c);

@@ -1,0 +1,184 @@
+/*
+ * preload.c — libaiprof_preload.so, what `aiprof run` injects with
+ * LD_PRELOAD so that a program is profiled without code changes.
+ *
+ * Uses only the public API.  Settings come from the environment that
+ * `aiprof run` prepares (AIPROF_RUN_*).  Three modes:
+ *   whole    one trace from load to exit;
+ *   window   a trace from --delay to --delay + --duration seconds;
+ *   dynamic  profiler_config.json in --config drives collections.
+ * The program's own session calls, if any, only mark steps (see
+ * aip_external_control()), so ProfilerStep# ranges follow its loop.
+ * Unless AIPROF_RUN_CHILDREN=1, child processes are not profiled.
+ */
+#include "aiprof.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { MODE_OFF, MODE_WHOLE, MODE_WINDOW, MODE_DYNAMIC };
+
+static int mode = MODE_OFF;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static aip_session *session;
+static int started, finished;
+static int64_t program_steps;
+static double delay_s, duration_s = -1;
+static pid_t owner;
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && (!strcmp(v, "1") || !strcmp(v, "true"));
+}
+
+static void report(const char *what)
+{
+    const char *dir = aip_session_result_dir(session);
+    fprintf(stderr, "aiprof: %s%s%s (%llu events dropped)\n", what, dir ? ": " : "", dir ? dir : "",
+            (unsigned long long)aip_session_dropped_events(session));
+    /* `aiprof run` reads the directories from this file to analyse them. */
+    const char *list = getenv("AIPROF_RUN_RESULT_LIST");
+    if (dir && list && *list) {
+        FILE *f = fopen(list, "a");
+        if (f) {
+            fprintf(f, "%s\n", dir);
+            fclose(f);
+        }
+    }
+}
+
+static void on_ready(aip_session *s, const char *dir, void *user)
+{
+    (void)s;
+    (void)user;
+    (void)dir;
+    report("trace saved");
+}
+
+static void on_program_step(void *user)
+{
+    (void)user;
+    pthread_mutex_lock(&lock);
+    program_steps++;
+    if (mode == MODE_DYNAMIC)
+        aip_dynamic_step();
+    else if (started && !finished)
+        aip_session_step(session);
+    pthread_mutex_unlock(&lock);
+}
+
+static void stop_trace(void)
+{
+    if (started && !finished) {
+        finished = 1;
+        if (aip_session_stop(session) != AIP_OK)
+            fprintf(stderr, "aiprof: stopping failed: %s\n", aip_last_error());
+    }
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void *window_thread(void *arg)
+{
+    (void)arg;
+    sleep_s(delay_s);
+    pthread_mutex_lock(&lock);
+    if (!finished) {
+        aip_session_set_step_offset(session, program_steps);
+        if (aip_session_start(session) == AIP_OK)
+            started = 1;
+        else
+            fprintf(stderr, "aiprof: cannot start: %s\n", aip_last_error());
+    }
+    pthread_mutex_unlock(&lock);
+    if (duration_s >= 0) {
+        sleep_s(duration_s);
+        pthread_mutex_lock(&lock);
+        stop_trace();
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+static void at_exit(void)
+{
+    if (getpid() != owner)
+        return;
+    pthread_mutex_lock(&lock);
+    if (mode == MODE_DYNAMIC) {
+        pthread_mutex_unlock(&lock);
+        aip_dynamic_shutdown();
+        return;
+    }
+    stop_trace();
+    pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void aiprof_preload_init(void)
+{
+    const char *m = getenv("AIPROF_RUN_MODE");
+    if (!m || !*m)
+        return;
+    if (!env_flag("AIPROF_RUN_CHILDREN"))
+        unsetenv("AIPROF_RUN_MODE"); /* programs this one starts run unprofiled */
+    owner = getpid();
+    if (!strcmp(m, "dynamic")) {
+        const char *dir = getenv("AIPROF_RUN_CONFIG");
+        if (aip_dynamic_init(dir ? dir : ".") != AIP_OK) {
+            fprintf(stderr, "aiprof: dynamic profiling not started: %s\n", aip_last_error());
+            return;
+        }
+        mode = MODE_DYNAMIC;
+        aip_external_control(on_program_step, NULL, NULL);
+        atexit(at_exit);
+        return;
+    }
+    aip_config cfg;
+    aip_config_init(&cfg);
+    cfg.activities = AIP_ACTIVITY_CPU;
+    cfg.dir_name = getenv("AIPROF_RUN_DIR");
+    cfg.record_shapes = env_flag("AIPROF_RUN_RECORD_SHAPES");
+    cfg.with_stack = env_flag("AIPROF_RUN_WITH_STACK");
+    cfg.profile_memory = env_flag("AIPROF_RUN_PROFILE_MEMORY");
+    cfg.mstx = !getenv("AIPROF_RUN_MSTX") || env_flag("AIPROF_RUN_MSTX");
+    /* One long RECORD cycle: every step is recorded, ProfilerStep# ranges
+     * follow the program's step calls, and the trace ends at stop. */
+    cfg.has_schedule = 1;
+    cfg.schedule = (aip_schedule){.wait = 0, .warmup = 0, .active = INT64_MAX / 4, .repeat = 1};
+    cfg.on_trace_ready = on_ready;
+    if (aip_session_create(&cfg, &session) != AIP_OK) {
+        fprintf(stderr, "aiprof: not profiling: %s\n", aip_last_error());
+        return;
+    }
+    aip_external_control(on_program_step, NULL, session);
+    atexit(at_exit);
+    const char *d = getenv("AIPROF_RUN_DELAY"), *u = getenv("AIPROF_RUN_DURATION");
+    delay_s = d ? atof(d) : 0;
+    duration_s = u ? atof(u) : -1;
+    if (delay_s > 0 || duration_s >= 0) {
+        mode = MODE_WINDOW;
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&th, &attr, window_thread, NULL) != 0)
+            fprintf(stderr, "aiprof: cannot start the time window thread\n");
+        pthread_attr_destroy(&attr);
+        return;
+    }
+    mode = MODE_WHOLE;
+    if (aip_session_start(session) == AIP_OK)
+        started = 1;
+    else
+        fprintf(stderr, "aiprof: cannot start: %s\n", aip_last_error());
+}
