@@ -515,6 +515,38 @@ static void test_dropped_count_is_live(void)
     aip_session_destroy(s);
 }
 
+static int forwarded;
+static void count_step(void *user) { (*(int *)user)++; }
+
+/* Under external control (aiprof run) a program's session marks steps only. */
+static void test_external_control_adopts_program_sessions(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    aip_session *controller, *program;
+    ASSERT_EQ(aip_session_create(&c, &controller), AIP_OK);
+    forwarded = 0;
+    aip_external_control(count_step, &forwarded, controller);
+    ASSERT_EQ(aip_session_start(controller), AIP_OK);
+    c.has_schedule = 1;
+    c.schedule = (aip_schedule){0, 0, 0, 1, 0};
+    ASSERT_EQ(aip_session_create(&c, &program), AIP_OK);
+    ASSERT_EQ(aip_session_start(program), AIP_OK); /* no "another session" error */
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(aip_session_step(program), AIP_OK);
+    ASSERT_EQ(aip_session_stop(program), AIP_OK);
+    ASSERT_EQ(forwarded, 4);
+    ASSERT_TRUE(aip_session_result_dir(program) == NULL); /* it recorded nothing */
+    ASSERT_EQ(aip_session_stop(controller), AIP_OK);
+    ASSERT_TRUE(aip_session_result_dir(controller) != NULL);
+    aip_external_control(NULL, NULL, NULL);
+    ASSERT_EQ(aip_session_start(program), AIP_OK); /* back to normal */
+    ASSERT_TRUE(aip_is_recording());
+    ASSERT_EQ(aip_session_stop(program), AIP_OK);
+    aip_session_destroy(program);
+    aip_session_destroy(controller);
+}
+
 static void test_strerror_and_version(void)
 {
     ASSERT_STREQ(aip_strerror(AIP_OK), "success");
@@ -537,5 +569,7 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_defaults_follow_seed),
           TEST_CASE(test_rank_names_info_file), TEST_CASE(test_bad_output_paths_keep_program_running),
           TEST_CASE(test_mstx_domain_filter), TEST_CASE(test_switches_gate_records),
           TEST_CASE(test_pairs_straddling_trace_start_are_not_unbalanced),
-          TEST_CASE(test_dropped_count_is_live), TEST_CASE(test_strerror_and_version),
+          TEST_CASE(test_dropped_count_is_live),
+          TEST_CASE(test_external_control_adopts_program_sessions),
+          TEST_CASE(test_strerror_and_version),
           TEST_CASE(teardown))
