@@ -167,6 +167,14 @@ static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)
     return AIP_OK;
 }
 
+/* Optional 8-byte fields of an OP (SEQ, FWD, SHAPES, STACK): a table, as
+ * __builtin_popcount is a libgcc call without -mpopcnt. */
+static inline unsigned op_words(uint8_t flags)
+{
+    static const uint8_t bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    return bits[flags & 0x0F];
+}
+
 static size_t record_min_size(uint8_t kind, uint8_t flags)
 {
     switch (kind) {
@@ -175,7 +183,7 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
     case AIP_REC_RANGE: case AIP_REC_RANGE_START:
         return 32;
     case AIP_REC_OP:
-        return 24 + 8 * (size_t)__builtin_popcount(flags & 0x0F);
+        return 24 + 8 * (size_t)op_words(flags);
     case AIP_REC_MEMORY:
         return 56;
     case AIP_REC_THREAD_NAME:
@@ -185,12 +193,14 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
     }
 }
 
-/* Validate every record of an EVENTS payload; @return the record count, or
- * -1 if a size is inconsistent (the chunk is then skipped whole). */
-static int64_t events_check(const uint8_t *p, uint32_t size)
+/* Validate every record of an EVENTS payload and count what it will add;
+ * @return the record count, or -1 if a size is inconsistent (the chunk is
+ * then skipped whole). */
+static int64_t events_check(const uint8_t *p, uint32_t size, size_t *spans, size_t *aux)
 {
     int64_t n = 0;
     uint32_t off = 0;
+    *spans = *aux = 0;
     while (off < size) {
         if (size - off < sizeof(aip_rec_header))
             return -1;
@@ -199,6 +209,12 @@ static int64_t events_check(const uint8_t *p, uint32_t size)
         if (h.size < sizeof h || (h.size & 7) || h.size > size - off ||
             h.size < record_min_size(h.kind, h.flags))
             return -1;
+        if (h.kind == AIP_REC_ANNOTATION || h.kind == AIP_REC_RANGE || h.kind == AIP_REC_OP)
+            ++*spans;
+        if (h.kind == AIP_REC_RANGE)
+            ++*aux;
+        else if (h.kind == AIP_REC_OP)
+            *aux += (size_t)op_words(h.flags);
         off += h.size;
         n++;
     }
@@ -207,13 +223,11 @@ static int64_t events_check(const uint8_t *p, uint32_t size)
 
 static uint32_t name_id(uint32_t id) { return id <= AIP_NAME_ID_MAX ? id : 0; }
 
-static aip_status add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uint32_t name,
-                           unsigned opflags, const uint64_t *aux, unsigned n_aux)
+/* Capacity was reserved for the whole chunk (decode_events), so this is
+ * the per-op hot path: no allocation, no call. */
+static inline void add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uint32_t name,
+                            unsigned opflags, const uint64_t *aux, unsigned n_aux)
 {
-    aip_status s = aip__model_grow((void **)&t->spans, &t->cap_spans, t->n_spans + 1,
-                                   sizeof *t->spans);
-    if (s)
-        return s;
     aip_span *sp = &t->spans[t->n_spans++];
     uint64_t start, end;
     memcpy(&start, rec + 8, 8);
@@ -225,19 +239,13 @@ static aip_status add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uint
     sp->top_op = 0;
     sp->unused = 0;
     sp->aux = 0;
-    sp->opflags = 0;
-    if (n_aux && t->n_aux + n_aux <= AIP_AUX_MAX) {
-        s = aip__model_grow((void **)&t->aux, &t->cap_aux, t->n_aux + n_aux, sizeof *t->aux);
-        if (s)
-            return s;
+    sp->opflags = kind == AIP_SPAN_OP ? opflags & AIP_OPF_BACKWARD : 0;
+    if (n_aux && t->n_aux + n_aux <= t->cap_aux && t->n_aux + n_aux <= AIP_AUX_MAX) {
         memcpy(t->aux + t->n_aux, aux, n_aux * sizeof *aux);
         sp->aux = (uint32_t)t->n_aux + 1;
         sp->opflags = opflags;
         t->n_aux += n_aux;
-    } else if (kind == AIP_SPAN_OP) {
-        sp->opflags = opflags & AIP_OPF_BACKWARD; /* no side fields without room */
     }
-    return AIP_OK;
 }
 
 #define PUSH(vec, val)                                                                   \
@@ -257,18 +265,21 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
     uint32_t d;
     switch (h->kind) {
     case AIP_REC_ANNOTATION:
-        return add_span(t, r, AIP_SPAN_ANNOTATION, h->name, 0, NULL, 0);
+        add_span(t, r, AIP_SPAN_ANNOTATION, h->name, 0, NULL, 0);
+        return AIP_OK;
     case AIP_REC_RANGE: {
         uint32_t dom;
         memcpy(&dom, r + 24, 4);
         uint64_t w = dom;
-        return add_span(t, r, AIP_SPAN_RANGE, h->name, 0, &w, 1);
+        add_span(t, r, AIP_SPAN_RANGE, h->name, 0, &w, 1);
+        return AIP_OK;
     }
     case AIP_REC_OP: {
         uint64_t w[4];
-        unsigned n = (unsigned)__builtin_popcount(h->flags & 0x0F);
+        unsigned n = (unsigned)op_words(h->flags);
         memcpy(w, r + 24, n * 8); /* the fields are in flag order, like the words */
-        return add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x1F, w, n);
+        add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x1F, w, n);
+        return AIP_OK;
     }
     case AIP_REC_RANGE_START:
         memcpy(&a, r + 8, 8);
@@ -310,7 +321,8 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
 static aip_status decode_events(loader *L, const aip_raw_chunk *c)
 {
     aip_process *p = L->p;
-    int64_t n = events_check(c->payload, c->size);
+    size_t spans, aux;
+    int64_t n = events_check(c->payload, c->size, &spans, &aux);
     if (n < 0) {
         p->bad_event_chunks++;
         load_problem(p, "EVENTS chunk at offset %llu has an inconsistent record; skipped",
@@ -319,6 +331,15 @@ static aip_status decode_events(loader *L, const aip_raw_chunk *c)
     }
     uint32_t ti;
     aip_status s = thread_index(L, c->tid, &ti);
+    if (s)
+        return s;
+    aip_thread *t = &p->threads[ti];
+    size_t aux_need = t->n_aux + aux;
+    if (aux_need > AIP_AUX_MAX)
+        aux_need = AIP_AUX_MAX; /* beyond: ops keep their times, lose side fields */
+    s = aip__model_grow((void **)&t->spans, &t->cap_spans, t->n_spans + spans, sizeof *t->spans);
+    if (!s && aux_need > t->n_aux)
+        s = aip__model_grow((void **)&t->aux, &t->cap_aux, aux_need, sizeof *t->aux);
     if (s)
         return s;
     for (uint32_t off = 0; off < c->size;) {

@@ -74,73 +74,162 @@ aip_status aip__ranges_pair(aip_process *p)
 
 /* ---- fwdbwd ------------------------------------------------------- */
 
-typedef struct seq_op {
-    int64_t seq;
+/* One sequence number that has a backward op: its earliest backward op and
+ * the forward candidates seen so far.  `le` = started no later than the
+ * backward op; `same` = on the thread the backward op names. */
+typedef struct cand {
     int64_t start;
-    uint32_t thread;
-    uint32_t span;
-} seq_op;
+    uint32_t thread, span, set;
+} cand;
 
-static int cmp_seq_op(const void *a, const void *b)
+typedef struct seq_slot {
+    int64_t seq;
+    uint64_t want_tid;
+    cand bwd;
+    cand same_le, same_any, all_le, all_any;
+} seq_slot;
+
+typedef struct seq_map {
+    seq_slot *slots;
+    uint32_t *index;          /* open addressing: 1 + slot, 0 = empty */
+    size_t n, cap;
+} seq_map;
+
+static size_t seq_hash(int64_t seq, size_t cap)
 {
-    const seq_op *x = a, *y = b;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
-    return x->span < y->span ? -1 : x->span > y->span;
+    uint64_t x = (uint64_t)seq * 0x9E3779B97F4A7C15ULL;
+    return (size_t)(x ^ (x >> 29)) & (cap - 1);
 }
 
-static void op_of(const aip_process *p, const seq_op *o, aip_op_fields *f)
+static seq_slot *map_find(const seq_map *m, int64_t seq)
 {
-    const aip_thread *t = &p->threads[o->thread];
-    aip__model_op_fields(t, &t->spans[o->span], f);
+    if (!m->cap)
+        return NULL;
+    for (size_t j = seq_hash(seq, m->cap); m->index[j]; j = (j + 1) & (m->cap - 1))
+        if (m->slots[m->index[j] - 1].seq == seq)
+            return &m->slots[m->index[j] - 1];
+    return NULL;
 }
 
-static aip_status link_group(aip_model *m, size_t pi, const seq_op *g, size_t n, size_t *cap)
+static aip_status map_add(seq_map *m, int64_t seq, seq_slot **out)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        uint32_t *idx = calloc(cap, sizeof *idx);
+        seq_slot *sl = realloc(m->slots, cap / 2 * sizeof *sl);
+        if (!idx || !sl) {
+            free(idx);
+            if (sl)
+                m->slots = sl;
+            return aip__fail(AIP_ERR_NOMEM, "no memory to pair forward/backward ops");
+        }
+        m->slots = sl;
+        for (size_t i = 0; i < m->n; i++) {
+            size_t j = seq_hash(sl[i].seq, cap);
+            while (idx[j])
+                j = (j + 1) & (cap - 1);
+            idx[j] = (uint32_t)i + 1;
+        }
+        free(m->index);
+        m->index = idx;
+        m->cap = cap;
+    }
+    size_t j = seq_hash(seq, m->cap);
+    while (m->index[j])
+        j = (j + 1) & (m->cap - 1);
+    m->index[j] = (uint32_t)m->n + 1;
+    seq_slot *s = &m->slots[m->n++];
+    memset(s, 0, sizeof *s);
+    s->seq = seq;
+    *out = s;
+    return AIP_OK;
+}
+
+/* The sequence number of an op span, or -1. */
+static int64_t span_seq(const aip_thread *t, const aip_span *s, uint64_t *fwd)
+{
+    if (s->kind != AIP_SPAN_OP || !(s->opflags & AIP_OPF_SEQ) || !s->aux)
+        return -1;
+    const uint64_t *w = t->aux + (s->aux - 1);
+    *fwd = (s->opflags & AIP_OPF_FWD) ? w[1] : 0;
+    return (int64_t)w[0];
+}
+
+/* Later (thread, span) order wins ties: iteration is in that order. */
+static void keep_latest(cand *c, int64_t start, uint32_t ti, uint32_t si)
+{
+    if (!c->set || start >= c->start)
+        *c = (cand){start, ti, si, 1};
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+    const seq_slot *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
 {
     const aip_process *p = &m->procs[pi];
-    aip_op_fields f;
-    const seq_op *bwd = NULL;
-    uint64_t want_tid = 0;
-    for (size_t i = 0; i < n && !bwd; i++) { /* sorted by start: first backward op */
-        op_of(p, &g[i], &f);
-        if (f.fwd_thread_id) {
-            bwd = &g[i];
-            want_tid = f.fwd_thread_id;
+    seq_map map = {0};
+    aip_status rc = AIP_OK;
+    size_t nt = p->n_threads < UINT32_MAX ? p->n_threads : UINT32_MAX;
+    /* Pass 1: the earliest backward op of each sequence number. */
+    for (size_t ti = 0; ti < nt && !rc; ti++) {
+        const aip_thread *t = &p->threads[ti];
+        for (size_t i = 0; i < t->n_spans && i < UINT32_MAX && !rc; i++) {
+            uint64_t fwd;
+            int64_t seq = span_seq(t, &t->spans[i], &fwd);
+            if (seq < 0 || !fwd)
+                continue;
+            seq_slot *s = map_find(&map, seq);
+            if (!s && (rc = map_add(&map, seq, &s)))
+                break;
+            if (!s->bwd.set || t->spans[i].start < s->bwd.start) {
+                s->bwd = (cand){t->spans[i].start, (uint32_t)ti, (uint32_t)i, 1};
+                s->want_tid = fwd;
+            }
         }
     }
-    if (!bwd)
-        return AIP_OK;
-    int same_thread_exists = 0;
-    for (size_t i = 0; i < n; i++) {
-        op_of(p, &g[i], &f);
-        if (!f.fwd_thread_id && p->threads[g[i].thread].tid == want_tid)
-            same_thread_exists = 1;
+    /* Pass 2: forward candidates, only for sequence numbers seen above. */
+    for (size_t ti = 0; ti < nt && !rc && map.n; ti++) {
+        const aip_thread *t = &p->threads[ti];
+        for (size_t i = 0; i < t->n_spans && i < UINT32_MAX; i++) {
+            uint64_t fwd;
+            int64_t seq = span_seq(t, &t->spans[i], &fwd);
+            if (seq < 0 || fwd)
+                continue;
+            seq_slot *s = map_find(&map, seq);
+            if (!s)
+                continue;
+            int64_t st = t->spans[i].start;
+            int same = t->tid == s->want_tid;
+            keep_latest(&s->all_any, st, (uint32_t)ti, (uint32_t)i);
+            if (same)
+                keep_latest(&s->same_any, st, (uint32_t)ti, (uint32_t)i);
+            if (st <= s->bwd.start) {
+                keep_latest(&s->all_le, st, (uint32_t)ti, (uint32_t)i);
+                if (same)
+                    keep_latest(&s->same_le, st, (uint32_t)ti, (uint32_t)i);
+            }
+        }
     }
-    const seq_op *fwd = NULL, *fwd_any = NULL;
-    for (size_t i = 0; i < n; i++) {
-        op_of(p, &g[i], &f);
-        if (f.fwd_thread_id)
+    if (map.n)
+        qsort(map.slots, map.n, sizeof *map.slots, cmp_slot);
+    for (size_t k = 0; k < map.n && !rc; k++) {
+        const seq_slot *s = &map.slots[k];
+        const cand *f = s->same_any.set ? (s->same_le.set ? &s->same_le : &s->same_any)
+                                        : (s->all_le.set ? &s->all_le : &s->all_any);
+        if (!f->set)
             continue;
-        if (same_thread_exists && p->threads[g[i].thread].tid != want_tid)
-            continue;
-        fwd_any = &g[i]; /* last by start overall */
-        if (g[i].start <= bwd->start)
-            fwd = &g[i];
+        rc = aip__model_grow((void **)&m->flows, cap, m->n_flows + 1, sizeof *m->flows);
+        if (!rc)
+            m->flows[m->n_flows++] = (aip_flow){(uint32_t)pi, f->thread, s->bwd.thread, f->span,
+                                                s->bwd.span};
     }
-    if (!fwd)
-        fwd = fwd_any;
-    if (!fwd)
-        return AIP_OK;
-    aip_status s = aip__model_grow((void **)&m->flows, cap, m->n_flows + 1, sizeof *m->flows);
-    if (s)
-        return s;
-    m->flows[m->n_flows++] = (aip_flow){(uint32_t)pi, fwd->thread, bwd->thread, fwd->span,
-                                        bwd->span};
-    return AIP_OK;
+    free(map.slots);
+    free(map.index);
+    return rc;
 }
 
 aip_status aip__flows_pair(aip_model *m)
@@ -148,37 +237,7 @@ aip_status aip__flows_pair(aip_model *m)
     size_t cap = 0;
     m->n_flows = 0;
     for (size_t pi = 0; pi < m->n_procs; pi++) {
-        const aip_process *p = &m->procs[pi];
-        size_t n = 0, cap_ops = 0;
-        seq_op *ops = NULL;
-        for (size_t ti = 0; ti < p->n_threads && ti < UINT32_MAX; ti++) {
-            const aip_thread *t = &p->threads[ti];
-            for (size_t i = 0; i < t->n_spans && i < UINT32_MAX; i++) {
-                const aip_span *s = &t->spans[i];
-                if (s->kind != AIP_SPAN_OP || !(s->opflags & AIP_OPF_SEQ) || !s->aux)
-                    continue;
-                int64_t seq = (int64_t)t->aux[s->aux - 1];
-                if (seq < 0)
-                    continue;
-                aip_status rc = aip__model_grow((void **)&ops, &cap_ops, n + 1, sizeof *ops);
-                if (rc) {
-                    free(ops);
-                    return rc;
-                }
-                ops[n++] = (seq_op){seq, s->start, (uint32_t)ti, (uint32_t)i};
-            }
-        }
-        if (n)
-            qsort(ops, n, sizeof *ops, cmp_seq_op);
-        aip_status rc = AIP_OK;
-        for (size_t i = 0; i < n && !rc;) {
-            size_t j = i + 1;
-            while (j < n && ops[j].seq == ops[i].seq)
-                j++;
-            rc = link_group(m, pi, ops + i, j - i, &cap);
-            i = j;
-        }
-        free(ops);
+        aip_status rc = pair_process(m, pi, &cap);
         if (rc)
             return rc;
     }

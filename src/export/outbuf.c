@@ -6,6 +6,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -21,6 +22,105 @@ const char aip__digit_pairs[200] = "00010203040506070809"
                                    "70717273747576777879"
                                    "80818283848586878889"
                                    "90919293949596979899";
+
+/* Double buffering: the caller fills one buffer while this thread writes
+ * the other.  Only one buffer is ever in flight. */
+struct aip_out_writer {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int fd;
+    const char *path;
+    char *pending;            /* handed over, being written; NULL = idle */
+    size_t pending_len;
+    char *spare;              /* the buffer the caller gets next */
+    int stop;
+    aip_status status;        /* first write error */
+    char message[512];
+};
+
+static void *writer_main(void *arg)
+{
+    struct aip_out_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->pending && !w->stop)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->pending)
+            break;
+        char *buf = w->pending;
+        size_t len = w->pending_len;
+        int failed = w->status != AIP_OK;
+        pthread_mutex_unlock(&w->mu);
+        aip_status s = failed ? AIP_OK : aip__write_all(w->fd, buf, len, w->path);
+        pthread_mutex_lock(&w->mu);
+        if (s && !w->status) {
+            w->status = s;
+            snprintf(w->message, sizeof w->message, "%s", aip_last_error());
+        }
+        w->spare = buf;
+        w->pending = NULL;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Wait until nothing is in flight; @return the writer's first error. */
+static aip_status writer_idle(struct aip_out_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->pending)
+        pthread_cond_wait(&w->cv, &w->mu);
+    aip_status s = w->status;
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+static void writer_start(aip_out *o)
+{
+    struct aip_out_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return; /* fine: write inline */
+    w->spare = malloc(AIP_OUT_CAP);
+    w->fd = o->fd;
+    w->path = o->path;
+    if (!w->spare || pthread_mutex_init(&w->mu, NULL) != 0) {
+        free(w->spare);
+        free(w);
+        return;
+    }
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        pthread_cond_destroy(&w->cv);
+        pthread_mutex_destroy(&w->mu);
+        free(w->spare);
+        free(w);
+        return;
+    }
+    o->writer = w;
+}
+
+/* Stop the thread; a write error becomes this thread's error if `report`. */
+static void writer_stop(aip_out *o, int report)
+{
+    struct aip_out_writer *w = o->writer;
+    if (!w)
+        return;
+    writer_idle(w);
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    if (report && w->status && !o->status)
+        o->status = aip__fail(w->status, "%s", w->message);
+    pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->mu);
+    free(w->spare);
+    free(w);
+    o->writer = NULL;
+}
 
 static aip_status alloc_buffer(aip_out *o)
 {
@@ -46,6 +146,7 @@ aip_status aip__out_open(aip_out *o, const char *path)
         return o->status = AIP_ERR_IO;
     }
     o->to_file = 1;
+    writer_start(o);
     return AIP_OK;
 }
 
@@ -69,19 +170,37 @@ void aip__out_flush_buffer(aip_out *o)
 {
     if (!o->buf)
         return;
-    write_out(o, o->buf, o->len);
+    struct aip_out_writer *w = o->writer;
+    if (!w) {
+        write_out(o, o->buf, o->len);
+    } else if (o->len) {
+        /* Hand the full buffer over and continue in the spare one. */
+        pthread_mutex_lock(&w->mu);
+        while (w->pending)
+            pthread_cond_wait(&w->cv, &w->mu);
+        w->pending = o->buf;
+        w->pending_len = o->len;
+        o->buf = w->spare;
+        w->spare = NULL;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        o->total += o->len;
+    }
     o->len = 0;
 }
 
 void aip__out_write_big(aip_out *o, const void *p, size_t n)
 {
     aip__out_flush_buffer(o);
+    if (o->writer && writer_idle(o->writer))
+        return; /* the error surfaces at close */
     write_out(o, p, n);
 }
 
 aip_status aip__out_close(aip_out *o)
 {
     aip__out_flush_buffer(o);
+    writer_stop(o, 1);
     free(o->buf);
     o->buf = NULL;
     if (!o->to_file)
@@ -108,6 +227,7 @@ aip_status aip__out_close(aip_out *o)
 
 void aip__out_abort(aip_out *o)
 {
+    writer_stop(o, 0);
     free(o->buf);
     o->buf = NULL;
     if (o->to_file) {

@@ -4,9 +4,12 @@
  * Output goes to a temporary file beside the target (created through
  * src/common/fs.h: 0640, no symlinks) in 256 KiB write(2)s and is renamed
  * into place only when complete, so a failed or interrupted analysis never
- * leaves half a file under the real name.  Errors are sticky: writers keep
- * appending without checking, and aip__out_close() reports the first error.
- * Number formatting is hand-written (hot path: millions of timestamps).
+ * leaves half a file under the real name.  For files, a background thread
+ * does the write(2)s while the caller formats the next buffer: copying into
+ * the page cache costs as much CPU as formatting, and the two overlap.
+ * Errors are sticky: writers keep appending without checking, and
+ * aip__out_close() reports the first error.  Number formatting is
+ * hand-written (hot path: millions of timestamps).
  */
 #ifndef AIP_OUTBUF_H
 #define AIP_OUTBUF_H
@@ -20,8 +23,11 @@
 
 #define AIP_OUT_CAP (256u * 1024u)
 
+struct aip_out_writer; /* outbuf.c */
+
 typedef struct aip_out {
     int fd;
+    struct aip_out_writer *writer; /* background writer, NULL = write inline */
     int to_file;              /* opened by aip__out_open (temp + rename) */
     aip_status status;        /* first error, sticky */
     char *buf;

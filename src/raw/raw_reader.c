@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define WINDOW_MIN (1u << 20)
+#define WINDOW_MIN (4u << 20) /* big enough that carrying a partial chunk over is rare */
 #define MAX_HEADER_SIZE 4096u
 
 struct aip_raw_reader {

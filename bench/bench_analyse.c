@@ -1,0 +1,282 @@
+/*
+ * bench_analyse.c — how fast and how lean is `aiprof analyse`?
+ *
+ * Writes a raw profile straight from the format structs (no recording core
+ * involved): N framework ops without shapes on T threads, nested two levels
+ * (a parent op with two children; parents carry an autograd sequence
+ * number), ProfilerStep#N annotations on the first thread.  Then times
+ * aip_analyse_dir() in this process and reports events/s, raw bytes per
+ * event, trace_view.json bytes per event and peak RSS (ru_maxrss, which
+ * includes the small generation phase) relative to the raw file size.
+ *
+ * Usage: bench_analyse [N_EVENTS (default 5000000)] [THREADS (default 4)] [--keep]
+ * Targets: >= 5 M events/s, peak RSS <= 2 x raw size.
+ */
+#include "aiprof.h"
+#include "raw_format.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK_EVENTS_BYTES (256u * 1024u)
+#define OPS_PER_STEP 30000u
+
+static int fd = -1;
+static uint64_t raw_bytes;
+
+static void put(const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w <= 0) {
+            perror("write");
+            exit(1);
+        }
+        c += w;
+        n -= (size_t)w;
+        raw_bytes += (uint64_t)w;
+    }
+}
+
+static void chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+{
+    aip_chunk_header h;
+    aip__chunk_fill(&h, type, tid, payload, size);
+    static const uint8_t zeros[8];
+    put(&h, sizeof h);
+    if (size)
+        put(payload, size);
+    put(zeros, aip__chunk_pad(size));
+}
+
+typedef struct tbuf {
+    uint8_t data[CHUNK_EVENTS_BYTES + 64];
+    uint32_t len;
+    uint64_t tid;
+    uint64_t t;               /* this thread's clock, ns */
+} tbuf;
+
+static void flush(tbuf *b)
+{
+    if (b->len)
+        chunk(AIP_CHUNK_EVENTS, b->tid, b->data, b->len);
+    b->len = 0;
+}
+
+static void rec(tbuf *b, const void *r, size_t n)
+{
+    if (b->len + n > CHUNK_EVENTS_BYTES)
+        flush(b);
+    memcpy(b->data + b->len, r, n);
+    b->len += (uint32_t)n;
+}
+
+static void op(tbuf *b, uint32_t name, uint64_t s, uint64_t e, int64_t seq)
+{
+    if (seq < 0) {
+        aip_rec_span r = {{AIP_REC_OP, 0, 24, name}, s, e};
+        rec(b, &r, sizeof r);
+    } else {
+        uint8_t r[32];
+        aip_rec_span h = {{AIP_REC_OP, AIP_OPF_SEQ, 32, name}, s, e};
+        memcpy(r, &h, 24);
+        memcpy(r + 24, &seq, 8);
+        rec(b, r, sizeof r);
+    }
+}
+
+static const char *op_names[] = {"aten::linear", "aten::addmm", "aten::relu", "aten::mm",
+                                 "aten::add", "aten::mul", "aten::sum", "aten::copy_",
+                                 "aten::empty", "aten::view", "aten::t", "aten::softmax"};
+#define N_NAMES (sizeof op_names / sizeof op_names[0])
+
+static uint64_t write_profile(const char *path, uint64_t n_events, unsigned threads,
+                              uint64_t *steps_out)
+{
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    uint8_t hdr[AIP_RAW_HEADER_SIZE] = {0};
+    uint16_t major = AIP_RAW_VERSION_MAJOR, minor = AIP_RAW_VERSION_MINOR;
+    uint32_t hs = AIP_RAW_HEADER_SIZE;
+    memcpy(hdr, AIP_RAW_MAGIC, 8);
+    memcpy(hdr + 8, &major, 2);
+    memcpy(hdr + 10, &minor, 2);
+    memcpy(hdr + 12, &hs, 4);
+    put(hdr, sizeof hdr);
+    const char *info = "{\"pid\": 31337, \"hostname\": \"bench\", \"program\": \"Python\", "
+                       "\"clock\": \"monotonic\", \"ticks_per_second\": 1e9, "
+                       "\"aiprof_version\": \"0.1.0\"}";
+    chunk(AIP_CHUNK_INFO, 0, info, (uint32_t)strlen(info));
+    /* string ids 1..N_NAMES: op names; then step names as they are needed */
+    uint64_t max_steps = n_events / OPS_PER_STEP + 2;
+    size_t cap = 64 + N_NAMES * 32 + (size_t)max_steps * 32;
+    uint8_t *sp = malloc(cap);
+    uint32_t first = 1, count = (uint32_t)(N_NAMES + max_steps), off = 8;
+    memcpy(sp, &first, 4);
+    memcpy(sp + 4, &count, 4);
+    for (uint32_t i = 0; i < count; i++) {
+        char buf[40];
+        const char *s = buf;
+        if (i < N_NAMES)
+            s = op_names[i];
+        else
+            snprintf(buf, sizeof buf, "ProfilerStep#%u", i - (uint32_t)N_NAMES);
+        uint32_t len = (uint32_t)strlen(s);
+        memcpy(sp + off, &len, 4);
+        memcpy(sp + off + 4, s, len);
+        off += 4 + len;
+    }
+    chunk(AIP_CHUNK_STRINGS, 0, sp, off);
+    free(sp);
+    aip_clock_sync c0 = {1000, 1000, 1700000000000000000ull};
+    chunk(AIP_CHUNK_CLOCK, 0, &c0, sizeof c0);
+
+    tbuf *tb = calloc(threads, sizeof *tb);
+    for (unsigned i = 0; i < threads; i++) {
+        tb[i].tid = 100000 + i;
+        tb[i].t = 2000;
+    }
+    uint64_t events = 0, step = 0, seq = 0;
+    while (events < n_events) {
+        /* one step: the main thread's annotation spans every thread's ops */
+        uint64_t step_start = tb[0].t;
+        for (unsigned i = 0; i < threads; i++)
+            if (tb[i].t < step_start)
+                step_start = tb[i].t;
+        for (unsigned i = 0; i < threads; i++)
+            tb[i].t = step_start + 50;
+        uint64_t per_thread = OPS_PER_STEP / threads / 3;
+        uint64_t step_end = step_start;
+        for (unsigned i = 0; i < threads && events < n_events; i++) {
+            tbuf *b = &tb[i];
+            for (uint64_t k = 0; k < per_thread && events < n_events; k++) {
+                uint64_t t = b->t;
+                uint32_t nm = (uint32_t)(k % N_NAMES) + 1;
+                op(b, nm % N_NAMES + 1, t + 10, t + 100, -1);
+                op(b, (nm + 5) % N_NAMES + 1, t + 120, t + 250, -1);
+                op(b, nm, t, t + 300, (int64_t)seq++);
+                events += 3;
+                b->t = t + 350;
+            }
+            if (b->t > step_end)
+                step_end = b->t;
+        }
+        aip_rec_span a = {{AIP_REC_ANNOTATION, 0, 24, (uint32_t)(N_NAMES + 1 + step)},
+                          step_start, step_end + 10};
+        rec(&tb[0], &a, sizeof a);
+        events++;
+        step++;
+        for (unsigned i = 0; i < threads; i++)
+            tb[i].t = step_end + 20;
+    }
+    for (unsigned i = 0; i < threads; i++)
+        flush(&tb[i]);
+    uint8_t stats[8 + 64 * sizeof(aip_stats_entry)];
+    uint32_t ns = threads < 64 ? threads : 64, zero = 0;
+    memcpy(stats, &ns, 4);
+    memcpy(stats + 4, &zero, 4);
+    for (uint32_t i = 0; i < ns; i++) {
+        aip_stats_entry e = {tb[i].tid, events / threads, 0};
+        memcpy(stats + 8 + i * sizeof e, &e, sizeof e);
+    }
+    chunk(AIP_CHUNK_STATS, 0, stats, 8 + ns * (uint32_t)sizeof(aip_stats_entry));
+    aip_clock_sync c1 = {tb[0].t + 1000, tb[0].t + 1000, 1700000000000000000ull + tb[0].t};
+    chunk(AIP_CHUNK_CLOCK, 0, &c1, sizeof c1);
+    chunk(AIP_CHUNK_END, 0, NULL, 0);
+    close(fd);
+    free(tb);
+    *steps_out = step;
+    return events;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long long file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = 5000000;
+    unsigned threads = 4;
+    int keep = 0, pos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--keep"))
+            keep = 1;
+        else if (pos++ == 0)
+            n = strtoull(argv[i], NULL, 10);
+        else
+            threads = (unsigned)atoi(argv[i]);
+    }
+    if (!n || !threads || threads > 64) {
+        fprintf(stderr, "usage: bench_analyse [N_EVENTS] [THREADS 1..64] [--keep]\n");
+        return 2;
+    }
+    char root[] = "/tmp/aip_bench_XXXXXX";
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char dir[256], fw[300], raw[400], json[400];
+    snprintf(dir, sizeof dir, "%s/bench_ascend_pt", root);
+    snprintf(fw, sizeof fw, "%s/FRAMEWORK", dir);
+    snprintf(raw, sizeof raw, "%s/aiprof_31337.raw", fw);
+    snprintf(json, sizeof json, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", dir);
+    mkdir(dir, 0750);
+    mkdir(fw, 0750);
+    uint64_t steps;
+    double g0 = now();
+    uint64_t events = write_profile(raw, n, threads, &steps);
+    double g1 = now();
+
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    double t0 = now();
+    aip_status s = aip_analyse_dir(dir, &o);
+    double t1 = now();
+    if (s) {
+        fprintf(stderr, "aip_analyse_dir failed: %s\n", aip_last_error());
+        return 1;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double secs = t1 - t0, rss = (double)ru.ru_maxrss * 1024.0;
+    long long json_bytes = file_size(json);
+    printf("bench_analyse: %llu events (%u threads, %llu steps), raw %.1f MB written in %.2f s\n",
+           (unsigned long long)events, threads, (unsigned long long)steps, raw_bytes / 1e6,
+           g1 - g0);
+    printf("  analyse time          %.3f s\n", secs);
+    printf("  events/s              %.2f M   (target >= 5 M)\n", events / secs / 1e6);
+    printf("  raw bytes/event       %.1f\n", (double)raw_bytes / (double)events);
+    printf("  trace_view.json       %.1f bytes/event (%.1f MB)\n", (double)json_bytes / (double)events,
+           json_bytes / 1e6);
+    printf("  peak RSS              %.1f MB = %.2f x raw size (target <= 2)\n", rss / 1e6,
+           rss / (double)raw_bytes);
+    if (keep) {
+        printf("  kept %s\n", dir);
+    } else {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", root);
+    }
+    return 0;
+}
