@@ -249,6 +249,8 @@ int main(int argc, char **argv)
     aip_analyse_options o;
     aip_analyse_options_init(&o);
     o.quiet = 1;
+    struct rusage ru0;
+    getrusage(RUSAGE_SELF, &ru0);
     double t0 = now();
     aip_status s = aip_analyse_dir(dir, &o);
     double t1 = now();
@@ -258,18 +260,31 @@ int main(int argc, char **argv)
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
+    double cpu = (double)(ru.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
+    double sys = (double)(ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+                 (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
     double secs = t1 - t0, rss = (double)ru.ru_maxrss * 1024.0;
     long long json_bytes = file_size(json);
     printf("bench_analyse: %llu events (%u threads, %llu steps), raw %.1f MB written in %.2f s\n",
            (unsigned long long)events, threads, (unsigned long long)steps, raw_bytes / 1e6,
            g1 - g0);
-    printf("  analyse time          %.3f s\n", secs);
+    printf("  analyse time          %.3f s wall, %.3f s user + %.3f s system CPU\n", secs, cpu,
+           sys);
     printf("  events/s              %.2f M   (target >= 5 M)\n", events / secs / 1e6);
     printf("  raw bytes/event       %.1f\n", (double)raw_bytes / (double)events);
     printf("  trace_view.json       %.1f bytes/event (%.1f MB)\n", (double)json_bytes / (double)events,
            json_bytes / 1e6);
     printf("  peak RSS              %.1f MB = %.2f x raw size (target <= 2)\n", rss / 1e6,
            rss / (double)raw_bytes);
+    char logp[400], line[512];
+    snprintf(logp, sizeof logp, "%s/logs/analyse.log", dir);
+    FILE *lf = fopen(logp, "r");
+    while (lf && fgets(line, sizeof line, lf))
+        if (strstr(line, " in ") && (strstr(line, "loaded") || strstr(line, "wrote")))
+            printf("  log: %s", line);
+    if (lf)
+        fclose(lf);
     if (keep) {
         printf("  kept %s\n", dir);
     } else {

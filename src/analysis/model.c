@@ -13,18 +13,18 @@ void aip__model_init(aip_model *m) { memset(m, 0, sizeof *m); }
 static void process_free(aip_process *p)
 {
     for (size_t i = 0; i < p->n_threads; i++) {
-        free(p->threads[i].spans);
-        free(p->threads[i].aux);
+        aip__array_free(p->threads[i].spans);
+        aip__array_free(p->threads[i].aux);
         free(p->threads[i].self_ns);
     }
     free(p->threads);
-    free(p->strings.blob);
-    free(p->strings.ent);
-    free(p->marks.v);
-    free(p->range_starts.v);
-    free(p->range_ends.v);
-    free(p->memory.v);
-    free(p->gc.v);
+    aip__array_free(p->strings.blob);
+    aip__array_free(p->strings.ent);
+    aip__array_free(p->marks.v);
+    aip__array_free(p->range_starts.v);
+    aip__array_free(p->range_ends.v);
+    aip__array_free(p->memory.v);
+    aip__array_free(p->gc.v);
     free(p->source);
     free(p->hostname);
     free(p->program);
@@ -41,7 +41,7 @@ void aip__model_free(aip_model *m)
     free(m->procs);
     free(m->steps);
     free(m->step_rows);
-    free(m->flows);
+    aip__array_free(m->flows);
     memset(m, 0, sizeof *m);
 }
 

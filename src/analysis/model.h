@@ -96,7 +96,7 @@ typedef struct aip_strings {
     size_t max_ent;           /* bound from the file size: no huge tables from forged ids */
 } aip_strings;
 
-/* Growable arrays of plain structs. */
+/* Growable arrays of plain structs (aip__array_grow). */
 #define AIP_VEC(T) struct { T *v; size_t n, cap; }
 
 typedef struct aip_process {
@@ -170,6 +170,10 @@ void aip__model_free(aip_model *m);
 /* aip__model_grow() : make room for `need` elements of `elem` bytes in a
  * growable array; AIP_ERR_NOMEM on failure. */
 aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem);
+/* --- big_array.c: per-event arrays (spans, aux words, records, strings,
+ * flows); free them with aip__array_free, never free(). --- */
+aip_status aip__array_grow(void **v, size_t *cap, size_t need, size_t elem);
+void aip__array_free(void *v);
 /* aip__model_str() : text of string `id` of process `p` ("" if undefined). */
 const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len);
 /* aip__model_op_fields() : decode an OP span's optional fields. */

@@ -150,9 +150,9 @@ static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)
                             "can hold; ignored", c->offset);
             return AIP_OK;
         }
-        aip_status s = aip__model_grow((void **)&st->ent, &st->cap_ent, id + 1, sizeof *st->ent);
+        aip_status s = aip__array_grow((void **)&st->ent, &st->cap_ent, id + 1, sizeof *st->ent);
         if (!s)
-            s = aip__model_grow((void **)&st->blob, &st->blob_cap, st->blob_len + len + 1, 1);
+            s = aip__array_grow((void **)&st->blob, &st->blob_cap, st->blob_len + len + 1, 1);
         if (s)
             return s;
         if (id >= st->n_ent) {
@@ -250,7 +250,7 @@ static inline void add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uin
 
 #define PUSH(vec, val)                                                                   \
     do {                                                                                 \
-        aip_status ps_ = aip__model_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,     \
+        aip_status ps_ = aip__array_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,     \
                                          sizeof *(vec).v);                               \
         if (ps_)                                                                         \
             return ps_;                                                                  \
@@ -337,9 +337,9 @@ static aip_status decode_events(loader *L, const aip_raw_chunk *c)
     size_t aux_need = t->n_aux + aux;
     if (aux_need > AIP_AUX_MAX)
         aux_need = AIP_AUX_MAX; /* beyond: ops keep their times, lose side fields */
-    s = aip__model_grow((void **)&t->spans, &t->cap_spans, t->n_spans + spans, sizeof *t->spans);
+    s = aip__array_grow((void **)&t->spans, &t->cap_spans, t->n_spans + spans, sizeof *t->spans);
     if (!s && aux_need > t->n_aux)
-        s = aip__model_grow((void **)&t->aux, &t->cap_aux, aux_need, sizeof *t->aux);
+        s = aip__array_grow((void **)&t->aux, &t->cap_aux, aux_need, sizeof *t->aux);
     if (s)
         return s;
     for (uint32_t off = 0; off < c->size;) {

@@ -222,7 +222,7 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
                                         : (s->all_le.set ? &s->all_le : &s->all_any);
         if (!f->set)
             continue;
-        rc = aip__model_grow((void **)&m->flows, cap, m->n_flows + 1, sizeof *m->flows);
+        rc = aip__array_grow((void **)&m->flows, cap, m->n_flows + 1, sizeof *m->flows);
         if (!rc)
             m->flows[m->n_flows++] = (aip_flow){(uint32_t)pi, f->thread, s->bwd.thread, f->span,
                                                 s->bwd.span};

@@ -26,6 +26,7 @@
 
 typedef struct run {
     const char *dir;
+    struct timespec mark;     /* start of the current phase */
     int quiet;
     char *log;
     size_t log_len, log_cap;
@@ -47,6 +48,16 @@ static void logf_(run *r, const char *fmt, ...)
     memcpy(r->log + r->log_len, line, len);
     r->log_len += len;
     r->log[r->log_len++] = '\n';
+}
+
+/* Seconds since the last call (phase timings for the log). */
+static double lap(run *r)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double d = (double)(now.tv_sec - r->mark.tv_sec) + (double)(now.tv_nsec - r->mark.tv_nsec) / 1e9;
+    r->mark = now;
+    return d;
 }
 
 /* A warning goes to the log and, unless quiet, to stderr. */
@@ -207,7 +218,8 @@ static aip_status export_one(run *r, const char *outdir, const char *name, expor
     }
     s = aip__out_close(&o);
     if (!s)
-        logf_(r, "wrote %s/%s (%llu bytes)", OUTPUT_DIR, name, (unsigned long long)o.total);
+        logf_(r, "wrote %s/%s (%llu bytes) in %.3f s", OUTPUT_DIR, name,
+              (unsigned long long)o.total, lap(r));
     return s;
 }
 
@@ -237,13 +249,16 @@ static aip_status analyse(run *r, unsigned export_type, const aip_profiler_info 
         }
     }
     free_list(raws, n_raws);
+    double load_secs = lap(r);
     if (s == AIP_ERR_NOMEM || !m.n_procs) {
         aip__model_free(&m);
         return aip__fail(first_error, "no raw data could be read: %s", first_msg);
     }
     s = aip__model_derive(&m);
+    double derive_secs = lap(r);
     for (size_t i = 0; i < m.n_procs; i++)
         describe_process(r, &m.procs[i]);
+    logf_(r, "loaded in %.3f s, derived in %.3f s", load_secs, derive_secs);
     logf_(r, "events: %llu, steps: %zu, fwdbwd flows: %zu, dropped events: %llu",
           (unsigned long long)m.n_events, m.n_steps, m.n_flows,
           (unsigned long long)m.dropped_events);
@@ -298,7 +313,7 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    run r = {.dir = result_dir, .quiet = opt.quiet};
+    run r = {.dir = result_dir, .quiet = opt.quiet, .mark = t0};
     logf_(&r, "aiprof %s analyse %s", aip_version(), result_dir);
     aip_profiler_info info;
     s = aip__profiler_info_read(result_dir, &info);

@@ -122,6 +122,13 @@ static void writer_stop(aip_out *o, int report)
     o->writer = NULL;
 }
 
+const uint64_t aip__pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                 10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                 100000000000ull, 1000000000000ull, 10000000000000ull,
+                                 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                 100000000000000000ull, 1000000000000000000ull,
+                                 10000000000000000000ull};
+
 static aip_status alloc_buffer(aip_out *o)
 {
     o->buf = malloc(AIP_OUT_CAP);

@@ -80,11 +80,23 @@ static inline void aip__out_str(aip_out *o, const char *s) { aip__out_put(o, s, 
 
 extern const char aip__digit_pairs[200];
 
-/* At most 20 bytes. */
+extern const uint64_t aip__pow10[20];
+
+/* Decimal digits of v (1..20), without division. */
+static inline unsigned aip__digits_u64(uint64_t v)
+{
+    v |= 1; /* 0 has one digit; setting bit 0 never crosses a power of ten */
+    unsigned bits = 64u - (unsigned)__builtin_clzll(v);
+    unsigned d = (bits * 1233u) >> 12; /* floor(log10(v)) or one less */
+    return d + (v >= aip__pow10[d]);
+}
+
+/* At most 20 bytes.  Digits are written in place from the end, two at a
+ * time, so no variable-length copy is needed. */
 static inline char *aip__fmt_u64(char *p, uint64_t v)
 {
-    char tmp[20];
-    char *e = tmp + sizeof tmp, *q = e;
+    unsigned n = aip__digits_u64(v);
+    char *e = p + n, *q = e;
     while (v >= 100) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
@@ -95,11 +107,9 @@ static inline char *aip__fmt_u64(char *p, uint64_t v)
         q -= 2;
         memcpy(q, aip__digit_pairs + 2 * v, 2);
     } else {
-        *--q = (char)('0' + v);
+        q[-1] = (char)('0' + v);
     }
-    size_t n = (size_t)(e - q);
-    memcpy(p, q, n);
-    return p + n;
+    return e;
 }
 
 /* At most 20 bytes. */
