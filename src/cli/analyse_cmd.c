@@ -297,7 +297,7 @@ static int analyse_here(const char *dir, const opts *o)
     ao.export_type = o->export_type;
     ao.quiet = o->quiet;
     aip_status s = aip_analyse_dir(dir, &ao);
-    if (s && !o->quiet)
+    if (s) /* errors are shown even with -q */
         fprintf(stderr, "aiprof analyse: %s: %s\n", dir, aip_last_error());
     return s == AIP_OK ? 0 : 1;
 }
