@@ -33,6 +33,7 @@ struct aip_raw_reader {
     int io_error;
     uint8_t *win;             /* window holding file bytes [win_off, win_off+win_len) */
     size_t win_cap, win_len;
+    size_t win_first;         /* first capacity: small files get a small window */
     uint64_t win_off;
     aip_raw_problems problems;
 };
@@ -60,7 +61,7 @@ static const uint8_t *window(aip_raw_reader *r, uint64_t off, size_t len)
     r->win_off = off;
     r->win_len = keep;
     if (len > r->win_cap) {
-        size_t cap = r->win_cap ? r->win_cap : WINDOW_MIN;
+        size_t cap = r->win_cap ? r->win_cap : r->win_first;
         while (cap < len)
             cap *= 2;
         uint8_t *p = realloc(r->win, cap);
@@ -118,6 +119,9 @@ aip_status aip__raw_open(const char *path, aip_raw_reader **out)
         return aip__fail(AIP_ERR_NOMEM, "no memory to read %s", path);
     }
     r->fd = fd;
+    r->win_first = WINDOW_MIN;
+    if (st.st_size < (off_t)WINDOW_MIN)
+        r->win_first = st.st_size < 65536 ? 65536 : (size_t)st.st_size;
     size_t n = strlen(path);
     snprintf(r->path, sizeof r->path, "%s", n < sizeof r->path ? path : path + n - (sizeof r->path - 1));
     const uint8_t *h = window(r, 0, AIP_RAW_HEADER_SIZE);
