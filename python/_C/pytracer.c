@@ -355,11 +355,22 @@ static const stack_node *outer_of(shadow *s, int k)
     return node;
 }
 
+/* Our hook still sees every call on this thread.  Another profiler
+ * (torch.profiler with_stack, a debugger) may have replaced it; from then
+ * on frames leave unseen, and the shadow stack's frame pointers must not be
+ * read.  The thread's own PyThreadState is found without the GIL; its
+ * profile function changes only under the GIL, by a pointer-sized store. */
+static int hook_is_ours(void)
+{
+    PyThreadState *ts = PyGILState_GetThisThreadState();
+    return ts && __atomic_load_n(&ts->c_profilefunc, __ATOMIC_RELAXED) == profile_cb;
+}
+
 const char *aipy_tracer_current_stack(void)
 {
     shadow *s = tls_shadow;
     if (!s || !__atomic_load_n(&tracer_on, __ATOMIC_RELAXED) || s->epoch != tracer_epoch ||
-        s->depth <= 0)
+        s->depth <= 0 || !hook_is_ours())
         return NULL;
     int top = (s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH) - 1;
     frame_entry *e = &s->e[top];
@@ -374,12 +385,27 @@ const char *aipy_tracer_current_stack(void)
 
 /* ---- start / stop ------------------------------------------------------ */
 
+/* A profile function that is not ours belongs to another profiler (torch's
+ * with_stack tracer, a debugger, cProfile): it is never replaced or
+ * removed — CPython has one slot, and taking it would break that tool. */
+static int foreign_hook(PyThreadState *ts)
+{
+    return ts->c_profilefunc && ts->c_profilefunc != profile_cb;
+}
+
+/* tracer_start() -> int: install the hook on every thread whose slot is
+ * free (or ours); returns how many threads kept another profiler's hook. */
 static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
 {
     PyThreadState *me = PyThreadState_Get();
+    long skipped = 0;
     __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts)) {
+        if (foreign_hook(ts)) {
+            skipped++;
+            continue;
+        }
         PyObject *frames = thread_frames(ts);
         if (!frames)
             return NULL;
@@ -404,7 +430,7 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
             return NULL;
     }
     __atomic_store_n(&tracer_on, 1, __ATOMIC_RELAXED);
-    Py_RETURN_NONE;
+    return PyLong_FromLong(skipped);
 }
 
 static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
@@ -414,7 +440,7 @@ static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
     __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
-        if (_PyEval_SetProfile(ts, NULL, NULL) < 0)
+        if (ts->c_profilefunc == profile_cb && _PyEval_SetProfile(ts, NULL, NULL) < 0)
             return NULL;
     Py_RETURN_NONE;
 }
@@ -438,6 +464,14 @@ static PyObject *py_tracer_thread_hook(PyObject *self, PyObject *const *args, Py
     Py_RETURN_NONE;
 }
 
+/* tracer_hook_state() -> int: 0 our hook is on this thread, 1 no hook,
+ * 2 another profile function replaced ours. */
+static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
+{
+    PyThreadState *ts = PyThreadState_Get();
+    return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
+}
+
 static PyObject *py_tracer_stats(PyObject *self, PyObject *unused)
 {
     pthread_mutex_lock(&node_lock);
@@ -451,11 +485,14 @@ static PyObject *py_tracer_stats(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"tracer_start", py_tracer_start, METH_NOARGS,
-     "tracer_start(): install the call-stack hook on every thread."},
+     "tracer_start() -> int: install the call-stack hook on every thread without another "
+     "profiler's hook; returns the number of threads skipped."},
     {"tracer_stop", py_tracer_stop, METH_NOARGS,
      "tracer_stop(): remove the call-stack hook from every thread."},
     {"_tracer_thread_hook", (PyCFunction)(void (*)(void))py_tracer_thread_hook, METH_FASTCALL,
      "threading.setprofile target used while tracing."},
+    {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,
+     "tracer_hook_state() -> 0 (ours), 1 (none) or 2 (another profiler's)."},
     {"tracer_stats", py_tracer_stats, METH_NOARGS,
      "tracer_stats() -> dict: sizes of the tracer's caches."},
     {NULL, NULL, 0, NULL},

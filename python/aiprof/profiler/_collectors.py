@@ -13,6 +13,7 @@ steps and after the profile:
 import gc
 import sys
 import threading
+import warnings
 
 from .. import _C
 from . import _torch_bridge
@@ -29,6 +30,7 @@ class Collectors:
         self._tracer = False
         self._module_handles = None
         self._gc_added = False
+        self._thread_hook = False
 
     def set_recording(self, recording):
         if self.ops is not None:
@@ -45,15 +47,44 @@ class Collectors:
         self.set_recording(False)
 
     def _set_tracer(self, on):
+        if on and self._tracer:
+            self._check_tracer()
+            return
         if on == self._tracer:
             return
         self._tracer = on
         if on:
-            _C.tracer_start()
-            threading.setprofile(_C._tracer_thread_hook)
+            if _C.tracer_start():
+                self._warn_hook()
+            # New threads install the hook themselves, unless someone else
+            # already uses threading's profile slot.
+            self._thread_hook = threading.getprofile() is None
+            if self._thread_hook:
+                threading.setprofile(_C._tracer_thread_hook)
         else:
-            threading.setprofile(None)
+            if self._thread_hook and threading.getprofile() is _C._tracer_thread_hook:
+                threading.setprofile(None)
             _C.tracer_stop()
+
+    def _check_tracer(self):
+        """Another profiler (torch.profiler with_stack, a debugger) may have
+        replaced the call-stack hook: put it back if nobody holds the slot,
+        else say once that stacks are missing."""
+        state = _C.tracer_hook_state()
+        if state == 1:
+            _C.tracer_start()
+        elif state == 2:
+            self._warn_hook()
+
+    _hook_warned = False
+
+    @staticmethod
+    def _warn_hook():
+        if not Collectors._hook_warned:
+            Collectors._hook_warned = True
+            warnings.warn("aiprof: another profiler holds Python's profile hook (torch.profiler "
+                          "with with_stack?); ops get no call stack while it does",
+                          RuntimeWarning, stacklevel=5)
 
     def _set_modules(self, on):
         if on == (self._module_handles is not None):

@@ -71,12 +71,31 @@ def build_events(trace):
                 stack[-1].cpu_children.append(fe)
             stack.append(fe)
             events.append(fe)
-    next_id = _attach_memory(by_thread, events, memory, next_id)
+    events = _remove_dup_nodes(events)
+    _attach_memory(events, memory, next_id)
     events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
     return events
 
 
-def _attach_memory(by_thread, events, memory, next_id):
+def _remove_dup_nodes(events):
+    """torch's EventList._remove_dup_nodes: an event that is the only child
+    of an event of the same name (a composite op calling its own overload,
+    aten::mean → aten::mean.dim) is folded into its parent, so counts match
+    torch's key_averages.  Events are in start order per thread, so a single
+    pass folds whole chains."""
+    kept = []
+    for e in events:
+        p = e.cpu_parent
+        if p is not None and p.name == e.name and len(p.cpu_children) == 1:
+            p.cpu_children = e.cpu_children
+            for c in e.cpu_children:
+                c.cpu_parent = p
+            continue
+        kept.append(e)
+    return kept
+
+
+def _attach_memory(events, memory, next_id):
     """torch counts an allocation in every op whose interval holds it; here
     on the op's own thread.  Allocations outside every op become top-level
     [memory] events, as torch shows them."""
@@ -124,9 +143,13 @@ class TraceResult:
         self._with_stack = with_stack
         self._events = None
 
+    def trace(self):
+        """The parsed trace_view.json."""
+        return load_trace(self.result_dir)
+
     def events(self):
         if self._events is None:
-            self._events = EventList(build_events(load_trace(self.result_dir)),
+            self._events = EventList(build_events(self.trace()),
                                      profile_memory=self._profile_memory,
                                      with_stack=self._with_stack)
         return self._events

@@ -21,6 +21,7 @@ import threading
 import warnings
 
 from .. import _C
+from . import _memory_timeline
 from ._activity import activity_bits
 from ._analyse import analyse_in_background, analyse_now, find_result_dirs
 from ._collectors import Collectors
@@ -331,10 +332,22 @@ class _KinetoProfile:
                 if int(value) > 0:
                     f.write(f"{key} {int(value)}\n")
 
-    def export_memory_timeline(self, path, device=None):
-        raise NotImplementedError("export_memory_timeline is not implemented by aiprof yet; "
-                                  "memory events are in trace_view.json ([memory] and the "
-                                  "memory counter track)")
+    def export_memory_timeline(self, output_path=None, device=None, *, path=None):
+        """Memory over time for `device` ("cpu", "npu:0", ...), written as
+        .html, .json, .json.gz or .raw.json.gz (see _memory_timeline.py:
+        bytes are not split into torch's tensor categories)."""
+        output_path = check_path("output_path", output_path if path is None else path)
+        if not self.profile_memory:
+            _warn_once("memtl", "export_memory_timeline(): profile_memory=False, so no "
+                       "memory events were recorded")
+        r = self._trace_result()
+        if r is None:
+            raise RuntimeError("export_memory_timeline(): no trace has been saved yet")
+        _memory_timeline.parse_device(device)
+        if _memory_timeline.write(output_path, r.trace(), device) == 0 and device and \
+                not device.startswith("cpu"):
+            _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for {device}: "
+                       "this machine records CPU memory only")
 
 
 def _stack_frame(text):

@@ -1,0 +1,110 @@
+"""aiprof against the anchor, torch.profiler, in the same run.
+
+Both profilers watch the same deterministic CPU training loops
+(examples/python/train_mlp.py and train_cnn.py) with the same schedule:
+the traces must come at the same steps, and every trace must hold the
+same number of calls of every aten:: op.  Both record the same ops (a
+global RecordFunction callback and torch's thread-local one see the same
+calls); aiprof's events() folds nested same-name ops as torch's EventList
+does, so key_averages counts compare one to one.
+"""
+import pytest
+
+import aiprof
+from conftest import needs_torch
+
+pytestmark = needs_torch
+
+SCHEDULES = [
+    dict(wait=1, warmup=1, active=2, repeat=1),
+    dict(wait=0, warmup=0, active=1, repeat=2, skip_first=1),
+    dict(wait=1, warmup=0, active=2, repeat=0),
+    dict(wait=2, warmup=1, active=1, repeat=2, skip_first=2),
+]
+
+
+def _aten_counts(prof):
+    return {e.key: e.count for e in prof.key_averages() if e.key.startswith("aten::")}
+
+
+def _run_both(example, sched, steps, torch_options=None, **options):
+    import torch
+    model, optimizer, x, y = example.build()
+    torch_traces, aiprof_traces = [], []
+    tp = torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        schedule=None if sched is None else torch.profiler.schedule(**sched),
+        on_trace_ready=lambda p: torch_traces.append((p.step_num, _aten_counts(p))),
+        **(options if torch_options is None else torch_options))
+    ap = aiprof.profiler.profile(
+        activities=[aiprof.profiler.ProfilerActivity.CPU],
+        schedule=None if sched is None else aiprof.profiler.schedule(**sched),
+        on_trace_ready=lambda p: aiprof_traces.append((p.step_num, _aten_counts(p))),
+        **options)
+    # torch 1.13's own ProfilerStep marker makes a tensor (aten::zeros) inside
+    # torch's step(), after its trace switches: aiprof starts outside and
+    # steps first, so both profilers see those ops in the same windows.
+    with ap, tp:
+        for _ in range(steps):
+            example.train_step(model, optimizer, x, y)
+            ap.step()
+            tp.step()
+    return torch_traces, aiprof_traces
+
+
+@pytest.mark.parametrize("sched", SCHEDULES + [None],
+                         ids=[str(s) for s in SCHEDULES] + ["no schedule"])
+def test_mlp_matches_torch(sched):
+    import train_mlp
+    torch_traces, aiprof_traces = _run_both(train_mlp, sched, 9)
+    assert [s for s, _ in aiprof_traces] == [s for s, _ in torch_traces]
+    assert torch_traces, "the schedule saved no trace"
+    for (_, t), (_, a) in zip(torch_traces, aiprof_traces):
+        assert t and a == t
+
+
+@pytest.mark.parametrize("options", [{}, dict(record_shapes=True, profile_memory=True,
+                                              with_stack=True, with_modules=True)],
+                         ids=["default", "all options"])
+def test_cnn_matches_torch(options):
+    import train_cnn
+    sched = dict(wait=1, warmup=1, active=2, repeat=1)
+    # torch's with_stack tracer asserts when any other profile hook (aiprof's,
+    # cProfile's) was active before it starts, so torch runs without it;
+    # stacks do not change which ops run.
+    torch_options = {k: v for k, v in options.items() if k != "with_stack"}
+    torch_traces, aiprof_traces = _run_both(train_cnn, sched, 6, torch_options, **options)
+    assert [s for s, _ in aiprof_traces] == [s for s, _ in torch_traces] == [4]
+    assert aiprof_traces[0][1] == torch_traces[0][1]
+    assert "aten::convolution_backward" in aiprof_traces[0][1]
+
+
+def test_trace_ready_steps_match_torch_without_ops():
+    """Schedules alone (no torch ops): the same steps call on_trace_ready."""
+    import torch
+    for sched in SCHEDULES:
+        t_steps, a_steps = [], []
+        tp = torch.profiler.profile(schedule=torch.profiler.schedule(**sched),
+                                    on_trace_ready=lambda p: t_steps.append(p.step_num))
+        ap = aiprof.profiler.profile(schedule=aiprof.profiler.schedule(**sched),
+                                     on_trace_ready=lambda p: a_steps.append(p.step_num))
+        with ap, tp:
+            for _ in range(11):
+                ap.step()
+                tp.step()
+        assert a_steps == t_steps, sched
+        for step in range(15):
+            assert aiprof.profiler.schedule(**sched)(step).name == \
+                torch.profiler.schedule(**sched)(step).name
+
+
+def test_torch_schedule_object_is_accepted():
+    """A torch.profiler script passes torch's schedule; it is followed."""
+    import torch
+    steps = []
+    with aiprof.profiler.profile(
+            schedule=torch.profiler.schedule(wait=1, warmup=0, active=1, repeat=2),
+            on_trace_ready=lambda p: steps.append(p.step_num)) as prof:
+        for _ in range(6):
+            prof.step()
+    assert steps == [2, 4]
