@@ -195,9 +195,8 @@ class EventList(list):
             groups[tuple(key)].add(e)
         out = EventList(groups.values(), profile_memory=self._profile_memory,
                         with_stack=self._with_stack)
-        if group_by_stack_n == 0:
-            for avg in out:
-                avg.stack = []
+        for avg in out:
+            avg.stack = avg.stack[:group_by_stack_n]
         if not group_by_input_shape:
             for avg in out:
                 avg.input_shapes = []

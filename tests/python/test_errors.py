@@ -1,0 +1,278 @@
+"""Bad input and misuse: each gives a clear TypeError/ValueError naming the
+parameter, or a RuntimeError saying what was wrong — before anything is
+started, so the process is left as it was."""
+import json
+import os
+import signal
+import textwrap
+
+import pytest
+
+import aiprof
+from aiprof import profiler as P
+from conftest import needs_torch, result_dirs, run_python, slices, trace_of
+
+BOOL_PARAMS = ["record_shapes", "profile_memory", "with_stack", "with_flops", "with_modules"]
+
+
+@pytest.mark.parametrize("name", BOOL_PARAMS)
+@pytest.mark.parametrize("cls", [P.profile, P._KinetoProfile])
+def test_bool_parameters(cls, name):
+    with pytest.raises(TypeError, match=name):
+        cls(**{name: "yes"})
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(activities="CPU"), TypeError, "activities"),
+    (dict(activities=[1]), ValueError, "activities"),
+    (dict(activities=[]), ValueError, "activities"),
+    (dict(schedule=lambda step: P.ProfilerAction.RECORD), TypeError, "schedule"),
+    (dict(schedule=5), TypeError, "schedule"),
+    (dict(on_trace_ready=5), TypeError, "on_trace_ready"),
+    (dict(experimental_config={"mstx": True}), TypeError, "experimental_config"),
+    (dict(use_cuda="no"), TypeError, "use_cuda"),
+])
+def test_profile_parameters(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        P.profile(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(wait=-1, active=1), ValueError, "wait"),
+    (dict(wait=0, active=0), ValueError, "active"),
+    (dict(wait=0, active=1, warmup=-2), ValueError, "warmup"),
+    (dict(wait=0, active=1, repeat=-1), ValueError, "repeat"),
+    (dict(wait=0, active=1, skip_first=-1), ValueError, "skip_first"),
+    (dict(wait=1.5, active=1), TypeError, "wait"),
+    (dict(wait=0, active=True), TypeError, "active"),
+])
+def test_schedule_parameters(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        P.schedule(**kwargs)
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(profiler_level="Level9"), ValueError, "profiler_level"),
+    (dict(profiler_level=P.ProfilerLevel.Level1, aic_metrics="fast"), ValueError, "aic_metrics"),
+    (dict(gc_detect_threshold=-1), ValueError, "gc_detect_threshold"),
+    (dict(gc_detect_threshold="1"), TypeError, "gc_detect_threshold"),
+    (dict(l2_cache=1), TypeError, "l2_cache"),
+    (dict(op_attr="x"), TypeError, "op_attr"),
+    (dict(data_simplification=None), TypeError, "data_simplification"),
+    (dict(record_op_args=0), TypeError, "record_op_args"),
+    (dict(msprof_tx="on"), TypeError, "msprof_tx"),
+    (dict(mstx=1), TypeError, "mstx"),
+    (dict(host_sys=["gpu"]), ValueError, "host_sys"),
+    (dict(host_sys="cpu"), TypeError, "host_sys"),
+    (dict(mstx_domain_include="abc"), TypeError, "mstx_domain_include"),
+    (dict(mstx_domain_exclude=[""]), ValueError, "mstx_domain_exclude"),
+    (dict(sys_io="y"), TypeError, "sys_io"),
+    (dict(sys_interconnection=2), TypeError, "sys_interconnection"),
+])
+def test_experimental_config_parameters(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        P._ExperimentalConfig(**kwargs)
+
+
+def test_experimental_config_documented_fallbacks():
+    # Seed: an invalid export_type falls back to Text.
+    with pytest.warns(UserWarning, match="export_type"):
+        cfg = P._ExperimentalConfig(export_type="xml")
+    assert cfg.export_type == [P.ExportType.Text]
+    # torch_npu: AI Core metrics need Level1/2; reset at Level0.
+    with pytest.warns(UserWarning, match="aic_metrics"):
+        cfg = P._ExperimentalConfig(aic_metrics=P.AiCMetrics.PipeUtilization)
+    assert cfg.aic_metrics == P.AiCMetrics.AiCoreNone
+    # Level1 defaults to PipeUtilization; Level_none forces mstx; msprof_tx = mstx.
+    assert P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level1).aic_metrics == \
+        P.AiCMetrics.PipeUtilization
+    assert P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level_none).mstx
+    assert P._ExperimentalConfig(msprof_tx=True).mstx
+    with pytest.warns(UserWarning, match="only mstx_domain_include"):
+        cfg = P._ExperimentalConfig(mstx=True, mstx_domain_include=["a"],
+                                    mstx_domain_exclude=["b"])
+
+
+@pytest.mark.parametrize("kwargs, exc, word", [
+    (dict(dir_name="bad dir!"), ValueError, "dir_name"),
+    (dict(dir_name=3), TypeError, "dir_name"),
+    (dict(worker_name="a/b"), ValueError, "worker_name"),
+    (dict(worker_name="x" * 300), ValueError, "worker_name"),
+    (dict(analyse_flag="y"), TypeError, "analyse_flag"),
+    (dict(async_mode=1), TypeError, "async_mode"),
+])
+def test_trace_handler_parameters(kwargs, exc, word):
+    with pytest.raises(exc, match=word):
+        P.tensorboard_trace_handler(**kwargs)
+
+
+def test_lifecycle_errors():
+    prof = P.profile()
+    with pytest.raises(RuntimeError, match="before start"):
+        prof.stop()
+    with pytest.raises(RuntimeError, match="not started"):
+        prof.step()
+    prof.start()
+    with pytest.raises(RuntimeError, match="already started"):
+        prof.start()
+    with pytest.raises(RuntimeError, match="cannot be nested"):
+        P.profile().start()
+    with pytest.raises(RuntimeError, match="cannot be nested"):
+        with P._KinetoProfile():
+            pass
+    prof.stop()
+    with pytest.raises(RuntimeError, match="before start"):
+        prof.stop()
+    # After a refused start, the next profile starts normally.
+    with P.profile():
+        pass
+
+
+def test_kineto_profile_has_no_step():
+    k = P._KinetoProfile()
+    assert not hasattr(k, "step")
+    with pytest.raises(AttributeError, match="schedule"):
+        k.step()
+
+
+def test_exception_in_block_saves_trace():
+    ready = []
+    with pytest.raises(ZeroDivisionError):
+        with P.profile(on_trace_ready=lambda p: ready.append(p)) as prof:
+            with P.record_function("before_error"):
+                pass
+            1 / 0
+    assert ready == [prof]
+    events = prof.events()
+    assert [e.name for e in events] == ["before_error"]
+    with P.profile():  # nothing left running
+        pass
+
+
+def test_handler_exception_comes_out_of_step():
+    calls = []
+
+    def handler(prof):
+        calls.append(prof.step_num)
+        if len(calls) == 1:
+            raise KeyError("from handler")
+    prof = P.profile(schedule=P.schedule(wait=0, active=1), on_trace_ready=handler)
+    prof.start()
+    with pytest.raises(KeyError, match="from handler"):
+        prof.step()
+    prof.step()  # the profile goes on: the next trace is saved
+    prof.stop()
+    assert calls == [1, 2, 2]
+
+
+def test_metadata_errors():
+    prof = P.profile()
+    with pytest.raises(TypeError, match="key"):
+        prof.add_metadata(1, "x")
+    with pytest.raises(TypeError, match="value"):
+        prof.add_metadata("k", 2)
+    with pytest.raises(ValueError, match="JSON"):
+        prof.add_metadata_json("k", "{not json")
+    with prof:
+        with pytest.raises(ValueError, match="JSON"):
+            prof.add_metadata_json("k", "[1,")
+
+
+def test_result_errors():
+    prof = P.profile()
+    with pytest.raises(RuntimeError, match="no trace"):
+        prof.export_chrome_trace("t.json")
+    assert len(prof.key_averages()) == 0 and prof.key_averages().table() == ""
+    with prof:
+        with P.record_function("x"):
+            pass
+    with pytest.raises(ValueError, match="metric"):
+        prof.export_stacks("s.txt", metric="cpu_time")
+    with pytest.raises(ValueError, match="sort_by"):
+        prof.key_averages().table(sort_by="fastest")
+    with pytest.raises(TypeError, match="group_by_input_shape"):
+        prof.key_averages(group_by_input_shape="yes")
+    with pytest.raises(ValueError, match="path"):
+        prof.export_chrome_trace("bad name?.json")
+    with pytest.raises(ValueError, match="device"):
+        prof.export_memory_timeline("m.json", device="tpu:0")
+    with pytest.raises(ValueError, match="output_path"):
+        prof.export_memory_timeline("m.png")
+
+
+def test_mstx_and_itt_errors():
+    with pytest.raises(TypeError, match="message"):
+        aiprof.mstx.mark(123)
+    with pytest.raises(ValueError, match="message"):
+        aiprof.mstx.range_start("")
+    with pytest.raises(TypeError, match="domain"):
+        aiprof.mstx.range_start("m", domain=5)
+    with pytest.raises(TypeError, match="range_id"):
+        aiprof.mstx.range_end("1")
+    with pytest.raises(TypeError, match="msg"):
+        P.itt.range_push(None)
+    with pytest.raises(TypeError, match="name"):
+        P.record_function(5)
+
+
+def test_analyse_errors(recwarn):
+    from aiprof.profiler.profiler import analyse
+    with pytest.raises(ValueError, match="profiler_path"):
+        analyse(profiler_path="./does_not_exist")
+    with pytest.raises(ValueError, match="profiler_path"):
+        analyse(profiler_path="bad path!")
+    os.mkdir("empty")
+    analyse("./empty", max_process_number=0)  # seed: invalid → default, with warnings
+    messages = " ".join(str(w.message) for w in recwarn.list)
+    assert "max_process_number" in messages and "no *_ascend_pt" in messages
+
+
+@needs_torch
+def test_ctrl_c_saves_an_analysable_trace(tmp_path):
+    """SIGINT in the middle of a recorded step, with start()/stop() and no
+    try/finally: the KeyboardInterrupt ends the program, the profile is
+    stopped at exit and the trace can be analysed."""
+    code = textwrap.dedent("""
+        import os, signal, torch, aiprof as torch_npu
+        x = torch.randn(16, 16)
+        prof = torch_npu.profiler.profile(
+            schedule=torch_npu.profiler.schedule(wait=0, active=100),
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./ctrlc", analyse_flag=False))
+        prof.start()
+        for step in range(50):
+            y = x @ x
+            if step == 3:
+                os.kill(os.getpid(), signal.SIGINT)
+            prof.step()
+    """)
+    proc = run_python(code, check=False)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in proc.stderr
+    dirs = result_dirs("./ctrlc")
+    assert len(dirs) == 1
+    from aiprof.profiler.profiler import analyse
+    analyse("./ctrlc")
+    trace = trace_of(dirs[0])
+    assert len(slices(trace, "cpu_op", "aten::mm")) == 4
+
+
+@needs_torch
+def test_sigkill_leaves_analysable_raw_data():
+    """Killed without any chance to clean up: the raw data written so far
+    is still analysable (the writer flushes full buffers as it goes)."""
+    code = textwrap.dedent("""
+        import os, signal, torch, aiprof as torch_npu
+        x = torch.randn(4, 4)
+        prof = torch_npu.profiler.profile()
+        prof.start()
+        for i in range(60000):
+            x.add(1)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = run_python(code, check=False, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    dirs = result_dirs(".")
+    assert len(dirs) == 1
+    aiprof._C.analyse_dir(dirs[0])
+    assert len(slices(trace_of(dirs[0]), "cpu_op", "aten::add")) > 1000
+    with open(os.path.join(dirs[0], "profiler_info.json")) as f:
+        assert "config" in json.load(f)

@@ -1,0 +1,288 @@
+"""What each switch records, and the result API (events, key_averages,
+table, exports, itt, mstx, record_function, threads)."""
+import gc
+import gzip
+import json
+import os
+import threading
+
+import pytest
+
+import aiprof
+from aiprof import profiler as P
+from conftest import needs_torch, result_dirs, run_python, slices, trace_of
+
+
+def _one_trace(**kwargs):
+    return P.profile(on_trace_ready=P.tensorboard_trace_handler("./r"), **kwargs)
+
+
+def test_names_resolve_as_torch_npu():
+    import aiprof as torch_npu
+    for name in ["profile", "_KinetoProfile", "ProfilerActivity", "ProfilerAction", "schedule",
+                 "tensorboard_trace_handler", "_ExperimentalConfig", "ExportType",
+                 "ProfilerLevel", "AiCMetrics", "HostSystem", "supported_activities",
+                 "supported_profiler_level", "supported_ai_core_metrics",
+                 "supported_export_type", "record_function", "itt"]:
+        assert hasattr(torch_npu.profiler, name), name
+    for name in ["mark", "range_start", "range_end", "mstx_range"]:
+        assert callable(getattr(torch_npu.npu.mstx, name))
+        assert getattr(aiprof.mstx, name) is getattr(torch_npu.npu.mstx, name)
+    from aiprof.profiler.profiler import analyse  # noqa: F401
+    from aiprof.profiler._profiler_path_creator import ProfPathCreator  # noqa: F401
+    assert P.supported_activities() == {P.ProfilerActivity.CPU}
+    assert P.supported_ai_core_metrics() == set()
+    assert P.supported_export_type() == {P.ExportType.Text}
+    assert P.ProfilerLevel.Level0 in P.supported_profiler_level()
+    assert [a.value for a in P.ProfilerAction] == [0, 1, 2, 3]
+    assert {a.name for a in P.ProfilerActivity} == {"CPU", "NPU", "CUDA"}
+
+
+def test_record_function_and_threads():
+    @P.record_function("decorated")
+    def work(n):
+        with P.record_function(f"inner{n}"):
+            pass
+
+    with _one_trace() as prof:
+        work(0)
+        threads = [threading.Thread(target=work, args=(i,)) for i in (1, 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    trace = trace_of(result_dirs("./r")[0])
+    deco = slices(trace, "user_annotation", "decorated")
+    assert len(deco) == 3 and len({e["tid"] for e in deco}) == 3
+    events = prof.events()
+    inner = [e for e in events if e.name.startswith("inner")]
+    assert all(e.cpu_parent.name == "decorated" for e in inner)
+
+
+def test_mstx_and_itt_recorded_with_mstx_on():
+    cfg = P._ExperimentalConfig(mstx=True)
+    with _one_trace(experimental_config=cfg):
+        aiprof.mstx.mark("m1")
+        rid = aiprof.mstx.range_start("cross_thread", domain="d1")
+        t = threading.Thread(target=aiprof.mstx.range_end, args=(rid, "d1"))
+        t.start()
+        t.join()
+        assert P.itt.range_push("outer") == 0
+        assert P.itt.range_push("inner") == 1
+        assert P.itt.range_pop() == 1
+        assert P.itt.range_pop() == 0
+        assert P.itt.range_pop() == -1
+        P.itt.mark("itt_mark")
+
+        @aiprof.mstx.mstx_range("decorated_range")
+        def f():
+            return 7
+        assert f() == 7
+    assert rid != 0 and P.itt.is_available()
+    trace = trace_of(result_dirs("./r")[0])
+    names = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "mstx"}
+    assert {"m1", "cross_thread", "outer", "inner", "itt_mark", "decorated_range"} <= names
+
+
+def test_mstx_off_records_nothing():
+    with _one_trace():
+        assert aiprof.mstx.range_start("r") == 0
+        aiprof.mstx.mark("m")
+    trace = trace_of(result_dirs("./r")[0])
+    assert not [e for e in trace["traceEvents"] if e.get("cat") == "mstx"]
+
+
+def test_gc_events():
+    cfg = P._ExperimentalConfig(gc_detect_threshold=0)
+    with _one_trace(experimental_config=cfg):
+        gc.collect()
+        gc.collect()
+    assert gc.callbacks.count(aiprof._C.gc_callback) == 0  # removed at stop
+    trace = trace_of(result_dirs("./r")[0])
+    assert len(slices(trace, "GC")) >= 2
+
+
+def test_metadata_and_profiler_info():
+    with _one_trace(record_shapes=True) as prof:
+        prof.add_metadata("run", "seed 0")
+        prof.add_metadata_json("dims", json.dumps({"tp": 2, "pp": 4}))
+    d = result_dirs("./r")[0]
+    with open(os.path.join(d, "profiler_metadata.json")) as f:
+        meta = json.load(f)
+    assert meta["run"] == "seed 0" and meta["dims"] == {"tp": 2, "pp": 4}
+    with open(os.path.join(d, "profiler_info.json")) as f:
+        info = json.load(f)
+    assert info["config"]["common_config"]["record_shapes"] is True
+    assert trace_of(d)["traceEvents"][0]  # analysed
+    names = {e.get("args", {}).get("name") for e in trace_of(d)["traceEvents"]
+             if e.get("name") == "process_name"}
+    assert "Python" in names
+
+
+def test_metadata_before_start_is_kept():
+    prof = _one_trace()
+    prof.add_metadata("early", "yes")
+    with prof:
+        pass
+    with open(os.path.join(result_dirs("./r")[0], "profiler_metadata.json")) as f:
+        assert json.load(f)["early"] == "yes"
+
+
+def test_async_analysis_and_analyse_flag():
+    with P.profile(on_trace_ready=P.tensorboard_trace_handler("./a", async_mode=True)) as prof:
+        with P.record_function("x"):
+            pass
+    assert [e.name for e in prof.events()] == ["x"]  # waits for the background analysis
+    with P.profile(on_trace_ready=P.tensorboard_trace_handler("./n", analyse_flag=False,
+                                                            worker_name="w1")):
+        pass
+    d = result_dirs("./n")
+    assert len(d) == 1 and os.path.basename(d[0]).startswith("w1_")
+    assert not os.path.exists(os.path.join(d[0], "ASCEND_PROFILER_OUTPUT"))
+
+
+@needs_torch
+def test_record_shapes_stack_modules_memory():
+    import torch
+    import train_mlp
+    model, opt, x, y = train_mlp.build(batch=4, features=8, hidden=16)
+    with _one_trace(record_shapes=True, with_stack=True, with_modules=True,
+                    profile_memory=True) as prof:
+        train_mlp.train_step(model, opt, x, y)
+    trace = trace_of(result_dirs("./r")[0])
+    addmm = slices(trace, "cpu_op", "aten::addmm")
+    assert len(addmm) == 3
+    a = addmm[0]["args"]
+    assert a["Input Dims"] == "[[16], [4, 8], [8, 16], [], []]"
+    assert a["Input type"] == "[float, float, float, Scalar, Scalar]"
+    frames = a["Call stack"].split(";\n")
+    assert frames[0].endswith("linear.py(114): forward")
+    assert any("train_mlp.py(" in f and f.endswith(": train_step") for f in frames)
+    assert a["Module Hierarchy"] == "nn.Module: Sequential_0;nn.Module: Linear_0"
+    assert [e["args"]["Module Hierarchy"].rsplit(";", 1)[1] for e in addmm] == \
+        ["nn.Module: Linear_0", "nn.Module: Linear_1", "nn.Module: Linear_2"]
+    backward = [e for e in slices(trace, "cpu_op") if e["name"] == "AddmmBackward0"]
+    assert backward and "Call stack" not in backward[0].get("args", {})
+    assert backward[0]["args"]["Fwd thread id"] == a.get("Fwd thread id", 0) or \
+        backward[0]["args"]["Fwd thread id"] == addmm[0]["tid"]
+    mem = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+    assert mem and sum(e["args"]["Bytes"] for e in mem) >= 0
+    assert all(e["args"]["Device Type"] == 0 for e in mem)
+    # Results: shapes and stacks group like torch's.
+    by_shape = prof.key_averages(group_by_input_shape=True)
+    assert any(e.key == "aten::addmm" and e.input_shapes == [[16], [4, 8], [8, 16], [], []]
+               for e in by_shape)
+    by_stack = prof.key_averages(group_by_stack_n=2)
+    assert any(e.key == "aten::addmm" and len(e.stack) == 2 for e in by_stack)
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=5)
+    assert "CPU Mem" in table and table.rstrip().splitlines()[-1].startswith(
+        "Self CPU time total:")
+    assert len(table.strip().splitlines()) == 5 + 5  # header block, rows, rule, footer
+    stacked = prof.key_averages(group_by_stack_n=1).table(row_limit=3)
+    assert "Source Location" in stacked
+    # events(): torch's FunctionEvent shape.
+    ev = [e for e in prof.events() if e.name == "aten::addmm"][0]
+    assert ev.cpu_time_total >= ev.self_cpu_time_total >= 0
+    assert ev.cpu_parent is not None and ev in ev.cpu_parent.cpu_children
+    assert ev.cpu_memory_usage >= 0 and ev.thread == addmm[0]["tid"]
+    del torch
+
+
+@needs_torch
+def test_exports(train_one_step):
+    with _one_trace(with_stack=True, profile_memory=True) as prof:
+        for _ in range(3):
+            train_one_step()
+    prof.export_chrome_trace("out/trace.json")
+    prof.export_chrome_trace("out/trace.json.gz")
+    with open("out/trace.json") as f:
+        plain = json.load(f)
+    with gzip.open("out/trace.json.gz", "rt") as f:
+        assert json.load(f) == plain
+    assert plain == trace_of(result_dirs("./r")[0])
+
+    prof.export_stacks("out/stacks.txt", "self_cpu_time_total")
+    with open("out/stacks.txt") as f:
+        lines = f.read().splitlines()
+    assert lines
+    total = 0
+    for line in lines:
+        path, value = line.rsplit(" ", 1)
+        assert int(value) > 0 and " " not in path
+        frames = path.split(";")
+        assert frames[0].endswith("<module>") or "(" in frames[0]
+        total += int(value)
+    assert any(line.rsplit(" ", 1)[0].endswith(";aten::addmm") for line in lines)
+    self_total = sum(e.self_cpu_time_total for e in prof.events() if e.stack)
+    assert total <= self_total + len(lines)
+    prof.export_stacks("out/npu.txt", "self_npu_time_total")  # no device time: empty
+    assert os.path.getsize("out/npu.txt") == 0
+
+    prof.export_memory_timeline("out/mem.raw.json.gz", device="cpu")
+    with gzip.open("out/mem.raw.json.gz", "rt") as f:
+        raw = json.load(f)
+    assert raw and {r[1] for r in raw} <= {2, 4} and {r[3] for r in raw} == {7}
+    prof.export_memory_timeline("out/mem.json.gz")
+    prof.export_memory_timeline("out/mem.html")
+    assert open("out/mem.html").read().count("<svg") == 1
+
+
+@needs_torch
+def test_child_threads_and_autograd_ops_recorded(train_one_step):
+    import torch
+    x = torch.randn(8, 8, requires_grad=True)
+
+    def backward_in_thread():
+        (x * 2).sum().backward()
+
+    with _one_trace():
+        t = threading.Thread(target=backward_in_thread)
+        t.start()
+        t.join()
+        train_one_step()
+    trace = trace_of(result_dirs("./r")[0])
+    mul_bw = slices(trace, "cpu_op", "MulBackward0")
+    mul = slices(trace, "cpu_op", "aten::mul")
+    assert mul_bw and mul
+    assert mul_bw[0]["args"]["Fwd thread id"] == mul[0]["tid"]
+    assert mul_bw[0]["args"]["Sequence number"] == mul[0]["args"]["Sequence number"]
+    assert [e for e in trace["traceEvents"] if e.get("cat") == "fwdbwd"]
+
+
+@needs_torch
+def test_callbacks_off_between_traces(train_one_step):
+    """Steps outside RECORD cost no recording and leave nothing behind."""
+    with P.profile(schedule=P.schedule(wait=2, active=1, repeat=1),
+                   on_trace_ready=P.tensorboard_trace_handler("./r")) as prof:
+        for _ in range(5):
+            train_one_step()
+            prof.step()
+    trace = trace_of(result_dirs("./r")[0])
+    steps = [e["name"] for e in slices(trace, "user_annotation") if "ProfilerStep" in e["name"]]
+    assert steps == ["ProfilerStep#2"]
+    assert len(slices(trace, "cpu_op", "aten::mse_loss")) == 1
+
+
+def test_package_works_without_torch():
+    code = """
+import sys, json, glob, gc
+sys.modules["torch"] = None  # any `import torch` fails
+import aiprof as torch_npu
+cfg = torch_npu.profiler._ExperimentalConfig(mstx=True, gc_detect_threshold=0)
+with torch_npu.profiler.profile(
+        schedule=torch_npu.profiler.schedule(wait=0, active=2, repeat=1),
+        on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./nt"),
+        with_stack=True, record_shapes=True, profile_memory=True, with_modules=True,
+        experimental_config=cfg) as prof:
+    for i in range(2):
+        with torch_npu.profiler.record_function("work"):
+            torch_npu.npu.mstx.mark("m")
+            gc.collect()
+        prof.step()
+print(prof.key_averages().table())
+t = json.load(open(glob.glob("nt/*/ASCEND_PROFILER_OUTPUT/trace_view.json")[0]))
+cats = {e.get("cat") for e in t["traceEvents"]}
+assert {"user_annotation", "mstx", "GC"} <= cats, cats
+"""
+    proc = run_python(code)
+    assert "work" in proc.stdout and "ProfilerStep*" in proc.stdout
