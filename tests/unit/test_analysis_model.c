@@ -4,6 +4,7 @@
  * range pairing, fwdbwd pairing, damaged contents inside valid chunks.
  */
 #include "aip_test.h"
+#include "export.h"
 #include "model.h"
 #include "raw_builder.h"
 
@@ -37,7 +38,7 @@ static int64_t self_of(const aip_process *p, size_t ti, const aip_span *s)
     return p->threads[ti].self_ns[s - p->threads[ti].spans];
 }
 
-static void test_round_trip(void)
+static void build_round_trip(rb_buf *bp)
 {
     rb_buf b = {0};
     rb_header(&b, 1, 0);
@@ -70,6 +71,13 @@ static void test_round_trip(void)
     rb_stats1(&b, 100, 8, 3);
     rb_clock(&b, T(1000000000), 1000000 + 1000000000ull, (uint64_t)R0 + 1000000000ull);
     rb_end(&b);
+    *bp = b;
+}
+
+static void test_round_trip(void)
+{
+    rb_buf b;
+    build_round_trip(&b);
     char path[200];
     write_raw(&b, "aiprof_4242.raw", path);
     rb_free(&b);
@@ -475,6 +483,54 @@ static void test_clock_single_sync_uses_frequency(void)
     aip__model_free(&m);
 }
 
+/* Every prefix of a file loads (or is refused as too short), never crashes,
+ * and recovers more events the more of the file there is; every single-bit
+ * flip loads too.  Each model is also exported, to /dev/null. */
+static void test_every_cut_and_flip(void)
+{
+    rb_buf b;
+    build_round_trip(&b);
+    char path[200];
+    snprintf(path, sizeof path, "%s/cut.raw", dir);
+    int devnull = open("/dev/null", O_WRONLY);
+    uint64_t prev = 0;
+    for (size_t cut = 0; cut <= b.len + b.len * 8; cut++) {
+        int flip = cut > b.len;
+        size_t n = flip ? b.len : cut;
+        if (flip)
+            b.data[(cut - b.len - 1) / 8] ^= (uint8_t)(1u << ((cut - b.len - 1) % 8));
+        rb_write_file(path, b.data, n);
+        if (flip)
+            b.data[(cut - b.len - 1) / 8] ^= (uint8_t)(1u << ((cut - b.len - 1) % 8));
+        aip_model m;
+        aip__model_init(&m);
+        aip_status s = aip__model_load_raw(&m, path);
+        if (n < AIP_RAW_HEADER_SIZE) {
+            ASSERT_EQ(s, AIP_ERR_FORMAT);
+            continue;
+        }
+        if (s == AIP_OK) {
+            ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+            if (!flip) {
+                ASSERT_TRUE(m.procs[0].events >= prev);
+                prev = m.procs[0].events;
+            }
+            aip_out o;
+            ASSERT_EQ(aip__out_init_fd(&o, devnull), AIP_OK);
+            ASSERT_EQ(aip__export_trace_json(&m, NULL, &o), AIP_OK);
+            ASSERT_EQ(aip__export_operator_details(&m, &o), AIP_OK);
+            ASSERT_EQ(aip__export_step_trace(&m, &o), AIP_OK);
+            ASSERT_EQ(aip__out_close(&o), AIP_OK);
+        } else {
+            ASSERT_TRUE(flip && cut - b.len - 1 < 8 * AIP_RAW_HEADER_SIZE); /* header bits */
+        }
+        aip__model_free(&m);
+    }
+    ASSERT_EQ(prev, 12);
+    close(devnull);
+    rb_free(&b);
+}
+
 static void test_step_names(void)
 {
     int64_t n = -1;
@@ -492,5 +548,6 @@ static void teardown(void) { rb_rmtree(dir); }
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_round_trip), TEST_CASE(test_nesting_and_step_trace),
           TEST_CASE(test_random_trees_completion_order), TEST_CASE(test_random_trees_shuffled),
           TEST_CASE(test_damaged_contents), TEST_CASE(test_fwdbwd_choice),
-          TEST_CASE(test_clock_single_sync_uses_frequency), TEST_CASE(test_step_names),
+          TEST_CASE(test_clock_single_sync_uses_frequency), TEST_CASE(test_every_cut_and_flip),
+          TEST_CASE(test_step_names),
           TEST_CASE(teardown))
