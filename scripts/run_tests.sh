@@ -32,5 +32,18 @@ echo "== TSan build =="
 if build build-tsan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=thread; then
   AIP_SANITIZER=tsan TSAN_OPTIONS="halt_on_error=1" run_ctest build-tsan -R "test_threads|test_session|test_strings"
 else total_fail=$((total_fail+1)); fi
+echo "== Python tests (pytest, Debian's /usr/bin/python3) =="
+if [ -d tests/python ] && [ -d build/python/aiprof ]; then
+  out=$(cd build && PYTHONPATH="$PWD/python" AIPROF_QUIET=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+        ../tests/python 2>&1)
+  echo "$out" | tail -n 15
+  line=$(echo "$out" | grep -E "[0-9]+ (passed|failed)" | tail -1)
+  p=$(echo "$line" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" || echo 0)
+  f=$(echo "$line" | grep -oE "[0-9]+ (failed|errors?)" | awk '{s += $1} END {print s + 0}')
+  [ -z "$line" ] && f=1
+  total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
+else
+  echo "skipped: no Python package built (python3-dev / python3-torch missing?)"
+fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
