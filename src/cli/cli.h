@@ -13,4 +13,7 @@
 /* cli_analyse() : `aiprof analyse ...`; argv[0] is "analyse". */
 int cli_analyse(int argc, char **argv);
 
+/* cli_run() : `aiprof run [options] -- COMMAND ...`; argv[0] is "run". */
+int cli_run(int argc, char **argv);
+
 #endif

@@ -12,12 +12,13 @@ static void usage(FILE *f)
 {
     fputs("Usage: aiprof <command> [options]\n"
           "\n"
-          "aiprof turns the raw data recorded by libaiprof into trace_view.json and\n"
-          "CSV summaries, like torch_npu.profiler's offline analyse().\n"
+          "aiprof records what AI programs do (libaiprof) and turns the raw data into\n"
+          "trace_view.json and CSV summaries, like torch_npu.profiler.\n"
           "\n"
           "Commands:\n"
           "  analyse PATH...     analyse result directories (*_ascend_pt) into\n"
           "                      ASCEND_PROFILER_OUTPUT/\n"
+          "  run -- COMMAND...   profile a program without changing it\n"
           "\n"
           "Options:\n"
           "  -h, --help          show this help\n"
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
         return cli_analyse(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cli_run(argc - 1, argv + 1);
     if (cmd[0] == '-')
         fprintf(stderr, "aiprof: unknown option '%s'\n", cmd);
     else

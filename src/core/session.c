@@ -27,6 +27,7 @@ static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static aip_session *active_session; /* started and not stopped */
 static void (*ext_step)(void *);    /* aip_external_control() */
 static void *ext_user;
+static aip_session *ext_session;
 
 const char *aip_version(void) { return AIP_VERSION_STRING; }
 unsigned aip_version_number(void) { return AIP_VERSION_NUMBER; }
@@ -37,6 +38,7 @@ void aip_external_control(void (*on_program_step)(void *), void *user_data,
     pthread_mutex_lock(&session_lock);
     ext_step = on_program_step;
     ext_user = user_data;
+    ext_session = on_program_step ? controller_session : NULL;
     if (controller_session)
         controller_session->controller = 1;
     pthread_mutex_unlock(&session_lock);
@@ -302,6 +304,8 @@ aip_status aip_session_set_step_offset(aip_session *s, int64_t offset)
 
 const char *aip_session_result_dir(const aip_session *s)
 {
+    if (s && s->adopted && ext_session) /* the program's data goes there */
+        s = ext_session;
     return s && s->result_dir[0] ? s->result_dir : NULL;
 }
 

@@ -101,6 +101,16 @@ static void on_ready(aip_session *s, const char *dir, void *user)
     (void)s;
     (void)user;
     aip__dp_log_write(&D.log, "INFO", "collection saved in %s", dir);
+    /* Under `aiprof run`, announce the directory so that it is analysed and
+     * summarised when the program ends. */
+    const char *list = getenv("AIPROF_RUN_RESULT_LIST");
+    if (list && *list) {
+        FILE *f = fopen(list, "a");
+        if (f) {
+            fprintf(f, "%s\n", dir);
+            fclose(f);
+        }
+    }
     if (D.analyse)
         analyse_dir(dir, D.async_mode);
 }

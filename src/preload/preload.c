@@ -36,12 +36,12 @@ static int env_flag(const char *name)
     return v && (!strcmp(v, "1") || !strcmp(v, "true"));
 }
 
-static void report(const char *what)
+/* `aiprof run` reads the directories from this file to analyse them; a
+ * directory is announced when recording starts, so that a program that
+ * dies (SIGKILL, _exit) still gets its raw data analysed. */
+static void announce(void)
 {
     const char *dir = aip_session_result_dir(session);
-    fprintf(stderr, "aiprof: %s%s%s (%llu events dropped)\n", what, dir ? ": " : "", dir ? dir : "",
-            (unsigned long long)aip_session_dropped_events(session));
-    /* `aiprof run` reads the directories from this file to analyse them. */
     const char *list = getenv("AIPROF_RUN_RESULT_LIST");
     if (dir && list && *list) {
         FILE *f = fopen(list, "a");
@@ -56,8 +56,8 @@ static void on_ready(aip_session *s, const char *dir, void *user)
 {
     (void)s;
     (void)user;
-    (void)dir;
-    report("trace saved");
+    fprintf(stderr, "aiprof: trace saved in %s (%llu events dropped)\n", dir,
+            (unsigned long long)aip_session_dropped_events(session));
 }
 
 static void on_program_step(void *user)
@@ -95,10 +95,12 @@ static void *window_thread(void *arg)
     pthread_mutex_lock(&lock);
     if (!finished) {
         aip_session_set_step_offset(session, program_steps);
-        if (aip_session_start(session) == AIP_OK)
+        if (aip_session_start(session) == AIP_OK) {
             started = 1;
-        else
+            announce();
+        } else {
             fprintf(stderr, "aiprof: cannot start: %s\n", aip_last_error());
+        }
     }
     pthread_mutex_unlock(&lock);
     if (duration_s >= 0) {
@@ -177,8 +179,10 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
         return;
     }
     mode = MODE_WHOLE;
-    if (aip_session_start(session) == AIP_OK)
+    if (aip_session_start(session) == AIP_OK) {
         started = 1;
-    else
+        announce();
+    } else {
         fprintf(stderr, "aiprof: cannot start: %s\n", aip_last_error());
+    }
 }

@@ -20,7 +20,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "prog_killed: %s\n", aip_last_error());
         return 1;
     }
-    printf("%s\n", aip_session_result_dir(s));
+    const char *dir = aip_session_result_dir(s);
+    printf("%s\n", dir ? dir : "(no result directory)");
     fflush(stdout);
     for (;;) {
         aip_annotation_push("tick");

@@ -1,0 +1,275 @@
+/*
+ * run_cmd.c — `aiprof run [options] -- COMMAND ARGS...`: profile a program
+ * without changing it.
+ *
+ * The command runs with libaiprof_preload.so injected (LD_PRELOAD), which
+ * records the whole run, a time window, or what profiler_config.json asks
+ * (dynamic mode).  For Python programs, the aiprof package directory is put
+ * first on PYTHONPATH so that its start-up hook can capture PyTorch too.
+ * When the program ends, every result directory it produced is analysed
+ * and listed with a one-line summary; the program's exit status is passed
+ * through (128 + signal when it was killed).
+ */
+#include "cli.h"
+
+#include "aiprof.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void run_usage(FILE *f)
+{
+    fputs("Usage: aiprof run [options] -- COMMAND [ARGS...]\n"
+          "\n"
+          "Profile COMMAND (a C/C++ or Python program) without changing it.  By default\n"
+          "the whole run is one trace; the program's own step calls (aip_session_step,\n"
+          "or optimizer.step() in PyTorch programs) become ProfilerStep# ranges.\n"
+          "\n"
+          "Options:\n"
+          "  --dir DIR           where result directories go (default: current directory)\n"
+          "  --delay SECONDS     start recording SECONDS after the program starts\n"
+          "  --duration SECONDS  stop recording after SECONDS of recording\n"
+          "  --config DIR        dynamic mode: profiler_config.json in DIR starts and stops\n"
+          "                      collections while the program runs (see dynamic_profile)\n"
+          "  --record-shapes     record input shapes of framework ops\n"
+          "  --with-stack        record call stacks\n"
+          "  --profile-memory    record memory events\n"
+          "  --no-mstx           do not record mstx ranges and marks\n"
+          "  --children          also profile the programs COMMAND starts\n"
+          "  --no-analyse        keep the raw data only (analyse later: aiprof analyse DIR)\n"
+          "  -h, --help          show this help\n"
+          "\n"
+          "Exit status: the program's (128 + N when it was killed by signal N);\n"
+          "2 for a usage error, 127 when COMMAND cannot be started.\n",
+          f);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "aiprof run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'aiprof run --help'.\n");
+    return AIP_EXIT_USAGE;
+}
+
+static int is_number(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    return !errno && end != s && !*end && v >= 0 && v < 1e9;
+}
+
+/* <install root> from /proc/self/exe: bin/aiprof → root. */
+static int install_root(char *out, size_t cap)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0'; /* .../bin */
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return snprintf(out, cap, "%s", exe) < (int)cap ? 0 : -1;
+}
+
+static void prepend_env(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    if (!old || !*old) {
+        setenv(name, value, 1);
+        return;
+    }
+    size_t n = strlen(value) + strlen(old) + 2;
+    char *v = malloc(n);
+    if (!v)
+        return;
+    snprintf(v, n, "%s:%s", value, old);
+    setenv(name, v, 1);
+    free(v);
+}
+
+static void summarize(const char *dir, int analyse)
+{
+    char path[PATH_MAX + 64];
+    long long events = -1, dropped = 0;
+    int saved = 0;
+    snprintf(path, sizeof path, "%s/profiler_info.json", dir);
+    json_t *info = json_load_file(path, 0, NULL);
+    if (!info) { /* profiler_info_{rank}.json */
+        const char *rank = getenv("RANK");
+        snprintf(path, sizeof path, "%s/profiler_info_%s.json", dir, rank ? rank : "0");
+        info = json_load_file(path, 0, NULL);
+    }
+    if (info) {
+        json_t *a = json_object_get(info, "aiprof");
+        saved = json_object_get(info, "end_info") != NULL;
+        events = json_integer_value(json_object_get(a, "recorded_events"));
+        dropped = json_integer_value(json_object_get(a, "dropped_events"));
+        json_decref(info);
+    }
+    const char *state = "raw data only";
+    if (analyse) {
+        aip_analyse_options o;
+        aip_analyse_options_init(&o);
+        o.quiet = 1;
+        state = aip_analyse_dir(dir, &o) == AIP_OK ? "analysed" : "analysis failed";
+        if (strcmp(state, "analysed"))
+            fprintf(stderr, "aiprof run: %s: %s\n", dir, aip_last_error());
+    }
+    if (saved)
+        printf("aiprof: %s: %lld events, %lld dropped, %s\n", dir, events, dropped, state);
+    else
+        printf("aiprof: %s: the program ended before the trace was saved; raw data %s\n", dir,
+               analyse ? (strcmp(state, "analysed") ? "could not be analysed" : "salvaged and analysed")
+                       : "kept");
+}
+
+int cli_run(int argc, char **argv)
+{
+    const char *dir = NULL, *delay = NULL, *duration = NULL, *config = NULL;
+    int shapes = 0, stack = 0, memory = 0, no_mstx = 0, children = 0, analyse = 1;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            run_usage(stdout);
+            return AIP_EXIT_OK;
+        }
+        const char **target = !strcmp(a, "--dir")        ? &dir
+                              : !strcmp(a, "--delay")    ? &delay
+                              : !strcmp(a, "--duration") ? &duration
+                              : !strcmp(a, "--config")   ? &config
+                                                         : NULL;
+        if (target) {
+            if (i + 1 >= argc)
+                return usage_error("%s needs a value", a);
+            *target = argv[++i];
+        } else if (!strcmp(a, "--record-shapes")) {
+            shapes = 1;
+        } else if (!strcmp(a, "--with-stack")) {
+            stack = 1;
+        } else if (!strcmp(a, "--profile-memory")) {
+            memory = 1;
+        } else if (!strcmp(a, "--no-mstx")) {
+            no_mstx = 1;
+        } else if (!strcmp(a, "--children")) {
+            children = 1;
+        } else if (!strcmp(a, "--no-analyse") || !strcmp(a, "--no-analyze")) {
+            analyse = 0;
+        } else if (a[0] == '-') {
+            return usage_error("unknown option '%s'", a);
+        } else {
+            break; /* the command, without "--" */
+        }
+    }
+    if (i >= argc)
+        return usage_error("%s", "no COMMAND given (aiprof run [options] -- COMMAND ARGS...)");
+    if (delay && !is_number(delay))
+        return usage_error("--delay needs a number of seconds >= 0, not '%s'", delay);
+    if (duration && !is_number(duration))
+        return usage_error("--duration needs a number of seconds >= 0, not '%s'", duration);
+    if (config && (delay || duration))
+        return usage_error("%s", "--config (dynamic mode) cannot be combined with --delay/--duration");
+
+    char root[PATH_MAX], preload[PATH_MAX + 64], pypath[PATH_MAX + 64];
+    const char *pre = getenv("AIPROF_PRELOAD");
+    if (pre && *pre) {
+        snprintf(preload, sizeof preload, "%s", pre);
+    } else if (install_root(root, sizeof root) == 0) {
+        snprintf(preload, sizeof preload, "%s/lib/libaiprof_preload.so", root);
+        snprintf(pypath, sizeof pypath, "%s/python", root);
+    } else {
+        fprintf(stderr, "aiprof run: cannot locate libaiprof_preload.so; set AIPROF_PRELOAD\n");
+        return AIP_EXIT_FAILED;
+    }
+    if (access(preload, R_OK) != 0) {
+        fprintf(stderr, "aiprof run: %s: %s\n", preload, strerror(errno));
+        return AIP_EXIT_FAILED;
+    }
+    char cwd[PATH_MAX];
+    if (!dir)
+        dir = getcwd(cwd, sizeof cwd) ? cwd : ".";
+    char list[] = "/tmp/aiprof_run_XXXXXX";
+    int lfd = mkstemp(list);
+    if (lfd < 0) {
+        fprintf(stderr, "aiprof run: cannot create a temporary file: %s\n", strerror(errno));
+        return AIP_EXIT_FAILED;
+    }
+    close(lfd);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "aiprof run: fork failed: %s\n", strerror(errno));
+        unlink(list);
+        return AIP_EXIT_FAILED;
+    }
+    if (pid == 0) {
+        prepend_env("LD_PRELOAD", preload);
+        if (!pre && access(pypath, R_OK) == 0)
+            prepend_env("PYTHONPATH", pypath);
+        setenv("AIPROF_RUN_MODE", config ? "dynamic" : "whole", 1);
+        setenv("AIPROF_RUN_DIR", dir, 1);
+        setenv("AIPROF_RUN_RESULT_LIST", list, 1);
+        if (config)
+            setenv("AIPROF_RUN_CONFIG", config, 1);
+        if (delay)
+            setenv("AIPROF_RUN_DELAY", delay, 1);
+        if (duration)
+            setenv("AIPROF_RUN_DURATION", duration, 1);
+        setenv("AIPROF_RUN_RECORD_SHAPES", shapes ? "1" : "0", 1);
+        setenv("AIPROF_RUN_WITH_STACK", stack ? "1" : "0", 1);
+        setenv("AIPROF_RUN_PROFILE_MEMORY", memory ? "1" : "0", 1);
+        setenv("AIPROF_RUN_MSTX", no_mstx ? "0" : "1", 1);
+        if (children)
+            setenv("AIPROF_RUN_CHILDREN", "1", 1);
+        execvp(argv[i], argv + i);
+        fprintf(stderr, "aiprof run: cannot run %s: %s\n", argv[i], strerror(errno));
+        _exit(127);
+    }
+    /* Ctrl-C goes to the program; we stay to analyse what it left. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+    FILE *f = fopen(list, "r");
+    int n = 0;
+    if (f) {
+        char line[PATH_MAX + 2];
+        while (fgets(line, sizeof line, f)) {
+            line[strcspn(line, "\n")] = '\0';
+            if (line[0]) {
+                summarize(line, analyse);
+                n++;
+            }
+        }
+        fclose(f);
+    }
+    unlink(list);
+    if (!n && code != 127)
+        fprintf(stderr, "aiprof run: the program produced no profile%s\n",
+                config ? " (no collection was triggered by profiler_config.json)" : "");
+    return code;
+}

@@ -1,0 +1,59 @@
+/*
+ * prog_ticker.c — an instrumented program with no profiling set-up of its
+ * own, for `aiprof run` tests: records a "tick" annotation every millisecond
+ * for MS milliseconds.  With STEPS and STEP_MS it also creates a session and
+ * calls aip_session_step() every STEP_MS, as a training loop would.
+ * Usage: prog_ticker MS [STEPS STEP_MS]
+ */
+#include "aiprof.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 && argc != 4) {
+        fprintf(stderr, "usage: prog_ticker MS [STEPS STEP_MS]\n");
+        return 2;
+    }
+    double total = atof(argv[1]) / 1000.0;
+    int steps = argc == 4 ? atoi(argv[2]) : 0;
+    double step_s = argc == 4 ? atof(argv[3]) / 1000.0 : 0;
+    aip_session *s = NULL;
+    if (steps) {
+        aip_config cfg;
+        aip_config_init(&cfg);
+        cfg.dir_name = "/tmp";
+        if (aip_session_create(&cfg, &s) || aip_session_start(s)) {
+            fprintf(stderr, "prog_ticker: %s\n", aip_last_error());
+            return 1;
+        }
+        total = steps * step_s;
+    }
+    double start = now_s(), next_step = start + step_s;
+    int done = 0;
+    while (now_s() - start < total) {
+        AIP_ANNOTATION_PUSH("tick");
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        AIP_ANNOTATION_POP();
+        if (s && now_s() >= next_step && done < steps) {
+            aip_session_step(s);
+            done++;
+            next_step += step_s;
+        }
+    }
+    if (s) {
+        aip_session_stop(s);
+        aip_session_destroy(s);
+    }
+    return 0;
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# End to end for `aiprof run`: a C program profiled without code changes in
+# whole-run, time-window and dynamic modes; exit status passed through; a
+# killed program's data salvaged; usage errors.
+set -eu
+BUILD=$1 SRC=$2
+AIPROF=$BUILD/bin/aiprof
+TMP=$(mktemp -d /tmp/aiprof_run_e2e_XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+count() { # trace_view.json name → number of X events with that name
+  /usr/bin/python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))
+print(sum(1 for e in t['traceEvents'] if e.get('ph')=='X' and e['name'].startswith(sys.argv[2])))" "$1" "$2"
+}
+one_result() { ls -d "$1"/*_ascend_pt | head -1; }
+
+# Whole run: the program's own session only marks steps.
+"$AIPROF" run --dir "$TMP/whole" -- "$BUILD/bin/train_loop" --steps 5 --dir "$TMP/own" >"$TMP/out" 2>&1
+grep -q "events, 0 dropped, analysed" "$TMP/out"
+d=$(one_result "$TMP/whole")
+[ "$(count "$d/ASCEND_PROFILER_OUTPUT/trace_view.json" ProfilerStep#)" = 6 ]
+[ "$(count "$d/ASCEND_PROFILER_OUTPUT/trace_view.json" aten::addmm)" -ge 10 ]
+[ ! -d "$TMP/own" ] || [ -z "$(ls -A "$TMP/own")" ]
+
+# Time window: 0.4 s of a 1.2 s program.
+"$AIPROF" run --dir "$TMP/win" --delay 0.4 --duration 0.4 -- "$BUILD/bin/prog_ticker" 1200 >/dev/null 2>&1
+n=$(count "$(one_result "$TMP/win")/ASCEND_PROFILER_OUTPUT/trace_view.json" tick)
+[ "$n" -gt 100 ] && [ "$n" -lt 420 ] || { echo "window ticks: $n"; exit 1; }
+"$AIPROF" run --dir "$TMP/all" -- "$BUILD/bin/prog_ticker" 600 >/dev/null 2>&1
+m=$(count "$(one_result "$TMP/all")/ASCEND_PROFILER_OUTPUT/trace_view.json" tick)
+[ "$m" -gt "$n" ] || { echo "whole run ticks $m not above window $n"; exit 1; }
+
+# Dynamic mode: an edit of profiler_config.json while the program runs.
+export AIPROF_DP_POLL_MS=100
+"$AIPROF" run --config "$TMP/cfg" -- "$BUILD/bin/prog_ticker" 0 40 50 >"$TMP/dyn_out" 2>&1 &
+runner=$!
+for i in $(seq 100); do [ -f "$TMP/cfg/profiler_config.json" ] && break; sleep 0.05; done
+sleep 0.3
+cat >"$TMP/cfg/profiler_config.json.tmp" <<JSON
+{"start_step": -1, "active": 2, "prof_dir": "$TMP/dyn", "activities": ["CPU"]}
+JSON
+mv "$TMP/cfg/profiler_config.json.tmp" "$TMP/cfg/profiler_config.json"
+wait $runner
+d=$(one_result "$TMP/dyn")
+[ "$(count "$d/ASCEND_PROFILER_OUTPUT/trace_view.json" ProfilerStep#)" = 2 ]
+grep -q "analysed" "$TMP/dyn_out"
+unset AIPROF_DP_POLL_MS
+
+# Exit status passes through; a killed program's raw data is salvaged.
+set +e
+"$AIPROF" run --dir "$TMP/st" -- sh -c 'exit 7' >/dev/null 2>&1
+[ $? = 7 ] || exit 1
+"$AIPROF" run --dir "$TMP/kill" -- "$BUILD/bin/prog_killed" "$TMP/k" >"$TMP/kill_out" 2>/dev/null &
+runner=$!
+sleep 0.8
+pkill -9 -x prog_killed
+wait $runner
+rc=$?
+set -e
+[ $rc = 137 ] || { echo "killed program: exit $rc"; exit 1; }
+grep -q "salvaged and analysed" "$TMP/kill_out"
+
+# Usage errors.
+if "$AIPROF" run 2>/dev/null; then exit 1; fi
+if "$AIPROF" run --delay abc -- true 2>/dev/null; then exit 1; fi
+if "$AIPROF" run --bogus -- true 2>/dev/null; then exit 1; fi
+echo "e2e aiprof run: 1 passed, 0 failed"
