@@ -178,8 +178,11 @@ static void describe_process(run *r, const aip_process *p)
     if (p->dropped)
         warn(r, "FRAMEWORK/%s: %llu events were dropped while recording (buffer cap reached)",
              base, (unsigned long long)p->dropped);
+    /* Normal at trace edges (a range started before or ended after the
+     * trace): logged, not warned; the starts appear as instant events. */
     if (p->unmatched_range_starts || p->unmatched_range_ends)
-        warn(r, "FRAMEWORK/%s: %llu mstx range start(s) without end, %llu end(s) without start",
+        logf_(r, "FRAMEWORK/%s: %llu mstx range start(s) without end, %llu end(s) without start "
+              "(ranges crossing the trace's edges)",
              base, (unsigned long long)p->unmatched_range_starts,
              (unsigned long long)p->unmatched_range_ends);
 }
