@@ -15,6 +15,10 @@
  * carry the forward thread's number.  The analyser knows OS thread ids, so
  * each thread records its (RecordFunction id → OS tid) pair the first time
  * it runs a recorded op, and backward ops carry the OS tid.
+ *
+ * Cost: everything on the path is per-thread and lock-free; op names and
+ * input descriptions are cached per thread (below), so a repeated op costs
+ * pointer and key comparisons, not string hashing and formatting.
  */
 #include "aiprof_torch.h"
 #include "op_context.h"
@@ -23,10 +27,13 @@
 
 #include <ATen/record_function.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/ScalarTypeToTypeMeta.h>
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <atomic>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -46,16 +53,57 @@ thread_local std::string t_error;
 
 constexpr size_t kMaxRfThreads = 1 << 14;
 std::atomic<uint64_t> g_os_tid[kMaxRfThreads];
-thread_local uint64_t t_os_tid = 0;
 
-void note_thread()
+/* ---- per-thread state --------------------------------------------------
+ * One heap block per thread, reached through a single initial-exec TLS
+ * pointer: thread_local objects in a dlopen()ed library cost a
+ * __tls_get_addr call per access, which showed up in profiles. */
+
+/* Op names → string ids.  RecordFunction names of ATen ops point into the
+ * operator schemas and repeat endlessly; a slot is reused only when both
+ * the pointer and the text match (names of record_function and autograd
+ * nodes live in per-call strings). */
+struct NameSlot {
+    const char *ptr;
+    aip_string_id id;
+    char text[60];
+};
+
+/* Input descriptions by op and shapes: training loops run the same ops on
+ * the same shapes, so the text is made once per (op, raw inputs). */
+constexpr int kKeyMax = 48;
+struct ShapeSlot {
+    aip_string_id name_id;
+    int nkey;
+    int64_t key[kKeyMax];
+    char shapes[384];
+    char dtypes[256];
+};
+
+struct ThreadState {
+    uint64_t os_tid;
+    NameSlot names[256];
+    ShapeSlot shapes[64];
+    int64_t key[kKeyMax];
+    int nkey;
+};
+
+__thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
+
+ThreadState *thread_state()
 {
-    if (t_os_tid)
-        return;
-    t_os_tid = (uint64_t)syscall(SYS_gettid);
+    ThreadState *s = t_state;
+    if (__builtin_expect(s != nullptr, 1))
+        return s;
+    s = static_cast<ThreadState *>(calloc(1, sizeof(ThreadState)));
+    if (!s)
+        return nullptr;
+    s->os_tid = (uint64_t)syscall(SYS_gettid);
     uint64_t rf = at::RecordFunction::currentThreadId();
     if (rf < kMaxRfThreads)
-        g_os_tid[rf].store(t_os_tid, std::memory_order_relaxed);
+        g_os_tid[rf].store(s->os_tid, std::memory_order_relaxed);
+    t_state = s; /* one block per thread for the process lifetime */
+    return s;
 }
 
 uint64_t os_tid_of(uint64_t rf_thread)
@@ -65,76 +113,168 @@ uint64_t os_tid_of(uint64_t rf_thread)
     return g_os_tid[rf_thread].load(std::memory_order_relaxed);
 }
 
-void append_int(std::string &s, int64_t v)
+aip_string_id name_id(ThreadState *s, const char *name)
 {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    s.append(buf, r.ptr);
+    NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
+    if (e.ptr == name && e.id && strcmp(e.text, name) == 0)
+        return e.id;
+    aip_string_id id = aip_intern(name);
+    size_t len = strlen(name);
+    e.ptr = name;
+    e.id = len < sizeof e.text ? id : 0;
+    memcpy(e.text, name, len < sizeof e.text ? len + 1 : 0);
+    return id;
 }
 
-/* torch's record_shapes convention: a tensor's sizes and dtype name
- * ("float"), [] and "Scalar" / "TensorList" / "ScalarList" / "" for the
- * rest.  Written "[[2, 3], []]" and "[float, Scalar]". */
-void format_inputs(const at::RecordFunction &fn, std::string &shapes, std::string &dtypes)
+/* The raw description of the inputs (kind, dtype, sizes); false if too
+ * long to cache. */
+enum : int64_t { kTensor = 1, kUndefined, kScalar, kTensorList, kScalarList, kOther, kNested };
+
+bool raw_key(const at::RecordFunction &fn, ThreadState *s)
 {
-    shapes.assign("[");
-    dtypes.assign("[");
+    int n = 0;
     auto inputs = fn.inputs();
     for (size_t i = 0; i < inputs.size(); i++) {
-        if (i) {
-            shapes.append(", ");
-            dtypes.append(", ");
-        }
         const c10::IValue &v = inputs[i];
+        if (n + 3 > kKeyMax)
+            return false;
         if (v.isTensor()) {
             const at::Tensor &t = v.toTensor();
-            shapes.push_back('[');
-            if (t.defined() && !t.is_nested()) {
+            if (!t.defined()) {
+                s->key[n++] = kUndefined;
+            } else if (t.is_nested()) {
+                s->key[n++] = kNested;
+                s->key[n++] = (int64_t)t.scalar_type();
+            } else {
                 auto sizes = t.sizes();
-                for (size_t d = 0; d < sizes.size(); d++) {
-                    if (d)
-                        shapes.append(", ");
-                    append_int(shapes, sizes[d]);
-                }
-                auto name = t.dtype().name();
-                dtypes.append(name.data(), name.size());
+                if (n + 3 + (int)sizes.size() > kKeyMax)
+                    return false;
+                s->key[n++] = kTensor;
+                s->key[n++] = (int64_t)t.scalar_type();
+                s->key[n++] = (int64_t)sizes.size();
+                for (int64_t d : sizes)
+                    s->key[n++] = d;
             }
-            shapes.push_back(']');
+        } else if (v.isScalar()) {
+            s->key[n++] = kScalar;
+        } else if (v.isTensorList()) {
+            s->key[n++] = kTensorList;
+        } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
+            s->key[n++] = kScalarList;
         } else {
-            shapes.append("[]");
-            if (v.isScalar())
-                dtypes.append("Scalar");
-            else if (v.isTensorList())
-                dtypes.append("TensorList");
-            else if (v.isIntList() || v.isDoubleList() || v.isBoolList())
-                dtypes.append("ScalarList");
+            s->key[n++] = kOther;
         }
     }
-    shapes.push_back(']');
-    dtypes.push_back(']');
+    s->nkey = n;
+    return true;
+}
+
+char *put_int(char *p, int64_t v)
+{
+    auto r = std::to_chars(p, p + 24, v);
+    return r.ptr;
+}
+
+/* torch's record_shapes convention from the raw key: a tensor's sizes and
+ * dtype name ("float"), [] and "Scalar" / "TensorList" / "ScalarList" / ""
+ * for the rest; written "[[2, 3], []]" and "[float, Scalar]".  False if a
+ * text does not fit (then no shapes are recorded for the op). */
+bool format_key(const ThreadState *s, char *shapes, size_t scap, char *dtypes, size_t dcap)
+{
+    char *p = shapes, *pe = shapes + scap - 32;
+    char *q = dtypes, *qe = dtypes + dcap - 32;
+    *p++ = '[';
+    *q++ = '[';
+    bool first = true;
+    for (int i = 0; i < s->nkey;) {
+        if (p >= pe || q >= qe)
+            return false;
+        if (!first) {
+            memcpy(p, ", ", 2), p += 2;
+            memcpy(q, ", ", 2), q += 2;
+        }
+        first = false;
+        const char *dt = "";
+        switch (s->key[i++]) {
+        case kTensor: {
+            c10::ScalarType st = (c10::ScalarType)s->key[i++];
+            int64_t nd = s->key[i++];
+            *p++ = '[';
+            for (int64_t d = 0; d < nd; d++) {
+                if (p >= pe)
+                    return false;
+                if (d)
+                    memcpy(p, ", ", 2), p += 2;
+                p = put_int(p, s->key[i++]);
+            }
+            *p++ = ']';
+            auto name = c10::scalarTypeToTypeMeta(st).name();
+            if ((size_t)(qe - q) <= name.size())
+                return false;
+            memcpy(q, name.data(), name.size());
+            q += name.size();
+            continue;
+        }
+        case kNested: i++; break;
+        case kScalar: dt = "Scalar"; break;
+        case kTensorList: dt = "TensorList"; break;
+        case kScalarList: dt = "ScalarList"; break;
+        default: break;
+        }
+        memcpy(p, "[]", 2), p += 2;
+        size_t dl = strlen(dt);
+        memcpy(q, dt, dl);
+        q += dl;
+    }
+    *p++ = ']', *p = '\0';
+    *q++ = ']', *q = '\0';
+    return true;
+}
+
+/* Input texts for this op, from the thread's cache or made now. */
+const ShapeSlot *input_texts(const at::RecordFunction &fn, ThreadState *s, aip_string_id name)
+{
+    if (!raw_key(fn, s))
+        return nullptr;
+    uint64_t h = name * 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < s->nkey; i++)
+        h = (h ^ (uint64_t)s->key[i]) * 0x100000001B3ull;
+    ShapeSlot &e = s->shapes[(h >> 32) & 63];
+    if (e.name_id == name && e.nkey == s->nkey &&
+        memcmp(e.key, s->key, sizeof(int64_t) * (size_t)s->nkey) == 0)
+        return &e;
+    if (!format_key(s, e.shapes, sizeof e.shapes, e.dtypes, sizeof e.dtypes)) {
+        e.name_id = 0;
+        return nullptr;
+    }
+    e.name_id = name;
+    e.nkey = s->nkey;
+    memcpy(e.key, s->key, sizeof(int64_t) * (size_t)s->nkey);
+    return &e;
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
 {
     if (!AIP_RECORDING())
         return nullptr;
+    ThreadState *s = thread_state();
+    if (!s)
+        return nullptr;
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
-        aip_annotation_push(fn.name());
+        aip_annotation_push_id(name_id(s, fn.name()));
         return nullptr;
     }
-    note_thread();
     aip_op_info op{};
-    op.name = fn.name();
+    op.name_id = name_id(s, fn.name());
     op.sequence_number = fn.seqNr();
     op.is_backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
     op.fwd_thread_id = os_tid_of(fn.forwardThreadId());
-
-    thread_local std::string shapes, dtypes;
     if (g_record_shapes.load(std::memory_order_relaxed) && fn.needsInputs()) {
         try {
-            format_inputs(fn, shapes, dtypes);
-            op.input_shapes = shapes.c_str();
-            op.input_dtypes = dtypes.c_str();
+            if (const ShapeSlot *in = input_texts(fn, s, op.name_id)) {
+                op.input_shapes = in->shapes;
+                op.input_dtypes = in->dtypes;
+            }
         } catch (...) { /* an input that cannot be described: no shapes */
         }
     }

@@ -26,6 +26,7 @@ int aipy_annotate_init(PyObject *module);
 int aipy_tracer_init(PyObject *module);
 int aipy_modules_init(PyObject *module);
 int aipy_gc_init(PyObject *module);
+int aipy_dynamic_init(PyObject *module);
 
 /* pytracer.c / modules.c : the current thread's call stack and module
  * path as text (NULL when none); safe without the GIL, see op_context.h. */

@@ -170,7 +170,7 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!m)
         return NULL;
     if (aipy_session_init(m) || aipy_annotate_init(m) || aipy_tracer_init(m) ||
-        aipy_modules_init(m) || aipy_gc_init(m)) {
+        aipy_modules_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

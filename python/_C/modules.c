@@ -34,7 +34,7 @@ typedef struct mod_stack {
 
 static unsigned modules_epoch;
 static int modules_on;
-static __thread mod_stack *tls_mods;
+static __thread mod_stack *tls_mods __attribute__((tls_model("initial-exec")));
 static pthread_key_t mods_key;
 static PyObject *names;         /* {id(module): bytes name} */
 static PyObject *class_counts;  /* {class name: next index} */

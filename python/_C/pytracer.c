@@ -212,7 +212,7 @@ typedef struct shadow {
 
 static unsigned tracer_epoch; /* changes at every start and stop */
 static int tracer_on;
-static __thread shadow *tls_shadow;
+static __thread shadow *tls_shadow __attribute__((tls_model("initial-exec")));
 static pthread_key_t shadow_key;
 
 static void shadow_free(void *p) { free(p); }

@@ -8,7 +8,7 @@
             train_one_step()
             prof.step()
 """
-from . import itt
+from . import dynamic_profile, itt
 from ._activity import ProfilerActivity, supported_activities
 from ._events import EventList, FunctionEvent, FunctionEventAvg
 from ._record_function import record_function
@@ -23,5 +23,5 @@ __all__ = [
     "tensorboard_trace_handler", "_ExperimentalConfig", "ExportType", "ProfilerLevel",
     "AiCMetrics", "HostSystem", "supported_activities", "supported_profiler_level",
     "supported_ai_core_metrics", "supported_export_type", "record_function", "itt",
-    "analyse", "EventList", "FunctionEvent", "FunctionEventAvg",
+    "analyse", "dynamic_profile", "EventList", "FunctionEvent", "FunctionEventAvg",
 ]

@@ -1,0 +1,198 @@
+"""aiprof vs torch.profiler on the same PyTorch training loops, in one run.
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [--quick]
+
+For each mode (default, record_shapes, with_stack, profile_memory, all
+together) and each loop (a small MLP and a small CNN from examples/python,
+sized so that per-op costs dominate), it measures:
+
+  - collection overhead: median step time while recording minus the
+    median step time with no profiler, per step and per recorded op;
+  - stop + export: the time from stop() to a written Chrome trace file
+    (torch: stop() + export_chrome_trace(); aiprof: stop() — raw data to
+    disk — then export_chrome_trace(), which runs the C analyser), per
+    event in the trace;
+
+and prints aiprof/torch ratios against the targets: overhead no more than
+torch's in every mode and at most half of it with with_stack or all
+options; stop+export at least 20x faster per event.  Baseline, torch and
+aiprof runs alternate so that machine noise hits them alike.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples", "python"))
+
+import torch  # noqa: E402
+
+import aiprof  # noqa: E402
+import train_cnn  # noqa: E402
+import train_mlp  # noqa: E402
+
+MODES = {
+    "default": {},
+    "record_shapes": dict(record_shapes=True),
+    "with_stack": dict(with_stack=True),
+    "profile_memory": dict(profile_memory=True),
+    "all": dict(record_shapes=True, with_stack=True, profile_memory=True, with_modules=True),
+}
+
+
+def mlp_loop():
+    model, opt, x, y = train_mlp.build(batch=8, features=32, hidden=32, classes=4)
+    return lambda: train_mlp.train_step(model, opt, x, y)
+
+
+def cnn_loop():
+    model, opt, x, y = train_cnn.build(batch=2)
+    return lambda: train_cnn.train_step(model, opt, x, y)
+
+
+LOOPS = {"mlp": mlp_loop, "cnn": cnn_loop}
+
+
+# Step times are process CPU time: every thread of the process counts
+# (aiprof's raw writer included), and time the machine gives to other
+# processes does not — the figures stay comparable on a busy machine.
+clock_ns = time.process_time_ns
+
+
+def step_times(step, n):
+    out = []
+    for _ in range(n):
+        t0 = clock_ns()
+        step()
+        out.append(clock_ns() - t0)
+    return out
+
+
+def run_baseline(step, n):
+    return statistics.median(step_times(step, n))
+
+
+def count_events(path):
+    """Slices and instants in a Chrome trace (object form, or the bare array
+    torch writes when it runs without Kineto, as Debian's build does)."""
+    with open(path) as f:
+        trace = json.load(f)
+    if isinstance(trace, dict):
+        trace = trace["traceEvents"]
+    return sum(1 for e in trace if e.get("ph") in ("X", "i"))
+
+
+def run_torch(step, n, options, out_dir):
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], **options)
+    prof.start()
+    times = step_times(step, n)
+    path = os.path.join(out_dir, "torch.json")
+    t0 = time.perf_counter_ns()
+    prof.stop()
+    prof.export_chrome_trace(path)
+    export_ns = time.perf_counter_ns() - t0
+    events = count_events(path)
+    ops = sum(1 for e in prof.events() if e.name.startswith("aten::"))
+    return statistics.median(times[2:]), export_ns, events, ops
+
+
+def run_aiprof(step, n, options, out_dir):
+    prof = aiprof.profiler.profile(
+        activities=[aiprof.profiler.ProfilerActivity.CPU],
+        on_trace_ready=aiprof.profiler.tensorboard_trace_handler(out_dir, analyse_flag=False),
+        **options)
+    prof.start()
+    times = step_times(step, n)
+    path = os.path.join(out_dir, "aiprof.json")
+    t0 = time.perf_counter_ns()
+    prof.stop()
+    prof.export_chrome_trace(path)
+    export_ns = time.perf_counter_ns() - t0
+    events = count_events(path)
+    return statistics.median(times[2:]), export_ns, events
+
+
+def measure(loop_name, mode, steps, rounds):
+    step = LOOPS[loop_name]()
+    step_times(step, 5)  # warm caches and allocators
+    options = MODES[mode]
+    base, torch_res, aip_res = [], [], []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory(prefix="aiprof_bench_") as d:
+            base.append(run_baseline(step, steps))
+            torch_res.append(run_torch(step, steps, options, d))
+            base.append(run_baseline(step, steps))
+            aip_res.append(run_aiprof(step, steps, options, d))
+    b = statistics.median(base)
+    t_step = statistics.median(r[0] for r in torch_res)
+    a_step = statistics.median(r[0] for r in aip_res)
+    t_exp = statistics.median(r[1] / max(r[2], 1) for r in torch_res)
+    a_exp = statistics.median(r[1] / max(r[2], 1) for r in aip_res)
+    ops = statistics.median(r[3] for r in torch_res) / steps
+    return dict(loop=loop_name, mode=mode, base_us=b / 1e3, torch_us=(t_step - b) / 1e3,
+                aiprof_us=(a_step - b) / 1e3, ops=ops,
+                torch_exp=t_exp, aiprof_exp=a_exp,
+                events=statistics.median(r[2] for r in aip_res))
+
+
+def main():
+    parser = argparse.ArgumentParser(description="aiprof vs torch.profiler overhead")
+    parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=None)
+    args = parser.parse_args()
+    steps = args.steps or (20 if args.quick else 60)
+    rounds = args.rounds or (1 if args.quick else 3)
+    torch.set_num_threads(1)
+    import warnings
+    warnings.simplefilter("ignore")
+
+    kineto = "with Kineto" if torch.autograd.kineto_available() else "without Kineto (legacy)"
+    print(f"torch {torch.__version__} {kineto}, aiprof {aiprof.__version__}, {steps} steps x "
+          f"{rounds} rounds per mode, medians")
+    hdr = (f"{'loop':4} {'mode':15} {'base':>9} {'ops':>5} | {'torch ovh':>10} "
+           f"{'aiprof ovh':>10} {'ratio':>6} {'target':>6} | {'torch exp':>10} "
+           f"{'aiprof exp':>10} {'speedup':>8} {'target':>6}")
+    print(hdr)
+    print(f"{'':4} {'':15} {'us/step':>9} {'/step':>5} | {'us/step':>10} {'us/step':>10} "
+          f"{'':>6} {'':>6} | {'us/event':>10} {'us/event':>10} {'':>8}")
+    print("-" * len(hdr))
+    failures = []
+    for loop in LOOPS:
+        for mode in MODES:
+            r = measure(loop, mode, steps, rounds)
+            ratio = r["aiprof_us"] / r["torch_us"] if r["torch_us"] > 0 else float("nan")
+            target = 0.5 if mode in ("with_stack", "all") else 1.0
+            speed = r["torch_exp"] / r["aiprof_exp"] if r["aiprof_exp"] > 0 else float("inf")
+            ok_ovh = ratio <= target
+            ok_exp = speed >= 20
+            if not ok_ovh:
+                failures.append(f"{loop}/{mode}: overhead ratio {ratio:.2f} > {target}")
+            if not ok_exp:
+                failures.append(f"{loop}/{mode}: stop+export speedup {speed:.1f} < 20")
+            print(f"{loop:4} {mode:15} {r['base_us']:9.1f} {r['ops']:5.0f} | "
+                  f"{r['torch_us']:10.1f} {r['aiprof_us']:10.1f} {ratio:6.2f} "
+                  f"{'<=' + str(target):>6} | {r['torch_exp'] / 1e3:10.2f} "
+                  f"{r['aiprof_exp'] / 1e3:10.3f} {speed:7.1f}x {'>=20x':>6}"
+                  f"{'' if ok_ovh and ok_exp else '  MISS'}")
+            sys.stdout.flush()
+    print()
+    print("overhead = median step time while recording - median step time without a "
+          "profiler (process CPU time, all threads);")
+    print("stop+export is wall time (the C analyser may use a second core)")
+    print("ratio = aiprof overhead / torch overhead; exp = stop + export_chrome_trace time "
+          "per trace event")
+    if failures:
+        print("targets missed: " + "; ".join(failures))
+    else:
+        print("all targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

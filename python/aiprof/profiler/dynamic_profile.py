@@ -1,0 +1,73 @@
+"""dynamic_profile: start collections while training runs, by editing
+profiler_config.json (torch_npu.profiler.dynamic_profile).
+
+    from aiprof.profiler import dynamic_profile as dp
+    dp.init("profiler_config_path")     # creates profiler_config.json
+    for step in steps:
+        train_one_step()
+        dp.step()
+
+libaiprof watches the file, applies start_step / warmup / active / analyse
+and the collection switches, and logs to <config dir>/log/.  This module
+adds the collectors that live in Python: ATen ops (when torch is imported),
+call stacks, module paths and GC passes, switched on for each collection.
+Not provided: the PROF_CONFIG_PATH environment-variable mode, which needs
+a global optimizer-step hook that torch 1.13 lacks.
+"""
+import atexit
+
+from .. import _C
+from ._collectors import Collectors
+from ._validate import check_path
+
+__all__ = ["init", "step", "start"]
+
+_collectors = None
+
+
+def _hook(starting, options):
+    """Called by libaiprof when a collection starts (before its first step)
+    and when it ends."""
+    global _collectors
+    if _collectors is not None:
+        _collectors.stop()
+        _collectors = None
+    if starting:
+        gc_ms = options["gc_detect_threshold_ms"]
+        _collectors = Collectors(options["cpu"], options["record_shapes"],
+                                 options["profile_memory"], options["with_stack"],
+                                 options["with_modules"], gc_ms >= 0)
+        # The library's session decides what records; the hooks check it
+        # on every event, so they are simply on for the whole collection.
+        _collectors.set_recording(True)
+
+
+def init(path):
+    """Watch `path`/profiler_config.json (created with defaults if missing)."""
+    path = check_path("path", path)
+    _C.dynamic_set_hook(_hook)
+    _C.dynamic_init(path)
+
+
+def step():
+    """Mark the end of a training step; starts, steps and ends collections."""
+    _C.dynamic_step()
+
+
+def start(config_path=None):
+    """Collect once now with `config_path` (a profiler_config.json; None or
+    an invalid file: the one of init())."""
+    if config_path is not None:
+        config_path = check_path("config_path", config_path)
+    _C.dynamic_start(config_path)
+
+
+def _shutdown():
+    # Before the interpreter goes: the library's own exit handler would
+    # save a running collection too, but could no longer run the hook.
+    if _C.dynamic_state() >= 0:
+        _C.dynamic_shutdown()
+    _C.dynamic_set_hook(None)
+
+
+atexit.register(_shutdown)
