@@ -99,6 +99,8 @@ aip_status aip__model_derive(aip_model *m)
     if (!s)
         s = aip__step_trace_compute(m);
     if (!s)
+        s = aip__memory_derive(m);
+    if (!s)
         m->derived = 1;
     return s;
 }

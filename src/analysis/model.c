@@ -24,12 +24,15 @@ static void process_free(aip_process *p)
     aip__array_free(p->range_starts.v);
     aip__array_free(p->range_ends.v);
     aip__array_free(p->memory.v);
+    aip__array_free(p->mem_info);
+    aip__array_free(p->mem_order);
     aip__array_free(p->gc.v);
     free(p->source);
     free(p->hostname);
     free(p->program);
     free(p->clock_name);
     free(p->writer_version);
+    free(p->host_uid);
 }
 
 void aip__model_free(aip_model *m)
@@ -42,6 +45,7 @@ void aip__model_free(aip_model *m)
     free(m->steps);
     free(m->step_rows);
     aip__array_free(m->flows);
+    free(m->mem_peaks);
     memset(m, 0, sizeof *m);
 }
 

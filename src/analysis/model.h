@@ -77,6 +77,40 @@ typedef struct aip_mem_ev {
     int8_t device_index;
 } aip_mem_ev;
 
+/* Memory categories, numbered as torch's memory timeline indexes them
+ * (_CATEGORY_TO_INDEX; the raw/plot index). */
+enum aip_mem_category {
+    AIP_MEMCAT_PARAMETER = 0,
+    AIP_MEMCAT_OPTIMIZER_STATE = 1,
+    AIP_MEMCAT_INPUT = 2,
+    AIP_MEMCAT_TEMPORARY = 3,
+    AIP_MEMCAT_ACTIVATION = 4,
+    AIP_MEMCAT_GRADIENT = 5,
+    AIP_MEMCAT_AUTOGRAD_DETAIL = 6,
+    AIP_MEMCAT_UNKNOWN = 7,
+    AIP_MEMCAT_COUNT = 8
+};
+
+/* Derived per memory record (memory.c), parallel to aip_process.memory. */
+typedef struct aip_mem_info {
+    int64_t pair;             /* alloc: index of its free; free: of its alloc; -1 none */
+    uint32_t name;            /* string id of the innermost op/annotation open on the
+                                 record's thread at its time, 0 = none */
+    uint8_t category;         /* enum aip_mem_category (allocs and unmatched frees) */
+    uint8_t in_backward;      /* inside an op of backward scope */
+    uint16_t pad;
+} aip_mem_info;
+
+/* Derived: peak totals of one device in one process. */
+typedef struct aip_mem_peak {
+    uint32_t process;
+    uint8_t device_type;
+    int8_t device_index;
+    uint64_t records;
+    int64_t max_allocated, max_reserved;
+    int64_t first_ns, last_ns;
+} aip_mem_peak;
+
 typedef struct aip_gc_ev {
     int64_t start, end;
     uint32_t thread;
@@ -103,6 +137,7 @@ typedef struct aip_process {
     char *source;             /* raw file path */
     int64_t pid;
     char *hostname, *program, *clock_name, *writer_version;
+    char *host_uid;           /* INFO "host_uid" if the writer recorded one, else NULL */
     double ticks_per_second;
     int has_info;
     aip_strings strings;
@@ -112,6 +147,8 @@ typedef struct aip_process {
     AIP_VEC(aip_range_point) range_starts;
     AIP_VEC(aip_range_point) range_ends;
     AIP_VEC(aip_mem_ev) memory;
+    aip_mem_info *mem_info;   /* derived, parallel to memory */
+    size_t *mem_order;        /* derived: memory indices by time (stable) */
     AIP_VEC(aip_gc_ev) gc;
     aip_clock_sync first_sync, last_sync;
     uint64_t n_syncs;
@@ -158,6 +195,8 @@ typedef struct aip_model {
     size_t n_step_rows;
     aip_flow *flows;
     size_t n_flows;
+    aip_mem_peak *mem_peaks;    /* by process, then device type and index */
+    size_t n_mem_peaks;
     int64_t first_ns, last_ns;  /* extent of everything recorded; 0,0 if nothing */
     uint64_t n_events;
     uint64_t dropped_events;
@@ -218,6 +257,38 @@ aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_
 void aip__steps_finish(aip_model *m);
 /* aip__step_trace_compute() : m->step_rows from steps (or the whole profile). */
 aip_status aip__step_trace_compute(aip_model *m);
+
+/* --- memory.c --------------------------------------------------------- */
+/* aip__memory_derive() : time order, alloc/free pairs, op names and
+ * categories of p's memory records (docs/MEMORY.md); then m->mem_peaks. */
+aip_status aip__memory_derive(aip_model *m);
+/* Every memory record of every process in time order (processes in
+ * raw-file order on equal times). */
+typedef struct aip_mem_iter {
+    const aip_model *m;
+    size_t *pos;
+} aip_mem_iter;
+aip_status aip__mem_iter_init(aip_mem_iter *it, const aip_model *m);
+int aip__mem_iter_next(aip_mem_iter *it, size_t *proc, size_t *idx);
+void aip__mem_iter_free(aip_mem_iter *it);
+/* aip__mem_category_name() : "PARAMETER", ..., "UNKNOWN". */
+const char *aip__mem_category_name(unsigned category);
+
+/* --- op_stats.c ------------------------------------------------------- */
+enum { AIP_STAT_OPS = 1, AIP_STAT_ANNOTATIONS = 2, AIP_STAT_RANGES = 4 }; /* kinds */
+enum { AIP_STAT_LEVEL_OP = 1, AIP_STAT_LEVEL_MSTX = 2 };                /* levels */
+typedef struct aip_op_stat {
+    const char *name;         /* into a process's string blob (the model's lifetime) */
+    size_t len;
+    unsigned level;           /* AIP_STAT_LEVEL_*: ops and record_function, or mstx */
+    uint64_t count;
+    int64_t total_ns, self_ns, min_ns, max_ns;
+    double mean_us, m2_us;    /* running mean and squared deviations (Welford) */
+} aip_op_stat;
+/* aip__op_stats() : spans of the chosen kinds grouped by (name, level),
+ * ProfilerStep#N excluded; sorted by total time, longest first.  *out is
+ * malloc'd. */
+aip_status aip__op_stats(const aip_model *m, unsigned kinds, aip_op_stat **out, size_t *n);
 
 /* --- pairing.c -------------------------------------------------------- */
 aip_status aip__ranges_pair(aip_process *p);

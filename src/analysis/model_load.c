@@ -113,6 +113,18 @@ static void decode_info(aip_process *p, const aip_raw_chunk *c)
     p->program = json_str_dup(o, "program");
     p->clock_name = json_str_dup(o, "clock");
     p->writer_version = json_str_dup(o, "aiprof_version");
+    /* Not written by aiprof 0.1 (the host's identity belongs to the
+     * recording machine, so only the writer can know it); read if present,
+     * as a decimal string or number. */
+    free(p->host_uid);
+    p->host_uid = NULL;
+    json_t *uid = json_object_get(o, "host_uid");
+    char num[32];
+    if (json_is_string(uid))
+        p->host_uid = strdup(json_string_value(uid));
+    else if (json_is_integer(uid) &&
+             snprintf(num, sizeof num, "%llu", (unsigned long long)json_integer_value(uid)) > 0)
+        p->host_uid = strdup(num);
     json_t *tps = json_object_get(o, "ticks_per_second");
     if (json_is_number(tps))
         p->ticks_per_second = json_number_value(tps);

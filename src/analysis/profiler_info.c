@@ -38,6 +38,23 @@ unsigned aip__export_type_parse(const char *text)
     return 0;
 }
 
+int aip__profiler_level_parse(const char *text, aip_profiler_level *out)
+{
+    if (!text)
+        return -1;
+    const char *dot = strrchr(text, '.'); /* "ProfilerLevel.Level1" */
+    const char *v = dot ? dot + 1 : text;
+    static const struct { const char *name; aip_profiler_level level; } names[] = {
+        {"level_none", AIP_LEVEL_NONE}, {"level0", AIP_LEVEL0}, {"level1", AIP_LEVEL1},
+        {"level2", AIP_LEVEL2}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (same_word(v, names[i].name)) {
+            *out = names[i].level;
+            return 0;
+        }
+    return -1;
+}
+
 /* profiler_info.json or profiler_info_<digits>.json */
 static int is_info_name(const char *n)
 {
@@ -68,6 +85,63 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
     return 1;
 }
 
+static unsigned activity_bits(json_t *a)
+{
+    unsigned bits = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) {
+        const char *t = json_string_value(v);
+        const char *dot = t ? strrchr(t, '.') : NULL; /* "ProfilerActivity.CPU" */
+        const char *w = dot ? dot + 1 : t;
+        if (!w)
+            continue;
+        if (same_word(w, "cpu"))
+            bits |= AIP_ACTIVITY_CPU;
+        else if (same_word(w, "npu"))
+            bits |= AIP_ACTIVITY_NPU;
+        else if (same_word(w, "cuda"))
+            bits |= AIP_ACTIVITY_CUDA;
+    }
+    return bits;
+}
+
+static unsigned host_sys_bits(json_t *a)
+{
+    static const char *const names[] = {"cpu", "mem", "disk", "network", "osrt"};
+    unsigned bits = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) {
+        const char *t = json_string_value(v);
+        const char *dot = t ? strrchr(t, '.') : NULL;
+        const char *w = dot ? dot + 1 : t;
+        for (unsigned k = 0; w && k < 5; k++)
+            if (same_word(w, names[k]))
+                bits |= 1u << k;
+    }
+    return bits;
+}
+
+static void parse_experimental(json_t *exp, aip_profiler_info *out)
+{
+    aip_profiler_level level;
+    if (!aip__profiler_level_parse(json_string_value(json_object_get(exp, "_profiler_level")),
+                                   &level))
+        out->profiler_level = level;
+    json_t *ds = json_object_get(exp, "_data_simplification");
+    if (ds)
+        out->data_simplification = json_is_true(ds);
+    out->record_op_args = get_flag(exp, "record_op_args");
+    out->mstx = get_flag(exp, "_mstx") || get_flag(exp, "_msprof_tx");
+    out->gc_detect = json_is_number(json_object_get(exp, "_gc_detect_threshold"));
+    out->host_sys = host_sys_bits(json_object_get(exp, "_host_sys"));
+    out->l2_cache = get_flag(exp, "_l2_cache");
+    out->sys_io = get_flag(exp, "_sys_io");
+    out->sys_interconnection = get_flag(exp, "_sys_interconnection");
+    out->op_attr = get_flag(exp, "_op_attr");
+}
+
 static void parse(json_t *root, aip_profiler_info *out)
 {
     json_t *config = json_object_get(root, "config");
@@ -89,7 +163,12 @@ static void parse(json_t *root, aip_profiler_info *out)
         out->with_stack = get_flag(common, "with_stack");
         out->with_flops = get_flag(common, "with_flops");
         out->with_modules = get_flag(common, "with_modules");
+        out->activities = activity_bits(json_object_get(common, "activities"));
+        json_t *sch = json_object_get(common, "schedule");
+        out->has_schedule = json_is_object(sch) && json_object_size(sch) > 0;
     }
+    if (json_is_object(exp))
+        parse_experimental(exp, out);
     json_t *rank = json_object_get(root, "rank_id");
     if (json_is_integer(rank))
         out->rank = (int64_t)json_integer_value(rank);
@@ -106,6 +185,8 @@ aip_status aip__profiler_info_read(const char *result_dir, aip_profiler_info *ou
 {
     memset(out, 0, sizeof *out);
     out->rank = -1;
+    out->profiler_level = AIP_LEVEL0;
+    out->data_simplification = 1;
     DIR *d = opendir(result_dir);
     if (!d) {
         snprintf(out->problem, sizeof out->problem, "cannot list %s", result_dir);

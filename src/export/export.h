@@ -19,6 +19,17 @@ aip_status aip__export_operator_details(const aip_model *m, aip_out *o);
 /* csv_step_trace.c : step_trace_time.csv from m->step_rows. */
 aip_status aip__export_step_trace(const aip_model *m, aip_out *o);
 
+/* csv_memory.c : memory_record.csv and operator_memory.csv (profile_memory). */
+aip_status aip__export_memory_record(const aip_model *m, aip_out *o);
+aip_status aip__export_operator_memory(const aip_model *m, aip_out *o);
+/* aip__fmt_device_tag() : "CPU", "NPU:0", "CUDA:1" (at most 24 bytes). */
+char *aip__fmt_device_tag(char *d, uint8_t type, int8_t index);
+
+/* csv_op_statistic.c : op_statistic.csv (host: framework ops, Core Type CPU). */
+aip_status aip__export_op_statistic(const aip_model *m, aip_out *o);
+/* csv_api_statistic.c : api_statistic.csv (Level1/Level2; host APIs). */
+aip_status aip__export_api_statistic(const aip_model *m, aip_out *o);
+
 /* The first line of each CSV file, exactly as the seed spells it. */
 #define AIP_OPERATOR_DETAILS_HEADER                                                       \
     "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us),"        \
@@ -27,5 +38,20 @@ aip_status aip__export_step_trace(const aip_model *m, aip_out *o);
 #define AIP_STEP_TRACE_HEADER                                                             \
     "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,"    \
     "Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing"
+
+#define AIP_MEMORY_RECORD_HEADER                                                          \
+    "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),"     \
+    "Stream Ptr,Device Type"
+#define AIP_OPERATOR_MEMORY_HEADER                                                        \
+    "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),"         \
+    "Duration(us),Active Duration(us),Allocation Total Allocated(MB),"                    \
+    "Allocation Total Reserved(MB),Allocation Total Active(MB),"                          \
+    "Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),"   \
+    "Stream Ptr,Device Type"
+#define AIP_OP_STATISTIC_HEADER                                                           \
+    "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),"         \
+    "Max Time(us),Ratio(%)"
+#define AIP_API_STATISTIC_HEADER                                                          \
+    "Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance"
 
 #endif

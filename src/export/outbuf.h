@@ -138,6 +138,29 @@ static inline char *aip__fmt_us3(char *p, int64_t ns)
     return p + 4;
 }
 
+/* num/den rounded half away from zero to `decimals` (<= 9) digits, exact
+ * (bytes as MB, KB): at most 32 bytes. */
+static inline char *aip__fmt_fixed(char *p, int64_t num, int64_t den, unsigned decimals)
+{
+    int neg = num < 0;
+    uint64_t mag = neg ? (uint64_t)0 - (uint64_t)num : (uint64_t)num;
+    uint64_t scale = aip__pow10[decimals];
+    unsigned __int128 q = ((unsigned __int128)mag * scale + (uint64_t)den / 2) / (uint64_t)den;
+    if (neg && q)
+        *p++ = '-';
+    p = aip__fmt_u64(p, (uint64_t)(q / scale));
+    if (decimals) {
+        uint64_t frac = (uint64_t)(q % scale);
+        *p++ = '.';
+        for (unsigned i = decimals; i-- > 0;) {
+            p[i] = (char)('0' + frac % 10);
+            frac /= 10;
+        }
+        p += decimals;
+    }
+    return p;
+}
+
 static inline void aip__out_u64(aip_out *o, uint64_t v)
 {
     aip__out_commit(o, aip__fmt_u64(aip__out_reserve(o, 24), v));

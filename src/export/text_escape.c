@@ -176,6 +176,71 @@ size_t aip__csv_cell(const char *str, size_t n, char *out)
     return (size_t)(o - out);
 }
 
+size_t aip__utf8_clean(const char *str, size_t n, char *out)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    char *o = out;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        if (c && c < 0x80) {
+            *o++ = (char)c;
+            i++;
+            continue;
+        }
+        size_t k = c ? utf8_seq(s + i, n - i) : 0;
+        if (!k) {
+            o = put_fffd(o);
+            i++;
+        } else {
+            memcpy(o, s + i, k);
+            o += k;
+            i += k;
+        }
+    }
+    return (size_t)(o - out);
+}
+
+size_t aip__html_escape(const char *str, size_t n, char *out)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    char *o = out;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        const char *ent = NULL;
+        switch (c) {
+        case '&': ent = "&amp;"; break;
+        case '<': ent = "&lt;"; break;
+        case '>': ent = "&gt;"; break;
+        case '"': ent = "&quot;"; break;
+        case '\'': ent = "&#39;"; break;
+        default: break;
+        }
+        if (ent) {
+            size_t k = strlen(ent);
+            memcpy(o, ent, k);
+            o += k;
+            i++;
+        } else if (c < 0x20 && c != '\n' && c != '\t') {
+            o = put_fffd(o); /* NUL and control characters: not text */
+            i++;
+        } else if (c < 0x80) {
+            *o++ = (char)c;
+            i++;
+        } else {
+            size_t k = utf8_seq(s + i, n - i);
+            if (!k) {
+                o = put_fffd(o);
+                i++;
+            } else {
+                memcpy(o, s + i, k);
+                o += k;
+                i += k;
+            }
+        }
+    }
+    return (size_t)(o - out);
+}
+
 aip_status aip__esc_init(aip_esc_cache *c, const aip_process *p, int kind)
 {
     memset(c, 0, sizeof *c);

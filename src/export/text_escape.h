@@ -27,6 +27,15 @@ size_t aip__json_quote(const char *s, size_t n, char *out);
 /* aip__csv_cell() : the CSV cell for s (quoted if needed); @return bytes. */
 size_t aip__csv_cell(const char *s, size_t n, char *out);
 
+/* aip__utf8_clean() : s as valid UTF-8 text (SQLite TEXT): each invalid
+ * byte and NUL becomes U+FFFD.  At most 3n bytes.  @return bytes. */
+size_t aip__utf8_clean(const char *s, size_t n, char *out);
+/* aip__html_escape() : text for HTML element content or a quoted attribute:
+ * & < > " ' as entities, control characters (but LF, TAB) and invalid
+ * UTF-8 as U+FFFD.  At most AIP_HTML_ESC_MAX(n) bytes.  @return bytes. */
+#define AIP_HTML_ESC_MAX(n) (6 * (size_t)(n))
+size_t aip__html_escape(const char *s, size_t n, char *out);
+
 enum aip_esc_kind { AIP_ESC_JSON, AIP_ESC_CSV };
 
 typedef struct aip_esc_cache {

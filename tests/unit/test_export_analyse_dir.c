@@ -168,16 +168,22 @@ static void test_export_types(void)
     char d[256];
     make_dir("db_ascend_pt", d, &b,
              "{\"config\": {\"experimental_config\": {\"_export_type\": [\"db\"]}}}");
-    aip_analyse_options o = quiet_opts(0);
-    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_ERR_UNSUPPORTED);
-    ASSERT_TRUE(strstr(aip_last_error(), "db export not available yet") != NULL);
-    ASSERT_EQ(mode_of(d, outputs[0]), -1);
-    o = quiet_opts(AIP_EXPORT_TEXT); /* the option overrides profiler_info */
+    aip_analyse_options o = quiet_opts(0); /* db, as recorded: the databases only */
     ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
+    ASSERT_EQ(mode_of(d, outputs[0]), -1);
+    ASSERT_EQ(mode_of(d, "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db") & 0137, 0);
+    ASSERT_TRUE(mode_of(d, "ASCEND_PROFILER_OUTPUT/analysis.db") > 0);
+    o = quiet_opts(AIP_EXPORT_TEXT); /* the option overrides profiler_info; text has the dbs */
+    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
+    ASSERT_TRUE(mode_of(d, outputs[0]) > 0);
+    ASSERT_TRUE(mode_of(d, "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db") > 0);
     o = quiet_opts(AIP_EXPORT_TEXT | AIP_EXPORT_DB);
     ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
-    o = quiet_opts(AIP_EXPORT_DB);
-    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_ERR_UNSUPPORTED);
+    o = quiet_opts(AIP_EXPORT_DB); /* the text outputs of the last run go */
+    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
+    ASSERT_EQ(mode_of(d, outputs[0]), -1);
+    ASSERT_EQ(mode_of(d, outputs[1]), -1);
+    ASSERT_TRUE(mode_of(d, "ASCEND_PROFILER_OUTPUT/analysis.db") > 0);
     o = quiet_opts(0x80);
     ASSERT_EQ(aip_analyse_dir(d, &o), AIP_ERR_INVALID_ARG);
     rb_free(&b);

@@ -1,0 +1,179 @@
+/*
+ * op_stats.c — per-name statistics of spans (count, total, self, min, max,
+ * variance), the basis of op_statistic.csv, api_statistic.csv and the
+ * summary's top-op table.
+ *
+ * Names are grouped by text, across processes (each raw file has its own
+ * string ids, so each process keeps an id → group array and texts are
+ * hashed once per id, not once per span).  The result is sorted by total
+ * time, longest first, then by name: the order is a function of the data.
+ */
+#include "model.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct grouper {
+    aip_op_stat *v;
+    size_t n, cap;
+    uint32_t *hash;           /* 1 + index */
+    size_t hash_cap;
+    uint64_t *hashes;         /* per group */
+    size_t hashes_cap;
+} grouper;
+
+static uint64_t hash_name(const char *s, size_t n, unsigned level)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ level;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static aip_status rehash(grouper *g, size_t cap)
+{
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
+    for (size_t i = 0; i < g->n; i++) {
+        size_t j = (size_t)g->hashes[i] & (cap - 1);
+        while (h[j])
+            j = (j + 1) & (cap - 1);
+        h[j] = (uint32_t)i + 1;
+    }
+    free(g->hash);
+    g->hash = h;
+    g->hash_cap = cap;
+    return AIP_OK;
+}
+
+/* Group index of (text, level), created if new; -1 when out of memory. */
+static int64_t group_of(grouper *g, const char *s, size_t n, unsigned level)
+{
+    uint64_t h = hash_name(s, n, level);
+    if (g->hash_cap)
+        for (size_t j = (size_t)h & (g->hash_cap - 1); g->hash[j]; j = (j + 1) & (g->hash_cap - 1)) {
+            const aip_op_stat *o = &g->v[g->hash[j] - 1];
+            if (g->hashes[g->hash[j] - 1] == h && o->level == level && o->len == n &&
+                !memcmp(o->name, s, n))
+                return g->hash[j] - 1;
+        }
+    if (aip__model_grow((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v) ||
+        aip__model_grow((void **)&g->hashes, &g->hashes_cap, g->n + 1, sizeof *g->hashes))
+        return -1;
+    g->v[g->n] = (aip_op_stat){.name = s, .len = n, .level = level, .min_ns = INT64_MAX};
+    g->hashes[g->n] = h;
+    size_t idx = g->n++;
+    if (g->n * 2 > g->hash_cap) {
+        if (rehash(g, g->hash_cap ? g->hash_cap * 2 : 256))
+            return -1;
+    } else {
+        size_t j = (size_t)h & (g->hash_cap - 1);
+        while (g->hash[j])
+            j = (j + 1) & (g->hash_cap - 1);
+        g->hash[j] = (uint32_t)idx + 1;
+    }
+    return (int64_t)idx;
+}
+
+static void add(aip_op_stat *o, int64_t total, int64_t self)
+{
+    o->count++;
+    o->total_ns += total;
+    o->self_ns += self;
+    if (total < o->min_ns)
+        o->min_ns = total;
+    if (total > o->max_ns)
+        o->max_ns = total;
+    /* Welford, in µs: the variance is reported in µs² */
+    double x = (double)total / 1000.0, d = x - o->mean_us;
+    o->mean_us += d / (double)o->count;
+    o->m2_us += d * (x - o->mean_us);
+}
+
+static unsigned level_of(const aip_span *s, const uint8_t *is_step, unsigned kinds)
+{
+    switch (s->kind) {
+    case AIP_SPAN_OP:
+        return kinds & AIP_STAT_OPS ? AIP_STAT_LEVEL_OP : 0;
+    case AIP_SPAN_ANNOTATION:
+        if (!(kinds & AIP_STAT_ANNOTATIONS) || (is_step && is_step[s->name]))
+            return 0;
+        return AIP_STAT_LEVEL_OP; /* record_function scopes are torch ops too */
+    default:
+        return kinds & AIP_STAT_RANGES ? AIP_STAT_LEVEL_MSTX : 0;
+    }
+}
+
+static int cmp_stat(const void *a, const void *b)
+{
+    const aip_op_stat *x = a, *y = b;
+    if (x->total_ns != y->total_ns)
+        return x->total_ns > y->total_ns ? -1 : 1;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->name, y->name, n);
+    if (c)
+        return c;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return (int)x->level - (int)y->level;
+}
+
+static aip_status process_spans(grouper *g, const aip_process *p, unsigned kinds)
+{
+    uint8_t *is_step = (kinds & AIP_STAT_ANNOTATIONS) ? aip__step_name_flags(p) : NULL;
+    uint32_t *map = calloc(p->strings.n_ent ? 2 * p->strings.n_ent : 1, sizeof *map);
+    if (!map || ((kinds & AIP_STAT_ANNOTATIONS) && !is_step)) {
+        free(map);
+        free(is_step);
+        return aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
+    }
+    aip_status s = AIP_OK;
+    for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
+        const aip_thread *t = &p->threads[ti];
+        for (size_t i = 0; i < t->n_spans; i++) {
+            const aip_span *sp = &t->spans[i];
+            unsigned level = level_of(sp, is_step, kinds);
+            if (!level || sp->name >= p->strings.n_ent)
+                continue;
+            /* one slot per (id, level): ops and mstx ranges may share a name */
+            size_t slot = 2 * (size_t)sp->name + (level == AIP_STAT_LEVEL_MSTX);
+            if (!map[slot]) {
+                size_t len;
+                const char *name = aip__model_str(p, sp->name, &len);
+                int64_t gi = group_of(g, name, len, level);
+                if (gi < 0) {
+                    s = aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
+                    break;
+                }
+                map[slot] = (uint32_t)gi + 1;
+            }
+            add(&g->v[map[slot] - 1], sp->end - sp->start, t->self_ns ? t->self_ns[i] : 0);
+        }
+    }
+    free(map);
+    free(is_step);
+    return s;
+}
+
+aip_status aip__op_stats(const aip_model *m, unsigned kinds, aip_op_stat **out, size_t *n)
+{
+    grouper g = {0};
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = process_spans(&g, &m->procs[pi], kinds);
+    free(g.hash);
+    free(g.hashes);
+    if (s) {
+        free(g.v);
+        return s;
+    }
+    if (g.n > 1)
+        qsort(g.v, g.n, sizeof *g.v, cmp_stat);
+    *out = g.v;
+    *n = g.n;
+    return AIP_OK;
+}

@@ -1,0 +1,118 @@
+/*
+ * csv_statistic.c — op_statistic.csv and api_statistic.csv.
+ *
+ * Both are CANN summaries of device work in torch_npu (copied from msprof).
+ * Without a device, the host-only definitions (docs/ANALYSIS.md):
+ *
+ * - op_statistic.csv: one row per framework op name, Device_id `host`,
+ *   OP Type = the op name, Core Type `CPU`, Count, Total/Min/Avg/Max Time
+ *   from each call's total duration (µs), Ratio(%) = its Total Time over the
+ *   sum of Total Time of all rows.  Nested ops each count their own
+ *   duration, as device kernels would count theirs.
+ * - api_statistic.csv (profiler_level Level1/Level2 only): one row per host
+ *   API name, Device_id `host`; Level `op` for framework ops and
+ *   record_function scopes (ProfilerStep#N excluded), `mstx` for mstx
+ *   ranges — torch_npu's ENUM_API_TYPE names for those APIs.  Time(us) is
+ *   the summed duration, Variance the population variance of the call
+ *   durations in µs².
+ * Rows are sorted by total time, longest first.
+ */
+#include "export.h"
+#include "text_escape.h"
+#include "error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+static void put_name(aip_out *o, const aip_op_stat *st)
+{
+    size_t max = AIP_CSV_ESC_MAX(st->len);
+    char *d = max <= AIP_OUT_CAP / 2 ? aip__out_reserve(o, max) : NULL;
+    if (d) {
+        aip__out_commit(o, d + aip__csv_cell(st->name, st->len, d));
+        return;
+    }
+    char *buf = malloc(max);
+    if (buf) {
+        aip__out_put(o, buf, aip__csv_cell(st->name, st->len, buf));
+        free(buf);
+    }
+}
+
+/* A double with `dec` decimals (ratios and variances: not on a hot path). */
+static void put_double(aip_out *o, double v, int dec)
+{
+    char b[64];
+    int n = snprintf(b, sizeof b, "%.*f", dec, v);
+    aip__out_put(o, b, (size_t)n);
+}
+
+aip_status aip__export_op_statistic(const aip_model *m, aip_out *o)
+{
+    aip_op_stat *st;
+    size_t n;
+    aip_status s = aip__op_stats(m, AIP_STAT_OPS, &st, &n);
+    if (s)
+        return s;
+    PUT_LIT(o, AIP_OP_STATISTIC_HEADER "\r\n");
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += (double)st[i].total_ns;
+    for (size_t i = 0; i < n; i++) {
+        PUT_LIT(o, "host,");
+        put_name(o, &st[i]);
+        char *d = aip__out_reserve(o, 160);
+        memcpy(d, ",CPU,", 5);
+        d = aip__fmt_u64(d + 5, st[i].count);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].total_ns);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].min_ns);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].total_ns / (int64_t)st[i].count);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].max_ns);
+        *d++ = ',';
+        aip__out_commit(o, d);
+        put_double(o, sum > 0 ? 100.0 * (double)st[i].total_ns / sum : 0.0, 2);
+        PUT_LIT(o, "\r\n");
+    }
+    free(st);
+    return o->status;
+}
+
+aip_status aip__export_api_statistic(const aip_model *m, aip_out *o)
+{
+    aip_op_stat *st;
+    size_t n;
+    aip_status s = aip__op_stats(m, AIP_STAT_OPS | AIP_STAT_ANNOTATIONS | AIP_STAT_RANGES, &st, &n);
+    if (s)
+        return s;
+    PUT_LIT(o, AIP_API_STATISTIC_HEADER "\r\n");
+    for (size_t i = 0; i < n; i++) {
+        if (st[i].level == AIP_STAT_LEVEL_MSTX)
+            PUT_LIT(o, "host,mstx,");
+        else
+            PUT_LIT(o, "host,op,");
+        put_name(o, &st[i]);
+        char *d = aip__out_reserve(o, 160);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].total_ns);
+        *d++ = ',';
+        d = aip__fmt_u64(d, st[i].count);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].total_ns / (int64_t)st[i].count);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].min_ns);
+        *d++ = ',';
+        d = aip__fmt_us3(d, st[i].max_ns);
+        *d++ = ',';
+        aip__out_commit(o, d);
+        put_double(o, st[i].m2_us / (double)st[i].count, 3);
+        PUT_LIT(o, "\r\n");
+    }
+    free(st);
+    return o->status;
+}

@@ -1,0 +1,61 @@
+/*
+ * db_analysis.c — analysis.db: the StepTraceTime table (seed analysis.db
+ * 表4, reference §2.5) from the same step rows as step_trace_time.csv.
+ *
+ * Units: µs as REAL, which is what torch_npu's code writes
+ * (convert_ns2us_float) although its table says ms; tools compare these
+ * with step_trace_time.csv.  deviceId is -1 (the seed's "no device"
+ * value; the CSV says `host`); step is the ProfilerStep number as text, NULL
+ * for the single whole-profile row.  The Comm* tables need communication
+ * ops from a device back end and are not created.
+ */
+#include "db_pytorch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const aip_db_col cols[] = {
+    {"deviceId", "INTEGER"}, {"step", "TEXT"}, {"computing", "NUMERIC"},
+    {"communication_not_overlapped", "NUMERIC"}, {"overlapped", "NUMERIC"},
+    {"communication", "NUMERIC"}, {"free", "NUMERIC"}, {"stage", "NUMERIC"},
+    {"bubble", "NUMERIC"}, {"communication_not_overlapped_and_exclude_receive", "NUMERIC"},
+    {"preparing", "NUMERIC"}};
+static const aip_db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
+
+static double us(int64_t ns) { return (double)ns / 1000.0; }
+
+aip_status aip__export_analysis_db(const aip_model *m, const char *path)
+{
+    aip_db d;
+    aip_status s = aip__db_open(&d, path);
+    if (s)
+        return s;
+    aip_db_insert ins;
+    if (!aip__db_insert_begin(&d, &tbl_step_trace_time, &ins)) {
+        for (size_t i = 0; i < m->n_step_rows; i++) {
+            const aip_step_row *r = &m->step_rows[i];
+            /* the host-only arithmetic of csv_step_trace.c */
+            int64_t dur = r->end - r->start, comm = 0, not_overlapped = 0, bubble = 0;
+            int64_t free_ns = dur - r->computing;
+            aip__db_i64(&ins, 0, -1);
+            char step[24];
+            if (r->has_number)
+                aip__db_text(&ins, 1, step,
+                             (size_t)snprintf(step, sizeof step, "%lld", (long long)r->number));
+            else
+                aip__db_null(&ins, 1);
+            aip__db_f64(&ins, 2, us(r->computing));
+            aip__db_f64(&ins, 3, us(not_overlapped));
+            aip__db_f64(&ins, 4, us(comm - not_overlapped));
+            aip__db_f64(&ins, 5, us(comm));
+            aip__db_f64(&ins, 6, us(free_ns > 0 ? free_ns : 0));
+            aip__db_f64(&ins, 7, us(dur - bubble));
+            aip__db_f64(&ins, 8, us(bubble));
+            aip__db_f64(&ins, 9, us(not_overlapped - bubble > 0 ? not_overlapped - bubble : 0));
+            aip__db_f64(&ins, 10, us(r->preparing));
+            aip__db_row(&ins);
+        }
+        aip__db_insert_end(&ins);
+    }
+    return aip__db_close(&d);
+}

@@ -1,0 +1,226 @@
+/*
+ * db_pytorch.c — ascend_pytorch_profiler[_{rank}].db: opens the file, has
+ * the API and memory tables written (db_pytorch_api.c,
+ * db_pytorch_memory.c), adds the small per-profile tables RANK_DEVICE_MAP,
+ * HOST_INFO, META_DATA, STEP_TIME, GC_RECORD, and last STRING_IDS (every
+ * other table refers to it).
+ *
+ * When a table exists: STRING_IDS, PYTORCH_API, ENUM_API_TYPE,
+ * RANK_DEVICE_MAP, HOST_INFO, META_DATA always; CONNECTION_IDS when an op
+ * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
+ * MEMORY_RECORD/OP_MEMORY with profile_memory (or any memory record);
+ * STEP_TIME with a schedule (or any ProfilerStep#); GC_RECORD with a
+ * gc_detect_threshold (or any GC record).
+ */
+#include "db_pytorch.h"
+#include "text_escape.h"
+#include "error.h"
+
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netpacket/packet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const aip_db_col strings_cols[] = {{"id", "INTEGER"}, {"value", "TEXT"}};
+static const aip_db_table tbl_string_ids = {"STRING_IDS", strings_cols, 2, 0};
+static const aip_db_col rank_cols[] = {{"rankId", "INTEGER"}, {"deviceId", "INTEGER"}};
+static const aip_db_table tbl_rank_device_map = {"RANK_DEVICE_MAP", rank_cols, 2, -1};
+static const aip_db_col host_cols[] = {{"hostUid", "TEXT"}, {"hostName", "TEXT"}};
+static const aip_db_table tbl_host_info = {"HOST_INFO", host_cols, 2, -1};
+static const aip_db_col meta_cols[] = {{"name", "TEXT"}, {"value", "TEXT"}};
+static const aip_db_table tbl_meta_data = {"META_DATA", meta_cols, 2, -1};
+static const aip_db_col step_cols[] = {{"id", "INTEGER"}, {"startNs", "INTEGER"}, {"endNs", "INTEGER"}};
+static const aip_db_table tbl_step_time = {"STEP_TIME", step_cols, 3, -1};
+static const aip_db_col gc_cols[] = {{"startNs", "INTEGER"}, {"endNs", "INTEGER"}, {"globalTid", "INTEGER"}};
+static const aip_db_table tbl_gc_record = {"GC_RECORD", gc_cols, 3, -1};
+
+void aip__db_name(int64_t rank, char *out, size_t cap)
+{
+    if (rank < 0)
+        snprintf(out, cap, "ascend_pytorch_profiler.db");
+    else
+        snprintf(out, cap, "ascend_pytorch_profiler_%lld.db", (long long)rank);
+}
+
+/* Utils::GetHostUid of torch_npu: the link-layer addresses of the
+ * non-loopback interfaces as lower-case hex, universal ones preferred over
+ * locally administered ones, sorted, joined with "-", then two
+ * multiplicative hashes (primes 29 and 131) as the high and low 32 bits. */
+uint64_t aip__host_uid(void)
+{
+    struct ifaddrs *ifa = NULL;
+    if (getifaddrs(&ifa) != 0)
+        return 0;
+    char uni[32][64], loc[32][64];
+    size_t n_uni = 0, n_loc = 0;
+    for (struct ifaddrs *i = ifa; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_PACKET || (i->ifa_flags & IFF_LOOPBACK))
+            continue;
+        const struct sockaddr_ll *ll = (const struct sockaddr_ll *)(const void *)i->ifa_addr;
+        if (!ll->sll_halen || ll->sll_halen > 8)
+            continue;
+        char addr[64];
+        size_t k = 0;
+        for (unsigned b = 0; b < ll->sll_halen; b++)
+            k += (size_t)snprintf(addr + k, sizeof addr - k, "%02x", ll->sll_addr[b]);
+        int local = (ll->sll_addr[0] & 2) != 0;
+        if (local && n_loc < 32)
+            memcpy(loc[n_loc++], addr, k + 1);
+        else if (!local && n_uni < 32)
+            memcpy(uni[n_uni++], addr, k + 1);
+    }
+    freeifaddrs(ifa);
+    char (*v)[64] = n_uni ? uni : loc;
+    size_t n = n_uni ? n_uni : n_loc;
+    if (!n)
+        return 0;
+    for (size_t i = 1; i < n; i++) /* insertion sort: a handful of entries */
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            char tmp[64];
+            memcpy(tmp, v[j], 64);
+            memcpy(v[j], v[j - 1], 64);
+            memcpy(v[j - 1], tmp, 64);
+        }
+    uint32_t h0 = 0, h1 = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = v[i];
+        if (i) {
+            h0 = h0 * 29u + (uint32_t)'-';
+            h1 = h1 * 131u + (uint32_t)'-';
+        }
+        for (; *s; s++) {
+            h0 = h0 * 29u + (uint32_t)(unsigned char)*s;
+            h1 = h1 * 131u + (uint32_t)(unsigned char)*s;
+        }
+    }
+    return ((uint64_t)h0 << 32) | h1;
+}
+
+static void put_text(aip_db_insert *ins, int col, const char *s)
+{
+    if (!s) {
+        aip__db_null(ins, col);
+        return;
+    }
+    size_t n = strlen(s);
+    char small[512];
+    char *buf = 3 * n <= sizeof small ? small : malloc(3 * n + 1);
+    if (!buf) {
+        aip__db_null(ins, col);
+        return;
+    }
+    aip__db_text(ins, col, buf, aip__utf8_clean(s, n, buf));
+    if (buf != small)
+        free(buf);
+}
+
+static void host_info(aip_db *d, const aip_model *m)
+{
+    aip_db_insert ins;
+    if (aip__db_insert_begin(d, &tbl_host_info, &ins))
+        return;
+    const aip_process *p = m->n_procs ? &m->procs[0] : NULL;
+    const char *host = p && p->hostname ? p->hostname : NULL;
+    char uid[32] = "", here[256] = "";
+    /* The uid identifies the recording host, so it can only be computed
+     * here when that is this host; otherwise it stays NULL. */
+    if (p && p->host_uid)
+        snprintf(uid, sizeof uid, "%s", p->host_uid);
+    else if (host && gethostname(here, sizeof here - 1) == 0 && !strcmp(here, host))
+        snprintf(uid, sizeof uid, "%llu", (unsigned long long)aip__host_uid());
+    put_text(&ins, 0, uid[0] ? uid : NULL);
+    put_text(&ins, 1, host);
+    aip__db_row(&ins);
+    aip__db_insert_end(&ins);
+}
+
+static void meta_data(aip_db *d, const aip_metadata *md)
+{
+    aip_db_insert ins;
+    if (aip__db_insert_begin(d, &tbl_meta_data, &ins))
+        return;
+    for (size_t i = 0; md && i < md->n; i++) {
+        put_text(&ins, 0, md->keys[i]);
+        put_text(&ins, 1, md->values[i]);
+        aip__db_row(&ins);
+    }
+    aip__db_insert_end(&ins);
+}
+
+static void small_tables(aip_db *d, const aip_db_inputs *in)
+{
+    const aip_model *m = in->m;
+    aip_db_insert ins;
+    if (!aip__db_insert_begin(d, &tbl_rank_device_map, &ins)) {
+        aip__db_i64(&ins, 0, in->info->rank);
+        aip__db_i64(&ins, 1, -1); /* no device: the seed's "not collected" value */
+        aip__db_row(&ins);
+        aip__db_insert_end(&ins);
+    }
+    host_info(d, m);
+    meta_data(d, in->meta);
+    if ((m->n_steps || in->info->has_schedule) && !aip__db_insert_begin(d, &tbl_step_time, &ins)) {
+        for (size_t i = 0; i < m->n_steps; i++) {
+            aip__db_i64(&ins, 0, m->steps[i].number);
+            aip__db_i64(&ins, 1, m->steps[i].start);
+            aip__db_i64(&ins, 2, m->steps[i].end);
+            aip__db_row(&ins);
+        }
+        aip__db_insert_end(&ins);
+    }
+    size_t n_gc = 0;
+    for (size_t i = 0; i < m->n_procs; i++)
+        n_gc += m->procs[i].gc.n;
+    if ((n_gc || in->info->gc_detect) && !aip__db_insert_begin(d, &tbl_gc_record, &ins)) {
+        for (size_t pi = 0; pi < m->n_procs; pi++) {
+            const aip_process *p = &m->procs[pi];
+            for (size_t i = 0; i < p->gc.n; i++) {
+                aip__db_i64(&ins, 0, p->gc.v[i].start);
+                aip__db_i64(&ins, 1, p->gc.v[i].end);
+                uint64_t tid = p->threads[p->gc.v[i].thread].tid;
+                aip__db_i64(&ins, 2, (int64_t)(((uint64_t)p->pid << 32) | (tid & 0xffffffffu)));
+                aip__db_row(&ins);
+            }
+        }
+        aip__db_insert_end(&ins);
+    }
+}
+
+aip_status aip__export_pytorch_db(const aip_db_inputs *in, const char *path)
+{
+    aip_db d;
+    aip_status s = aip__db_open(&d, path);
+    if (s)
+        return s;
+    aip_db_strings api, mem;
+    s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, in->m);
+    if (!s)
+        s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, in->m);
+    else
+        memset(&mem, 0, sizeof mem);
+    if (!s)
+        s = aip__db_write_api(&d, in->m, in->info, &api);
+    if (!s)
+        s = aip__db_write_memory(&d, in->m, in->info, &mem);
+    if (!s)
+        small_tables(&d, in);
+    aip_db_insert ins;
+    if (!s && !d.status && !aip__db_insert_begin(&d, &tbl_string_ids, &ins)) {
+        aip__dbs_write(&api, &ins);
+        aip__dbs_write(&mem, &ins);
+        aip__db_insert_end(&ins);
+    }
+    if (mem.map)
+        aip__dbs_free(&mem);
+    if (api.map)
+        aip__dbs_free(&api);
+    if (s) {
+        aip__db_abort(&d);
+        return s;
+    }
+    return aip__db_close(&d);
+}

@@ -1,0 +1,295 @@
+/*
+ * db_pytorch_api.c — the framework API tables of ascend_pytorch_profiler.db:
+ * PYTORCH_API, CONNECTION_IDS, PYTORCH_CALLCHAINS and ENUM_API_TYPE
+ * (seed 表2–4, reference §2.4), the way torch_npu's FwkApiDbParser fills them:
+ *
+ * - one PYTORCH_API row per framework op and per record_function scope
+ *   (ProfilerStep#N included: torch records all of them as RecordFunction
+ *   ops), type 50001 `op`; mstx push/pop ranges, paired start/end ranges and
+ *   marks (startNs = endNs) are type 50004 `mstx`.  globalTid is
+ *   (pid << 32) | tid.  Ops without a recorded sequence number get -1 and
+ *   fwdThreadId 0, as torch_npu's op records always carry both.
+ * - each fwdbwd flow is connection id (5 << 28) + k, k from 0 in flow order;
+ *   an op with connections gets the next PYTORCH_API.connectionId and one
+ *   CONNECTION_IDS row per connection.  No task queue or device exists
+ *   here, so those are the only connections.
+ * - call stacks (with_stack) are split into frames at ";\n" (or ";\r\n");
+ *   identical stacks of a process share one callchain id (torch_npu makes
+ *   one per op; sharing keeps the table small and the join the same).
+ */
+#include "db_pytorch.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define API_TYPE_OP 50001
+#define API_TYPE_MSTX 50004
+#define CONNECTION_BASE ((int64_t)5 << 28)
+
+static const aip_db_col api_cols[] = {
+    {"startNs", "INTEGER"}, {"endNs", "INTEGER"}, {"globalTid", "INTEGER"},
+    {"connectionId", "INTEGER"}, {"name", "INTEGER"}, {"sequenceNumber", "INTEGER"},
+    {"fwdThreadId", "INTEGER"}, {"inputDtypes", "INTEGER"}, {"inputShapes", "INTEGER"},
+    {"callchainId", "INTEGER"}, {"type", "INTEGER"}};
+const aip_db_table aip__tbl_pytorch_api = {"PYTORCH_API", api_cols, 11, -1};
+
+static const aip_db_col conn_cols[] = {{"id", "INTEGER"}, {"connectionId", "INTEGER"}};
+const aip_db_table aip__tbl_connection_ids = {"CONNECTION_IDS", conn_cols, 2, -1};
+
+static const aip_db_col chain_cols[] = {
+    {"id", "INTEGER"}, {"stack", "INTEGER"}, {"stackDepth", "INTEGER"}};
+const aip_db_table aip__tbl_callchains = {"PYTORCH_CALLCHAINS", chain_cols, 3, -1};
+
+static const aip_db_col enum_cols[] = {{"id", "INTEGER"}, {"name", "TEXT"}};
+const aip_db_table aip__tbl_enum_api_type = {"ENUM_API_TYPE", enum_cols, 2, 0};
+
+/* A span's fwdbwd connection, sorted by (process, thread, span). */
+typedef struct conn {
+    uint32_t proc, thread;
+    size_t span;
+    int64_t id;
+} conn;
+
+static int cmp_conn(const void *a, const void *b)
+{
+    const conn *x = a, *y = b;
+    if (x->proc != y->proc)
+        return x->proc < y->proc ? -1 : 1;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->span != y->span)
+        return x->span < y->span ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+typedef struct api_writer {
+    const aip_model *m;
+    aip_db_strings *str;
+    aip_db_insert api, conn_ins, chain_ins;
+    int with_chains;
+    conn *conns;
+    size_t n_conns, next_conn;
+    int64_t next_connection_id;  /* PYTORCH_API.connectionId counter */
+    int64_t next_chain;
+    uint32_t *chain_map;         /* current process: raw stack id -> 1 + callchain id */
+    size_t chain_map_n;
+    aip_status status;
+} api_writer;
+
+static void bind_opt_id(aip_db_insert *ins, int col, int64_t id)
+{
+    if (id >= 0)
+        aip__db_i64(ins, col, id);
+    else
+        aip__db_null(ins, col);
+}
+
+/* The callchain of raw stack string `sid`: frames into STRING_IDS, rows
+ * into PYTORCH_CALLCHAINS the first time.  -1 when empty. */
+static int64_t callchain(api_writer *w, size_t proc, uint32_t sid)
+{
+    const aip_process *p = &w->m->procs[proc];
+    if (!sid || sid >= p->strings.n_ent)
+        return -1;
+    if (!w->chain_map) {
+        w->chain_map = calloc(p->strings.n_ent, sizeof *w->chain_map);
+        w->chain_map_n = p->strings.n_ent;
+        if (!w->chain_map) {
+            w->status = aip__fail(AIP_ERR_NOMEM, "no memory for call chains");
+            return -1;
+        }
+    }
+    if (w->chain_map[sid])
+        return w->chain_map[sid] == UINT32_MAX ? -1 : (int64_t)w->chain_map[sid] - 1;
+    size_t n;
+    const char *s = aip__model_str(p, sid, &n);
+    if (!n || w->next_chain >= UINT32_MAX - 1) {
+        w->chain_map[sid] = UINT32_MAX;
+        return -1;
+    }
+    if (!w->with_chains) {
+        if (aip__db_insert_begin(w->api.d, &aip__tbl_callchains, &w->chain_ins))
+            return -1;
+        w->with_chains = 1;
+    }
+    int64_t id = w->next_chain++;
+    int64_t depth = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        /* frame separator ";\n" or ";\r\n"; the end closes the last frame */
+        size_t sep = 0;
+        if (i < n && s[i] == ';') {
+            if (i + 1 < n && s[i + 1] == '\n')
+                sep = 2;
+            else if (i + 2 < n && s[i + 1] == '\r' && s[i + 2] == '\n')
+                sep = 3;
+        }
+        if (i < n && !sep)
+            continue;
+        if (i > start) {
+            aip__db_i64(&w->chain_ins, 0, id);
+            bind_opt_id(&w->chain_ins, 1, aip__dbs_text(w->str, s + start, i - start));
+            aip__db_i64(&w->chain_ins, 2, depth++);
+            aip__db_row(&w->chain_ins);
+        }
+        i += sep ? sep - 1 : 0;
+        start = i + 1;
+    }
+    w->chain_map[sid] = (uint32_t)id + 1;
+    return id;
+}
+
+/* connectionId column of span `si`: a new id with its CONNECTION_IDS rows,
+ * or NULL when the span has no connection. */
+static void bind_connections(api_writer *w, uint32_t pi, uint32_t ti, size_t si)
+{
+    while (w->next_conn < w->n_conns && cmp_conn(&w->conns[w->next_conn],
+                                                  &(conn){pi, ti, si, INT64_MIN}) < 0)
+        w->next_conn++;
+    const conn *c = w->next_conn < w->n_conns ? &w->conns[w->next_conn] : NULL;
+    if (!c || c->proc != pi || c->thread != ti || c->span != si) {
+        aip__db_null(&w->api, 3);
+        return;
+    }
+    int64_t id = w->next_connection_id++;
+    for (; w->next_conn < w->n_conns && w->conns[w->next_conn].proc == pi &&
+           w->conns[w->next_conn].thread == ti && w->conns[w->next_conn].span == si;
+         w->next_conn++) {
+        aip__db_i64(&w->conn_ins, 0, id);
+        aip__db_i64(&w->conn_ins, 1, w->conns[w->next_conn].id);
+        aip__db_row(&w->conn_ins);
+    }
+    aip__db_i64(&w->api, 3, id);
+}
+
+static int64_t global_tid(int64_t pid, uint64_t tid)
+{
+    return (int64_t)(((uint64_t)pid << 32) | (tid & 0xffffffffu));
+}
+
+static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
+{
+    const aip_process *p = &w->m->procs[pi];
+    const aip_thread *t = &p->threads[ti];
+    aip_db_insert *ins = &w->api;
+    aip__db_i64(ins, 2, global_tid(p->pid, t->tid));
+    for (size_t i = 0; i < t->n_spans && !ins->d->status; i++) {
+        const aip_span *sp = &t->spans[i];
+        aip__db_i64(ins, 0, sp->start);
+        aip__db_i64(ins, 1, sp->end);
+        bind_opt_id(ins, 4, aip__dbs_raw(w->str, pi, sp->name));
+        if (sp->kind == AIP_SPAN_RANGE) {
+            aip__db_null(ins, 3);
+            for (int c = 5; c <= 9; c++)
+                aip__db_null(ins, c);
+            aip__db_i64(ins, 10, API_TYPE_MSTX);
+            aip__db_row(ins);
+            continue;
+        }
+        bind_connections(w, pi, ti, i);
+        aip_op_fields f;
+        if (sp->kind == AIP_SPAN_OP && sp->aux) {
+            aip__model_op_fields(t, sp, &f);
+        } else {
+            memset(&f, 0, sizeof f);
+            f.sequence_number = -1;
+        }
+        aip__db_i64(ins, 5, f.has_seq ? f.sequence_number : -1);
+        aip__db_i64(ins, 6, (int64_t)f.fwd_thread_id);
+        bind_opt_id(ins, 7, f.has_shapes ? aip__dbs_raw(w->str, pi, f.input_dtypes) : -1);
+        bind_opt_id(ins, 8, f.has_shapes ? aip__dbs_raw(w->str, pi, f.input_shapes) : -1);
+        bind_opt_id(ins, 9, f.has_stack ? callchain(w, pi, f.call_stack) : -1);
+        aip__db_i64(ins, 10, API_TYPE_OP);
+        aip__db_row(ins);
+    }
+}
+
+/* mstx marks and cross-thread start/end ranges of one process. */
+static void mstx_rows(api_writer *w, uint32_t pi)
+{
+    const aip_process *p = &w->m->procs[pi];
+    aip_db_insert *ins = &w->api;
+    for (int c = 3; c <= 9; c++)
+        aip__db_null(ins, c);
+    aip__db_i64(ins, 10, API_TYPE_MSTX);
+    for (size_t i = 0; i < p->marks.n; i++) {
+        const aip_mark_ev *mk = &p->marks.v[i];
+        aip__db_i64(ins, 0, mk->ts);
+        aip__db_i64(ins, 1, mk->ts);
+        aip__db_i64(ins, 2, global_tid(p->pid, p->threads[mk->thread].tid));
+        bind_opt_id(ins, 4, aip__dbs_raw(w->str, pi, mk->name));
+        aip__db_row(ins);
+    }
+    for (size_t i = 0; i < p->range_starts.n; i++) {
+        const aip_range_point *r = &p->range_starts.v[i];
+        if (r->match < 0)
+            continue; /* no end inside the trace: no duration to store */
+        aip__db_i64(ins, 0, r->ts);
+        aip__db_i64(ins, 1, p->range_ends.v[r->match].ts);
+        aip__db_i64(ins, 2, global_tid(p->pid, p->threads[r->thread].tid));
+        bind_opt_id(ins, 4, aip__dbs_raw(w->str, pi, r->name));
+        aip__db_row(ins);
+    }
+}
+
+static aip_status collect_conns(api_writer *w)
+{
+    const aip_model *m = w->m;
+    if (!m->n_flows)
+        return AIP_OK;
+    w->conns = malloc(2 * m->n_flows * sizeof *w->conns);
+    if (!w->conns)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for connection ids");
+    for (size_t k = 0; k < m->n_flows; k++) {
+        const aip_flow *f = &m->flows[k];
+        int64_t id = CONNECTION_BASE + (int64_t)k;
+        w->conns[w->n_conns++] = (conn){f->process, f->fwd_thread, f->fwd_span, id};
+        w->conns[w->n_conns++] = (conn){f->process, f->bwd_thread, f->bwd_span, id};
+    }
+    qsort(w->conns, w->n_conns, sizeof *w->conns, cmp_conn);
+    return AIP_OK;
+}
+
+aip_status aip__db_write_api(aip_db *d, const aip_model *m, const aip_profiler_info *info,
+                             aip_db_strings *str)
+{
+    api_writer w = {.m = m, .str = str};
+    aip_status s = collect_conns(&w);
+    if (!s)
+        s = aip__db_insert_begin(d, &aip__tbl_pytorch_api, &w.api);
+    if (!s && w.n_conns)
+        s = aip__db_insert_begin(d, &aip__tbl_connection_ids, &w.conn_ins);
+    /* with_stack on: the table exists even if no op carried a stack */
+    if (!s && info->with_stack) {
+        s = aip__db_insert_begin(d, &aip__tbl_callchains, &w.chain_ins);
+        w.with_chains = !s;
+    }
+    for (uint32_t pi = 0; pi < m->n_procs && !s; pi++) {
+        for (uint32_t ti = 0; ti < m->procs[pi].n_threads && !d->status && !w.status; ti++)
+            thread_rows(&w, pi, ti);
+        mstx_rows(&w, pi);
+        free(w.chain_map);
+        w.chain_map = NULL;
+        s = d->status ? d->status : w.status ? w.status : str->status;
+    }
+    aip__db_insert_end(&w.api);
+    aip__db_insert_end(&w.conn_ins);
+    aip__db_insert_end(&w.chain_ins);
+    free(w.conns);
+    free(w.chain_map);
+    if (s)
+        return s;
+    aip_db_insert e;
+    if (aip__db_insert_begin(d, &aip__tbl_enum_api_type, &e))
+        return d->status;
+    static const struct { int id; const char *name; } types[] = {
+        {50001, "op"}, {50002, "queue"}, {50003, "trace"}, {50004, "mstx"}};
+    for (size_t i = 0; i < 4; i++) {
+        aip__db_i64(&e, 0, types[i].id);
+        aip__db_text(&e, 1, types[i].name, strlen(types[i].name));
+        aip__db_row(&e);
+    }
+    aip__db_insert_end(&e);
+    return d->status;
+}

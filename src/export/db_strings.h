@@ -1,0 +1,51 @@
+/*
+ * db_strings.h — the STRING_IDS table of ascend_pytorch_profiler.db.
+ *
+ * Columns holding text in the seed's tables are ids into STRING_IDS.
+ * torch_npu numbers framework API strings from 1<<28 and memory strings
+ * from 2<<28 (reference §2.4); each range is one aip_db_strings.  Texts are
+ * deduplicated across processes (each raw file has its own string ids), and
+ * a per-process array remembers the answer for every raw string id, so the
+ * per-row cost on the hot path is one array load.  Texts are stored as
+ * valid UTF-8 (invalid bytes and NUL become U+FFFD).
+ */
+#ifndef AIP_DB_STRINGS_H
+#define AIP_DB_STRINGS_H
+
+#include "db.h"
+#include "model.h"
+
+#define AIP_DB_STR_BASE_API ((int64_t)1 << 28)
+#define AIP_DB_STR_BASE_MEMORY ((int64_t)2 << 28)
+
+typedef struct aip_dbs_ent {
+    uint64_t hash;
+    size_t off;
+    uint32_t len;
+} aip_dbs_ent;
+
+typedef struct aip_db_strings {
+    int64_t base;
+    const aip_model *m;
+    char *blob;
+    size_t blob_len, blob_cap;
+    aip_dbs_ent *ent;         /* id = base + index */
+    size_t n, cap;
+    uint32_t *hash;           /* open addressing: 1 + entry index, 0 = empty */
+    size_t hash_cap;
+    uint32_t **map;           /* per process, per raw string id: 1 + entry index */
+    aip_status status;        /* first error (no memory), sticky */
+} aip_db_strings;
+
+aip_status aip__dbs_init(aip_db_strings *t, int64_t base, const aip_model *m);
+void aip__dbs_free(aip_db_strings *t);
+/* aip__dbs_text() : the id of `s`; -1 for "" (written as NULL) or when out
+ * of memory (sticky status). */
+int64_t aip__dbs_text(aip_db_strings *t, const char *s, size_t n);
+/* aip__dbs_raw() : the id of raw string `id` of process `proc`; -1 for
+ * none/"" (NULL). */
+int64_t aip__dbs_raw(aip_db_strings *t, size_t proc, uint32_t id);
+/* aip__dbs_write() : rows (id, value) of every text, in id order. */
+void aip__dbs_write(const aip_db_strings *t, aip_db_insert *ins);
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * op_args.c — record_op_args: the `{worker}_{timestamp}_ascend_pt_op_args`
+ * directory beside the result directory (the name torch_npu's ProfilerMgr
+ * gives ACL's op-argument dump for the AOE tuning tool).
+ *
+ * ACL dumps the arguments of the AI Core ops a device ran; a host-only
+ * profile has none.  What the raw data does hold is each framework op's
+ * name and (with record_shapes) input shapes and dtypes, which are the
+ * host-side arguments of the calls that would become device ops.  So the
+ * directory gets one file, op_args.csv: one row per distinct
+ * (Name, Input Shapes, Input Data Types) with its call Count, sorted by
+ * those texts (docs/ANALYSIS.md).  It is written at analysis time, from the
+ * raw data, like every other output.
+ */
+#include "result.h"
+#include "export.h"
+#include "text_escape.h"
+#include "error.h"
+#include "fs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+typedef struct arg_key {      /* per process: raw string ids */
+    uint32_t name, shapes, dtypes;
+    uint32_t proc;
+    uint64_t count;
+} arg_key;
+
+typedef struct keyset {
+    arg_key *v;
+    size_t n, cap;
+    uint32_t *hash;           /* 1 + index of v, for the current process */
+    size_t hash_cap;
+    size_t first;             /* first entry of the current process */
+} keyset;
+
+static size_t key_hash(uint32_t a, uint32_t b, uint32_t c, size_t cap)
+{
+    uint64_t h = ((uint64_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)b << 21) ^ ((uint64_t)c << 42);
+    h *= 0xff51afd7ed558ccdULL;
+    return (size_t)(h >> 17) & (cap - 1);
+}
+
+static aip_status add_key(keyset *k, uint32_t proc, uint32_t name, uint32_t shapes, uint32_t dtypes)
+{
+    if ((k->n - k->first + 1) * 2 > k->hash_cap) {
+        size_t cap = k->hash_cap ? k->hash_cap * 2 : 256;
+        uint32_t *h = calloc(cap, sizeof *h);
+        if (!h)
+            return aip__fail(AIP_ERR_NOMEM, "no memory for op arguments");
+        for (size_t i = k->first; i < k->n; i++) {
+            size_t j = key_hash(k->v[i].name, k->v[i].shapes, k->v[i].dtypes, cap);
+            while (h[j])
+                j = (j + 1) & (cap - 1);
+            h[j] = (uint32_t)i + 1;
+        }
+        free(k->hash);
+        k->hash = h;
+        k->hash_cap = cap;
+    }
+    size_t j = key_hash(name, shapes, dtypes, k->hash_cap);
+    for (; k->hash[j]; j = (j + 1) & (k->hash_cap - 1)) {
+        arg_key *e = &k->v[k->hash[j] - 1];
+        if (e->name == name && e->shapes == shapes && e->dtypes == dtypes) {
+            e->count++;
+            return AIP_OK;
+        }
+    }
+    if (aip__model_grow((void **)&k->v, &k->cap, k->n + 1, sizeof *k->v))
+        return AIP_ERR_NOMEM;
+    k->v[k->n] = (arg_key){name, shapes, dtypes, proc, 1};
+    k->hash[j] = (uint32_t)++k->n;
+    return AIP_OK;
+}
+
+static int cmp_text(const aip_process *p, uint32_t a, const aip_process *q, uint32_t b)
+{
+    size_t na, nb;
+    const char *sa = aip__model_str(p, a, &na), *sb = aip__model_str(q, b, &nb);
+    int c = memcmp(sa, sb, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
+
+static int cmp_key(const void *x, const void *y, void *ctx)
+{
+    const aip_model *m = ctx;
+    const arg_key *a = x, *b = y;
+    const aip_process *p = &m->procs[a->proc], *q = &m->procs[b->proc];
+    int c = cmp_text(p, a->name, q, b->name);
+    if (!c)
+        c = cmp_text(p, a->shapes, q, b->shapes);
+    return c ? c : cmp_text(p, a->dtypes, q, b->dtypes);
+}
+
+static void put_cell(aip_out *o, const aip_process *p, uint32_t id)
+{
+    size_t n;
+    const char *s = aip__model_str(p, id, &n);
+    char *buf = malloc(AIP_CSV_ESC_MAX(n));
+    if (buf) {
+        aip__out_put(o, buf, aip__csv_cell(s, n, buf));
+        free(buf);
+    }
+}
+
+static aip_status write_csv(const aip_model *m, keyset *k, const char *path)
+{
+    if (k->n > 1)
+        qsort_r(k->v, k->n, sizeof *k->v, cmp_key, (void *)m);
+    aip_out o;
+    aip_status s = aip__out_open(&o, path);
+    if (s)
+        return s;
+    PUT_LIT(&o, "Name,Input Shapes,Input Data Types,Count\r\n");
+    for (size_t i = 0; i < k->n;) {
+        /* equal texts from several processes: one row */
+        size_t j = i + 1;
+        uint64_t count = k->v[i].count;
+        while (j < k->n && !cmp_key(&k->v[i], &k->v[j], (void *)m))
+            count += k->v[j++].count;
+        const aip_process *p = &m->procs[k->v[i].proc];
+        put_cell(&o, p, k->v[i].name);
+        PUT_LIT(&o, ",");
+        put_cell(&o, p, k->v[i].shapes);
+        PUT_LIT(&o, ",");
+        put_cell(&o, p, k->v[i].dtypes);
+        PUT_LIT(&o, ",");
+        aip__out_u64(&o, count);
+        PUT_LIT(&o, "\r\n");
+        i = j;
+    }
+    return aip__out_close(&o);
+}
+
+aip_status aip__write_op_args(aip_run_log *r, const aip_model *m)
+{
+    char dir[PATH_MAX], path[PATH_MAX];
+    size_t n = strlen(r->dir);
+    while (n > 1 && r->dir[n - 1] == '/')
+        n--;
+    if (snprintf(dir, sizeof dir, "%.*s_op_args", (int)n, r->dir) >= (int)sizeof dir)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s_op_args", r->dir);
+    aip_status s = aip__path_check(dir, "op_args directory");
+    if (!s)
+        s = aip__path_no_symlink(dir);
+    if (!s)
+        s = aip__mkdirs(dir);
+    if (!s)
+        s = aip__join(path, sizeof path, dir, "op_args.csv");
+    if (s)
+        return s;
+    keyset k = {0};
+    for (uint32_t pi = 0; pi < m->n_procs && !s; pi++) {
+        const aip_process *p = &m->procs[pi];
+        k.first = k.n;
+        free(k.hash);
+        k.hash = NULL;
+        k.hash_cap = 0;
+        for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
+            const aip_thread *t = &p->threads[ti];
+            for (size_t i = 0; i < t->n_spans && !s; i++) {
+                if (t->spans[i].kind != AIP_SPAN_OP)
+                    continue;
+                aip_op_fields f;
+                aip__model_op_fields(t, &t->spans[i], &f);
+                s = add_key(&k, pi, t->spans[i].name, f.has_shapes ? f.input_shapes : 0,
+                            f.has_shapes ? f.input_dtypes : 0);
+            }
+        }
+    }
+    free(k.hash);
+    if (!s)
+        s = write_csv(m, &k, path);
+    if (!s)
+        aip__runlog_line(r, "wrote %s (%zu distinct op calls)", path, k.n);
+    free(k.v);
+    return s;
+}

@@ -1,0 +1,43 @@
+/*
+ * result.h — working on a whole result directory: reading it into a model
+ * (result_load.c), tidying it after an analysis (result_clean.c), the
+ * record_op_args directory beside it (op_args.c), and the reports the
+ * commands make from it (memory timeline, summary).
+ */
+#ifndef AIP_RESULT_H
+#define AIP_RESULT_H
+
+#include "model.h"
+#include "profiler_info.h"
+#include "run_log.h"
+
+#define AIP_OUTPUT_DIR "ASCEND_PROFILER_OUTPUT"
+
+/* aip__result_load() : load every .raw file in FRAMEWORK/ of r->dir and derive.
+ * On error the model is empty. */
+aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_model *m);
+
+/* aip__result_open() : check the path, read profiler_info, load.  The run
+ * log is initialised in every case (free it). */
+aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r,
+                            aip_profiler_info *info, aip_model *m);
+
+/* aip__output_prune() : remove from ASCEND_PROFILER_OUTPUT every entry
+ * whose name is not in `keep` (NULL-terminated): outputs of an earlier
+ * analysis with other switches, temporary files of a killed one. */
+aip_status aip__output_prune(aip_run_log *r, const char *const *keep);
+
+/* aip__simplify() : data_simplification — remove everything at the top of
+ * the result directory but what the seed keeps (profiler_*.json,
+ * ASCEND_PROFILER_OUTPUT, FRAMEWORK, logs, PROF_*). */
+aip_status aip__simplify(aip_run_log *r);
+
+/* aip__remove_tree() : unlink `path` (a file, a symlink itself, or a
+ * directory with its contents) without following symbolic links. */
+aip_status aip__remove_tree(const char *path);
+
+/* aip__write_op_args() : record_op_args — `{result_dir}_op_args/` beside
+ * the result directory (op_args.c). */
+aip_status aip__write_op_args(aip_run_log *r, const aip_model *m);
+
+#endif
