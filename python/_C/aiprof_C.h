@@ -27,10 +27,12 @@ int aipy_tracer_init(PyObject *module);
 int aipy_modules_init(PyObject *module);
 int aipy_gc_init(PyObject *module);
 int aipy_dynamic_init(PyObject *module);
+int aipy_trace_reader_init(PyObject *module);
 
 /* pytracer.c / modules.c : the current thread's call stack and module
- * path as text (NULL when none); safe without the GIL, see op_context.h. */
-const char *aipy_tracer_current_stack(void);
-const char *aipy_modules_current_path(void);
+ * path as text (NULL when none) and its string id; safe without the GIL,
+ * see op_context.h. */
+const char *aipy_tracer_current_stack(aip_string_id *id);
+const char *aipy_modules_current_path(aip_string_id *id);
 
 #endif

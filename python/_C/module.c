@@ -129,8 +129,13 @@ static PyObject *py_version(PyObject *self, PyObject *unused)
 /* The adapter's entry point into this extension (op_context.h). */
 static void op_context(unsigned want, aiprof_op_context *ctx)
 {
-    ctx->call_stack = (want & AIPROF_WANT_STACK) ? aipy_tracer_current_stack() : NULL;
-    ctx->module_hierarchy = (want & AIPROF_WANT_MODULES) ? aipy_modules_current_path() : NULL;
+    ctx->call_stack = NULL;
+    ctx->module_hierarchy = NULL;
+    ctx->call_stack_id = ctx->module_hierarchy_id = 0;
+    if (want & AIPROF_WANT_STACK)
+        ctx->call_stack = aipy_tracer_current_stack(&ctx->call_stack_id);
+    if (want & AIPROF_WANT_MODULES)
+        ctx->module_hierarchy = aipy_modules_current_path(&ctx->module_hierarchy_id);
 }
 
 static PyObject *py_op_context_address(PyObject *self, PyObject *unused)
@@ -170,7 +175,8 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!m)
         return NULL;
     if (aipy_session_init(m) || aipy_annotate_init(m) || aipy_tracer_init(m) ||
-        aipy_modules_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m)) {
+        aipy_modules_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m) ||
+        aipy_trace_reader_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -24,6 +24,7 @@
 typedef struct mod_entry {
     PyObject *module; /* borrowed; identity only */
     char *path;
+    aip_string_id id; /* the path, interned once per entry */
 } mod_entry;
 
 typedef struct mod_stack {
@@ -138,6 +139,7 @@ static PyObject *py_pre_hook(PyObject *self, PyObject *const *args, Py_ssize_t n
     memcpy(path + plen, nm, nlen + 1);
     s->e[d].module = args[0];
     s->e[d].path = path;
+    s->e[d].id = aip_intern(path);
     Py_RETURN_NONE;
 }
 
@@ -161,13 +163,14 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
     Py_RETURN_NONE;
 }
 
-const char *aipy_modules_current_path(void)
+const char *aipy_modules_current_path(aip_string_id *id)
 {
     mod_stack *s = tls_mods;
     if (!s || !__atomic_load_n(&modules_on, __ATOMIC_RELAXED) || s->epoch != modules_epoch ||
         s->depth <= 0)
         return NULL;
     int top = (s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH) - 1;
+    *id = s->e[top].id;
     return s->e[top].path;
 }
 

@@ -11,21 +11,27 @@
  * The extension hands the function's address to the adapter as an integer
  * (aiprof._C._op_context_address()); the Python package passes it on with
  * ctypes.  The strings stay valid at least until the op ends on this thread.
+ * Each text comes with its string id, interned once when the extension
+ * first made the text, so that an op need not hash kilobytes of stack.
  */
 #ifndef AIPROF_OP_CONTEXT_H
 #define AIPROF_OP_CONTEXT_H
+
+#include "aiprof.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define AIPROF_OP_CONTEXT_ABI 1
+#define AIPROF_OP_CONTEXT_ABI 2
 
 enum { AIPROF_WANT_STACK = 1u << 0, AIPROF_WANT_MODULES = 1u << 1 };
 
 typedef struct aiprof_op_context {
     const char *call_stack;       /* "file.py(12): f;\nfile.py(3): <module>", innermost first */
     const char *module_hierarchy; /* "nn.Module: MLP_0;nn.Module: Linear_0", outermost first */
+    aip_string_id call_stack_id;  /* the same texts, interned once by the extension */
+    aip_string_id module_hierarchy_id;
 } aiprof_op_context;
 
 /* Fill `ctx` for the calling thread; fields not wanted or unknown are NULL. */

@@ -118,6 +118,7 @@ typedef struct stack_node {
     const struct stack_node *parent; /* outer frames, NULL at the root */
     const code_info *ci;
     int lasti;
+    aip_string_id id;                /* the text, interned once */
     char *text;
     struct stack_node *next;
 } stack_node;
@@ -176,6 +177,7 @@ static const stack_node *node_make(const stack_node *parent, const code_info *ci
     n->parent = parent;
     n->ci = ci;
     n->lasti = lasti;
+    n->id = aip_intern(n->text);
     size_t h = node_hash(parent, ci, lasti) & (node_cap - 1);
     n->next = node_tab[h];
     node_tab[h] = n;
@@ -366,7 +368,7 @@ static int hook_is_ours(void)
     return ts && __atomic_load_n(&ts->c_profilefunc, __ATOMIC_RELAXED) == profile_cb;
 }
 
-const char *aipy_tracer_current_stack(void)
+const char *aipy_tracer_current_stack(aip_string_id *id)
 {
     shadow *s = tls_shadow;
     if (!s || !__atomic_load_n(&tracer_on, __ATOMIC_RELAXED) || s->epoch != tracer_epoch ||
@@ -380,7 +382,10 @@ const char *aipy_tracer_current_stack(void)
     pthread_mutex_lock(&node_lock);
     const stack_node *n = node_get(outer_of(s, top), e->ci, lasti);
     pthread_mutex_unlock(&node_lock);
-    return n ? n->text : NULL;
+    if (!n)
+        return NULL;
+    *id = n->id;
+    return n->text;
 }
 
 /* ---- start / stop ------------------------------------------------------ */

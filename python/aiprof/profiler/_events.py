@@ -97,6 +97,8 @@ class FunctionEvent(_TimeStrings):
         self.device_type = "CPU"
         self.device_index = 0
         self.kernels = []
+        self._self_us = None    # set by the trace reader, else derived
+        self._self_mem = None
 
     @property
     def cpu_time_total(self):
@@ -108,10 +110,14 @@ class FunctionEvent(_TimeStrings):
 
     @property
     def self_cpu_time_total(self):
+        if self._self_us is not None:
+            return self._self_us
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
     @property
     def self_cpu_memory_usage(self):
+        if self._self_mem is not None:
+            return self._self_mem
         return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
 
     def __repr__(self):

@@ -1,162 +1,169 @@
-"""A finished trace read back: trace_view.json → FunctionEvents.
+"""A finished trace read back: trace_view.json → torch-style results.
 
-The analyser writes ASCEND_PROFILER_OUTPUT/trace_view.json; this module
-turns its cpu_op and user_annotation slices into torch-style events with
-the nesting torch builds (per thread, by time), and attributes [memory]
-instants to the innermost event around them on their thread.
+The C reader (aiprof._C.read_trace, python/_C/trace_reader.c) scans the
+analyser's trace_view.json once and returns packed columns with torch's
+nesting, self times and memory attribution already worked out.
+key_averages() aggregates those columns directly; events() makes
+FunctionEvent objects only when asked for.
 """
-import bisect
 import json
 import os
+from array import array
 
+from .. import _C
 from ._analyse import ensure_analysed, trace_file
-from ._events import (EventList, FunctionEvent, FILTERED_NAMES, MEMORY_EVENT_NAME)
+from ._events import (EventList, FunctionEvent, FunctionEventAvg, FILTERED_NAMES,
+                      rewrite_name)
 
-_CATEGORIES = ("cpu_op", "user_annotation")
 STACK_SEPARATOR = ";\n"
+_CATEGORY = {0: "cpu_op", 1: "user_annotation", 2: "cpu_instant_event"}
+_TYPECODES = {"name": "i", "cat": "b", "tid": "q", "start": "d", "dur": "d", "self": "d",
+              "parent": "i", "shapes": "i", "types": "i", "stack": "i", "module": "i",
+              "seq": "q", "fwd": "q", "mem": "q", "self_mem": "q"}
+_FILTERED = frozenset(FILTERED_NAMES)
 
 
 def _parse_shapes(text):
-    if not text:
-        return []
     try:
         return json.loads(text)
     except ValueError:
         return text
 
 
-def load_trace(result_dir):
-    """The parsed trace_view.json of `result_dir` (analysing it if needed)."""
-    ensure_analysed(result_dir)
-    with open(trace_file(result_dir), "rb") as f:
-        return json.load(f)
+class _Columns:
+    """The columns of one trace (arrays indexed by event)."""
 
+    def __init__(self, path):
+        raw = _C.read_trace(path, _FILTERED)
+        self.strings = raw.pop("strings")
+        for key, code in _TYPECODES.items():
+            col = array(code)
+            col.frombytes(raw[key])
+            setattr(self, key, col)
+        self.n = len(self.name)
+        self._shapes = {}
+        self._stacks = {}
 
-def build_events(trace):
-    """FunctionEvents of a trace, sorted by start, parents and children set."""
-    by_thread = {}
-    memory = []
-    for ev in trace.get("traceEvents", ()):
-        ph = ev.get("ph")
-        if ph == "X":
-            if ev.get("cat") not in _CATEGORIES or ev.get("name") in FILTERED_NAMES:
-                continue
-            by_thread.setdefault(ev.get("tid"), []).append(ev)
-        elif ph == "i" and ev.get("name") == MEMORY_EVENT_NAME:
-            memory.append(ev)
-    events = []
-    next_id = 0
-    for tid, raw in by_thread.items():
-        raw.sort(key=lambda e: (e["ts"], -e.get("dur", 0)))
-        stack = []
-        for ev in raw:
-            start = float(ev["ts"])
-            end = start + float(ev.get("dur", 0))
-            args = ev.get("args") or {}
-            call_stack = args.get("Call stack")
-            fe = FunctionEvent(
-                id=next_id, name=ev["name"], thread=tid, start_us=start, end_us=end,
-                category=ev.get("cat"),
-                input_shapes=_parse_shapes(args.get("Input Dims")),
-                input_types=args.get("Input type"),
-                stack=call_stack.split(STACK_SEPARATOR) if call_stack else [],
-                module_hierarchy=args.get("Module Hierarchy"),
-                sequence_nr=args.get("Sequence number", -1),
-                fwd_thread=args.get("Fwd thread id", 0))
-            next_id += 1
-            while stack and stack[-1].time_range.end < end:
-                stack.pop()
-            if stack:
-                fe.cpu_parent = stack[-1]
-                stack[-1].cpu_children.append(fe)
-            stack.append(fe)
-            events.append(fe)
-    events = _remove_dup_nodes(events)
-    _attach_memory(events, memory, next_id)
-    events.sort(key=lambda e: (e.time_range.start, -e.time_range.end))
-    return events
+    def shapes_of(self, sid):
+        if sid < 0:
+            return []
+        v = self._shapes.get(sid)
+        if v is None:
+            v = self._shapes[sid] = _parse_shapes(self.strings[sid])
+        return v
 
-
-def _remove_dup_nodes(events):
-    """torch's EventList._remove_dup_nodes: an event that is the only child
-    of an event of the same name (a composite op calling its own overload,
-    aten::mean → aten::mean.dim) is folded into its parent, so counts match
-    torch's key_averages.  Events are in start order per thread, so a single
-    pass folds whole chains."""
-    kept = []
-    for e in events:
-        p = e.cpu_parent
-        if p is not None and p.name == e.name and len(p.cpu_children) == 1:
-            p.cpu_children = e.cpu_children
-            for c in e.cpu_children:
-                c.cpu_parent = p
-            continue
-        kept.append(e)
-    return kept
-
-
-def _attach_memory(events, memory, next_id):
-    """torch counts an allocation in every op whose interval holds it; here
-    on the op's own thread.  Allocations outside every op become top-level
-    [memory] events, as torch shows them."""
-    if not memory:
-        return next_id
-    per_thread = {}
-    for e in events:
-        per_thread.setdefault(e.thread, []).append(e)
-    starts = {}
-    for tid, evs in per_thread.items():
-        evs.sort(key=lambda e: e.time_range.start)
-        starts[tid] = [e.time_range.start for e in evs]
-    for m in memory:
-        ts = float(m["ts"])
-        nbytes = int((m.get("args") or {}).get("Bytes", 0))
-        tid = m.get("tid")
-        inner = None
-        j = bisect.bisect_right(starts.get(tid, ()), ts) - 1
-        if j >= 0:
-            # The latest event starting before the allocation, or the
-            # nearest of its ancestors still open at that time.
-            inner = per_thread[tid][j]
-            while inner is not None and inner.time_range.end < ts:
-                inner = inner.cpu_parent
-        if inner is None:
-            fe = FunctionEvent(id=next_id, name=MEMORY_EVENT_NAME, thread=m.get("tid"),
-                               start_us=ts, end_us=ts, category="cpu_instant_event",
-                               cpu_memory_usage=nbytes)
-            next_id += 1
-            events.append(fe)
-            continue
-        node = inner
-        while node is not None:
-            node.cpu_memory_usage += nbytes
-            node = node.cpu_parent
-    return next_id
+    def stack_of(self, sid):
+        if sid < 0:
+            return []
+        v = self._stacks.get(sid)
+        if v is None:
+            v = self._stacks[sid] = self.strings[sid].split(STACK_SEPARATOR)
+        return v
 
 
 class TraceResult:
-    """The events of one saved trace, loaded on first use."""
+    """The results of one saved trace, read on first use."""
 
     def __init__(self, result_dir, profile_memory=False, with_stack=False):
         self.result_dir = result_dir
         self._profile_memory = profile_memory
         self._with_stack = with_stack
+        self._cols = None
         self._events = None
-
-    def trace(self):
-        """The parsed trace_view.json."""
-        return load_trace(self.result_dir)
-
-    def events(self):
-        if self._events is None:
-            self._events = EventList(build_events(self.trace()),
-                                     profile_memory=self._profile_memory,
-                                     with_stack=self._with_stack)
-        return self._events
 
     def trace_path(self):
         ensure_analysed(self.result_dir)
         return trace_file(self.result_dir)
+
+    def trace(self):
+        """The parsed trace_view.json (for exports that need every event)."""
+        with open(self.trace_path(), "rb") as f:
+            return json.load(f)
+
+    def columns(self):
+        if self._cols is None:
+            self._cols = _Columns(self.trace_path())
+        return self._cols
+
+    def _event_list(self, items):
+        return EventList(items, profile_memory=self._profile_memory,
+                         with_stack=self._with_stack)
+
+    def events(self):
+        if self._events is None:
+            c = self.columns()
+            s = c.strings
+            evs = []
+            for i in range(c.n):
+                mod = c.module[i]
+                typ = c.types[i]
+                e = FunctionEvent(
+                    id=i, name=s[c.name[i]], thread=c.tid[i], start_us=c.start[i],
+                    end_us=c.start[i] + c.dur[i], category=_CATEGORY[c.cat[i]],
+                    input_shapes=c.shapes_of(c.shapes[i]),
+                    input_types=s[typ] if typ >= 0 else None, stack=c.stack_of(c.stack[i]),
+                    module_hierarchy=s[mod] if mod >= 0 else None, sequence_nr=c.seq[i],
+                    fwd_thread=c.fwd[i], cpu_memory_usage=c.mem[i])
+                e._self_us = c.self[i]
+                e._self_mem = c.self_mem[i]
+                p = c.parent[i]
+                if p >= 0:  # parents come first in start order
+                    e.cpu_parent = evs[p]
+                    evs[p].cpu_children.append(e)
+                evs.append(e)
+            self._events = self._event_list(evs)
+        return self._events
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
+        """torch's key_averages(), straight from the columns."""
+        if self._events is not None:  # the objects may have been changed by the user
+            return self._events.key_averages(group_by_input_shape, group_by_stack_n)
+        if not isinstance(group_by_input_shape, bool):
+            raise TypeError("group_by_input_shape must be a bool")
+        if isinstance(group_by_stack_n, bool) or not isinstance(group_by_stack_n, int):
+            raise TypeError("group_by_stack_n must be an int")
+        if group_by_stack_n < 0:
+            raise ValueError("group_by_stack_n must be >= 0")
+        c = self.columns()
+        keys = {}  # name id → grouping key text
+        prefixes = {}
+        groups = {}
+        for i in range(c.n):
+            nid = c.name[i]
+            key_text = keys.get(nid)
+            if key_text is None:
+                key_text = keys[nid] = rewrite_name(c.strings[nid])
+            shape = c.shapes[i] if group_by_input_shape else -1
+            stack = ()
+            if group_by_stack_n:
+                sid = c.stack[i]
+                stack = prefixes.get(sid)
+                if stack is None:
+                    stack = prefixes[sid] = tuple(c.stack_of(sid)[:group_by_stack_n])
+            k = (key_text, shape, stack)
+            g = groups.get(k)
+            if g is None:
+                g = groups[k] = [0, 0.0, 0.0, 0, 0, i]
+            g[0] += 1
+            g[1] += c.dur[i]
+            g[2] += c.self[i]
+            g[3] += c.mem[i]
+            g[4] += c.self_mem[i]
+        out = []
+        for (key_text, shape, stack), (count, total, self_t, mem, self_mem, first) in \
+                groups.items():
+            avg = FunctionEventAvg()
+            avg.key = key_text
+            avg.count = count
+            avg.cpu_time_total = total
+            avg.self_cpu_time_total = self_t
+            avg.cpu_memory_usage = mem
+            avg.self_cpu_memory_usage = self_mem
+            avg.input_shapes = c.shapes_of(shape) if group_by_input_shape else []
+            avg.stack = list(stack)
+            avg.scope = 7 if c.cat[first] == 1 else 0
+            out.append(avg)
+        return self._event_list(out)
 
 
 def empty_events(profile_memory=False, with_stack=False):

@@ -290,7 +290,10 @@ class _KinetoProfile:
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """Events grouped by name (and input shapes / top stack frames)."""
-        return self.events().key_averages(group_by_input_shape, group_by_stack_n)
+        r = self._trace_result()
+        if r is None:
+            return self.events().key_averages(group_by_input_shape, group_by_stack_n)
+        return r.key_averages(group_by_input_shape, group_by_stack_n)
 
     def export_chrome_trace(self, path):
         """Write the last trace as Chrome trace JSON (gzip if `path` ends in .gz)."""

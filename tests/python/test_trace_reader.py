@@ -1,0 +1,110 @@
+"""aiprof._C.read_trace on hand-made traces: JSON edge cases, torch's
+nesting and folding rules, memory attribution, and bad files."""
+import json
+
+import pytest
+
+from aiprof import _C
+from aiprof.profiler._events import FILTERED_NAMES
+from aiprof.profiler._results import _Columns
+
+FILTERED = frozenset(FILTERED_NAMES)
+
+
+def _x(name, tid, ts, dur, cat="cpu_op", **args):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+def _mem(tid, ts, nbytes):
+    return {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1,
+            "tid": tid, "ts": ts, "args": {"Device Type": 0, "Bytes": nbytes}}
+
+
+def _read(tmp_path, events, **top):
+    path = tmp_path / "trace.json"
+    doc = dict(top)
+    doc["traceEvents"] = events
+    path.write_text(json.dumps(doc))
+    return _Columns(str(path))
+
+
+def _rows(c):
+    return [(c.strings[c.name[i]], c.tid[i], c.start[i], c.dur[i], c.self[i],
+             c.parent[i], c.mem[i], c.self_mem[i]) for i in range(c.n)]
+
+
+def test_nesting_self_time_and_folding(tmp_path):
+    c = _read(tmp_path, [
+        _x("ProfilerStep#1", 7, 0.0, 100.0, cat="user_annotation"),
+        _x("aten::mean", 7, 10.0, 50.0, **{"Input Dims": "[[8, 4], []]"}),
+        _x("aten::mean", 7, 11.0, 48.0),            # only child, same name: folded
+        _x("aten::sum", 7, 12.0, 10.0),
+        _x("aten::div_", 7, 30.0, 20.0),
+        _x("aten::is_leaf", 7, 70.0, 1.0),          # filtered like torch
+        _x("aten::mm", 8, 5.0, 5.0),                # another thread
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 7, "args": {"name": "main"}},
+        {"ph": "s", "cat": "fwdbwd", "name": "fwdbwd", "id": 1, "pid": 1, "tid": 7, "ts": 1},
+    ], schemaVersion=1, extra={"nested": [1, {"a": [2, "x"]}]})
+    rows = _rows(c)
+    names = [r[0] for r in rows]
+    assert names == ["ProfilerStep#1", "aten::mm", "aten::mean", "aten::sum", "aten::div_"]
+    step, mm, mean, sm, div = rows
+    assert step[4] == 50.0                      # 100 - mean's 50
+    assert mean[5] == 0 and mean[4] == 50.0 - 10.0 - 20.0
+    assert sm[5] == 2 and div[5] == 2           # reparented to the outer mean
+    assert mm[5] == -1 and mm[1] == 8
+    assert c.shapes_of(c.shapes[2]) == [[8, 4], []]
+
+
+def test_memory_attribution(tmp_path):
+    c = _read(tmp_path, [
+        _x("outer", 1, 0.0, 100.0, cat="user_annotation"),
+        _x("aten::empty", 1, 10.0, 5.0),
+        _mem(1, 12.0, 64),       # inside empty (and outer)
+        _mem(1, 50.0, -16),      # inside outer only
+        _mem(1, 500.0, 8),       # outside everything: a top-level [memory] event
+        _mem(2, 12.0, 32),       # other thread, no events there
+    ])
+    rows = {(r[0], r[1]): r for r in _rows(c)}
+    assert rows[("outer", 1)][6] == 48 and rows[("outer", 1)][7] == -16
+    assert rows[("aten::empty", 1)][6] == 64 and rows[("aten::empty", 1)][7] == 64
+    top = sorted((r[1], r[2], r[6]) for r in _rows(c) if r[0] == "[memory]")
+    assert top == [(1, 500.0, 8), (2, 12.0, 32)]
+
+
+def test_json_edge_cases(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text('{ "a" : [ ] , "b":{}, "traceEvents" : [\n'
+                    '{"name":"q\\"uo\\\\te\\u00e9\\ud83d\\ude00\\n","ph":"X","cat":"cpu_op",'
+                    '"tid":"12","ts":1e1,"dur":2.5E0,"args":{"Call stack":"a.py(1): f;\\nb.py(2): g",'
+                    '"x":[true,false,null,-1.5e-3,{"y":"]"}]}},'
+                    '{"ph":"X","cat":"other","name":"skip","tid":1,"ts":0,"dur":1}],"z":"tail"}')
+    c = _Columns(str(path))
+    assert c.n == 1
+    assert c.strings[c.name[0]] == 'q"uo\\te\u00e9\U0001F600\n'
+    assert c.tid[0] == 12 and c.start[0] == 10.0 and c.dur[0] == 2.5
+    assert c.stack_of(c.stack[0]) == ["a.py(1): f", "b.py(2): g"]
+
+
+@pytest.mark.parametrize("text", ['', '[]', '{"traceEvents": [', '{"traceEvents": [{"ph": "X",}]}',
+                                  '{"traceEvents": [{"name": "\\x"}]}', '{"a": 1 "b": 2}'])
+def test_bad_files(tmp_path, text):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError):
+        _C.read_trace(str(path), FILTERED)
+
+
+def test_missing_file():
+    with pytest.raises(OSError):
+        _C.read_trace("/nonexistent/trace.json", FILTERED)
+
+
+def test_deep_nesting_is_refused_not_crashing(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"x": ' + "[" * 5000 + "]" * 5000 + ', "traceEvents": []}')
+    with pytest.raises(ValueError, match="deep"):
+        _C.read_trace(str(path), FILTERED)
