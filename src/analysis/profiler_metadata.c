@@ -28,6 +28,22 @@ void aip__metadata_free(aip_metadata *md)
     memset(md, 0, sizeof *md);
 }
 
+/* jansson writes \uXXXX with upper-case hex; Python's json.dumps, whose
+ * text torch_npu stores, with lower case. */
+static void lower_unicode_escapes(char *s)
+{
+    for (; *s; s++) {
+        if (*s != '\\')
+            continue;
+        if (s[1] == 'u')
+            for (int i = 2; i < 6 && s[i]; i++)
+                if (s[i] >= 'A' && s[i] <= 'F')
+                    s[i] = (char)(s[i] + 32);
+        if (s[1])
+            s++; /* skip the escaped character (also a second backslash) */
+    }
+}
+
 aip_status aip__metadata_read(const char *result_dir, aip_metadata *md)
 {
     memset(md, 0, sizeof *md);
@@ -70,6 +86,7 @@ aip_status aip__metadata_read(const char *result_dir, aip_metadata *md)
             s = AIP_ERR_NOMEM;
             break;
         }
+        lower_unicode_escapes(val);
         md->keys[md->n] = k;
         md->values[md->n++] = val;
     }

@@ -120,8 +120,9 @@ static aip_status export_text(aip_run_log *r, outputs *w, const char *outdir, co
         s = export_one(r, w, outdir, "op_statistic.csv", op_stat_fn, m, info);
     if (!s && info->profiler_level >= AIP_LEVEL1)
         s = export_one(r, w, outdir, "api_statistic.csv", api_stat_fn, m, info);
-    /* A profile without profiler_info.json still shows its memory records. */
-    if (!s && (info->profile_memory || has_memory(m))) {
+    /* The switch decides; a profile that lost its profiler_info.json still
+     * shows the memory records it has. */
+    if (!s && (info->has_config ? info->profile_memory : has_memory(m))) {
         s = export_one(r, w, outdir, "memory_record.csv", mem_record_fn, m, info);
         if (!s)
             s = export_one(r, w, outdir, "operator_memory.csv", op_mem_fn, m, info);
