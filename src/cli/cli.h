@@ -1,6 +1,7 @@
 /*
  * cli.h — the `aiprof` command's subcommands.  The command is a client of
- * libaiprof: it includes only the public header, aiprof.h.
+ * libaiprof: it includes the public header, aiprof.h, and for `memory` and
+ * `summary` the export entry points that are meant to join it.
  */
 #ifndef AIP_CLI_H
 #define AIP_CLI_H
@@ -15,5 +16,11 @@ int cli_analyse(int argc, char **argv);
 
 /* cli_run() : `aiprof run [options] -- COMMAND ...`; argv[0] is "run". */
 int cli_run(int argc, char **argv);
+
+/* cli_memory() : `aiprof memory DIR --output FILE [--device D]` (memory_cmd.c). */
+int cli_memory(int argc, char **argv);
+
+/* cli_summary() : `aiprof summary DIR [--html FILE]` (summary_cmd.c). */
+int cli_summary(int argc, char **argv);
 
 #endif

@@ -13,12 +13,15 @@ static void usage(FILE *f)
     fputs("Usage: aiprof <command> [options]\n"
           "\n"
           "aiprof records what AI programs do (libaiprof) and turns the raw data into\n"
-          "trace_view.json and CSV summaries, like torch_npu.profiler.\n"
+          "trace_view.json, CSV summaries and databases, like torch_npu.profiler.\n"
           "\n"
           "Commands:\n"
           "  analyse PATH...     analyse result directories (*_ascend_pt) into\n"
           "                      ASCEND_PROFILER_OUTPUT/\n"
           "  run -- COMMAND...   profile a program without changing it\n"
+          "  memory DIR -o FILE  memory timeline (.html, .json, .json.gz, .raw.json.gz)\n"
+          "  summary DIR         top ops, step times, memory peak, what was not collected\n"
+          "                      (--html FILE: the same as one self-contained page)\n"
           "\n"
           "Options:\n"
           "  -h, --help          show this help\n"
@@ -47,6 +50,10 @@ int main(int argc, char **argv)
         return cli_analyse(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cli_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "memory"))
+        return cli_memory(argc - 1, argv + 1);
+    if (!strcmp(cmd, "summary"))
+        return cli_summary(argc - 1, argv + 1);
     if (cmd[0] == '-')
         fprintf(stderr, "aiprof: unknown option '%s'\n", cmd);
     else

@@ -1,0 +1,90 @@
+/*
+ * memory_cmd.c — `aiprof memory DIR --output FILE [--device DEV]`:
+ * torch's export_memory_timeline() for a result directory, offline.
+ * The format follows FILE's suffix (.html, .json, .json.gz, .raw.json.gz).
+ *
+ * Uses aip__export_memory_timeline() until the library exposes it
+ * publicly (then this file only includes aiprof.h).
+ */
+#include "cli.h"
+
+#include "aiprof.h"
+#include "memory_timeline.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void memory_usage(FILE *f)
+{
+    fputs("Usage: aiprof memory DIR --output FILE [--device DEVICE] [-q]\n"
+          "\n"
+          "Export the memory timeline of a result directory (export_memory_timeline).\n"
+          "FILE's suffix chooses the format:\n"
+          "  .html          one self-contained page: memory by category over time\n"
+          "  .json          [times, [sizes by category]]\n"
+          "  .json.gz       the same, gzip-compressed\n"
+          "  .raw.json.gz   [(timestamp, action, numbytes, category), ...]\n"
+          "\n"
+          "Options:\n"
+          "  -o, --output FILE      the file to write (parent directories are created)\n"
+          "  -d, --device DEVICE    cpu (default), npu:N or cuda:N\n"
+          "  -q, --quiet            no warnings\n"
+          "  -h, --help             show this help\n"
+          "\n"
+          "Exit status: 0 written, 1 failed, 2 usage error.\n",
+          f);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "aiprof memory: %s%s\nTry 'aiprof memory --help'.\n", msg, arg);
+    return AIP_EXIT_USAGE;
+}
+
+int cli_memory(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL, *device = "cpu";
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            memory_usage(stdout);
+            return AIP_EXIT_OK;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-d") ||
+                   !strcmp(a, "--device")) {
+            if (i + 1 >= argc)
+                return usage_error("option needs a value: ", a);
+            if (a[1] == 'o' || a[2] == 'o')
+                out = argv[++i];
+            else
+                device = argv[++i];
+        } else if (!strncmp(a, "--output=", 9)) {
+            out = a + 9;
+        } else if (!strncmp(a, "--device=", 9)) {
+            device = a + 9;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option ", a);
+        } else if (!dir) {
+            dir = a;
+        } else {
+            return usage_error("more than one DIR: ", a);
+        }
+    }
+    if (!dir)
+        return usage_error("no result directory given", "");
+    if (!out)
+        return usage_error("no --output FILE given", "");
+    uint64_t records = 0;
+    aip_status s = aip__export_memory_timeline(dir, out, device, quiet, &records);
+    if (s) {
+        fprintf(stderr, "aiprof memory: %s: %s\n", dir, aip_last_error());
+        return AIP_EXIT_FAILED;
+    }
+    if (!records && !quiet)
+        fprintf(stderr, "aiprof memory: warning: %s has no memory records for device %s "
+                "(was profile_memory on?)\n", dir, device);
+    printf("wrote %s (%llu memory records of %s)\n", out, (unsigned long long)records, device);
+    return AIP_EXIT_OK;
+}

@@ -1,0 +1,341 @@
+/*
+ * summary.c — the facts of `aiprof summary` (aip__summary_build) and their
+ * terminal form.  "Not collected" notes state only what follows from the
+ * recorded configuration and this build: a switch that was off, a device
+ * that does not exist here, a collector aiprof does not have.
+ */
+#include "summary.h"
+#include "result.h"
+#include "error.h"
+#include "fs.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+static void note(aip_summary *s, const char *fmt, ...) AIP_PRINTF(2, 3);
+static void note(aip_summary *s, const char *fmt, ...)
+{
+    if (s->n_notes >= AIP_SUMMARY_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+    const aip_op_stat *x = a, *y = b;
+    if (x->self_ns != y->self_ns)
+        return x->self_ns > y->self_ns ? -1 : 1;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->name, y->name, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void config_notes(aip_summary *s)
+{
+    const aip_profiler_info *in = s->info;
+    if (!in->found) {
+        note(s, "profiler_info.json not found (%s): the collection switches are unknown",
+             in->problem);
+        return;
+    }
+    if (in->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA))
+        note(s, "%s activity requested, but aiprof has no device back end on this machine: no "
+             "kernel_details.csv, operator_details.csv device columns are 0, no device tables",
+             in->activities & AIP_ACTIVITY_NPU ? "NPU" : "CUDA");
+    if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
+        note(s, "CPU activity off: no framework ops were recorded");
+    if (in->has_config && !in->profile_memory)
+        note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
+             "operator_memory.csv or memory timeline");
+    if (in->has_config && !in->record_shapes)
+        note(s, "input shapes not recorded (record_shapes=False)");
+    if (in->has_config && !in->with_stack)
+        note(s, "call stacks not recorded (with_stack=False)");
+    if (in->has_config && in->with_flops)
+        note(s, "with_flops: FLOPs are not computed from the recorded ops (torch_npu does not "
+             "parse them either)");
+    if (!in->gc_detect)
+        note(s, "GC passes not recorded (gc_detect_threshold=None)");
+    if (!in->mstx)
+        note(s, "mstx ranges and marks not recorded unless mstx=True (only record_function "
+             "scopes are)");
+    if (in->profiler_level < AIP_LEVEL1)
+        note(s, "api_statistic.csv not written: it needs profiler_level Level1 or Level2 "
+             "(this profile: %s)", aip_profiler_level_name(in->profiler_level));
+    if (in->host_sys)
+        note(s, "host_sys requested, but aiprof has no host system sampler: no CPU/memory/disk/"
+             "network/OS runtime usage was recorded");
+    if (in->l2_cache || in->sys_io || in->sys_interconnection || in->op_attr)
+        note(s, "%s%s%s%s need a device (CANN): not collected", in->l2_cache ? "l2_cache " : "",
+             in->sys_io ? "sys_io " : "", in->sys_interconnection ? "sys_interconnection " : "",
+             in->op_attr ? "op_attr " : "");
+}
+
+static void data_notes(aip_summary *s)
+{
+    const aip_model *m = s->m;
+    if (m->dropped_events)
+        note(s, "%llu events were dropped while recording (buffer cap reached): the trace has "
+             "gaps", (unsigned long long)m->dropped_events);
+    for (size_t i = 0; i < m->n_procs; i++) {
+        const aip_process *p = &m->procs[i];
+        if (p->raw.truncated_bytes)
+            note(s, "pid %lld: the raw file ends in %llu bytes of an incomplete chunk (the "
+                 "program stopped while writing); all before was recovered", (long long)p->pid,
+                 (unsigned long long)p->raw.truncated_bytes);
+        else if (!p->raw.clean_end)
+            note(s, "pid %lld: the recording did not stop cleanly (no END chunk)",
+                 (long long)p->pid);
+        if (p->raw.corrupt_chunks || p->bad_event_chunks)
+            note(s, "pid %lld: %llu damaged chunk(s) skipped", (long long)p->pid,
+                 (unsigned long long)(p->raw.corrupt_chunks + p->bad_event_chunks));
+    }
+}
+
+aip_status aip__summary_build(const char *dir, const aip_model *m, const aip_profiler_info *info,
+                              aip_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->dir = dir;
+    s->m = m;
+    s->info = info;
+    aip_status st = aip__op_stats(m, AIP_STAT_OPS, &s->ops, &s->n_ops);
+    if (st)
+        return st;
+    for (size_t i = 0; i < s->n_ops; i++)
+        s->ops_self_total += s->ops[i].self_ns;
+    if (s->n_ops > 1)
+        qsort(s->ops, s->n_ops, sizeof *s->ops, cmp_self);
+    if (m->n_steps) {
+        s->step_ns = malloc(m->n_steps * sizeof *s->step_ns);
+        int64_t *sorted = malloc(m->n_steps * sizeof *sorted);
+        if (!s->step_ns || !sorted) {
+            free(sorted);
+            aip__summary_free(s);
+            return aip__fail(AIP_ERR_NOMEM, "no memory for the summary");
+        }
+        int64_t sum = 0;
+        for (size_t i = 0; i < m->n_steps; i++) {
+            s->step_ns[i] = sorted[i] = m->steps[i].end - m->steps[i].start;
+            sum += sorted[i];
+        }
+        s->n_steps = m->n_steps;
+        qsort(sorted, s->n_steps, sizeof *sorted, cmp_i64);
+        s->step_min = sorted[0];
+        s->step_max = sorted[s->n_steps - 1];
+        s->step_median = s->n_steps % 2 ? sorted[s->n_steps / 2]
+                                        : (sorted[s->n_steps / 2 - 1] + sorted[s->n_steps / 2]) / 2;
+        s->step_mean = sum / (int64_t)s->n_steps;
+        free(sorted);
+    }
+    if (m->n_mem_peaks) {
+        const aip_mem_peak *pk = &m->mem_peaks[0];
+        char dev[24];
+        if (pk->device_type == AIP_DEVICE_CPU)
+            snprintf(dev, sizeof dev, "cpu");
+        else
+            snprintf(dev, sizeof dev, "%s:%d", pk->device_type == AIP_DEVICE_NPU ? "npu" : "cuda",
+                     pk->device_index);
+        st = aip__mem_timeline_build(m, dev, &s->mem);
+        if (st) {
+            aip__summary_free(s);
+            return st;
+        }
+        s->has_mem = 1;
+    }
+    config_notes(s);
+    data_notes(s);
+    return AIP_OK;
+}
+
+void aip__summary_free(aip_summary *s)
+{
+    free(s->ops);
+    free(s->step_ns);
+    if (s->has_mem)
+        aip__mem_timeline_free(&s->mem);
+    s->ops = NULL;
+    s->step_ns = NULL;
+    s->has_mem = 0;
+}
+
+/* ---- terminal text ----------------------------------------------------- */
+
+static void outf(aip_out *o, const char *fmt, ...) AIP_PRINTF(2, 3);
+static void outf(aip_out *o, const char *fmt, ...)
+{
+    char b[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        aip__out_put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+/* A recorded name for a terminal: control bytes (escape sequences!) and
+ * invalid UTF-8 become '?', at most `max` characters. */
+static void put_term(aip_out *o, const char *s, size_t n, size_t max)
+{
+    char *d = aip__out_reserve(o, 4 * max + 8);
+    size_t chars = 0, i = 0;
+    while (i < n && chars < max) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = c < 0x80 ? 1 : c >= 0xC2 && c < 0xE0 ? 2 : c >= 0xE0 && c < 0xF0 ? 3
+                 : c >= 0xF0 && c < 0xF5 ? 4 : 0;
+        int ok = k && i + k <= n;
+        for (size_t j = 1; ok && j < k; j++)
+            ok = ((unsigned char)s[i + j] & 0xC0) == 0x80;
+        if (!ok || c < 0x20 || c == 0x7f) {
+            *d++ = '?';
+            i++;
+        } else {
+            memcpy(d, s + i, k);
+            d += k;
+            i += k;
+        }
+        chars++;
+    }
+    if (i < n) {
+        memcpy(d, "...", 3);
+        d += 3;
+    }
+    aip__out_commit(o, d);
+}
+
+static void put_bytes(aip_out *o, int64_t b)
+{
+    double v = (double)b;
+    if (b >= 1 << 30)
+        outf(o, "%.2f GiB", v / (1 << 30));
+    else if (b >= 1 << 20)
+        outf(o, "%.2f MiB", v / (1 << 20));
+    else if (b >= 1 << 10)
+        outf(o, "%.2f KiB", v / (1 << 10));
+    else
+        outf(o, "%lld B", (long long)b);
+}
+
+static const char *device_name(uint8_t type)
+{
+    return type == AIP_DEVICE_CPU ? "CPU" : type == AIP_DEVICE_NPU ? "NPU"
+         : type == AIP_DEVICE_CUDA ? "CUDA" : "device";
+}
+
+aip_status aip__summary_text(const aip_summary *s, aip_out *o)
+{
+    const aip_model *m = s->m;
+    PUT_LIT(o, "aiprof summary: ");
+    put_term(o, s->dir, strlen(s->dir), 200);
+    PUT_LIT(o, "\n");
+    for (size_t i = 0; i < m->n_procs; i++) {
+        const aip_process *p = &m->procs[i];
+        const char *h = p->hostname ? p->hostname : "?", *prog = p->program ? p->program : "?";
+        PUT_LIT(o, "  process ");
+        put_term(o, prog, strlen(prog), 40);
+        outf(o, ", pid %lld on ", (long long)p->pid);
+        put_term(o, h, strlen(h), 60);
+        outf(o, ": %llu events, %zu threads\n", (unsigned long long)p->events, p->n_threads);
+    }
+    outf(o, "  recorded span: %.3f ms, %llu events, %llu dropped\n",
+         (double)(m->last_ns - m->first_ns) / 1e6, (unsigned long long)m->n_events,
+         (unsigned long long)m->dropped_events);
+    size_t top = s->n_ops < AIP_SUMMARY_TOP ? s->n_ops : AIP_SUMMARY_TOP;
+    outf(o, "\nTop %zu of %zu ops by self time:\n", top, s->n_ops);
+    outf(o, "  %12s %7s %8s %12s %12s  %s\n", "Self(ms)", "Self%", "Calls", "Total(ms)",
+         "AvgSelf(us)", "Name");
+    for (size_t i = 0; i < top; i++) {
+        const aip_op_stat *st = &s->ops[i];
+        outf(o, "  %12.3f %6.2f%% %8llu %12.3f %12.3f  ", (double)st->self_ns / 1e6,
+             s->ops_self_total ? 100.0 * (double)st->self_ns / (double)s->ops_self_total : 0.0,
+             (unsigned long long)st->count, (double)st->total_ns / 1e6,
+             (double)st->self_ns / 1e3 / (double)st->count);
+        put_term(o, st->name, st->len, 70);
+        PUT_LIT(o, "\n");
+    }
+    if (s->n_steps) {
+        outf(o, "\nSteps: %zu  min %.3f ms  median %.3f ms  max %.3f ms  mean %.3f ms\n",
+             s->n_steps, (double)s->step_min / 1e6, (double)s->step_median / 1e6,
+             (double)s->step_max / 1e6, (double)s->step_mean / 1e6);
+        for (size_t i = 0; i < s->n_steps && i < 20; i++)
+            outf(o, "  step %-8lld %10.3f ms\n", (long long)m->steps[i].number,
+                 (double)s->step_ns[i] / 1e6);
+        if (s->n_steps > 20)
+            outf(o, "  ... %zu more\n", s->n_steps - 20);
+    } else {
+        PUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
+    }
+    PUT_LIT(o, "\nMemory:");
+    if (!m->n_mem_peaks)
+        PUT_LIT(o, " no memory records");
+    PUT_LIT(o, "\n");
+    for (size_t i = 0; i < m->n_mem_peaks; i++) {
+        const aip_mem_peak *pk = &m->mem_peaks[i];
+        outf(o, "  pid %lld %s", (long long)m->procs[pk->process].pid, device_name(pk->device_type));
+        if (pk->device_type != AIP_DEVICE_CPU)
+            outf(o, ":%d", pk->device_index);
+        PUT_LIT(o, ": peak allocated ");
+        put_bytes(o, pk->max_allocated);
+        PUT_LIT(o, ", peak reserved ");
+        put_bytes(o, pk->max_reserved);
+        outf(o, " (%llu records)\n", (unsigned long long)pk->records);
+    }
+    PUT_LIT(o, "\nNot collected / problems:");
+    if (!s->n_notes)
+        PUT_LIT(o, " none");
+    PUT_LIT(o, "\n");
+    for (size_t i = 0; i < s->n_notes; i++)
+        outf(o, "  - %s\n", s->notes[i]);
+    return o->status;
+}
+
+aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet)
+{
+    aip_status st = AIP_OK;
+    if (html_path) {
+        st = aip__path_check(html_path, "HTML report path");
+        if (!st)
+            st = aip__path_no_symlink(html_path);
+        if (st)
+            return st;
+    }
+    aip_run_log r;
+    aip_profiler_info info;
+    aip_model m;
+    st = aip__result_open(result_dir, quiet, &r, &info, &m);
+    aip_summary s;
+    if (!st)
+        st = aip__summary_build(result_dir, &m, &info, &s);
+    if (!st) {
+        aip_out o;
+        if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
+            aip__summary_text(&s, &o);
+            st = aip__out_close(&o);
+        }
+        if (!st && html_path && !(st = aip__out_open(&o, html_path))) {
+            st = aip__summary_html(&s, &o);
+            if (st)
+                aip__out_abort(&o);
+            else
+                st = aip__out_close(&o);
+        }
+        aip__summary_free(&s);
+    }
+    aip__model_free(&m);
+    aip__runlog_free(&r);
+    return st;
+}
