@@ -200,6 +200,7 @@ static const stack_node *node_get(const stack_node *parent, const code_info *ci,
 
 typedef struct frame_entry {
     PyFrameObject *frame;      /* borrowed: alive while on the stack */
+    uint64_t serial;           /* which push this is (see shadow.last_*) */
     const code_info *ci;       /* NULL if it could not be made */
     int caller_lasti;          /* the caller's offset when this frame was called */
     const stack_node *outer;   /* node of the frames below, once computed */
@@ -209,6 +210,12 @@ typedef struct frame_entry {
 typedef struct shadow {
     unsigned epoch;
     int depth; /* may exceed MAX_DEPTH: deeper frames are only counted */
+    uint64_t pushes;
+    /* The last answer: one Python line often runs several ops (F.linear →
+     * aten::linear, aten::t, aten::addmm), which then share a stack. */
+    uint64_t last_serial;
+    int last_lasti;
+    const struct stack_node *last_node;
     frame_entry e[MAX_DEPTH];
 } shadow;
 
@@ -231,6 +238,7 @@ static shadow *shadow_fresh(void)
     }
     s->epoch = tracer_epoch;
     s->depth = 0;
+    s->last_node = NULL;
     return s;
 }
 
@@ -244,6 +252,7 @@ static void shadow_push(shadow *s, PyFrameObject *frame)
     e->ci = code_info_get(code);
     Py_DECREF(code);
     e->frame = frame;
+    e->serial = ++s->pushes;
     e->caller_lasti = d > 0 ? PyFrame_GetLasti(s->e[d - 1].frame) : -1;
     e->outer = NULL;
     e->outer_known = d == 0;
@@ -379,11 +388,19 @@ const char *aipy_tracer_current_stack(aip_string_id *id)
     if (!e->ci)
         return NULL;
     int lasti = PyFrame_GetLasti(e->frame);
-    pthread_mutex_lock(&node_lock);
-    const stack_node *n = node_get(outer_of(s, top), e->ci, lasti);
-    pthread_mutex_unlock(&node_lock);
-    if (!n)
-        return NULL;
+    const stack_node *n;
+    if (s->last_node && s->last_serial == e->serial && s->last_lasti == lasti) {
+        n = s->last_node;
+    } else {
+        pthread_mutex_lock(&node_lock);
+        n = node_get(outer_of(s, top), e->ci, lasti);
+        pthread_mutex_unlock(&node_lock);
+        if (!n)
+            return NULL;
+        s->last_node = n;
+        s->last_serial = e->serial;
+        s->last_lasti = lasti;
+    }
     *id = n->id;
     return n->text;
 }
