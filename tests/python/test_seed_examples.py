@@ -418,3 +418,33 @@ def test_experimental_config_reference_example(train_one_step):
     with open(os.path.join(dirs[0], "profiler_info.json")) as f:
         info = json.load(f)
     assert info["config"]["experimental_config"]["_export_type"] == ["text", "db"]
+
+
+def test_start_stop_around_one_step(train_one_step):
+    # The API table's start/stop example.
+    steps = 8
+    prof = torch_npu.profiler.profile(
+    on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./result"))
+    for step in range(steps):
+        if step == 5:
+            prof.start()
+        train_one_step()
+        if step == 5:
+            prof.stop()
+    trace = trace_of(result_dirs("./result")[0])
+    assert len(slices(trace, "cpu_op", "aten::mse_loss")) == 1
+
+
+def test_export_chrome_trace_per_pid_and_export_stacks(train_one_step):
+    # The API table's export_chrome_trace and export_stacks examples.
+    with torch_npu.profiler.profile(with_stack=True) as prof:
+        for _ in range(2):
+            train_one_step()
+    pid = os.getpid()
+    prof.export_chrome_trace(f'./chrome_trace_{pid}.json')
+    assert os.path.getsize(f"chrome_trace_{pid}.json") > 0
+    prof.export_stacks('result_dir/stack.log', metric='self_npu_time_total')
+    assert os.path.getsize("result_dir/stack.log") == 0  # no NPU time on this machine
+    prof.export_stacks('result_dir/cpu_stack.log', metric='self_cpu_time_total')
+    with open("result_dir/cpu_stack.log") as f:
+        assert any(line.rsplit(" ", 1)[0].endswith(";aten::addmm") for line in f)
