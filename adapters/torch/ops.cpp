@@ -18,7 +18,10 @@
  *
  * Cost: everything on the path is per-thread and lock-free; op names and
  * input descriptions are cached per thread (below), so a repeated op costs
- * pointer and key comparisons, not string hashing and formatting.
+ * pointer and key comparisons, not string hashing and formatting.  Texts
+ * are interned once; with a libaiprof whose aip_op_info takes string ids
+ * for them (AIP_OP_INFO_HAS_IDS) the ids are passed and the core hashes
+ * nothing per op.  Without, the core interns each text on every op.
  */
 #include "aiprof_torch.h"
 #include "op_context.h"
@@ -74,6 +77,7 @@ struct NameSlot {
 constexpr int kKeyMax = 48;
 struct ShapeSlot {
     aip_string_id name_id;
+    aip_string_id shapes_id, dtypes_id; /* the texts below, interned once */
     int nkey;
     int64_t key[kKeyMax];
     char shapes[384];
@@ -248,6 +252,8 @@ const ShapeSlot *input_texts(const at::RecordFunction &fn, ThreadState *s, aip_s
         return nullptr;
     }
     e.name_id = name;
+    e.shapes_id = aip_intern(e.shapes);
+    e.dtypes_id = aip_intern(e.dtypes);
     e.nkey = s->nkey;
     memcpy(e.key, s->key, sizeof(int64_t) * (size_t)s->nkey);
     return &e;
@@ -274,6 +280,10 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
             if (const ShapeSlot *in = input_texts(fn, s, op.name_id)) {
                 op.input_shapes = in->shapes;
                 op.input_dtypes = in->dtypes;
+#ifdef AIP_OP_INFO_HAS_IDS
+                op.input_shapes_id = in->shapes_id;
+                op.input_dtypes_id = in->dtypes_id;
+#endif
             }
         } catch (...) { /* an input that cannot be described: no shapes */
         }
@@ -281,11 +291,15 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     unsigned want = g_want.load(std::memory_order_relaxed);
     aiprof_op_context_fn ctx_fn = g_context_fn.load(std::memory_order_relaxed);
     if (want && ctx_fn) {
-        aiprof_op_context ctx{nullptr, nullptr};
+        aiprof_op_context ctx{nullptr, nullptr, 0, 0};
         /* torch gives backward ops no Python stack: they run in the engine. */
         ctx_fn(op.is_backward ? (want & ~AIPROF_WANT_STACK) : want, &ctx);
         op.call_stack = ctx.call_stack;
         op.module_hierarchy = ctx.module_hierarchy;
+#ifdef AIP_OP_INFO_HAS_IDS
+        op.call_stack_id = ctx.call_stack_id;
+        op.module_hierarchy_id = ctx.module_hierarchy_id;
+#endif
     }
     aip_op_begin(&op);
     return nullptr;
