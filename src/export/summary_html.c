@@ -108,12 +108,15 @@ static aip_status memory(const aip_summary *s, aip_out *o)
                "(bytes)</th><th>Peak reserved (bytes)</th><th>Records</th></tr>\n");
     for (size_t i = 0; i < m->n_mem_peaks; i++) {
         const aip_mem_peak *pk = &m->mem_peaks[i];
-        outf(o, "<tr><td>%lld</td><td>%s:%d</td><td>%lld</td><td>%lld</td><td>%llu</td></tr>\n",
-             (long long)m->procs[pk->process].pid,
-             pk->device_type == AIP_DEVICE_CPU ? "cpu" : pk->device_type == AIP_DEVICE_NPU ? "npu"
-                                                                                          : "cuda",
-             pk->device_index, (long long)pk->max_allocated, (long long)pk->max_reserved,
-             (unsigned long long)pk->records);
+        char dev[32];
+        if (pk->device_type == AIP_DEVICE_CPU)
+            snprintf(dev, sizeof dev, "cpu");
+        else
+            snprintf(dev, sizeof dev, "%s:%d", pk->device_type == AIP_DEVICE_NPU ? "npu" : "cuda",
+                     pk->device_index);
+        outf(o, "<tr><td>%lld</td><td>%s</td><td>%lld</td><td>%lld</td><td>%llu</td></tr>\n",
+             (long long)m->procs[pk->process].pid, dev, (long long)pk->max_allocated,
+             (long long)pk->max_reserved, (unsigned long long)pk->records);
     }
     PUT_LIT(o, "</table>\n<h3>Memory by category (");
     aip__out_html_str(o, s->mem.device);
@@ -129,7 +132,7 @@ aip_status aip__summary_html(const aip_summary *s, aip_out *o)
                "<title>aiprof summary</title>\n<style>body{font-family:sans-serif;margin:24px;"
                "color:#222;max-width:1200px}table{border-collapse:collapse;margin:8px 0}"
                "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}"
-               "th{background:#f0f0f0}td.name{text-align:left;white-space:pre-wrap;"
+               "th{background:#f0f0f0}th:first-child{text-align:left}td.name{text-align:left;white-space:pre-wrap;"
                "font-family:monospace;max-width:560px;overflow-wrap:anywhere}"
                "li{margin:3px 0}svg{display:block;margin:8px 0;background:#fff}</style>"
                "</head><body>\n<h1>aiprof summary</h1>\n<p id=\"dir\">");

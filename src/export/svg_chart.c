@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-#define ML 70 /* margins: left, right, top, bottom */
+#define ML 84 /* margins: left, right, top, bottom */
 #define MR 20
 #define MT 20
 #define MB 50
@@ -103,7 +103,7 @@ static void axes(aip_out *o, const frame *f, const char *xl, const char *yl, int
     outf(o, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\">",
          (ML + f->w - MR) / 2, f->h - 8);
     aip__out_html_str(o, xl);
-    outf(o, "</text><text class=\"ylabel\" transform=\"translate(16,%d) rotate(-90)\" "
+    outf(o, "</text><text class=\"ylabel\" transform=\"translate(14,%d) rotate(-90)\" "
          "text-anchor=\"middle\" font-size=\"13\">", (MT + f->h - MB) / 2);
     aip__out_html_str(o, yl);
     PUT_LIT(o, "</text>\n");
