@@ -43,16 +43,16 @@ static void analyse_usage(FILE *f)
           "Analyse profiling results offline.  PATH is a result directory\n"
           "({worker}_{timestamp}_ascend_pt, holding FRAMEWORK/) or a directory whose\n"
           "immediate subdirectories are result directories.  Each result directory\n"
-          "gets ASCEND_PROFILER_OUTPUT/ (trace_view.json, operator_details.csv,\n"
-          "step_trace_time.csv) and logs/analyse.log.  Paths may only contain letters,\n"
-          "digits and _ - . / and no symbolic links.\n"
+          "gets ASCEND_PROFILER_OUTPUT/ (trace_view.json, the CSV summaries,\n"
+          "ascend_pytorch_profiler.db, analysis.db) and logs/analyse.log.  Paths may\n"
+          "only contain letters, digits and _ - . / and no symbolic links.\n"
           "\n"
           "Options:\n"
           "  -j, --jobs N           directories analysed in parallel (default: half the\n"
           "                         CPUs; above the CPU count: the CPU count; invalid: default)\n"
-          "  --export-type TYPE     text or db, or text,db (default: the export type in\n"
-          "                         profiler_info.json, else text).  db output is not\n"
-          "                         available yet.\n"
+          "  --export-type TYPE     text (JSON, CSV and the databases), db (the databases\n"
+          "                         only) or text,db; default: the export type in\n"
+          "                         profiler_info.json, else text\n"
           "  -q, --quiet            no warnings and no progress display\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -297,16 +297,34 @@ static int analyse_here(const char *dir, const opts *o)
     ao.export_type = o->export_type;
     ao.quiet = o->quiet;
     aip_status s = aip_analyse_dir(dir, &ao);
-    if (s) /* errors are shown even with -q */
-        fprintf(stderr, "aiprof analyse: %s: %s\n", dir, aip_last_error());
+    if (s) /* errors are shown even with -q; on a terminal, over the progress bar */
+        fprintf(stderr, "%saiprof analyse: %s: %s\n",
+                isatty(STDERR_FILENO) && !o->quiet ? "\r\033[K" : "", dir, aip_last_error());
     return s == AIP_OK ? 0 : 1;
 }
 
-static void progress(const opts *o, int tty, size_t done, size_t total, const char *dir, int ok)
+/* On a terminal: a progress bar redrawn in place, and a line for each
+ * failure (which stays above the bar).  Elsewhere (logs, pipes): nothing
+ * but the errors and the final line, so the output stays parseable. */
+static void progress(const opts *o, int tty, size_t done, size_t failed, size_t total,
+                     const char *dir, int ok)
 {
     if (!tty || o->quiet)
         return;
-    fprintf(stderr, "[%zu/%zu] %s %s\n", done, total, ok ? "done" : "FAILED", dir);
+    enum { WIDTH = 30 };
+    size_t fill = total ? done * WIDTH / total : WIDTH;
+    char bar[WIDTH + 1];
+    for (size_t i = 0; i < WIDTH; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[WIDTH] = 0;
+    if (!ok)
+        fprintf(stderr, "\r\033[K[%zu/%zu] FAILED %s\n", done, total, dir);
+    fprintf(stderr, "\r\033[K[%s] %zu/%zu analysed", bar, done, total);
+    if (failed)
+        fprintf(stderr, ", %zu failed", failed);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
 }
 
 static size_t run_all(const list *dirs, const opts *o)
@@ -326,7 +344,7 @@ static size_t run_all(const list *dirs, const opts *o)
             if (pid < 0) { /* no process to spare: do it here */
                 int bad = analyse_here(dirs->v[next], o);
                 failed += (size_t)bad;
-                progress(o, tty, ++done, dirs->n, dirs->v[next], !bad);
+                progress(o, tty, ++done, failed, dirs->n, dirs->v[next], !bad);
                 next++;
                 continue;
             }
@@ -354,7 +372,7 @@ static size_t run_all(const list *dirs, const opts *o)
             fprintf(stderr, "aiprof analyse: %s: analysis crashed (signal %d)\n", dirs->v[i],
                     WTERMSIG(status));
         failed += !ok;
-        progress(o, tty, ++done, dirs->n, dirs->v[i], ok);
+        progress(o, tty, ++done, failed, dirs->n, dirs->v[i], ok);
     }
     free(pids);
     return failed + (dirs->n - done);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void aip__runlog_init(aip_run_log *r, const char *dir, int quiet)
 {
@@ -58,8 +59,11 @@ void aip__runlog_warn(aip_run_log *r, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     aip__runlog_line(r, "warning: %s", msg);
+    /* On a terminal, start by clearing the line: `aiprof analyse` may be
+     * drawing its progress bar there. */
     if (!r->quiet)
-        fprintf(stderr, "aiprof: warning: %s: %s\n", r->dir, msg);
+        fprintf(stderr, "%saiprof: warning: %s: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "",
+                r->dir, msg);
 }
 
 double aip__runlog_lap(aip_run_log *r)
