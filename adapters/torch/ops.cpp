@@ -40,6 +40,7 @@
 #include <mutex>
 #include <string>
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -93,20 +94,34 @@ struct ThreadState {
 };
 
 __thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
+pthread_key_t g_state_key;
+pthread_once_t g_state_once = PTHREAD_ONCE_INIT;
+
+/* Threads come and go (pools, DataLoader threads): a thread's block is
+ * freed when it exits. */
+void free_state(void *p)
+{
+    free(p);
+    t_state = nullptr;
+}
+
+void make_state_key() { pthread_key_create(&g_state_key, free_state); }
 
 ThreadState *thread_state()
 {
     ThreadState *s = t_state;
     if (__builtin_expect(s != nullptr, 1))
         return s;
+    pthread_once(&g_state_once, make_state_key);
     s = static_cast<ThreadState *>(calloc(1, sizeof(ThreadState)));
     if (!s)
         return nullptr;
+    pthread_setspecific(g_state_key, s);
     s->os_tid = (uint64_t)syscall(SYS_gettid);
     uint64_t rf = at::RecordFunction::currentThreadId();
     if (rf < kMaxRfThreads)
         g_os_tid[rf].store(s->os_tid, std::memory_order_relaxed);
-    t_state = s; /* one block per thread for the process lifetime */
+    t_state = s;
     return s;
 }
 
