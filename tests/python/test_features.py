@@ -287,3 +287,41 @@ assert {"user_annotation", "mstx", "GC"} <= cats, cats
 """
     proc = run_python(code)
     assert "work" in proc.stdout and "ProfilerStep*" in proc.stdout
+
+
+@needs_torch
+def test_thread_churn_while_recording():
+    import torch
+    x = torch.randn(4, 4)
+
+    def work():
+        for _ in range(5):
+            x.add(1)
+    with _one_trace(with_stack=True, record_shapes=True, with_modules=True, profile_memory=True):
+        for _ in range(50):
+            t = threading.Thread(target=work)
+            t.start()
+            t.join()
+    adds = slices(trace_of(result_dirs("./r")[0]), "cpu_op", "aten::add")
+    assert len(adds) == 250 and len({e["tid"] for e in adds}) == 50
+    assert all("work" in e["args"]["Call stack"] for e in adds)
+
+
+@needs_torch
+def test_other_profilers_hook_is_left_alone():
+    """cProfile holds Python's profile slot: aiprof leaves it, warns, and
+    still records the ops (without stacks); cProfile keeps working."""
+    import cProfile
+    import torch
+    x = torch.randn(4, 4)
+    pr = cProfile.Profile()
+    pr.enable()
+    try:
+        with pytest.warns(RuntimeWarning, match="profile hook"):
+            with _one_trace(with_stack=True):
+                x.add(1)
+    finally:
+        pr.disable()
+    adds = slices(trace_of(result_dirs("./r")[0]), "cpu_op", "aten::add")
+    assert len(adds) == 1 and "Call stack" not in adds[0].get("args", {})
+    assert any("add" in str(k) for k in pr.getstats())

@@ -31,6 +31,7 @@ class Collectors:
         self._module_handles = None
         self._gc_added = False
         self._thread_hook = False
+        self._hook_warned = False
 
     def set_recording(self, recording):
         if self.ops is not None:
@@ -76,12 +77,10 @@ class Collectors:
         elif state == 2:
             self._warn_hook()
 
-    _hook_warned = False
-
-    @staticmethod
-    def _warn_hook():
-        if not Collectors._hook_warned:
-            Collectors._hook_warned = True
+    def _warn_hook(self):
+        """Once per profile."""
+        if not self._hook_warned:
+            self._hook_warned = True
             warnings.warn("aiprof: another profiler holds Python's profile hook (torch.profiler "
                           "with with_stack?); ops get no call stack while it does",
                           RuntimeWarning, stacklevel=5)
