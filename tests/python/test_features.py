@@ -33,7 +33,7 @@ def test_names_resolve_as_torch_npu():
     from aiprof.profiler._profiler_path_creator import ProfPathCreator  # noqa: F401
     assert P.supported_activities() == {P.ProfilerActivity.CPU}
     assert P.supported_ai_core_metrics() == set()
-    assert P.supported_export_type() == {P.ExportType.Text}
+    assert P.supported_export_type() == {P.ExportType.Text, P.ExportType.Db}
     assert P.ProfilerLevel.Level0 in P.supported_profiler_level()
     assert [a.value for a in P.ProfilerAction] == [0, 1, 2, 3]
     assert {a.name for a in P.ProfilerActivity} == {"CPU", "NPU", "CUDA"}

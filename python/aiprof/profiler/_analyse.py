@@ -50,11 +50,15 @@ def wait_for(result_dir):
         proc.wait()
 
 
+EXPORT_TEXT = 1  # aip_export_type: TEXT writes trace_view.json
+
+
 def ensure_analysed(result_dir):
-    """Make sure trace_view.json exists for `result_dir`."""
+    """Make sure trace_view.json exists for `result_dir` (a trace recorded
+    with export_type Db only has none until a text analysis is asked for)."""
     wait_for(result_dir)
     if not os.path.exists(trace_file(result_dir)):
-        analyse_now(result_dir)
+        analyse_now(result_dir, EXPORT_TEXT)
 
 
 def find_result_dirs(path):

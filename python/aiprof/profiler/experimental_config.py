@@ -71,8 +71,9 @@ def supported_ai_core_metrics():
 
 
 def supported_export_type():
-    """Formats the analyser writes: the text files (trace_view.json, CSVs)."""
-    return {ExportType.Text}
+    """Formats the analyser writes: the text files (trace_view.json, CSVs;
+    with the databases, as torch_npu's Text) and the databases alone (Db)."""
+    return {ExportType.Text, ExportType.Db}
 
 
 def _export_bits(value):
@@ -212,8 +213,6 @@ class _ExperimentalConfig:
                 off.append(name)
         if self._host_sys:
             off.append("host_sys=" + ",".join(self._host_sys))
-        if self._export_bits & _EXPORT_BIT[ExportType.Db]:
-            off.append("export_type=db (no .db writer yet)")
         return off
 
     def __repr__(self):
