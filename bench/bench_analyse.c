@@ -9,8 +9,12 @@
  * event, trace_view.json bytes per event and peak RSS (ru_maxrss, which
  * includes the small generation phase) relative to the raw file size.
  *
- * Usage: bench_analyse [N_EVENTS (default 5000000)] [THREADS (default 4)] [--keep]
- * Targets: >= 5 M events/s, peak RSS <= 2 x raw size.
+ * Usage: bench_analyse [N_EVENTS (default 2000000)] [THREADS (default 4)]
+ *                      [--export text|db|text,db] [--full] [--keep]
+ * --export chooses the export type (default text, which also writes the
+ * databases, as the seed's text export does); --full is the large run:
+ * 10 M events, text + db.  The default run stays short.
+ * Targets: text + db >= 2 M events/s, peak RSS <= 2 x raw size.
  */
 #include "aiprof.h"
 #include "raw_format.h"
@@ -214,19 +218,30 @@ static long long file_size(const char *p)
 
 int main(int argc, char **argv)
 {
-    uint64_t n = 5000000;
+    uint64_t n = 2000000;
     unsigned threads = 4;
+    unsigned export_type = AIP_EXPORT_TEXT;
     int keep = 0, pos = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--keep"))
             keep = 1;
-        else if (pos++ == 0)
+        else if (!strcmp(argv[i], "--full"))
+            n = 10000000;
+        else if (!strcmp(argv[i], "--export") && i + 1 < argc) {
+            const char *t = argv[++i];
+            export_type = (strstr(t, "text") ? AIP_EXPORT_TEXT : 0) | (strstr(t, "db") ? AIP_EXPORT_DB : 0);
+            if (!export_type) {
+                fprintf(stderr, "--export takes text, db or text,db\n");
+                return 2;
+            }
+        } else if (pos++ == 0)
             n = strtoull(argv[i], NULL, 10);
         else
             threads = (unsigned)atoi(argv[i]);
     }
     if (!n || !threads || threads > 64) {
-        fprintf(stderr, "usage: bench_analyse [N_EVENTS] [THREADS 1..64] [--keep]\n");
+        fprintf(stderr, "usage: bench_analyse [N_EVENTS] [THREADS 1..64] [--export text|db|text,db] "
+                "[--full] [--keep]\n");
         return 2;
     }
     char root[] = "/tmp/aip_bench_XXXXXX";
@@ -234,11 +249,12 @@ int main(int argc, char **argv)
         perror("mkdtemp");
         return 1;
     }
-    char dir[256], fw[300], raw[400], json[400];
+    char dir[256], fw[300], raw[400], json[400], db[400];
     snprintf(dir, sizeof dir, "%s/bench_ascend_pt", root);
     snprintf(fw, sizeof fw, "%s/FRAMEWORK", dir);
     snprintf(raw, sizeof raw, "%s/aiprof_31337.raw", fw);
     snprintf(json, sizeof json, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", dir);
+    snprintf(db, sizeof db, "%s/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db", dir);
     mkdir(dir, 0750);
     mkdir(fw, 0750);
     uint64_t steps;
@@ -249,6 +265,7 @@ int main(int argc, char **argv)
     aip_analyse_options o;
     aip_analyse_options_init(&o);
     o.quiet = 1;
+    o.export_type = export_type;
     struct rusage ru0;
     getrusage(RUSAGE_SELF, &ru0);
     double t0 = now();
@@ -265,16 +282,21 @@ int main(int argc, char **argv)
     double sys = (double)(ru.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                  (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
     double secs = t1 - t0, rss = (double)ru.ru_maxrss * 1024.0;
-    long long json_bytes = file_size(json);
+    long long json_bytes = file_size(json), db_bytes = file_size(db);
     printf("bench_analyse: %llu events (%u threads, %llu steps), raw %.1f MB written in %.2f s\n",
            (unsigned long long)events, threads, (unsigned long long)steps, raw_bytes / 1e6,
            g1 - g0);
     printf("  analyse time          %.3f s wall, %.3f s user + %.3f s system CPU\n", secs, cpu,
            sys);
-    printf("  events/s              %.2f M   (target >= 5 M)\n", events / secs / 1e6);
+    printf("  export type           %s%s\n", export_type & AIP_EXPORT_TEXT ? "text (JSON, CSV, db)" : "",
+           export_type == AIP_EXPORT_DB ? "db" : "");
+    printf("  events/s              %.2f M   (target with the db >= 2 M)\n", events / secs / 1e6);
     printf("  raw bytes/event       %.1f\n", (double)raw_bytes / (double)events);
-    printf("  trace_view.json       %.1f bytes/event (%.1f MB)\n", (double)json_bytes / (double)events,
-           json_bytes / 1e6);
+    if (json_bytes >= 0)
+        printf("  trace_view.json       %.1f bytes/event (%.1f MB)\n",
+               (double)json_bytes / (double)events, json_bytes / 1e6);
+    printf("  ascend_pytorch_profiler.db %.1f bytes/event (%.1f MB)\n",
+           (double)db_bytes / (double)events, db_bytes / 1e6);
     printf("  peak RSS              %.1f MB = %.2f x raw size (target <= 2)\n", rss / 1e6,
            rss / (double)raw_bytes);
     char logp[400], line[512];

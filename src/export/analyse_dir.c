@@ -19,10 +19,12 @@
 #include "error.h"
 #include "fs.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define MAX_OUTPUTS 16
 
@@ -130,31 +132,75 @@ static aip_status export_text(aip_run_log *r, outputs *w, const char *outdir, co
     return s;
 }
 
-static aip_status export_dbs(aip_run_log *r, outputs *w, const char *outdir, const aip_model *m,
-                             const aip_profiler_info *info)
+/* The databases are written on their own thread while this one writes
+ * the text outputs: SQLite inserts and JSON formatting each keep a core
+ * busy, and the model is read-only by now.  The job keeps its results for
+ * the log (the run log is not shared between threads). */
+typedef struct db_job {
+    const char *dir, *outdir;
+    const aip_model *m;
+    const aip_profiler_info *info;
+    aip_status status;
+    char error[512];
+    char note[200];
+    char db_name[64];
+    char paths[2][PATH_MAX];
+    double secs[2];
+} db_job;
+
+static double seconds_since(const struct timespec *t0)
 {
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void *db_work(void *arg)
+{
+    db_job *j = arg;
     aip_metadata md;
-    aip_status s = aip__metadata_read(r->dir, &md);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    aip_status s = aip__metadata_read(j->dir, &md);
+    if (!s && !md.found)
+        snprintf(j->note, sizeof j->note, "note: %s; META_DATA has no rows from it", md.problem);
+    aip__db_name(j->info->rank, j->db_name, sizeof j->db_name);
+    aip_db_inputs in = {j->m, j->info, &md};
+    if (!s)
+        s = aip__join(j->paths[0], sizeof j->paths[0], j->outdir, j->db_name);
+    if (!s)
+        s = aip__export_pytorch_db(&in, j->paths[0]);
+    j->secs[0] = seconds_since(&t0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!s)
+        s = aip__join(j->paths[1], sizeof j->paths[1], j->outdir, "analysis.db");
+    if (!s)
+        s = aip__export_analysis_db(j->m, j->paths[1]);
+    j->secs[1] = seconds_since(&t0);
+    if (md.found)
+        aip__metadata_free(&md);
     if (s)
-        return s;
-    if (!md.found)
-        aip__runlog_line(r, "note: %s; META_DATA has no rows from it", md.problem);
-    char path[PATH_MAX];
-    aip__db_name(info->rank, w->db_name, sizeof w->db_name);
-    aip_db_inputs in = {m, info, &md};
-    s = aip__join(path, sizeof path, outdir, w->db_name);
-    if (!s)
-        s = aip__export_pytorch_db(&in, path);
-    if (!s)
-        wrote(r, w, w->db_name, path);
-    if (!s)
-        s = aip__join(path, sizeof path, outdir, "analysis.db");
-    if (!s)
-        s = aip__export_analysis_db(m, path);
-    if (!s)
-        wrote(r, w, "analysis.db", path);
-    aip__metadata_free(&md);
-    return s;
+        snprintf(j->error, sizeof j->error, "%s", aip_last_error());
+    j->status = s;
+    return NULL;
+}
+
+static aip_status db_finish(aip_run_log *r, outputs *w, db_job *j)
+{
+    if (j->note[0])
+        aip__runlog_line(r, "%s", j->note);
+    if (j->status)
+        return aip__fail(j->status, "%s", j->error);
+    snprintf(w->db_name, sizeof w->db_name, "%s", j->db_name);
+    const char *names[2] = {w->db_name, "analysis.db"};
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, names[i],
+                         stat(j->paths[i], &st) == 0 ? (long long)st.st_size : -1LL, j->secs[i]);
+        if (w->n < MAX_OUTPUTS)
+            w->names[w->n++] = names[i];
+    }
+    return AIP_OK;
 }
 
 static aip_status analyse(aip_run_log *r, unsigned export_type, const aip_profiler_info *info)
@@ -168,10 +214,19 @@ static aip_status analyse(aip_run_log *r, unsigned export_type, const aip_profil
     s = aip__join(outdir, sizeof outdir, r->dir, AIP_OUTPUT_DIR);
     if (!s)
         s = aip__mkdirs(outdir);
-    if (!s && (export_type & AIP_EXPORT_TEXT))
+    db_job job = {.dir = r->dir, .outdir = outdir, .m = &m, .info = info};
+    pthread_t th;
+    int threaded = 0;
+    if (!s && (export_type & AIP_EXPORT_TEXT)) {
+        threaded = pthread_create(&th, NULL, db_work, &job) == 0;
         s = export_text(r, &w, outdir, &m, info);
+    }
+    if (threaded)
+        pthread_join(th, NULL);
+    else if (!s)
+        db_work(&job);
     if (!s)
-        s = export_dbs(r, &w, outdir, &m, info);
+        s = db_finish(r, &w, &job);
     if (!s)
         s = aip__output_prune(r, w.names);
     if (!s && info->data_simplification)

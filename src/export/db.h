@@ -8,6 +8,10 @@
  * rows; the file is private until renamed, so there is no journal and no
  * fsync.  Errors are sticky, as in aip_out: callers keep binding and adding
  * rows, and aip__db_close() reports the first failure.
+ *
+ * Rows are collected AIP_DB_ROWS_PER_STMT at a time and inserted with one
+ * multi-row INSERT: a statement per row costs SQLite about as much as the
+ * row itself, and tables here have millions of rows.
  */
 #ifndef AIP_DB_H
 #define AIP_DB_H
@@ -19,7 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AIP_DB_BATCH 200000 /* rows per transaction */
+#define AIP_DB_BATCH 200000      /* rows per transaction */
+#define AIP_DB_ROWS_PER_STMT 32  /* rows per INSERT statement */
+#define AIP_DB_MAX_COLS 16
 
 typedef struct aip_db_col {
     const char *name;
@@ -43,11 +49,29 @@ typedef struct aip_db {
     char tmp[PATH_MAX];
 } aip_db;
 
+enum { AIP_DBV_NULL = 0, AIP_DBV_INT, AIP_DBV_REAL, AIP_DBV_TEXT };
+
+typedef struct aip_db_val {
+    int kind;
+    union {
+        int64_t i;
+        double d;
+        struct { size_t off, len; } t; /* in the insert's text arena */
+    } u;
+} aip_db_val;
+
 typedef struct aip_db_insert {
     aip_db *d;
-    sqlite3_stmt *st;
+    sqlite3_stmt *many;       /* AIP_DB_ROWS_PER_STMT rows */
+    sqlite3_stmt *one;        /* one row, for the last partial batch */
     int n_cols;
+    int n_params;             /* bound columns per row */
+    int param_col[AIP_DB_MAX_COLS]; /* the column of each bound parameter */
+    int row;                  /* rows collected in `vals` */
     uint64_t rows;
+    aip_db_val vals[AIP_DB_ROWS_PER_STMT][AIP_DB_MAX_COLS];
+    char *text;               /* texts of the collected rows */
+    size_t text_len, text_cap;
 } aip_db_insert;
 
 /* aip__db_open() : start building the database `path` (via a temp name). */
@@ -60,32 +84,38 @@ aip_status aip__db_close(aip_db *d);
 /* aip__db_abort() : discard the database. */
 void aip__db_abort(aip_db *d);
 
-/* aip__db_insert_begin() : a prepared INSERT for every column of `t`
- * (creating the table first). */
+/* aip__db_insert_begin() : create table `t` and prepare its inserts.
+ * `ins` is large (a batch of values): allocate it, do not put it on a
+ * small stack. */
 aip_status aip__db_insert_begin(aip_db *d, const aip_db_table *t, aip_db_insert *ins);
-/* aip__db_row() : insert the bound row.  Bindings stay as they are (no
- * per-row clearing on the hot path): bind every column of every row, NULL
- * included.  Commits every AIP_DB_BATCH rows. */
+/* aip__db_insert_fixed() : another insert into the existing table `t` in
+ * which column i is the SQL literal fixed[i] (a number or NULL, never
+ * data) when fixed[i] is not NULL: rows that share those values skip
+ * binding them, which is a fifth of SQLite's per-row cost here. */
+aip_status aip__db_insert_fixed(aip_db *d, const aip_db_table *t, const char *const *fixed,
+                                aip_db_insert *ins);
+/* aip__db_row() : the row whose columns were set is complete.  Values are
+ * not carried over: set every column of every row (NULL included). */
 void aip__db_row(aip_db_insert *ins);
+/* aip__db_insert_end() : insert what is still collected, release. */
 void aip__db_insert_end(aip_db_insert *ins);
 
-/* Column binding; `col` counts from 0.  Text must be valid UTF-8 without
- * NUL (aip__utf8_clean()); it is copied by SQLite. */
+/* Column values of the current row; `col` counts from 0.  Text must be
+ * valid UTF-8 without NUL (aip__utf8_clean()); it is copied. */
 static inline void aip__db_i64(aip_db_insert *ins, int col, int64_t v)
 {
-    sqlite3_bind_int64(ins->st, col + 1, v);
+    ins->vals[ins->row][col].kind = AIP_DBV_INT;
+    ins->vals[ins->row][col].u.i = v;
 }
 static inline void aip__db_f64(aip_db_insert *ins, int col, double v)
 {
-    sqlite3_bind_double(ins->st, col + 1, v);
+    ins->vals[ins->row][col].kind = AIP_DBV_REAL;
+    ins->vals[ins->row][col].u.d = v;
 }
 static inline void aip__db_null(aip_db_insert *ins, int col)
 {
-    sqlite3_bind_null(ins->st, col + 1);
+    ins->vals[ins->row][col].kind = AIP_DBV_NULL;
 }
-static inline void aip__db_text(aip_db_insert *ins, int col, const char *s, size_t n)
-{
-    sqlite3_bind_text(ins->st, col + 1, s, (int)n, SQLITE_TRANSIENT);
-}
+void aip__db_text(aip_db_insert *ins, int col, const char *s, size_t n);
 
 #endif

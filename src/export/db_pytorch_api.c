@@ -20,6 +20,7 @@
 #include "db_pytorch.h"
 #include "error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@ typedef struct api_writer {
     const aip_model *m;
     aip_db_strings *str;
     aip_db_insert api, conn_ins, chain_ins;
+    aip_db_insert plain;         /* this thread's rows without optional columns */
     int with_chains;
     conn *conns;
     size_t n_conns, next_conn;
@@ -140,15 +142,21 @@ static int64_t callchain(api_writer *w, size_t proc, uint32_t sid)
     return id;
 }
 
-/* connectionId column of span `si`: a new id with its CONNECTION_IDS rows,
- * or NULL when the span has no connection. */
-static void bind_connections(api_writer *w, uint32_t pi, uint32_t ti, size_t si)
+/* Skip connections of spans before `si`; 1 if `si` has one. */
+static int has_connection(api_writer *w, uint32_t pi, uint32_t ti, size_t si)
 {
     while (w->next_conn < w->n_conns && cmp_conn(&w->conns[w->next_conn],
                                                   &(conn){pi, ti, si, INT64_MIN}) < 0)
         w->next_conn++;
     const conn *c = w->next_conn < w->n_conns ? &w->conns[w->next_conn] : NULL;
-    if (!c || c->proc != pi || c->thread != ti || c->span != si) {
+    return c && c->proc == pi && c->thread == ti && c->span == si;
+}
+
+/* connectionId column of span `si`: a new id with its CONNECTION_IDS rows,
+ * or NULL when the span has no connection. */
+static void bind_connections(api_writer *w, uint32_t pi, uint32_t ti, size_t si)
+{
+    if (!has_connection(w, pi, ti, si)) {
         aip__db_null(&w->api, 3);
         return;
     }
@@ -168,18 +176,31 @@ static int64_t global_tid(int64_t pid, uint64_t tid)
     return (int64_t)(((uint64_t)pid << 32) | (tid & 0xffffffffu));
 }
 
+/* Most rows of a big profile are ops with nothing but times, a name and
+ * maybe a sequence number: they go through `plain`, whose statement has
+ * this thread's globalTid, the type and the NULL columns as literals.  Row
+ * order in the table is therefore not span order; nothing depends on it,
+ * and it is still a function of the data. */
 static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
 {
     const aip_process *p = &w->m->procs[pi];
     const aip_thread *t = &p->threads[ti];
     aip_db_insert *ins = &w->api;
-    aip__db_i64(ins, 2, global_tid(p->pid, t->tid));
+    int64_t gtid = global_tid(p->pid, t->tid);
+    char gt[24];
+    snprintf(gt, sizeof gt, "%lld", (long long)gtid);
+    const char *fixed[11] = {NULL, NULL, gt, "NULL", NULL, NULL, NULL, "NULL", "NULL", "NULL",
+                             "50001"};
+    if (aip__db_insert_fixed(ins->d, &aip__tbl_pytorch_api, fixed, &w->plain))
+        return;
     for (size_t i = 0; i < t->n_spans && !ins->d->status; i++) {
         const aip_span *sp = &t->spans[i];
-        aip__db_i64(ins, 0, sp->start);
-        aip__db_i64(ins, 1, sp->end);
-        bind_opt_id(ins, 4, aip__dbs_raw(w->str, pi, sp->name));
+        int64_t name = aip__dbs_raw(w->str, pi, sp->name);
         if (sp->kind == AIP_SPAN_RANGE) {
+            aip__db_i64(ins, 0, sp->start);
+            aip__db_i64(ins, 1, sp->end);
+            aip__db_i64(ins, 2, gtid);
+            bind_opt_id(ins, 4, name);
             aip__db_null(ins, 3);
             for (int c = 5; c <= 9; c++)
                 aip__db_null(ins, c);
@@ -187,7 +208,6 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
             aip__db_row(ins);
             continue;
         }
-        bind_connections(w, pi, ti, i);
         aip_op_fields f;
         if (sp->kind == AIP_SPAN_OP && sp->aux) {
             aip__model_op_fields(t, sp, &f);
@@ -195,14 +215,32 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
             memset(&f, 0, sizeof f);
             f.sequence_number = -1;
         }
-        aip__db_i64(ins, 5, f.has_seq ? f.sequence_number : -1);
-        aip__db_i64(ins, 6, (int64_t)f.fwd_thread_id);
-        bind_opt_id(ins, 7, f.has_shapes ? aip__dbs_raw(w->str, pi, f.input_dtypes) : -1);
-        bind_opt_id(ins, 8, f.has_shapes ? aip__dbs_raw(w->str, pi, f.input_shapes) : -1);
-        bind_opt_id(ins, 9, f.has_stack ? callchain(w, pi, f.call_stack) : -1);
-        aip__db_i64(ins, 10, API_TYPE_OP);
-        aip__db_row(ins);
+        aip_db_insert *to = ins;
+        if (!f.has_shapes && !f.has_stack && !has_connection(w, pi, ti, i))
+            to = &w->plain;
+        else
+            bind_connections(w, pi, ti, i);
+        aip__db_i64(to, 0, sp->start);
+        aip__db_i64(to, 1, sp->end);
+        aip__db_i64(to, 2, gtid);
+        bind_opt_id(to, 4, name);
+        aip__db_i64(to, 5, f.has_seq ? f.sequence_number : -1);
+        aip__db_i64(to, 6, (int64_t)f.fwd_thread_id);
+        bind_opt_id(to, 7, f.has_shapes ? aip__dbs_raw(w->str, pi, f.input_dtypes) : -1);
+        bind_opt_id(to, 8, f.has_shapes ? aip__dbs_raw(w->str, pi, f.input_shapes) : -1);
+        bind_opt_id(to, 9, f.has_stack ? callchain(w, pi, f.call_stack) : -1);
+        aip__db_i64(to, 10, API_TYPE_OP);
+        aip__db_row(to);
     }
+    aip__db_insert_end(&w->plain);
+}
+
+/* The columns an mstx row does not have: NULL, and its type. */
+static void mstx_columns(aip_db_insert *ins)
+{
+    for (int c = 3; c <= 9; c++)
+        aip__db_null(ins, c);
+    aip__db_i64(ins, 10, API_TYPE_MSTX);
 }
 
 /* mstx marks and cross-thread start/end ranges of one process. */
@@ -210,11 +248,9 @@ static void mstx_rows(api_writer *w, uint32_t pi)
 {
     const aip_process *p = &w->m->procs[pi];
     aip_db_insert *ins = &w->api;
-    for (int c = 3; c <= 9; c++)
-        aip__db_null(ins, c);
-    aip__db_i64(ins, 10, API_TYPE_MSTX);
     for (size_t i = 0; i < p->marks.n; i++) {
         const aip_mark_ev *mk = &p->marks.v[i];
+        mstx_columns(ins);
         aip__db_i64(ins, 0, mk->ts);
         aip__db_i64(ins, 1, mk->ts);
         aip__db_i64(ins, 2, global_tid(p->pid, p->threads[mk->thread].tid));
@@ -225,6 +261,7 @@ static void mstx_rows(api_writer *w, uint32_t pi)
         const aip_range_point *r = &p->range_starts.v[i];
         if (r->match < 0)
             continue; /* no end inside the trace: no duration to store */
+        mstx_columns(ins);
         aip__db_i64(ins, 0, r->ts);
         aip__db_i64(ins, 1, p->range_ends.v[r->match].ts);
         aip__db_i64(ins, 2, global_tid(p->pid, p->threads[r->thread].tid));
@@ -254,42 +291,52 @@ static aip_status collect_conns(api_writer *w)
 aip_status aip__db_write_api(aip_db *d, const aip_model *m, const aip_profiler_info *info,
                              aip_db_strings *str)
 {
-    api_writer w = {.m = m, .str = str};
-    aip_status s = collect_conns(&w);
+    /* inserts hold a batch of values each: too big for a thread's stack */
+    api_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the API tables");
+    w->m = m;
+    w->str = str;
+    aip_status s = collect_conns(w);
     if (!s)
-        s = aip__db_insert_begin(d, &aip__tbl_pytorch_api, &w.api);
-    if (!s && w.n_conns)
-        s = aip__db_insert_begin(d, &aip__tbl_connection_ids, &w.conn_ins);
+        s = aip__db_insert_begin(d, &aip__tbl_pytorch_api, &w->api);
+    if (!s && w->n_conns)
+        s = aip__db_insert_begin(d, &aip__tbl_connection_ids, &w->conn_ins);
     /* with_stack on: the table exists even if no op carried a stack */
     if (!s && info->with_stack) {
-        s = aip__db_insert_begin(d, &aip__tbl_callchains, &w.chain_ins);
-        w.with_chains = !s;
+        s = aip__db_insert_begin(d, &aip__tbl_callchains, &w->chain_ins);
+        w->with_chains = !s;
     }
     for (uint32_t pi = 0; pi < m->n_procs && !s; pi++) {
-        for (uint32_t ti = 0; ti < m->procs[pi].n_threads && !d->status && !w.status; ti++)
-            thread_rows(&w, pi, ti);
-        mstx_rows(&w, pi);
-        free(w.chain_map);
-        w.chain_map = NULL;
-        s = d->status ? d->status : w.status ? w.status : str->status;
+        for (uint32_t ti = 0; ti < m->procs[pi].n_threads && !d->status && !w->status; ti++)
+            thread_rows(w, pi, ti);
+        mstx_rows(w, pi);
+        free(w->chain_map);
+        w->chain_map = NULL;
+        s = d->status ? d->status : w->status ? w->status : str->status;
     }
-    aip__db_insert_end(&w.api);
-    aip__db_insert_end(&w.conn_ins);
-    aip__db_insert_end(&w.chain_ins);
-    free(w.conns);
-    free(w.chain_map);
+    aip__db_insert_end(&w->api);
+    aip__db_insert_end(&w->conn_ins);
+    aip__db_insert_end(&w->chain_ins);
+    aip__db_insert_end(&w->plain);
+    free(w->conns);
+    free(w->chain_map);
+    free(w);
     if (s)
         return s;
-    aip_db_insert e;
-    if (aip__db_insert_begin(d, &aip__tbl_enum_api_type, &e))
-        return d->status;
-    static const struct { int id; const char *name; } types[] = {
-        {50001, "op"}, {50002, "queue"}, {50003, "trace"}, {50004, "mstx"}};
-    for (size_t i = 0; i < 4; i++) {
-        aip__db_i64(&e, 0, types[i].id);
-        aip__db_text(&e, 1, types[i].name, strlen(types[i].name));
-        aip__db_row(&e);
+    aip_db_insert *e = malloc(sizeof *e);
+    if (!e)
+        return aip__fail(AIP_ERR_NOMEM, "no memory");
+    if (!aip__db_insert_begin(d, &aip__tbl_enum_api_type, e)) {
+        static const struct { int id; const char *name; } types[] = {
+            {50001, "op"}, {50002, "queue"}, {50003, "trace"}, {50004, "mstx"}};
+        for (size_t i = 0; i < 4; i++) {
+            aip__db_i64(e, 0, types[i].id);
+            aip__db_text(e, 1, types[i].name, strlen(types[i].name));
+            aip__db_row(e);
+        }
     }
-    aip__db_insert_end(&e);
+    aip__db_insert_end(e);
+    free(e);
     return d->status;
 }

@@ -32,18 +32,22 @@ static void bind_active(aip_db_insert *ins, int col, const aip_mem_ev *e)
         aip__db_null(ins, col);
 }
 
-static void record_rows(aip_db_insert *ins, const aip_mem_ev *e, int64_t pta, int64_t pta_ge)
+static void record_row(aip_db_insert *ins, const aip_mem_ev *e, int64_t component)
 {
+    aip__db_i64(ins, 0, component);
     aip__db_i64(ins, 1, e->ts);
     aip__db_i64(ins, 2, e->total_allocated);
     aip__db_i64(ins, 3, e->total_reserved);
     bind_active(ins, 4, e);
     aip__db_null(ins, 5);
     aip__db_i64(ins, 6, e->device_index);
-    aip__db_i64(ins, 0, pta);
     aip__db_row(ins);
-    aip__db_i64(ins, 0, pta_ge); /* PTA plus GE's totals: no GE here */
-    aip__db_row(ins);
+}
+
+static void record_rows(aip_db_insert *ins, const aip_mem_ev *e, int64_t pta, int64_t pta_ge)
+{
+    record_row(ins, e, pta);
+    record_row(ins, e, pta_ge); /* PTA plus GE's totals: no GE here */
 }
 
 static void op_row(aip_db_insert *ins, int64_t name, const aip_mem_ev *a, const aip_mem_ev *f)
