@@ -1,10 +1,12 @@
 """export_memory_timeline(): memory use over time, in torch's file formats.
 
-torch sorts each byte into categories (PARAMETER, GRADIENT, ACTIVATION, ...)
-by a data-flow analysis of the tensors; aiprof records allocations and
-frees but not which tensor they belong to, so every byte is in the
-"unknown" category (torch's own bucket for bytes it cannot place).  The
-files otherwise follow torch:
+The analyser's `aiprof memory` command writes the timeline with bytes
+sorted into torch's categories (it pairs allocations with frees and the ops
+around them); it is used when the command is found (next to the package in
+a build tree, $AIPROF_CLI, or on PATH).  libaiprof has no public call for
+it yet.  Without the command, this module writes the same formats from
+trace_view.json with every byte in the "unknown" category (torch's own
+bucket for bytes it cannot place):
 
   .json / .json.gz   [times_us, sizes] — sizes[i] has 9 slots, slot 0 the
                      baseline, slot 8 the unknown category
@@ -16,6 +18,8 @@ import gzip
 import json
 import os
 import re
+import shutil
+import subprocess
 
 _CREATE, _DESTROY = 2, 4
 _UNKNOWN_RAW = 7
@@ -93,6 +97,31 @@ def _svg(points, width=900, height=320):
             f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle">Time (ms), '
             f'0 to {xmax:.3f}</text>'
             f'<text x="8" y="{pad - 12}">Memory (MiB), peak {ymax:.3f}</text></svg>')
+
+
+def find_cli():
+    """The `aiprof` command: $AIPROF_CLI, build/bin/aiprof beside a build
+    tree's build/python/aiprof, or on PATH."""
+    env = os.environ.get("AIPROF_CLI")
+    if env and os.access(env, os.X_OK):
+        return env
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cand = os.path.join(os.path.dirname(os.path.dirname(pkg)), "bin", "aiprof")
+    if os.access(cand, os.X_OK):
+        return cand
+    return shutil.which("aiprof")
+
+
+def write_with_cli(result_dir, path, device):
+    """True if `aiprof memory` wrote the file."""
+    cli = find_cli()
+    if not cli:
+        return False
+    cmd = [cli, "memory", result_dir, "-o", path, "-q"]
+    if device:
+        cmd += ["--device", device]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return proc.returncode == 0 and os.path.exists(path)
 
 
 def write(path, trace, device):

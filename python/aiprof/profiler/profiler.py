@@ -337,8 +337,8 @@ class _KinetoProfile:
 
     def export_memory_timeline(self, output_path=None, device=None, *, path=None):
         """Memory over time for `device` ("cpu", "npu:0", ...), written as
-        .html, .json, .json.gz or .raw.json.gz (see _memory_timeline.py:
-        bytes are not split into torch's tensor categories)."""
+        .html, .json, .json.gz or .raw.json.gz in torch's layouts, bytes by
+        torch's categories (see _memory_timeline.py)."""
         output_path = check_path("output_path", output_path if path is None else path)
         if not self.profile_memory:
             _warn_once("memtl", "export_memory_timeline(): profile_memory=False, so no "
@@ -346,7 +346,15 @@ class _KinetoProfile:
         r = self._trace_result()
         if r is None:
             raise RuntimeError("export_memory_timeline(): no trace has been saved yet")
-        _memory_timeline.parse_device(device)
+        device_type, _ = _memory_timeline.parse_device(device)
+        if not any(output_path.endswith(s) for s in (".html", ".json", ".json.gz")):
+            raise ValueError("output_path must end in .html, .json, .json.gz or .raw.json.gz, "
+                             f"got {output_path!r}")
+        if _memory_timeline.write_with_cli(r.result_dir, output_path, device):
+            if device_type != 0:
+                _warn_once("memtl-dev", f"export_memory_timeline(): {device}: this machine "
+                           "records CPU memory only")
+            return
         if _memory_timeline.write(output_path, r.trace(), device) == 0 and device and \
                 not device.startswith("cpu"):
             _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for {device}: "
