@@ -176,6 +176,8 @@ bool raw_key(const at::RecordFunction &fn, ThreadState *s)
             }
         } else if (v.isScalar()) {
             s->key[n++] = kScalar;
+        } else if (!v.isList()) { /* None, str, device...: the inline tag test first */
+            s->key[n++] = kOther;
         } else if (v.isTensorList()) {
             s->key[n++] = kTensorList;
         } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
