@@ -310,7 +310,12 @@ typedef struct aip_op_info {
     const char *call_stack;      /* frames joined by ";\n" or NULL (with_stack) */
     const char *module_hierarchy;/* "nn.Module: MLP_0;..." or NULL (with_modules) */
     int is_backward;             /* backward scope */
+    /* Pre-interned texts (aip_intern), used instead of the strings above
+     * when nonzero: a caller that sees the same shapes/stacks again and
+     * again interns them once and skips hashing on every op. */
+    aip_string_id input_shapes_id, input_dtypes_id, call_stack_id, module_hierarchy_id;
 } aip_op_info;
+#define AIP_OP_INFO_HAS_IDS 1
 
 /*! aip_op_begin() / aip_op_end() : an op on the calling thread; strings are
  *  interned at begin, so the caller may free them afterwards. */

@@ -265,15 +265,17 @@ void aip_op_begin(const aip_op_info *op)
     if (op->fwd_thread_id)
         f->flags |= AIP_OPF_FWD;
     f->shapes = f->dtypes = f->stack = f->module = 0;
-    if ((m & AIP_MASK_SHAPES) && (op->input_shapes || op->input_dtypes)) {
-        f->shapes = intern_opt(op->input_shapes);
-        f->dtypes = intern_opt(op->input_dtypes);
+    if ((m & AIP_MASK_SHAPES) && (op->input_shapes || op->input_dtypes || op->input_shapes_id ||
+                                  op->input_dtypes_id)) {
+        f->shapes = op->input_shapes_id ? op->input_shapes_id : intern_opt(op->input_shapes);
+        f->dtypes = op->input_dtypes_id ? op->input_dtypes_id : intern_opt(op->input_dtypes);
         f->flags |= AIP_OPF_SHAPES;
     }
-    if ((m & AIP_MASK_STACK) && op->call_stack)
-        f->stack = intern_opt(op->call_stack);
-    if ((m & AIP_MASK_MODULES) && op->module_hierarchy)
-        f->module = intern_opt(op->module_hierarchy);
+    if (m & AIP_MASK_STACK)
+        f->stack = op->call_stack_id ? op->call_stack_id : intern_opt(op->call_stack);
+    if (m & AIP_MASK_MODULES)
+        f->module = op->module_hierarchy_id ? op->module_hierarchy_id
+                                            : intern_opt(op->module_hierarchy);
     if (f->stack || f->module)
         f->flags |= AIP_OPF_STACK;
     f->start = aip__ticks();

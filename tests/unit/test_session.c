@@ -461,6 +461,40 @@ static void test_switches_gate_records(void)
     ASSERT_EQ(rc.by_kind[AIP_REC_MEMORY], 1);
     ASSERT_EQ(rc.by_kind[AIP_REC_GC], 1);
     aip_session_destroy(s);
+
+    /* Pre-interned ids work like the texts. */
+    base_config(&c, tmp);
+    c.record_shapes = 1;
+    c.with_stack = 1;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_op_info by_id = {.name = "aten::mm", .sequence_number = -1,
+                         .input_shapes_id = aip_intern("[[7, 7]]"),
+                         .input_dtypes_id = aip_intern("[float]"),
+                         .call_stack_id = aip_intern("id_stack.py(1): f")};
+    aip_op_begin(&by_id);
+    aip_op_end();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
+    rc = raw_count_file(raw, NULL);
+    ASSERT_EQ(rc.by_kind[AIP_REC_OP], 1);
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &o), AIP_OK);
+    char trace[PATH_MAX + 64], *text = NULL;
+    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json",
+             aip_session_result_dir(s));
+    FILE *tf = fopen(trace, "r");
+    ASSERT_TRUE(tf != NULL);
+    text = calloc(1, 1 << 20);
+    size_t got = fread(text, 1, (1 << 20) - 1, tf);
+    fclose(tf);
+    ASSERT_TRUE(got > 0);
+    int found = strstr(text, "\"Input Dims\":\"[[7, 7]]\"") && strstr(text, "id_stack.py(1): f");
+    free(text);
+    ASSERT_TRUE(found);
+    aip_session_destroy(s);
 }
 
 /* A pair spanning the start of a trace is not misuse. */
