@@ -13,7 +13,8 @@
  *                      [--export text|db|text,db] [--full] [--keep]
  * --export chooses the export type (default text, which also writes the
  * databases, as the seed's text export does); --full is the large run:
- * 10 M events, text + db.  The default run stays short.
+ * 10 M events, text + db (bench_analyse_full, run by `make bench`).  The
+ * default run stays short.
  * Targets: text + db >= 2 M events/s, peak RSS <= 2 x raw size.
  */
 #include "aiprof.h"
@@ -28,6 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef BENCH_ANALYSE_DEFAULT_EVENTS /* bench_analyse_full.c sets 10 M */
+#define BENCH_ANALYSE_DEFAULT_EVENTS 2000000
+#endif
 #define CHUNK_EVENTS_BYTES (256u * 1024u)
 #define OPS_PER_STEP 30000u
 
@@ -218,7 +222,7 @@ static long long file_size(const char *p)
 
 int main(int argc, char **argv)
 {
-    uint64_t n = 2000000;
+    uint64_t n = BENCH_ANALYSE_DEFAULT_EVENTS;
     unsigned threads = 4;
     unsigned export_type = AIP_EXPORT_TEXT;
     int keep = 0, pos = 0;

@@ -23,6 +23,10 @@
  *   UNKNOWN     everything else.  PARAMETER, OPTIMIZER_STATE, INPUT,
  *               ACTIVATION and GRADIENT need to know which tensor a block
  *               holds, which only the framework side knows.
+ * - labels: a category the framework recorded for the block at an address
+ *   (proposed MEMORY_CATEGORY record) overrides the above for the block
+ *   live there at the label's time; with no allocation of it in the trace,
+ *   the label describes a block that existed before (torch: PREEXISTING).
  */
 #include "model.h"
 #include "error.h"
@@ -224,7 +228,7 @@ static void categorize(aip_process *p, const size_t *top, const int64_t *limit)
         aip_mem_info *mi = &p->mem_info[e];
         const aip_mem_ev *ev = &p->memory.v[e];
         mi->category = AIP_MEMCAT_UNKNOWN;
-        if (ev->bytes <= 0 || mi->pair < 0)
+        if (ev->bytes <= 0 || mi->pair < 0 || mi->labeled)
             continue;
         const aip_mem_ev *fr = &p->memory.v[mi->pair];
         if (top[e] != NONE && fr->thread == ev->thread && top[mi->pair] == top[e])
@@ -234,21 +238,131 @@ static void categorize(aip_process *p, const size_t *top, const int64_t *limit)
     }
 }
 
+/* ---- framework labels -------------------------------------------------- */
+
+typedef struct lslot {
+    uint64_t address;
+    uint16_t device;
+    uint8_t used;
+    size_t live;             /* the allocation live here, NONE if none */
+    size_t pre_label;        /* a label of a block from before the trace, NONE */
+} lslot;
+
+static int cmp_label_time(const void *a, const void *b, void *ctx)
+{
+    const aip_mem_label *v = ctx;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (v[x].ts != v[y].ts)
+        return v[x].ts < v[y].ts ? -1 : 1;
+    return (x > y) - (x < y); /* file order on equal times */
+}
+
+/* Labels in time order, stably. */
+static aip_status sort_labels(aip_process *p)
+{
+    size_t n = p->mem_labels.n;
+    size_t *idx = malloc(n * sizeof *idx);
+    aip_mem_label *tmp = malloc(n * sizeof *tmp);
+    if (!idx || !tmp) {
+        free(idx);
+        free(tmp);
+        return aip__fail(AIP_ERR_NOMEM, "no memory for memory labels");
+    }
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, n, sizeof *idx, cmp_label_time, p->mem_labels.v);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = p->mem_labels.v[idx[i]];
+    memcpy(p->mem_labels.v, tmp, n * sizeof *tmp);
+    free(idx);
+    free(tmp);
+    return AIP_OK;
+}
+
+static lslot *lslot_find(lslot *tab, size_t cap, uint64_t address, uint16_t dev)
+{
+    size_t j = slot_hash(address, dev, cap);
+    while (tab[j].used && (tab[j].address != address || tab[j].device != dev))
+        j = (j + 1) & (cap - 1);
+    if (!tab[j].used)
+        tab[j] = (lslot){address, dev, 1, NONE, NONE};
+    return &tab[j];
+}
+
+/* One sweep over records and labels in time order (records first on equal
+ * times: a label right after an allocation is about that allocation). */
+static aip_status apply_labels(aip_process *p)
+{
+    aip_mem_label *lb = p->mem_labels.v;
+    size_t nl = p->mem_labels.n;
+    aip_status st = sort_labels(p);
+    if (st)
+        return st;
+    size_t cap = 64;
+    while (cap < 2 * (p->memory.n + nl))
+        cap *= 2;
+    lslot *tab = calloc(cap, sizeof *tab);
+    if (!tab)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for memory labels");
+    size_t k = 0, l = 0;
+    while (k < p->memory.n || l < nl) {
+        int take_record = l >= nl || (k < p->memory.n &&
+                                      p->memory.v[p->mem_order[k]].ts <= lb[l].ts);
+        if (take_record) {
+            size_t e = p->mem_order[k++];
+            const aip_mem_ev *ev = &p->memory.v[e];
+            if (!ev->bytes)
+                continue;
+            lslot *s = lslot_find(tab, cap, ev->address,
+                                  (uint16_t)(ev->device_type << 8 | (uint8_t)ev->device_index));
+            if (ev->bytes > 0) {
+                s->live = e;
+                s->pre_label = NONE; /* the old block went without a record */
+            } else if (s->live != NONE && p->mem_info[e].pair == (int64_t)s->live) {
+                s->live = NONE;
+            } else if (s->pre_label != NONE) {
+                p->mem_info[e].category = lb[s->pre_label].category;
+                p->mem_info[e].labeled = 1;
+                lb[s->pre_label].free_idx = (int64_t)e;
+                s->pre_label = NONE;
+            }
+            continue;
+        }
+        aip_mem_label *b = &lb[l];
+        lslot *s = lslot_find(tab, cap, b->address,
+                              (uint16_t)(b->device_type << 8 | (uint8_t)b->device_index));
+        if (s->live != NONE) {
+            p->mem_info[s->live].category = b->category;
+            p->mem_info[s->live].labeled = 1;
+            b->preexisting = 0;
+        } else if (s->pre_label != NONE) {
+            lb[s->pre_label].category = b->category; /* relabelled: the last word counts */
+            b->preexisting = 0;
+        } else {
+            b->preexisting = 1;
+            s->pre_label = l;
+        }
+        l++;
+    }
+    free(tab);
+    return AIP_OK;
+}
+
 static aip_status process_derive(aip_process *p)
 {
     size_t n = p->memory.n;
     aip_status s = aip__array_grow((void **)&p->mem_order, &(size_t){0}, n, sizeof *p->mem_order);
     if (!s)
         s = aip__array_grow((void **)&p->mem_info, &(size_t){0}, n, sizeof *p->mem_info);
-    size_t *top = malloc(n * sizeof *top), *idx = malloc(n * sizeof *idx);
-    int64_t *limit = malloc(n * sizeof *limit);
+    size_t *top = malloc((n ? n : 1) * sizeof *top), *idx = malloc((n ? n : 1) * sizeof *idx);
+    int64_t *limit = malloc((n ? n : 1) * sizeof *limit);
     size_t *start = calloc(p->n_threads + 1, sizeof *start);
     if (!s && (!top || !idx || !limit || !start))
         s = aip__fail(AIP_ERR_NOMEM, "no memory for memory records");
     if (!s) {
         for (size_t i = 0; i < n; i++) {
             p->mem_order[i] = i;
-            p->mem_info[i] = (aip_mem_info){-1, 0, AIP_MEMCAT_UNKNOWN, 0, 0};
+            p->mem_info[i] = (aip_mem_info){-1, 0, AIP_MEMCAT_UNKNOWN, 0, 0, 0};
         }
         qsort_r(p->mem_order, n, sizeof *p->mem_order, cmp_by_time, p->memory.v);
         /* records grouped by thread, each group in time order */
@@ -276,6 +390,8 @@ static aip_status process_derive(aip_process *p)
         s = pair_records(p);
     if (!s)
         categorize(p, top, limit);
+    if (!s && p->mem_labels.n)
+        s = apply_labels(p);
     free(top);
     free(idx);
     free(limit);
@@ -333,7 +449,7 @@ static aip_status peaks(aip_model *m)
 aip_status aip__memory_derive(aip_model *m)
 {
     for (size_t pi = 0; pi < m->n_procs; pi++) {
-        if (!m->procs[pi].memory.n)
+        if (!m->procs[pi].memory.n && !m->procs[pi].mem_labels.n)
             continue;
         aip_status s = process_derive(&m->procs[pi]);
         if (s)

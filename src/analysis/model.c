@@ -25,6 +25,7 @@ static void process_free(aip_process *p)
     aip__array_free(p->range_ends.v);
     aip__array_free(p->memory.v);
     aip__array_free(p->mem_info);
+    aip__array_free(p->mem_labels.v);
     aip__array_free(p->mem_order);
     aip__array_free(p->gc.v);
     free(p->source);

@@ -91,6 +91,23 @@ enum aip_mem_category {
     AIP_MEMCAT_COUNT = 8
 };
 
+/* A category the framework gave a block (proposed raw record kind 10,
+ * MEMORY_CATEGORY, docs/MEMORY.md): the block at `address` live at `ts`
+ * holds `category`; `bytes` is its size, for a block allocated before the
+ * trace.  The recording core does not write it yet; the analyser reads it. */
+#define AIP_REC_MEMORY_CATEGORY_PROPOSED 10
+typedef struct aip_mem_label {
+    int64_t ts;
+    uint64_t address;
+    int64_t bytes;
+    uint32_t thread;
+    uint8_t device_type;
+    int8_t device_index;
+    uint8_t category;
+    uint8_t preexisting;      /* derived: no allocation of it in the trace */
+    int64_t free_idx;         /* derived: preexisting, the record that freed it; -1 none */
+} aip_mem_label;
+
 /* Derived per memory record (memory.c), parallel to aip_process.memory. */
 typedef struct aip_mem_info {
     int64_t pair;             /* alloc: index of its free; free: of its alloc; -1 none */
@@ -98,7 +115,8 @@ typedef struct aip_mem_info {
                                  record's thread at its time, 0 = none */
     uint8_t category;         /* enum aip_mem_category (allocs and unmatched frees) */
     uint8_t in_backward;      /* inside an op of backward scope */
-    uint16_t pad;
+    uint8_t labeled;          /* category given by the framework (a label) */
+    uint8_t pad;
 } aip_mem_info;
 
 /* Derived: peak totals of one device in one process. */
@@ -147,6 +165,7 @@ typedef struct aip_process {
     AIP_VEC(aip_range_point) range_starts;
     AIP_VEC(aip_range_point) range_ends;
     AIP_VEC(aip_mem_ev) memory;
+    AIP_VEC(aip_mem_label) mem_labels;
     aip_mem_info *mem_info;   /* derived, parallel to memory */
     size_t *mem_order;        /* derived: memory indices by time (stable) */
     AIP_VEC(aip_gc_ev) gc;

@@ -200,6 +200,8 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
         return 56;
     case AIP_REC_THREAD_NAME:
         return 16;
+    case AIP_REC_MEMORY_CATEGORY_PROPOSED:
+        return 40;
     default:
         return 8; /* unknown kinds are skipped by size */
     }
@@ -325,6 +327,19 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
     case AIP_REC_THREAD_NAME:
         t->name = name_id(h->name);
         return AIP_OK;
+    case AIP_REC_MEMORY_CATEGORY_PROPOSED: {
+        /* u64 ts, u64 address, i64 bytes, u8 device_type, i8 device_index,
+         * u8 category, u8[5] reserved (docs/MEMORY.md) */
+        int64_t bytes;
+        memcpy(&a, r + 8, 8);
+        memcpy(&b, r + 16, 8);
+        memcpy(&bytes, r + 24, 8);
+        if (r[34] >= AIP_MEMCAT_COUNT)
+            return AIP_OK; /* a category this reader does not know: not a label */
+        PUSH(p->mem_labels, ((aip_mem_label){(int64_t)a, b, bytes, ti, r[32], (int8_t)r[33],
+                                              r[34], 0, -1}));
+        return AIP_OK;
+    }
     default:
         return AIP_OK; /* a newer minor's record kind */
     }
@@ -469,6 +484,8 @@ static aip_status sort_threads(aip_process *p)
         p->memory.v[i].thread = map[p->memory.v[i].thread];
     for (size_t i = 0; i < p->gc.n; i++)
         p->gc.v[i].thread = map[p->gc.v[i].thread];
+    for (size_t i = 0; i < p->mem_labels.n; i++)
+        p->mem_labels.v[i].thread = map[p->mem_labels.v[i].thread];
     free(old_tid);
     free(map);
     return AIP_OK;

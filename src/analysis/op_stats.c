@@ -94,13 +94,15 @@ static void add(aip_op_stat *o, int64_t total, int64_t self)
     o->m2_us += d * (x - o->mean_us);
 }
 
-static unsigned level_of(const aip_span *s, const uint8_t *is_step, unsigned kinds)
+/* The statistics level of span s, 0 to leave it out; is_step has n_ent
+ * entries (a name id past them is no step: its string was lost). */
+static unsigned level_of(const aip_span *s, const uint8_t *is_step, size_t n_ent, unsigned kinds)
 {
     switch (s->kind) {
     case AIP_SPAN_OP:
         return kinds & AIP_STAT_OPS ? AIP_STAT_LEVEL_OP : 0;
     case AIP_SPAN_ANNOTATION:
-        if (!(kinds & AIP_STAT_ANNOTATIONS) || (is_step && is_step[s->name]))
+        if (!(kinds & AIP_STAT_ANNOTATIONS) || (is_step && s->name < n_ent && is_step[s->name]))
             return 0;
         return AIP_STAT_LEVEL_OP; /* record_function scopes are torch ops too */
     default:
@@ -136,9 +138,19 @@ static aip_status process_spans(grouper *g, const aip_process *p, unsigned kinds
         const aip_thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans; i++) {
             const aip_span *sp = &t->spans[i];
-            unsigned level = level_of(sp, is_step, kinds);
-            if (!level || sp->name >= p->strings.n_ent)
+            unsigned level = level_of(sp, is_step, p->strings.n_ent, kinds);
+            if (!level)
                 continue;
+            if (sp->name >= p->strings.n_ent) {
+                /* its name was in a lost STRINGS chunk: grouped as "" */
+                int64_t gi = group_of(&g[0], "", 0, level);
+                if (gi < 0) {
+                    s = aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
+                    break;
+                }
+                add(&g->v[gi], sp->end - sp->start, t->self_ns ? t->self_ns[i] : 0);
+                continue;
+            }
             /* one slot per (id, level): ops and mstx ranges may share a name */
             size_t slot = 2 * (size_t)sp->name + (level == AIP_STAT_LEVEL_MSTX);
             if (!map[slot]) {

@@ -97,6 +97,8 @@ void aip__ticks_convert(aip_process *p, const aip_model *m)
         p->range_ends.v[i].ts = to_wall(&c, p->range_ends.v[i].ts);
     for (size_t i = 0; i < p->memory.n; i++)
         p->memory.v[i].ts = to_wall(&c, p->memory.v[i].ts);
+    for (size_t i = 0; i < p->mem_labels.n; i++)
+        p->mem_labels.v[i].ts = to_wall(&c, p->mem_labels.v[i].ts);
     for (size_t i = 0; i < p->gc.n; i++) {
         aip_gc_ev *g = &p->gc.v[i];
         g->start = to_wall(&c, g->start);

@@ -6,7 +6,8 @@
  * process merged by time (memory.c pairs them):
  *   a free without an allocation in the trace → PREEXISTING at t = -1 (its
  *     size, as torch does for tensors that existed before profiling) and
- *     DESTROY at the free;
+ *     DESTROY at the free; a framework label of a block from before the
+ *     trace that is never freed → PREEXISTING of the label's size;
  *   an allocation → CREATE; its free → DESTROY of the allocated size.
  * The raw records say nothing of tensor versions, so INCREMENT_VERSION
  * (torch: an in-place write that changes a tensor's category) never
@@ -59,11 +60,15 @@ aip_status aip__device_parse(const char *device, uint8_t *type, int *index)
     return AIP_OK;
 }
 
-static int device_match(const aip_mem_ev *e, uint8_t type, int index)
+static int same_device(uint8_t dtype, int8_t dindex, uint8_t type, int index)
 {
     /* a CPU has one memory, whatever index the allocator reported */
-    return e->device_type == type &&
-           (index < 0 || type == AIP_DEVICE_CPU || e->device_index == index);
+    return dtype == type && (index < 0 || type == AIP_DEVICE_CPU || dindex == index);
+}
+
+static int device_match(const aip_mem_ev *e, uint8_t type, int index)
+{
+    return same_device(e->device_type, e->device_index, type, index);
 }
 
 static aip_status push(aip_mem_timeline *t, size_t *cap, aip_mt_event ev)
@@ -122,6 +127,14 @@ aip_status aip__mem_timeline_build(const aip_model *m, const char *device, aip_m
             if (ev->bytes < 0 && p->mem_info[e].pair < 0 && device_match(ev, type, index))
                 s = push(t, &cap, (aip_mt_event){-1, -ev->bytes, AIP_MT_PREEXISTING,
                                                  p->mem_info[e].category});
+        }
+        /* blocks from before the trace that the framework labelled and that
+         * were never freed in it (freed ones came with their free above) */
+        for (size_t k = 0; k < p->mem_labels.n && !s; k++) {
+            const aip_mem_label *b = &p->mem_labels.v[k];
+            if (b->preexisting && b->free_idx < 0 && b->bytes > 0 &&
+                same_device(b->device_type, b->device_index, type, index))
+                s = push(t, &cap, (aip_mt_event){-1, b->bytes, AIP_MT_PREEXISTING, b->category});
         }
     }
     aip_mem_iter it;

@@ -1,7 +1,8 @@
 /*
  * fuzz_raw_reader.c — libFuzzer target for everything that reads raw files:
  * the chunk reader, the model loader (chunk payload decoding), derivation
- * and the three exporters (written to /dev/null).
+ * and every exporter: JSON, the CSVs, the memory timeline and summary
+ * (written to /dev/null) and the database (a temporary file).
  *
  * Each input is run twice: as given, and with every chunk's CRC repaired.
  * Mutations almost always break a CRC, so without the repaired pass the
@@ -10,9 +11,12 @@
  * Build with libFuzzer:  tests/fuzz/run_libfuzzer.sh
  * Without libFuzzer, replay_main.c replays the corpus (a ctest).
  */
+#include "db_pytorch.h"
 #include "export.h"
+#include "memory_timeline.h"
 #include "model.h"
 #include "raw.h"
+#include "summary.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,13 +25,15 @@
 #include <string.h>
 #include <unistd.h>
 
-static char path[64];
+static char path[64], db_path[64];
 static int devnull = -1;
 
 static void cleanup(void)
 {
     if (path[0])
         unlink(path);
+    if (db_path[0])
+        unlink(db_path);
 }
 
 static void setup_once(void)
@@ -35,6 +41,7 @@ static void setup_once(void)
     if (path[0])
         return;
     snprintf(path, sizeof path, "/tmp/aip_fuzz_%ld.raw", (long)getpid());
+    snprintf(db_path, sizeof db_path, "/tmp/aip_fuzz_%ld.db", (long)getpid());
     devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
     setenv("AIPROF_QUIET", "1", 1);
     atexit(cleanup);
@@ -81,7 +88,28 @@ static void analyse(void)
             aip__export_trace_json(&m, NULL, &o);
             aip__export_operator_details(&m, &o);
             aip__export_step_trace(&m, &o);
+            aip__export_op_statistic(&m, &o);
+            aip__export_api_statistic(&m, &o);
+            aip__export_memory_record(&m, &o);
+            aip__export_operator_memory(&m, &o);
+            aip_mem_timeline t;
+            if (aip__mem_timeline_build(&m, "cpu", &t) == AIP_OK) {
+                aip__mem_timeline_html(&t, &o);
+                aip__mem_timeline_free(&t);
+            }
+            aip_profiler_info info;
+            memset(&info, 0, sizeof info);
+            info.rank = -1;
+            info.with_stack = info.profile_memory = 1;
+            aip_summary sum;
+            if (aip__summary_build("fuzz", &m, &info, &sum) == AIP_OK) {
+                aip__summary_text(&sum, &o);
+                aip__summary_html(&sum, &o);
+                aip__summary_free(&sum);
+            }
             aip__out_close(&o);
+            aip_db_inputs in = {&m, &info, NULL};
+            aip__export_pytorch_db(&in, db_path);
         }
     }
     aip__model_free(&m);

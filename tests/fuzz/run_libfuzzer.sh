@@ -17,6 +17,6 @@ for d in include src src/common src/raw src/core src/analysis src/export; do inc
 # shellcheck disable=SC2086
 clang -std=gnu11 -g -O1 -D_GNU_SOURCE -DAIP_LIBFUZZER -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined $inc $srcs "$SRC/tests/fuzz/fuzz_raw_reader.c" \
-  -lz -ljansson -lpthread -lm -o "$OUT/fuzz_raw_reader"
+  -lz -ljansson -lsqlite3 -lpthread -lm -o "$OUT/fuzz_raw_reader"
 "$OUT/fuzz_raw_reader" -max_total_time="$SECS" -max_len=16384 -timeout=10 \
   -artifact_prefix="$OUT/artifacts/" "$@" "$OUT/corpus" "$SRC/tests/fuzz/corpus_fuzz_raw_reader"

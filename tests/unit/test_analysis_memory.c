@@ -8,6 +8,7 @@
 #include "aip_test.h"
 #include "rich_profile.h"
 
+#include "memory_timeline.h"
 #include "model.h"
 
 static char root[64];
@@ -130,8 +131,79 @@ static void test_reuse_and_lost_frees(void)
     aip__model_free(&m);
 }
 
+/* The proposed MEMORY_CATEGORY record (docs/MEMORY.md): kind 10, 40 bytes. */
+static void ev_label(rb_buf *e, uint64_t ts, uint64_t addr, int64_t bytes, uint8_t cat)
+{
+    uint8_t r[40] = {AIP_REC_MEMORY_CATEGORY_PROPOSED, 0, 40, 0};
+    memcpy(r + 8, &ts, 8);
+    memcpy(r + 16, &addr, 8);
+    memcpy(r + 24, &bytes, 8);
+    r[32] = AIP_DEVICE_CPU;
+    r[33] = 0xff; /* index -1 */
+    r[34] = cat;
+    rb_put(e, r, sizeof r);
+}
+
+static void test_framework_labels(void)
+{
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, 5, "p", 1e9);
+    const char *names[] = {"op"};
+    rb_strings(&b, 1, names, NULL, 1);
+    rb_clock(&b, 0, 0, RICH_R0);
+    /* a parameter allocated before the trace, labelled, never freed */
+    ev_label(&e, 50, 0xA0, 4096, AIP_MEMCAT_PARAMETER);
+    /* an allocation labelled GRADIENT after it happened, freed later */
+    ev_op(&e, 1, 100, 200);
+    ev_memory(&e, 150, 0xB0, 64, 64, 64, 0, -1);
+    ev_memory(&e, 190, 0xB0, -64, 0, 64, 0, -1); /* would be TEMPORARY */
+    ev_label(&e, 160, 0xB0, 64, AIP_MEMCAT_GRADIENT);
+    /* optimizer state from before the trace, freed in it */
+    ev_label(&e, 60, 0xC0, 512, AIP_MEMCAT_OPTIMIZER_STATE);
+    ev_memory(&e, 300, 0xC0, -512, -512, 64, 0, -1);
+    /* an unknown category value is not a label */
+    ev_label(&e, 70, 0xD0, 8, 200);
+    rb_events(&b, 5, &e);
+    rb_end(&b);
+    aip_model m;
+    ASSERT_EQ(load(&b, &m), 0);
+    rb_free(&b);
+    rb_free(&e);
+    const aip_process *p = &m.procs[0];
+    ASSERT_EQ(p->mem_labels.n, 3);
+    size_t a = find(p, 0xB0, 1);
+    ASSERT_EQ(p->mem_info[a].category, AIP_MEMCAT_GRADIENT);
+    ASSERT_EQ(p->mem_info[a].labeled, 1);
+    size_t f = find(p, 0xC0, 0);
+    ASSERT_EQ(p->mem_info[f].pair, -1);
+    ASSERT_EQ(p->mem_info[f].category, AIP_MEMCAT_OPTIMIZER_STATE);
+    aip_mem_timeline t;
+    ASSERT_EQ(aip__mem_timeline_build(&m, "cpu", &t), AIP_OK);
+    /* PREEXISTING: the freed optimizer state (from its free), then the parameter */
+    ASSERT_EQ(t.n, 5);
+    ASSERT_EQ(t.ev[0].action, AIP_MT_PREEXISTING);
+    ASSERT_EQ(t.ev[0].category, AIP_MEMCAT_OPTIMIZER_STATE);
+    ASSERT_EQ(t.ev[0].bytes, 512);
+    ASSERT_EQ(t.ev[1].action, AIP_MT_PREEXISTING);
+    ASSERT_EQ(t.ev[1].category, AIP_MEMCAT_PARAMETER);
+    ASSERT_EQ(t.ev[1].bytes, 4096);
+    ASSERT_EQ(t.ev[2].category, AIP_MEMCAT_GRADIENT);
+    ASSERT_EQ(t.ev[3].action, AIP_MT_DESTROY);
+    ASSERT_EQ(t.ev[3].category, AIP_MEMCAT_GRADIENT);
+    ASSERT_EQ(t.ev[4].category, AIP_MEMCAT_OPTIMIZER_STATE);
+    /* the end state: only the parameter remains */
+    ASSERT_EQ(t.sizes[t.n_points - 1][AIP_MEMCAT_PARAMETER + 1], 4096);
+    int64_t sum = 0;
+    for (int c = 0; c <= AIP_MEMCAT_COUNT; c++)
+        sum += t.sizes[t.n_points - 1][c];
+    ASSERT_EQ(sum, 4096);
+    aip__mem_timeline_free(&t);
+    aip__model_free(&m);
+}
+
 static void setup(void) { rb_tempdir(root, sizeof root, "mem"); }
 static void teardown(void) { if (!getenv("KEEP")) rb_rmtree(root); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_rich_categories), TEST_CASE(test_reuse_and_lost_frees),
-          TEST_CASE(teardown))
+          TEST_CASE(test_framework_labels), TEST_CASE(teardown))

@@ -201,8 +201,42 @@ static void test_switches_off(void)
     ASSERT_TRUE(!exists(d, "stray.txt")); /* simplification is on by default */
 }
 
+/* Names lost with a damaged STRINGS chunk: every output still works. */
+static void test_names_lost(void)
+{
+    char d[256], p[512];
+    snprintf(d, sizeof d, "%s/nostrings_ascend_pt", root);
+    mkdir(d, 0750);
+    snprintf(p, sizeof p, "%s/FRAMEWORK", d);
+    mkdir(p, 0750);
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, 9, "prog", 1e9);
+    rb_clock(&b, 0, 0, RICH_R0);
+    ev_annotation(&e, 5, 50, 1000);
+    ev_op_full(&e, 7, 100, 200, AIP_OPF_SHAPES | AIP_OPF_STACK, 0, 0, 8, 9, 10, 11);
+    ev_range(&e, 12, 13, 300, 400);
+    ev_memory(&e, 150, 0x10, 64, 64, 64, 0, -1);
+    ev_memory(&e, 180, 0x10, -64, 0, 64, 0, -1);
+    rb_events(&b, 9, &e);
+    rb_end(&b);
+    snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_9.raw", d);
+    rb_write_file(p, b.data, b.len);
+    rb_free(&b);
+    rb_free(&e);
+    snprintf(p, sizeof p, "%s/profiler_info.json", d);
+    const char *info = "{\"config\": {\"common_config\": {\"profile_memory\": true, "
+                       "\"with_stack\": true}, \"experimental_config\": {\"_profiler_level\": "
+                       "\"Level2\", \"record_op_args\": true}}}";
+    rb_write_file(p, info, strlen(info));
+    ASSERT_EQ(analyse(d), AIP_OK);
+    ASSERT_TRUE(exists(d, "ASCEND_PROFILER_OUTPUT/api_statistic.csv"));
+    ASSERT_TRUE(exists(d, "ASCEND_PROFILER_OUTPUT/operator_memory.csv"));
+    ASSERT_TRUE(exists(d, "ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db"));
+}
+
 static void setup(void) { rb_tempdir(root, sizeof root, "outs"); }
 static void teardown(void) { if (!getenv("KEEP")) rb_rmtree(root); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_every_switch_on), TEST_CASE(test_memory_rows),
-          TEST_CASE(test_switches_off), TEST_CASE(teardown))
+          TEST_CASE(test_switches_off), TEST_CASE(test_names_lost), TEST_CASE(teardown))
