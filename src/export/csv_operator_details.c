@@ -5,8 +5,11 @@
  * the model and never a row.
  *
  * Host Self/Total Duration come from the span tree (self = total minus the
- * direct children's totals).  The Device columns are 0: aiprof has no
- * device back end yet, so no kernel is linked to any op (docs/ANALYSIS.md).
+ * direct children's totals).  The seed's four Device columns are sums of
+ * the device kernels an op launched; they appear only with device data.
+ * Raw format 1.0 has no device records (aiprof has no device back end), so
+ * a profile has the five host columns and no invented zeros
+ * (docs/ANALYSIS.md).
  */
 #include "export.h"
 #include "text_escape.h"
@@ -26,7 +29,7 @@ static aip_status put_cell(aip_out *o, aip_esc_cache *c, uint32_t id)
 
 aip_status aip__export_operator_details(const aip_model *m, aip_out *o)
 {
-    PUT_LIT(o, AIP_OPERATOR_DETAILS_HEADER "\r\n");
+    PUT_LIT(o, AIP_OPERATOR_DETAILS_HOST_HEADER "\r\n");
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
         const aip_process *p = &m->procs[pi];
@@ -52,8 +55,8 @@ aip_status aip__export_operator_details(const aip_model *m, aip_out *o)
                 d = aip__fmt_us3(d, t->self_ns[i]);
                 *d++ = ',';
                 d = aip__fmt_us3(d, sp->end - sp->start);
-                memcpy(d, ",0,0,0,0\r\n", 10);
-                aip__out_commit(o, d + 10);
+                memcpy(d, "\r\n", 2);
+                aip__out_commit(o, d + 2);
             }
         }
         aip__esc_free(&c);

@@ -31,8 +31,12 @@ aip_status aip__export_op_statistic(const aip_model *m, aip_out *o);
 aip_status aip__export_api_statistic(const aip_model *m, aip_out *o);
 
 /* The first line of each CSV file, exactly as the seed spells it. */
-#define AIP_OPERATOR_DETAILS_HEADER                                                       \
-    "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us),"        \
+/* operator_details.csv: the host columns; the seed's Device columns
+ * (AIP_OPERATOR_DETAILS_DEVICE_COLUMNS) follow only when device kernels are
+ * linked to ops, which needs a device back end (none yet). */
+#define AIP_OPERATOR_DETAILS_HOST_HEADER                                                  \
+    "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us)"
+#define AIP_OPERATOR_DETAILS_DEVICE_COLUMNS                                               \
     "Device Self Duration(us),Device Total Duration(us),"                                 \
     "Device Self Duration With AICore(us),Device Total Duration With AICore(us)"
 #define AIP_STEP_TRACE_HEADER                                                             \

@@ -54,7 +54,7 @@ static void config_notes(aip_summary *s)
     }
     if (in->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA))
         note(s, "%s activity requested, but aiprof has no device back end on this machine: no "
-             "kernel_details.csv, operator_details.csv device columns are 0, no device tables",
+             "kernel_details.csv, no device columns in operator_details.csv, no device tables",
              in->activities & AIP_ACTIVITY_NPU ? "NPU" : "CUDA");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
         note(s, "CPU activity off: no framework ops were recorded");
