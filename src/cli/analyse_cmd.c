@@ -60,14 +60,6 @@ static void analyse_usage(FILE *f)
           f);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "aiprof analyse: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'aiprof analyse --help'.\n");
-    return AIP_EXIT_USAGE;
-}
-
 static long cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -144,7 +136,7 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (i + 1 < argc)
                 val = argv[++i];
             else
-                return usage_error("option '%s' needs a number", a);
+                return cli_usage_error("analyse", "option '%s' needs a number", a);
             o->jobs = parse_jobs(val);
         } else if (!strcmp(a, "--export-type") || !strncmp(a, "--export-type=", 14)) {
             if (a[13] == '=')
@@ -152,18 +144,18 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (i + 1 < argc)
                 val = argv[++i];
             else
-                return usage_error("option '%s' needs text or db", a);
+                return cli_usage_error("analyse", "option '%s' needs text or db", a);
             unsigned t = parse_export_type(val);
             if (!t) /* the seed: an invalid value falls back to profiler_info.json */
                 fprintf(stderr, "aiprof analyse: warning: unknown export type '%s'; using the "
                         "one recorded in profiler_info.json\n", val);
             o->export_type |= t;
         } else {
-            return usage_error("unknown option '%s'", a);
+            return cli_usage_error("analyse", "unknown option '%s'", a);
         }
     }
     if (!o->n_paths)
-        return usage_error("%s", "no PATH given");
+        return cli_usage_error("analyse", "no PATH given");
     if (!o->jobs) {
         long cpus = cpu_count();
         o->jobs = cpus / 2 > 1 ? cpus / 2 : 1;

@@ -11,6 +11,11 @@
 #define AIP_EXIT_FAILED 1   /* something could not be done */
 #define AIP_EXIT_USAGE 2    /* bad command line */
 
+/* cli_usage_error() : print "aiprof COMMAND: <message>" and a --help hint on
+ * stderr; @return AIP_EXIT_USAGE. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* cli_analyse() : `aiprof analyse ...`; argv[0] is "analyse". */
 int cli_analyse(int argc, char **argv);
 

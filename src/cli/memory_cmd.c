@@ -35,12 +35,6 @@ static void memory_usage(FILE *f)
           f);
 }
 
-static int usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "aiprof memory: %s%s\nTry 'aiprof memory --help'.\n", msg, arg);
-    return AIP_EXIT_USAGE;
-}
-
 int cli_memory(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL, *device = "cpu";
@@ -55,7 +49,7 @@ int cli_memory(int argc, char **argv)
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-d") ||
                    !strcmp(a, "--device")) {
             if (i + 1 >= argc)
-                return usage_error("option needs a value: ", a);
+                return cli_usage_error("memory", "option needs a value: %s", a);
             if (a[1] == 'o' || a[2] == 'o')
                 out = argv[++i];
             else
@@ -65,17 +59,17 @@ int cli_memory(int argc, char **argv)
         } else if (!strncmp(a, "--device=", 9)) {
             device = a + 9;
         } else if (a[0] == '-' && a[1]) {
-            return usage_error("unknown option ", a);
+            return cli_usage_error("memory", "unknown option %s", a);
         } else if (!dir) {
             dir = a;
         } else {
-            return usage_error("more than one DIR: ", a);
+            return cli_usage_error("memory", "more than one DIR: %s", a);
         }
     }
     if (!dir)
-        return usage_error("no result directory given", "");
+        return cli_usage_error("memory", "no result directory given");
     if (!out)
-        return usage_error("no --output FILE given", "");
+        return cli_usage_error("memory", "no --output FILE given");
     uint64_t records = 0;
     aip_status s = aip__export_memory_timeline(dir, out, device, quiet, &records);
     if (s) {

@@ -53,14 +53,6 @@ static void run_usage(FILE *f)
           f);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "aiprof run: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'aiprof run --help'.\n");
-    return AIP_EXIT_USAGE;
-}
-
 static int is_number(const char *s)
 {
     char *end;
@@ -162,7 +154,7 @@ int cli_run(int argc, char **argv)
                                                          : NULL;
         if (target) {
             if (i + 1 >= argc)
-                return usage_error("%s needs a value", a);
+                return cli_usage_error("run", "%s needs a value", a);
             *target = argv[++i];
         } else if (!strcmp(a, "--record-shapes")) {
             shapes = 1;
@@ -177,19 +169,19 @@ int cli_run(int argc, char **argv)
         } else if (!strcmp(a, "--no-analyse") || !strcmp(a, "--no-analyze")) {
             analyse = 0;
         } else if (a[0] == '-') {
-            return usage_error("unknown option '%s'", a);
+            return cli_usage_error("run", "unknown option '%s'", a);
         } else {
             break; /* the command, without "--" */
         }
     }
     if (i >= argc)
-        return usage_error("%s", "no COMMAND given (aiprof run [options] -- COMMAND ARGS...)");
+        return cli_usage_error("run", "no COMMAND given (aiprof run [options] -- COMMAND ARGS...)");
     if (delay && !is_number(delay))
-        return usage_error("--delay needs a number of seconds >= 0, not '%s'", delay);
+        return cli_usage_error("run", "--delay needs a number of seconds >= 0, not '%s'", delay);
     if (duration && !is_number(duration))
-        return usage_error("--duration needs a number of seconds >= 0, not '%s'", duration);
+        return cli_usage_error("run", "--duration needs a number of seconds >= 0, not '%s'", duration);
     if (config && (delay || duration))
-        return usage_error("%s", "--config (dynamic mode) cannot be combined with --delay/--duration");
+        return cli_usage_error("run", "--config (dynamic mode) cannot be combined with --delay/--duration");
 
     char root[PATH_MAX], preload[PATH_MAX + 64], pypath[PATH_MAX + 64];
     const char *pre = getenv("AIPROF_PRELOAD");

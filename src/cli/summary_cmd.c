@@ -34,12 +34,6 @@ static void summary_usage(FILE *f)
           f);
 }
 
-static int usage_error(const char *msg, const char *arg)
-{
-    fprintf(stderr, "aiprof summary: %s%s\nTry 'aiprof summary --help'.\n", msg, arg);
-    return AIP_EXIT_USAGE;
-}
-
 int cli_summary(int argc, char **argv)
 {
     const char *dir = NULL, *html = NULL;
@@ -55,20 +49,20 @@ int cli_summary(int argc, char **argv)
             text = 0;
         } else if (!strcmp(a, "--html")) {
             if (i + 1 >= argc)
-                return usage_error("option needs a value: ", a);
+                return cli_usage_error("summary", "option needs a value: %s", a);
             html = argv[++i];
         } else if (!strncmp(a, "--html=", 7)) {
             html = a + 7;
         } else if (a[0] == '-' && a[1]) {
-            return usage_error("unknown option ", a);
+            return cli_usage_error("summary", "unknown option %s", a);
         } else if (!dir) {
             dir = a;
         } else {
-            return usage_error("more than one DIR: ", a);
+            return cli_usage_error("summary", "more than one DIR: %s", a);
         }
     }
     if (!dir)
-        return usage_error("no result directory given", "");
+        return cli_usage_error("summary", "no result directory given");
     fflush(stdout);
     aip_status s = aip__summary(dir, text ? STDOUT_FILENO : -1, html, quiet);
     if (s) {

@@ -36,49 +36,55 @@ aip_status aip__path_check(const char *path, const char *what)
     return AIP_OK;
 }
 
-aip_status aip__path_no_symlink(const char *path)
+/* Call `fn` on every prefix of `path` ending at a '/' and on the whole
+ * path, in order; stops at the first non-OK status. */
+static aip_status for_each_prefix(const char *path, aip_status (*fn)(const char *prefix,
+                                                                     const char *path))
 {
     char buf[PATH_MAX];
     size_t n = strlen(path);
     if (n >= sizeof buf)
         return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
     memcpy(buf, path, n + 1);
-    /* Check every prefix ending at a '/' and the whole path. */
     for (size_t i = 1; i <= n; i++) {
         if (i < n && buf[i] != '/')
             continue;
         char saved = buf[i];
         buf[i] = '\0';
-        struct stat st;
-        if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode)) {
-            aip_status s = aip__fail(AIP_ERR_SYMLINK,
-                                     "refusing path %s: component %s is a symbolic link", path, buf);
-            return s;
-        }
+        aip_status st = fn(buf, path);
+        if (st)
+            return st;
         buf[i] = saved;
     }
     return AIP_OK;
 }
 
+static aip_status refuse_link(const char *prefix, const char *path)
+{
+    struct stat st;
+    if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode))
+        return aip__fail(AIP_ERR_SYMLINK, "refusing path %s: component %s is a symbolic link",
+                         path, prefix);
+    return AIP_OK;
+}
+
+static aip_status make_dir(const char *prefix, const char *path)
+{
+    (void)path;
+    if (mkdir(prefix, AIP_DIR_MODE) != 0 && errno != EEXIST)
+        return aip__fail(AIP_ERR_IO, "cannot create directory %s: %s", prefix, strerror(errno));
+    return AIP_OK;
+}
+
+aip_status aip__path_no_symlink(const char *path) { return for_each_prefix(path, refuse_link); }
+
 aip_status aip__mkdirs(const char *path)
 {
-    aip_status s = aip__path_no_symlink(path);
+    aip_status s = for_each_prefix(path, refuse_link);
+    if (!s)
+        s = for_each_prefix(path, make_dir);
     if (s)
         return s;
-    char buf[PATH_MAX];
-    size_t n = strlen(path);
-    if (n >= sizeof buf)
-        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (i < n && buf[i] != '/')
-            continue;
-        char saved = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, AIP_DIR_MODE) != 0 && errno != EEXIST)
-            return aip__fail(AIP_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
-        buf[i] = saved;
-    }
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
         return aip__fail(AIP_ERR_IO, "%s is not a directory", path);

@@ -128,6 +128,14 @@ static aip_status check_owner(const aip_session *s, const char *what)
     return AIP_OK;
 }
 
+static aip_status check_started(const aip_session *s, const char *what)
+{
+    aip_status st = check_owner(s, what);
+    if (!st && !s->started)
+        st = aip__fail(AIP_ERR_STATE, "%s: the session is not started", what);
+    return st;
+}
+
 static aip_action schedule_at(const aip_session *s, int64_t step)
 {
     if (!s->cfg.has_schedule)
@@ -224,11 +232,9 @@ aip_status aip_session_start(aip_session *s)
 
 aip_status aip_session_step(aip_session *s)
 {
-    aip_status st = check_owner(s, "aip_session_step");
+    aip_status st = check_started(s, "aip_session_step");
     if (st)
         return st;
-    if (!s->started)
-        return aip__fail(AIP_ERR_STATE, "aip_session_step: the session is not started");
     if (s->adopted) {
         s->step_num++;
         pthread_mutex_lock(&session_lock);
@@ -250,11 +256,9 @@ aip_status aip_session_step(aip_session *s)
 
 aip_status aip_session_stop(aip_session *s)
 {
-    aip_status st = check_owner(s, "aip_session_stop");
+    aip_status st = check_started(s, "aip_session_stop");
     if (st)
         return st;
-    if (!s->started)
-        return aip__fail(AIP_ERR_STATE, "aip_session_stop: the session is not started");
     if (s->adopted) {
         s->started = 0;
         s->adopted = 0;
