@@ -329,6 +329,26 @@ AIP_API void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_all
                               int64_t total_reserved, aip_device_type device_type,
                               int device_index);
 
+/* Memory categories of torch's memory timeline. */
+typedef enum aip_memory_category {
+    AIP_MEM_PARAMETER = 0,
+    AIP_MEM_OPTIMIZER_STATE = 1,
+    AIP_MEM_INPUT = 2,
+    AIP_MEM_TEMPORARY = 3,
+    AIP_MEM_ACTIVATION = 4,
+    AIP_MEM_GRADIENT = 5,
+    AIP_MEM_AUTOGRAD_DETAIL = 6,
+    AIP_MEM_UNKNOWN = 7
+} aip_memory_category;
+
+/*! aip_memory_label() : the framework says what the live block at `address`
+ *  (of `bytes`) holds, e.g. a module parameter or an optimizer state tensor.
+ *  The label overrides what the analyser would derive; a block allocated
+ *  before the trace appears as PREEXISTING of `bytes`.  Recorded while
+ *  profile_memory is on (docs/MEMORY.md). */
+AIP_API void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_type,
+                              int device_index, aip_memory_category category);
+
 /*! aip_gc_event() : a garbage-collection pass [start_ns, end_ns] measured
  *  with aip_now_ns(); kept when longer than gc_detect_threshold. */
 AIP_API void aip_gc_event(uint64_t start_ns, uint64_t end_ns);
@@ -449,10 +469,17 @@ AIP_API void aip_external_control(void (*on_program_step)(void *user_data), void
 /* ---------------------------------------------------------------------
  * Analysis (what the `aiprof` command uses).
  * ------------------------------------------------------------------- */
+enum aip_analyse_outputs {
+    AIP_OUTPUTS_ALL = 0,         /* everything export_type asks for */
+    AIP_OUTPUTS_TRACE_VIEW = 1   /* only trace_view.json (export_chrome_trace,
+                                    key_averages); nothing else is touched */
+};
+
 typedef struct aip_analyse_options {
     size_t struct_size;          /* sizeof(aip_analyse_options) */
     unsigned export_type;        /* 0 = as recorded in profiler_info.json */
     int quiet;                   /* no messages on stderr */
+    unsigned outputs;            /* aip_analyse_outputs; default ALL */
 } aip_analyse_options;
 
 AIP_API void aip_analyse_options_init(aip_analyse_options *options);
@@ -462,6 +489,20 @@ AIP_API void aip_analyse_options_init(aip_analyse_options *options);
  *  Same input gives the same output.  @return AIP_OK or the first error;
  *  the message is in aip_last_error() and logs/. */
 AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *options);
+
+/*! aip_export_memory_timeline() : torch's export_memory_timeline from a
+ *  result directory's raw data; the format follows `path`'s ending: .html,
+ *  .json, .json.gz or .raw.json.gz.  `device`: "cpu" (NULL), "npu:N",
+ *  "cuda:N".  `records` (may be NULL) receives the number of memory records
+ *  of that device.  Categories: docs/MEMORY.md. */
+AIP_API aip_status aip_export_memory_timeline(const char *result_dir, const char *path,
+                                              const char *device, uint64_t *records);
+
+/*! aip_summarize() : a summary of a result directory (top ops by self time,
+ *  step times, memory peak, dropped events, what was not collected): text
+ *  to `fd` (-1: none) and, when `html_path` is given, one self-contained
+ *  page. */
+AIP_API aip_status aip_summarize(const char *result_dir, int fd, const char *html_path);
 
 #ifdef __cplusplus
 }

@@ -94,8 +94,8 @@ enum aip_mem_category {
 /* A category the framework gave a block (proposed raw record kind 10,
  * MEMORY_CATEGORY, docs/MEMORY.md): the block at `address` live at `ts`
  * holds `category`; `bytes` is its size, for a block allocated before the
- * trace.  The recording core does not write it yet; the analyser reads it. */
-#define AIP_REC_MEMORY_CATEGORY_PROPOSED 10
+ * trace.  Written by aip_memory_label() (raw format 1.1). */
+#define AIP_REC_MEMORY_CATEGORY_PROPOSED AIP_REC_MEMORY_CATEGORY
 typedef struct aip_mem_label {
     int64_t ts;
     uint64_t address;

@@ -3,15 +3,14 @@
  * torch's export_memory_timeline() for a result directory, offline.
  * The format follows FILE's suffix (.html, .json, .json.gz, .raw.json.gz).
  *
- * Uses aip__export_memory_timeline() until the library exposes it
- * publicly (then this file only includes aiprof.h).
+ * Uses only the public API (aip_export_memory_timeline()).
  */
 #include "cli.h"
 
 #include "aiprof.h"
-#include "memory_timeline.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void memory_usage(FILE *f)
@@ -70,9 +69,10 @@ int cli_memory(int argc, char **argv)
         return cli_usage_error("memory", "no result directory given");
     if (!out)
         return cli_usage_error("memory", "no --output FILE given");
+    if (quiet)
+        setenv("AIPROF_QUIET", "1", 1); /* the library's warnings */
     uint64_t records = 0;
-    aip_status s = aip__export_memory_timeline(dir, out, device, quiet, &records);
-    if (s) {
+    if (aip_export_memory_timeline(dir, out, device, &records) != AIP_OK) {
         fprintf(stderr, "aiprof memory: %s: %s\n", dir, aip_last_error());
         return AIP_EXIT_FAILED;
     }

@@ -4,14 +4,14 @@
  * memory peaks, dropped events, what was not collected and why), and
  * optionally the same as one self-contained HTML page.
  *
- * Uses aip__summary() until the library exposes it publicly.
+ * Uses only the public API (aip_summarize()).
  */
 #include "cli.h"
 
 #include "aiprof.h"
-#include "summary.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,7 +64,9 @@ int cli_summary(int argc, char **argv)
     if (!dir)
         return cli_usage_error("summary", "no result directory given");
     fflush(stdout);
-    aip_status s = aip__summary(dir, text ? STDOUT_FILENO : -1, html, quiet);
+    if (quiet)
+        setenv("AIPROF_QUIET", "1", 1); /* the library's warnings */
+    aip_status s = aip_summarize(dir, text ? STDOUT_FILENO : -1, html);
     if (s) {
         fprintf(stderr, "aiprof summary: %s: %s\n", dir, aip_last_error());
         return AIP_EXIT_FAILED;

@@ -358,6 +358,29 @@ void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
     aip__commit(t, sizeof *r);
 }
 
+void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_type,
+                      int device_index, aip_memory_category category)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & AIP_MASK_MEMORY) || (unsigned)category > AIP_MEM_UNKNOWN)
+        return;
+    aip_rec_memory_category *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    r->h.kind = AIP_REC_MEMORY_CATEGORY;
+    r->h.flags = 0;
+    r->h.size = sizeof *r;
+    r->h.name = 0;
+    r->ts = aip__ticks();
+    r->address = address;
+    r->bytes = bytes;
+    r->device_type = (uint8_t)device_type;
+    r->device_index = (int8_t)device_index;
+    r->category = (uint8_t)category;
+    memset(r->reserved, 0, sizeof r->reserved);
+    aip__commit(t, sizeof *r);
+}
+
 extern uint64_t aip__gc_threshold_ns;
 
 void aip_gc_event(uint64_t start_ns, uint64_t end_ns)

@@ -203,7 +203,8 @@ static aip_status db_finish(aip_run_log *r, outputs *w, db_job *j)
     return AIP_OK;
 }
 
-static aip_status analyse(aip_run_log *r, unsigned export_type, const aip_profiler_info *info)
+static aip_status analyse(aip_run_log *r, unsigned export_type, unsigned which,
+                          const aip_profiler_info *info)
 {
     aip_model m;
     aip_status s = aip__result_load(r, info, &m);
@@ -214,6 +215,13 @@ static aip_status analyse(aip_run_log *r, unsigned export_type, const aip_profil
     s = aip__join(outdir, sizeof outdir, r->dir, AIP_OUTPUT_DIR);
     if (!s)
         s = aip__mkdirs(outdir);
+    if (which == AIP_OUTPUTS_TRACE_VIEW) {
+        /* Only the trace: other outputs of an earlier full run stay. */
+        if (!s)
+            s = export_one(r, &w, outdir, "trace_view.json", trace_fn, &m, info);
+        aip__model_free(&m);
+        return s;
+    }
     db_job job = {.dir = r->dir, .outdir = outdir, .m = &m, .info = info};
     pthread_t th;
     int threaded = 0;
@@ -269,6 +277,9 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
         return aip__fail(AIP_ERR_NOT_FOUND, "result directory %s does not exist", result_dir);
     if (opt.export_type & ~(unsigned)(AIP_EXPORT_TEXT | AIP_EXPORT_DB))
         return aip__fail(AIP_ERR_INVALID_ARG, "export_type 0x%x has unknown bits", opt.export_type);
+    if (opt.outputs > AIP_OUTPUTS_TRACE_VIEW)
+        return aip__fail(AIP_ERR_INVALID_ARG, "outputs %u is not an aip_analyse_outputs value",
+                         opt.outputs);
 
     aip_run_log r;
     aip__runlog_init(&r, result_dir, opt.quiet);
@@ -291,7 +302,7 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
                      export_type & AIP_EXPORT_DB ? " db" : "",
                      aip_profiler_level_name(info.profiler_level),
                      info.data_simplification ? "on" : "off", info.record_op_args ? "on" : "off");
-    s = analyse(&r, export_type, &info);
+    s = analyse(&r, export_type, opt.outputs, &info);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (s) {

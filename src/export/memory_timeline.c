@@ -372,3 +372,9 @@ aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
     aip__runlog_free(&r);
     return s;
 }
+
+aip_status aip_export_memory_timeline(const char *result_dir, const char *path, const char *device,
+                                      uint64_t *records)
+{
+    return aip__export_memory_timeline(result_dir, path, device, 0, records);
+}

@@ -339,3 +339,8 @@ aip_status aip__summary(const char *result_dir, int fd, const char *html_path, i
     aip__runlog_free(&r);
     return st;
 }
+
+aip_status aip_summarize(const char *result_dir, int fd, const char *html_path)
+{
+    return aip__summary(result_dir, fd, html_path, 0);
+}

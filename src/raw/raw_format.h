@@ -20,7 +20,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 0
+#define AIP_RAW_VERSION_MINOR 1
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -45,7 +45,8 @@ enum aip_record_kind {
     AIP_REC_OP = 6,
     AIP_REC_MEMORY = 7,
     AIP_REC_GC = 8,
-    AIP_REC_THREAD_NAME = 9
+    AIP_REC_THREAD_NAME = 9,
+    AIP_REC_MEMORY_CATEGORY = 10   /* format 1.1 */
 };
 
 enum aip_op_flags {
@@ -119,6 +120,17 @@ typedef struct aip_rec_memory {
     uint8_t reserved[6];
 } aip_rec_memory;
 
+typedef struct aip_rec_memory_category {
+    aip_rec_header h;
+    uint64_t ts;
+    uint64_t address;
+    int64_t bytes;
+    uint8_t device_type;
+    int8_t device_index;
+    uint8_t category;
+    uint8_t reserved[5];
+} aip_rec_memory_category;
+
 typedef struct aip_rec_thread_name {
     aip_rec_header h;
     uint64_t ts;
@@ -145,6 +157,7 @@ _Static_assert(sizeof(aip_rec_range_end) == 24, "range end layout");
 _Static_assert(sizeof(aip_rec_mark) == 24, "mark layout");
 _Static_assert(sizeof(aip_rec_memory) == 56, "memory layout");
 _Static_assert(sizeof(aip_rec_thread_name) == 16, "thread name layout");
+_Static_assert(sizeof(aip_rec_memory_category) == 40, "memory category layout");
 _Static_assert(sizeof(aip_clock_sync) == 24, "clock layout");
 _Static_assert(sizeof(aip_stats_entry) == 24, "stats layout");
 

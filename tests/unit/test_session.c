@@ -452,6 +452,8 @@ static void test_switches_gate_records(void)
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
     ASSERT_EQ(aip_session_start(s), AIP_OK);
     aip_memory_event(0x1000, 64, 64, 128, AIP_DEVICE_CPU, 0);
+    aip_memory_label(0x1000, 64, AIP_DEVICE_CPU, 0, AIP_MEM_PARAMETER);
+    aip_memory_label(0x1000, 64, AIP_DEVICE_CPU, 0, (aip_memory_category)99); /* ignored */
     uint64_t t0 = aip_now_ns();
     aip_gc_event(t0, t0 + 5000000); /* 5 ms: kept */
     aip_gc_event(t0, t0 + 100000);  /* 0.1 ms: under the threshold */
@@ -459,7 +461,21 @@ static void test_switches_gate_records(void)
     ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
     rc = raw_count_file(raw, NULL);
     ASSERT_EQ(rc.by_kind[AIP_REC_MEMORY], 1);
+    ASSERT_EQ(rc.by_kind[AIP_REC_MEMORY_CATEGORY], 1);
     ASSERT_EQ(rc.by_kind[AIP_REC_GC], 1);
+    /* Trace-only analysis writes trace_view.json and nothing else. */
+    aip_analyse_options to;
+    aip_analyse_options_init(&to);
+    to.quiet = 1;
+    to.outputs = AIP_OUTPUTS_TRACE_VIEW;
+    ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &to), AIP_OK);
+    char outp[PATH_MAX + 64];
+    snprintf(outp, sizeof outp, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", aip_session_result_dir(s));
+    ASSERT_EQ(access(outp, F_OK), 0);
+    snprintf(outp, sizeof outp, "%s/ASCEND_PROFILER_OUTPUT/operator_details.csv", aip_session_result_dir(s));
+    ASSERT_TRUE(access(outp, F_OK) != 0);
+    to.outputs = 7;
+    ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &to), AIP_ERR_INVALID_ARG);
     aip_session_destroy(s);
 
     /* Pre-interned ids work like the texts. */
