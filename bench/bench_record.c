@@ -96,11 +96,25 @@ static void clock_pairs(size_t n)
     atomic_store_explicit(&sink, acc, memory_order_relaxed);
 }
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+/* The floor of any recorder that timestamps both ends: two TSC reads. */
+static void tsc_pairs(size_t n)
+{
+    unsigned long long acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long a = __rdtsc();
+        acc += __rdtsc() - a;
+    }
+    atomic_store_explicit(&sink, (long)acc, memory_order_relaxed);
+}
+#endif
+
 static void range_pairs(size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         AIP_RANGE_PUSH("bench", "range_pair");
-        aip_range_pop();
+        AIP_RANGE_POP();
     }
 }
 
@@ -108,7 +122,7 @@ static void annotation_pairs(size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         AIP_ANNOTATION_PUSH("annotation_pair");
-        aip_annotation_pop();
+        AIP_ANNOTATION_POP();
     }
 }
 
@@ -340,6 +354,9 @@ int main(int argc, char **argv)
         printf("two clock_gettime, %d thread%s: %.1f ns\n", threads, threads == 1 ? "" : "s",
                clock_ns[threads]);
     }
+#if defined(__x86_64__)
+    printf("two rdtsc (the timestamping floor), 1 thread: %.1f ns\n", measure(tsc_pairs, 1));
+#endif
     bench_pairs("range pair", range_pairs, clock_ns);
     bench_pairs("annotation pair", annotation_pairs, clock_ns);
     bench_op_bytes("sequence_number -1", 0);
