@@ -46,7 +46,7 @@ def _run_mode():
 
 def _start():
     run_mode = _run_mode()
-    config_path = os.environ.get("PROF_CONFIG_PATH")
+    config_path = os.environ.get("PROF_CONFIG_PATH") or None  # empty: unset
     if run_mode is None and config_path is None:
         return
     try:

@@ -11,8 +11,9 @@ libaiprof watches the file, applies start_step / warmup / active / analyse
 and the collection switches, and logs to <config dir>/log/.  This module
 adds the collectors that live in Python: ATen ops (when torch is imported),
 call stacks, module paths and GC passes, switched on for each collection.
-Not provided: the PROF_CONFIG_PATH environment-variable mode, which needs
-a global optimizer-step hook that torch 1.13 lacks.
+The PROF_CONFIG_PATH environment-variable mode (no code changes: each
+optimizer.step() is a dp.step()) is started by build/python/sitecustomize.py,
+see aiprof/_autoprofile.py.
 """
 import atexit
 
