@@ -252,12 +252,21 @@ def _start_config_path(path):
 _run = {}
 
 
-def _preload_loaded():
+def _mapped_libraries():
+    """(the preload library is loaded, {real paths of libaiprof.so copies})."""
+    preload, copies = False, set()
     try:
         with open("/proc/self/maps") as f:
-            return "libaiprof_preload" in f.read()
+            for line in f:
+                path = line.rstrip("\n").split(None, 5)[-1] if line.count(" ") >= 5 else ""
+                name = os.path.basename(path)
+                if name.startswith("libaiprof_preload"):
+                    preload = True
+                elif name.startswith("libaiprof.so"):
+                    copies.add(os.path.realpath(path))
     except OSError:
-        return False
+        pass
+    return preload, copies
 
 
 def _env_flag(name):
@@ -286,8 +295,16 @@ def _run_torch_imported(module):
 
 def _start_run(mode):
     from . import _C
-    if not _preload_loaded():
+    preload, copies = _mapped_libraries()
+    if not preload:
         return  # AIPROF_RUN_* without the preload library: nobody to report to
+    if len(copies) > 1:
+        # This package's libaiprof is not the preload's: its sessions would
+        # not be under the controller.
+        _warn("the aiprof package on PYTHONPATH is from another build than aiprof run ("
+              + ", ".join(sorted(copies)) + "); PyTorch ops and optimizer steps are not "
+              "recorded")
+        return
     if mode == "dynamic":
         if _C.dynamic_state() < 0:
             return  # the preload could not start dynamic profiling (it said why)
