@@ -28,6 +28,7 @@ Torch is not imported here: a meta-path finder waits for the program to
 import torch.optim.optimizer (the optimizer patch) and torch (the adapter),
 and acts when those modules have finished executing.
 """
+import atexit
 import functools
 import os
 import sys
@@ -291,6 +292,15 @@ def _run_torch_imported(module):
                             _env_flag("AIPROF_RUN_WITH_STACK"), False, False)
     _run["collectors"] = collectors
     collectors.set_recording(True if _run["mode"] == "whole" else bool(_run["C"].is_recording()))
+    # The controller saves the trace after the interpreter is gone: the
+    # Python-side hooks end with the interpreter.
+    atexit.register(_run_exit)
+
+
+def _run_exit():
+    collectors = _run.pop("collectors", None)
+    if collectors is not None:
+        collectors.stop()
 
 
 def _start_run(mode):
