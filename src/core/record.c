@@ -18,6 +18,15 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+static inline void set_header(aip_rec_header *h, uint8_t kind, uint8_t flags, size_t size,
+                              uint32_t name)
+{
+    h->kind = kind;
+    h->flags = flags;
+    h->size = (uint16_t)size;
+    h->name = name;
+}
+
 static _Atomic uint64_t next_range_id = 1;
 static aip_string_id default_domain_id;
 
@@ -68,10 +77,7 @@ static inline void emit_span(aip__tstate *t, uint8_t kind, uint32_t name, uint64
     aip_rec_span *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = kind;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = name;
+    set_header(&r->h, kind, 0, sizeof *r, name);
     r->start = start;
     r->end = end;
     aip__commit(t, sizeof *r);
@@ -161,10 +167,7 @@ void aip_range_pop(void)
     aip_rec_range *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = AIP_REC_RANGE;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = f->name;
+    set_header(&r->h, AIP_REC_RANGE, 0, sizeof *r, f->name);
     r->start = f->start;
     r->end = end;
     r->domain = f->domain;
@@ -184,10 +187,7 @@ uint64_t aip_range_start(const char *domain, const char *message)
     if (UNLIKELY(!r))
         return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
-    r->h.kind = AIP_REC_RANGE_START;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = aip_intern(message);
+    set_header(&r->h, AIP_REC_RANGE_START, 0, sizeof *r, aip_intern(message));
     r->ts = aip__ticks();
     r->range_id = id;
     r->domain = d;
@@ -206,10 +206,7 @@ void aip_range_end(uint64_t range_id)
     aip_rec_range_end *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = AIP_REC_RANGE_END;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = 0;
+    set_header(&r->h, AIP_REC_RANGE_END, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->range_id = range_id;
     aip__commit(t, sizeof *r);
@@ -226,10 +223,7 @@ void aip_mark_id(aip_string_id domain, aip_string_id message)
     aip_rec_mark *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = AIP_REC_MARK;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = message;
+    set_header(&r->h, AIP_REC_MARK, 0, sizeof *r, message);
     r->ts = aip__ticks();
     r->domain = domain;
     r->reserved = 0;
@@ -305,10 +299,7 @@ void aip_op_end(void)
     if (UNLIKELY(!p))
         return;
     aip_rec_span *r = (aip_rec_span *)p;
-    r->h.kind = AIP_REC_OP;
-    r->h.flags = f->flags;
-    r->h.size = (uint16_t)size;
-    r->h.name = f->name;
+    set_header(&r->h, AIP_REC_OP, f->flags, size, f->name);
     r->start = f->start;
     r->end = end;
     uint8_t *q = p + sizeof *r;
@@ -343,10 +334,7 @@ void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
     aip_rec_memory *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = AIP_REC_MEMORY;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = 0;
+    set_header(&r->h, AIP_REC_MEMORY, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->address = address;
     r->bytes = bytes;
@@ -367,10 +355,7 @@ void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_ty
     aip_rec_memory_category *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = AIP_REC_MEMORY_CATEGORY;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = 0;
+    set_header(&r->h, AIP_REC_MEMORY_CATEGORY, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->address = address;
     r->bytes = bytes;
@@ -411,10 +396,7 @@ void aip_thread_name(const char *name)
     aip_rec_thread_name *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    r->h.kind = AIP_REC_THREAD_NAME;
-    r->h.flags = 0;
-    r->h.size = sizeof *r;
-    r->h.name = id;
+    set_header(&r->h, AIP_REC_THREAD_NAME, 0, sizeof *r, id);
     r->ts = aip__ticks();
     aip__commit(t, sizeof *r);
 }
