@@ -21,7 +21,8 @@ build:
 demo: deps build
 	@bash scripts/demo.sh $(BUILD)
 
-test: deps
+test:
+	@bash scripts/install_deps.sh test
 	@bash scripts/run_tests.sh
 
 bench: deps build

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages aiprof needs, only those missing, only as root.
 # Non-root users get the apt-get command to run instead.
+# Usage: install_deps.sh [test]   (test: also what the test suite needs)
 set -u
 need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
            python3 python3-dev python3-pytest)
 [ "${AIP_WITH_TORCH:-1}" = 1 ] && need_pkgs+=(python3-torch libtorch-dev)
+# `make test` also renders the HTML reports in headless Chromium.
+[ "${1:-}" = test ] && need_pkgs+=(chromium)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
