@@ -69,21 +69,23 @@ static PyObject *py_thread_name(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* analyse_dir(result_dir, export_type=0, quiet=True): the C analyser on one
- * ..._ascend_pt directory, with the GIL released (it may take seconds). */
+/* analyse_dir(result_dir, export_type=0, quiet=True, outputs=0): the C
+ * analyser on one ..._ascend_pt directory, with the GIL released (it may take
+ * seconds).  outputs=1 (AIP_OUTPUTS_TRACE_VIEW) writes trace_view.json only. */
 static PyObject *py_analyse_dir(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"result_dir", "export_type", "quiet", NULL};
+    static char *kwlist[] = {"result_dir", "export_type", "quiet", "outputs", NULL};
     PyObject *path_obj;
-    unsigned export_type = 0;
+    unsigned export_type = 0, outputs = AIP_OUTPUTS_ALL;
     int quiet = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|Ip", kwlist, PyUnicode_FSConverter,
-                                     &path_obj, &export_type, &quiet))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|IpI", kwlist, PyUnicode_FSConverter,
+                                     &path_obj, &export_type, &quiet, &outputs))
         return NULL;
     aip_analyse_options opt;
     aip_analyse_options_init(&opt);
     opt.export_type = export_type;
     opt.quiet = quiet;
+    opt.outputs = outputs;
     const char *path = PyBytes_AS_STRING(path_obj);
     aip_status st;
     Py_BEGIN_ALLOW_THREADS

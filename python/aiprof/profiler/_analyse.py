@@ -51,6 +51,7 @@ def wait_for(result_dir):
 
 
 EXPORT_TEXT = 1  # aip_export_type: TEXT writes trace_view.json
+OUTPUTS_TRACE_VIEW = 1  # aip_analyse_outputs: only trace_view.json
 
 
 def ensure_analysed(result_dir):
@@ -58,7 +59,9 @@ def ensure_analysed(result_dir):
     with export_type Db only has none until a text analysis is asked for)."""
     wait_for(result_dir)
     if not os.path.exists(trace_file(result_dir)):
-        analyse_now(result_dir, EXPORT_TEXT)
+        # Only the trace: export_chrome_trace/key_averages/events need
+        # nothing else, and the CSVs and databases cost more than it.
+        _C.analyse_dir(result_dir, EXPORT_TEXT, True, OUTPUTS_TRACE_VIEW)
 
 
 def find_result_dirs(path):
