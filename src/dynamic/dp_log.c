@@ -66,6 +66,19 @@ void aip__dp_log_write(aip__dp_log *log, const char *level, const char *fmt, ...
         n = sizeof line - 1;
     rotate_if_needed(log->path, (size_t)n);
     int fd = open(log->path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, AIP_FILE_MODE);
+    if (fd < 0 && errno == ENOENT) {
+        /* The config directory was deleted and has come back: recreate
+         * log/ (its parent must exist; nothing else is recreated). */
+        char dir[sizeof log->path];
+        snprintf(dir, sizeof dir, "%s", log->path);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            if (mkdir(dir, AIP_DIR_MODE) == 0)
+                fd = open(log->path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                          AIP_FILE_MODE);
+        }
+    }
     if (fd < 0)
         return; /* logging must never disturb training */
     ssize_t w = write(fd, line, (size_t)n);

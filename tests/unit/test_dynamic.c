@@ -471,6 +471,34 @@ static void test_stale_segment_is_taken_over(void)
     ASSERT_EQ(list_results(prof, dirs, 4), 1);
 }
 
+/* The config directory deleted while training runs: the program goes on,
+ * and once the directory is back, the next valid edit works. */
+static void test_config_dir_deleted_while_running(void)
+{
+    char cfg[PATH_MAX], prof[PATH_MAX], progress[PATH_MAX], json[1024];
+    snprintf(cfg, sizeof cfg, "%s/cfg4", tmp);
+    snprintf(prof, sizeof prof, "%s/prof4", tmp);
+    snprintf(progress, sizeof progress, "%s/progress4", tmp);
+    pid_t pid = spawn_train(cfg, progress, 60, 40);
+    ASSERT_TRUE(wait_progress(progress, 3, 10000));
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cfg);
+    ASSERT_EQ(system(cmd), 0);
+    sleep_ms(400); /* a few polls without the directory */
+    ASSERT_EQ(mkdir(cfg, 0750), 0);
+    snprintf(json, sizeof json,
+             "{\"start_step\": -1, \"active\": 2, \"prof_dir\": \"%s\", \"activities\": [\"CPU\"]}",
+             prof);
+    write_config(cfg, json);
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char dirs[4][PATH_MAX];
+    ASSERT_EQ(list_results(prof, dirs, 4), 1);
+    ASSERT_EQ(__builtin_popcountll(steps_in(dirs[0])), 2);
+    ASSERT_TRUE(log_contains(cfg, "monitor_dp_", "is back") >= 1);
+}
+
 static void test_api_misuse(void)
 {
     ASSERT_EQ(aip_dynamic_step(), AIP_ERR_STATE);
@@ -494,4 +522,5 @@ static void teardown(void) { if (!getenv("AIP_KEEP_TMP")) rm_rf(tmp); }
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_config_parsing), TEST_CASE(test_log_rotation),
           TEST_CASE(test_api_misuse), TEST_CASE(test_edits_drive_collections),
           TEST_CASE(test_two_processes_share_one_watcher),
-          TEST_CASE(test_stale_segment_is_taken_over), TEST_CASE(teardown))
+          TEST_CASE(test_stale_segment_is_taken_over),
+          TEST_CASE(test_config_dir_deleted_while_running), TEST_CASE(teardown))
