@@ -322,6 +322,15 @@ typedef struct aip_op_info {
 AIP_API void aip_op_begin(const aip_op_info *op);
 AIP_API void aip_op_end(void);
 
+/*! aip_pyfunc_push() / aip_pyfunc_pop() : a Python function call (with_stack)
+ *  or an nn.Module forward (with_modules; `module` names it, e.g.
+ *  "nn.Module: Linear_0") on the calling thread, shown as python_function
+ *  events with "Python id" / "Python parent id".  The library numbers the
+ *  calls and links each to the enclosing one.  Recorded when with_stack or
+ *  with_modules is on. */
+AIP_API void aip_pyfunc_push(aip_string_id name, aip_string_id module);
+AIP_API void aip_pyfunc_pop(void);
+
 /* Memory: one allocation (bytes > 0) or free (bytes < 0) with running totals. */
 typedef enum aip_device_type { AIP_DEVICE_CPU = 0, AIP_DEVICE_NPU = 20, AIP_DEVICE_CUDA = 1 }
     aip_device_type;

@@ -304,8 +304,8 @@ aip__tstate *aip__attach(uint32_t gen)
      * copied by the previous trace's stopper (or is a late, lost write). */
     t->gen = gen;
     t->flushed = 0;
-    t->ann_depth = t->range_depth = t->op_depth = 0;
-    t->ann_pushed = t->range_pushed = t->op_pushed = 0;
+    t->ann_depth = t->range_depth = t->op_depth = t->py_depth = 0;
+    t->ann_pushed = t->range_pushed = t->op_pushed = t->py_pushed = 0;
     atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
     atomic_store_explicit(&t->unbalanced, 0, memory_order_relaxed);
     if (!t->buf)

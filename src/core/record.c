@@ -323,6 +323,59 @@ void aip_op_end(void)
     aip__commit(t, size);
 }
 
+/* ---- Python calls (with_stack / with_modules) --------------------------- */
+
+static _Atomic uint32_t next_python_id = 1;
+
+void aip_pyfunc_push(aip_string_id name, aip_string_id module)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & (AIP_MASK_STACK | AIP_MASK_MODULES)))
+        return;
+    t->py_pushed = 1;
+    if (UNLIKELY(t->py_depth >= AIP_STACK_DEPTH)) {
+        t->py_depth++; /* deep recursion: keep pairing, drop the frame */
+        return;
+    }
+    aip__py_frame *f = &t->py[t->py_depth];
+    f->parent = t->py_depth ? t->py[t->py_depth - 1].id : 0;
+    t->py_depth++;
+    f->name = name;
+    f->module = module;
+    f->id = atomic_fetch_add_explicit(&next_python_id, 1, memory_order_relaxed);
+    f->start = aip__ticks();
+}
+
+void aip_pyfunc_pop(void)
+{
+    aip__tstate *t = aip__current();
+    if (!t || !(aip__rec_mask & (AIP_MASK_STACK | AIP_MASK_MODULES)))
+        return;
+    if (UNLIKELY(t->py_depth == 0)) {
+        if (t->py_pushed)
+            atomic_fetch_add_explicit(&t->unbalanced, 1, memory_order_relaxed);
+        return;
+    }
+    uint32_t d = --t->py_depth;
+    if (UNLIKELY(d >= AIP_STACK_DEPTH)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return;
+    }
+    uint64_t end = aip__ticks();
+    const aip__py_frame *f = &t->py[d];
+    aip_rec_pyfunc *r = aip__reserve(t, sizeof *r);
+    if (UNLIKELY(!r))
+        return;
+    set_header(&r->h, AIP_REC_PYFUNC, 0, sizeof *r, f->name);
+    r->start = f->start;
+    r->end = end;
+    r->python_id = f->id;
+    r->parent_id = f->parent;
+    r->module_id = f->module;
+    r->reserved = 0;
+    aip__commit(t, sizeof *r);
+}
+
 /* ---- memory, GC, thread names ----------------------------------------- */
 
 void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,

@@ -56,6 +56,11 @@ typedef struct aip__frame {
     uint32_t domain;
 } aip__frame;
 
+typedef struct aip__py_frame {
+    uint64_t start;
+    uint32_t name, module, id, parent;
+} aip__py_frame;
+
 typedef struct aip__op_frame {
     uint64_t start;
     int64_t seq;
@@ -67,10 +72,10 @@ typedef struct aip__op_frame {
 typedef struct aip__tstate {
     uint8_t *pos, *end;            /* write cursor in buf (owner only) */
     uint32_t gen;                  /* trace generation this state belongs to */
-    uint32_t ann_depth, range_depth, op_depth;
+    uint32_t ann_depth, range_depth, op_depth, py_depth;
     /* A pop at depth 0 is misuse only if this thread pushed in this trace;
      * otherwise its push came before the trace started (not an error). */
-    uint8_t ann_pushed, range_pushed, op_pushed;
+    uint8_t ann_pushed, range_pushed, op_pushed, py_pushed;
     aip__buf *buf;
     uint64_t tid;
     _Atomic uint64_t dropped;      /* written by the owner, read by the stopper */
@@ -82,6 +87,7 @@ typedef struct aip__tstate {
     aip__frame ann[AIP_STACK_DEPTH];
     aip__frame range[AIP_STACK_DEPTH];
     aip__op_frame op[AIP_STACK_DEPTH];
+    aip__py_frame py[AIP_STACK_DEPTH];
 } aip__tstate;
 
 extern uint32_t aip__rec_mask_v;   /* what the open trace records; set before the generation */

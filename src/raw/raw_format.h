@@ -46,7 +46,8 @@ enum aip_record_kind {
     AIP_REC_MEMORY = 7,
     AIP_REC_GC = 8,
     AIP_REC_THREAD_NAME = 9,
-    AIP_REC_MEMORY_CATEGORY = 10   /* format 1.1 */
+    AIP_REC_MEMORY_CATEGORY = 10,  /* format 1.1 */
+    AIP_REC_PYFUNC = 11            /* format 1.1 */
 };
 
 enum aip_op_flags {
@@ -131,6 +132,16 @@ typedef struct aip_rec_memory_category {
     uint8_t reserved[5];
 } aip_rec_memory_category;
 
+typedef struct aip_rec_pyfunc {  /* PYFUNC: a Python function call or nn.Module */
+    aip_rec_header h;
+    uint64_t start;
+    uint64_t end;
+    uint32_t python_id;            /* unique per process, from 1 */
+    uint32_t parent_id;            /* python_id of the caller, 0 = none */
+    uint32_t module_id;            /* string id of "nn.Module: Name_n", 0 = none */
+    uint32_t reserved;
+} aip_rec_pyfunc;
+
 typedef struct aip_rec_thread_name {
     aip_rec_header h;
     uint64_t ts;
@@ -158,6 +169,7 @@ _Static_assert(sizeof(aip_rec_mark) == 24, "mark layout");
 _Static_assert(sizeof(aip_rec_memory) == 56, "memory layout");
 _Static_assert(sizeof(aip_rec_thread_name) == 16, "thread name layout");
 _Static_assert(sizeof(aip_rec_memory_category) == 40, "memory category layout");
+_Static_assert(sizeof(aip_rec_pyfunc) == 40, "pyfunc layout");
 _Static_assert(sizeof(aip_clock_sync) == 24, "clock layout");
 _Static_assert(sizeof(aip_stats_entry) == 24, "stats layout");
 

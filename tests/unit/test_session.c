@@ -478,6 +478,22 @@ static void test_switches_gate_records(void)
     ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &to), AIP_ERR_INVALID_ARG);
     aip_session_destroy(s);
 
+    /* Python calls: recorded with with_stack, numbered, parent-linked. */
+    base_config(&c, tmp);
+    c.with_stack = 1;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_pyfunc_push(aip_intern("train.py(10): train_step"), 0);
+    aip_pyfunc_push(aip_intern("nn.Module: Linear_0"), aip_intern("nn.Module: Linear_0"));
+    aip_pyfunc_pop();
+    aip_pyfunc_pop();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
+    rc = raw_count_file(raw, "train.py");
+    ASSERT_EQ(rc.by_kind[AIP_REC_PYFUNC], 2);
+    ASSERT_EQ(rc.prefix_hits, 1);
+    aip_session_destroy(s);
+
     /* Pre-interned ids work like the texts. */
     base_config(&c, tmp);
     c.record_shapes = 1;
