@@ -499,6 +499,74 @@ static void test_config_dir_deleted_while_running(void)
     ASSERT_TRUE(log_contains(cfg, "monitor_dp_", "is back") >= 1);
 }
 
+/* The process that started the watcher exits; the watcher stays for the
+ * others, and their edits still work. */
+static void test_watcher_survives_its_starter(void)
+{
+    char cfg[PATH_MAX], prof[PATH_MAX], p1[PATH_MAX], p2[PATH_MAX], json[1024];
+    snprintf(cfg, sizeof cfg, "%s/cfg5", tmp);
+    snprintf(prof, sizeof prof, "%s/prof5", tmp);
+    snprintf(p1, sizeof p1, "%s/progress5a", tmp);
+    snprintf(p2, sizeof p2, "%s/progress5b", tmp);
+    pid_t starter = spawn_train(cfg, p1, 5, 20);
+    ASSERT_TRUE(wait_progress(p1, 1, 10000));
+    pid_t other = spawn_train(cfg, p2, 60, 40);
+    int status;
+    ASSERT_EQ(waitpid(starter, &status, 0), starter);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_TRUE(wait_progress(p2, 3, 10000));
+    ASSERT_TRUE(shm_exists(cfg)); /* still watched */
+    snprintf(json, sizeof json,
+             "{\"start_step\": -1, \"active\": 2, \"prof_dir\": \"%s\", \"activities\": [\"CPU\"]}",
+             prof);
+    write_config(cfg, json);
+    ASSERT_EQ(waitpid(other, &status, 0), other);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char dirs[4][PATH_MAX];
+    ASSERT_EQ(list_results(prof, dirs, 4), 1);
+    ASSERT_EQ(log_contains(cfg, "dp_", "started config watcher"), 1);
+}
+
+/* dp.start: refused while a collection runs; collects once otherwise. */
+static void test_start_once(void)
+{
+    char cfg[PATH_MAX], prof[PATH_MAX], start_cfg[PATH_MAX + 32], json[1024];
+    snprintf(cfg, sizeof cfg, "%s/cfg6", tmp);
+    snprintf(prof, sizeof prof, "%s/prof6", tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (aip_dynamic_init(cfg) != AIP_OK)
+            _exit(30);
+        snprintf(start_cfg, sizeof start_cfg, "%s/start.json", cfg);
+        snprintf(json, sizeof json,
+                 "{\"active\": 3, \"prof_dir\": \"%s\", \"activities\": [\"CPU\"]}", prof);
+        FILE *f = fopen(start_cfg, "w");
+        if (!f)
+            _exit(31);
+        fputs(json, f);
+        fclose(f);
+        for (int s = 0; s < 10; s++) {
+            if (s == 2 && aip_dynamic_start(start_cfg) != AIP_OK)
+                _exit(32);
+            if (s == 3 && aip_dynamic_start(start_cfg) != AIP_ERR_STATE)
+                _exit(33); /* a collection is running */
+            if (s == 3 && aip_dynamic_get_state() != AIP_DYN_RUNNING)
+                _exit(34);
+            AIP_ANNOTATION_PUSH("work");
+            AIP_ANNOTATION_POP();
+            aip_dynamic_step();
+        }
+        _exit(aip_dynamic_get_state() == AIP_DYN_IDLE ? 0 : 35);
+    }
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    char dirs[4][PATH_MAX];
+    ASSERT_EQ(list_results(prof, dirs, 4), 1);
+    ASSERT_EQ(steps_in(dirs[0]), (1ull << 2) | (1ull << 3) | (1ull << 4));
+}
+
 static void test_api_misuse(void)
 {
     ASSERT_EQ(aip_dynamic_step(), AIP_ERR_STATE);
@@ -523,4 +591,6 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_config_parsing), TEST_CASE(test_log_r
           TEST_CASE(test_api_misuse), TEST_CASE(test_edits_drive_collections),
           TEST_CASE(test_two_processes_share_one_watcher),
           TEST_CASE(test_stale_segment_is_taken_over),
-          TEST_CASE(test_config_dir_deleted_while_running), TEST_CASE(teardown))
+          TEST_CASE(test_config_dir_deleted_while_running),
+          TEST_CASE(test_watcher_survives_its_starter), TEST_CASE(test_start_once),
+          TEST_CASE(teardown))
