@@ -128,6 +128,56 @@ static PyObject *py_version(PyObject *self, PyObject *unused)
     return PyUnicode_FromString(aip_version());
 }
 
+/* memory_label(address, nbytes, category, device_type=0, device_index=-1):
+ * the framework says what the live block at `address` holds
+ * (aip_memory_label; recorded only while profile_memory records).  The
+ * defaults are the CPU as the PyTorch adapter reports it (index -1, torch's
+ * CPU device has none): the analyser matches a label to the records of the
+ * same device type and index. */
+static PyObject *py_memory_label(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    long long nbytes;
+    int category, device_type = AIP_DEVICE_CPU, device_index = -1;
+    if (!PyArg_ParseTuple(args, "KLi|ii:memory_label", &address, &nbytes, &category,
+                          &device_type, &device_index))
+        return NULL;
+    if (category < 0 || category > AIP_MEM_UNKNOWN) {
+        PyErr_Format(PyExc_ValueError, "memory_label: category must be 0..%d, got %d",
+                     AIP_MEM_UNKNOWN, category);
+        return NULL;
+    }
+    aip_memory_label((uint64_t)address, (int64_t)nbytes, (aip_device_type)device_type,
+                     device_index, (aip_memory_category)category);
+    Py_RETURN_NONE;
+}
+
+/* export_memory_timeline(result_dir, path, device=None) -> int: torch's
+ * memory timeline from a result directory's raw data (the format follows
+ * `path`'s ending); returns the number of memory records of `device`.  The
+ * GIL is released while it runs. */
+static PyObject *py_export_memory_timeline(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"result_dir", "path", "device", NULL};
+    PyObject *dir_obj, *path_obj;
+    const char *device = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&|z:export_memory_timeline", kwlist,
+                                     PyUnicode_FSConverter, &dir_obj, PyUnicode_FSConverter,
+                                     &path_obj, &device))
+        return NULL;
+    uint64_t records = 0;
+    aip_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = aip_export_memory_timeline(PyBytes_AS_STRING(dir_obj), PyBytes_AS_STRING(path_obj),
+                                    device, &records);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(dir_obj);
+    Py_DECREF(path_obj);
+    if (st)
+        return aipy_raise(st, "export_memory_timeline");
+    return PyLong_FromUnsignedLongLong(records);
+}
+
 /* The adapter's entry point into this extension (op_context.h). */
 static void op_context(unsigned want, aiprof_op_context *ctx)
 {
@@ -160,6 +210,12 @@ static PyMethodDef methods[] = {
     {"schedule_validate", py_schedule_validate, METH_VARARGS,
      "schedule_validate(skip_first, wait, warmup, active, repeat): ValueError if invalid."},
     {"version", py_version, METH_NOARGS, "version() -> str: libaiprof's version."},
+    {"memory_label", py_memory_label, METH_VARARGS,
+     "memory_label(address, nbytes, category, device_type=0, device_index=-1): label the "
+     "live block at address (0 PARAMETER, 1 OPTIMIZER_STATE, ... 5 GRADIENT, 7 UNKNOWN)."},
+    {"export_memory_timeline", (PyCFunction)(void (*)(void))py_export_memory_timeline,
+     METH_VARARGS | METH_KEYWORDS,
+     "export_memory_timeline(result_dir, path, device=None) -> int memory records."},
     {"_op_context_address", py_op_context_address, METH_NOARGS,
      "address of the op-context function the PyTorch adapter calls (op_context.h)."},
     {NULL, NULL, 0, NULL},
@@ -187,5 +243,8 @@ PyMODINIT_FUNC PyInit__C(void)
     PyModule_AddIntConstant(m, "ACTION_WARMUP", AIP_ACTION_WARMUP);
     PyModule_AddIntConstant(m, "ACTION_RECORD", AIP_ACTION_RECORD);
     PyModule_AddIntConstant(m, "ACTION_RECORD_AND_SAVE", AIP_ACTION_RECORD_AND_SAVE);
+    PyModule_AddIntConstant(m, "MEM_PARAMETER", AIP_MEM_PARAMETER);
+    PyModule_AddIntConstant(m, "MEM_OPTIMIZER_STATE", AIP_MEM_OPTIMIZER_STATE);
+    PyModule_AddIntConstant(m, "MEM_GRADIENT", AIP_MEM_GRADIENT);
     return m;
 }

@@ -6,6 +6,8 @@ session's state, so the hooks below cost nothing during wait and warmup
 steps and after the profile:
 
   - ATen ops, record_function ranges and CPU memory: the PyTorch adapter;
+  - with profile_memory: labels for the optimizers' parameters, gradients
+    and state (_memory_labels.py);
   - with_stack: the C call-stack tracer (its stacks go on ATen ops);
   - with_modules: global nn.Module forward hooks feeding the module path;
   - gc_detect_threshold: a gc.callbacks entry.
@@ -16,7 +18,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _torch_bridge
+from . import _memory_labels, _torch_bridge
 
 
 class Collectors:
@@ -32,6 +34,8 @@ class Collectors:
         self._gc_added = False
         self._thread_hook = False
         self._hook_warned = False
+        self._labels = _memory_labels.Labeller() if self.ops is not None and profile_memory \
+            else None
 
     def set_recording(self, recording):
         if self.ops is not None:
@@ -42,6 +46,9 @@ class Collectors:
         self._set_tracer(recording and torch_ops and self.with_stack)
         self._set_modules(recording and torch_ops and self.with_modules)
         self._set_gc(recording and self.gc_on)
+        if self._labels is not None:
+            # After the adapter: labels are recorded only while memory is.
+            self._labels.set_on(recording and torch_ops and self.ops.profile_memory)
         self.recording = recording
 
     def stop(self):

@@ -1,12 +1,12 @@
 """export_memory_timeline(): memory use over time, in torch's file formats.
 
-The analyser's `aiprof memory` command writes the timeline with bytes
-sorted into torch's categories (it pairs allocations with frees and the ops
-around them); it is used when the command is found (next to the package in
-a build tree, $AIPROF_CLI, or on PATH).  libaiprof has no public call for
-it yet.  Without the command, this module writes the same formats from
-trace_view.json with every byte in the "unknown" category (torch's own
-bucket for bytes it cannot place):
+libaiprof's aip_export_memory_timeline() (through aiprof._C) writes the
+timeline with bytes sorted into torch's categories: it pairs allocations
+with frees and the ops around them, and applies the framework's labels
+(parameters, gradients, optimizer state: _memory_labels.py); docs/MEMORY.md.
+Only if the extension lacks that call (a stale build) does this module write
+the same formats from trace_view.json, with every byte in the "unknown"
+category (torch's own bucket for bytes it cannot place):
 
   .json / .json.gz   [times_us, sizes] — sizes[i] has 9 slots, slot 0 the
                      baseline, slot 8 the unknown category
@@ -18,8 +18,8 @@ import gzip
 import json
 import os
 import re
-import shutil
-import subprocess
+
+from .. import _C
 
 _CREATE, _DESTROY = 2, 4
 _UNKNOWN_RAW = 7
@@ -99,29 +99,14 @@ def _svg(points, width=900, height=320):
             f'<text x="8" y="{pad - 12}">Memory (MiB), peak {ymax:.3f}</text></svg>')
 
 
-def find_cli():
-    """The `aiprof` command: $AIPROF_CLI, build/bin/aiprof beside a build
-    tree's build/python/aiprof, or on PATH."""
-    env = os.environ.get("AIPROF_CLI")
-    if env and os.access(env, os.X_OK):
-        return env
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    cand = os.path.join(os.path.dirname(os.path.dirname(pkg)), "bin", "aiprof")
-    if os.access(cand, os.X_OK):
-        return cand
-    return shutil.which("aiprof")
-
-
-def write_with_cli(result_dir, path, device):
-    """True if `aiprof memory` wrote the file."""
-    cli = find_cli()
-    if not cli:
-        return False
-    cmd = [cli, "memory", result_dir, "-o", path, "-q"]
-    if device:
-        cmd += ["--device", device]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    return proc.returncode == 0 and os.path.exists(path)
+def write_native(result_dir, path, device):
+    """The number of `device`'s memory records after libaiprof wrote
+    `path`, or None when the extension has no export_memory_timeline."""
+    export = getattr(_C, "export_memory_timeline", None)
+    if export is None:
+        return None
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return export(result_dir, path, device)
 
 
 def write(path, trace, device):

@@ -350,8 +350,9 @@ class _KinetoProfile:
         if not any(output_path.endswith(s) for s in (".html", ".json", ".json.gz")):
             raise ValueError("output_path must end in .html, .json, .json.gz or .raw.json.gz, "
                              f"got {output_path!r}")
-        if _memory_timeline.write_with_cli(r.result_dir, output_path, device):
-            if device_type != 0:
+        records = _memory_timeline.write_native(r.result_dir, output_path, device)
+        if records is not None:
+            if device_type != 0 and records == 0:
                 _warn_once("memtl-dev", f"export_memory_timeline(): {device}: this machine "
                            "records CPU memory only")
             return

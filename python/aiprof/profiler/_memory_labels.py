@@ -1,0 +1,192 @@
+"""Memory categories from the framework: optimizer parameters, gradients
+and state (docs/MEMORY.md, "Categories from the framework").
+
+The raw memory records name no tensor; the analyser can only say
+TEMPORARY / AUTOGRAD_DETAIL / UNKNOWN by itself.  While a trace records
+with profile_memory, this module tells the core what the optimizers'
+tensors are, with one aip_memory_label() per block:
+
+  - every parameter of every optimizer's param_groups -> PARAMETER,
+  - their `.grad` tensors                              -> GRADIENT,
+  - every tensor in `optimizer.state`                  -> OPTIMIZER_STATE,
+
+when a trace starts (parameters and state that already exist) and after
+every optimizer.step() (all three: new gradients and state).
+
+Gradients are not labelled at the trace's start.  Torch's CPU allocator
+reports no free of a block allocated before memory profiling began, so a
+gradient from before the trace that zero_grad(set_to_none=True) releases
+would stay in GRADIENT until the end of the timeline.  Labelled after the
+first step instead, a gradient kept across steps (set_to_none=False) still
+shows from the start (PREEXISTING), and one released is simply not seen, as
+without labels.  Parameters and the built-in optimizers' state live across
+steps (updated in place), so labelling them at the start is safe.  A block is named by its
+storage: the storage's data pointer (the allocation's address, also for
+views) and the storage's size in bytes; one label per storage and pass,
+the first category met winning (parameters, then gradients, then state).
+
+Optimizers are found without importing torch ourselves: torch calls
+Optimizer._optimizer_step_code() after every step() (torch 1.13 and 2.x;
+torch's own profiler hooks the same place), so a wrapper there sees every
+optimizer that steps, and keeps it in a weak set for the next trace start.
+The first trace of a profile that knows no optimizer yet looks for them
+once among the garbage collector's objects.  Outside recording the step
+hook costs one function call and a weak-set insertion.
+"""
+import gc
+import sys
+import weakref
+
+from .. import _C
+
+_PARAMETER = _C.MEM_PARAMETER
+_OPTIMIZER_STATE = _C.MEM_OPTIMIZER_STATE
+_GRADIENT = _C.MEM_GRADIENT
+_DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
+
+_optimizers = weakref.WeakSet()   # optimizers seen stepping (or found at a trace start)
+_active = 0                       # Labellers currently labelling
+_hooked = False                   # Optimizer._optimizer_step_code wrapped
+
+
+def block_of(tensor):
+    """(address, nbytes, device_type, device_index) of the storage holding
+    `tensor`, or None (no storage: sparse, meta, ...)."""
+    try:
+        # The untyped storage: untyped_storage() (torch 2), _storage() (torch
+        # 1.13, 0.1 us where storage() builds a TypedStorage in 0.6 us).
+        get = getattr(tensor, "untyped_storage", None) or getattr(tensor, "_storage", None) \
+            or tensor.storage
+        storage = get()
+        address = storage.data_ptr()
+        nbytes = storage.nbytes()
+        device = tensor.device
+    except Exception:
+        return None
+    device_type = _DEVICE_TYPES.get(device.type)
+    if not address or device_type is None:
+        return None
+    # torch's CPU device has no index: the adapter reports -1, and a label
+    # matches only records of the same device type and index.
+    return address, nbytes, device_type, -1 if device.index is None else device.index
+
+
+def optimizer_tensors(optimizer, grads=True):
+    """[(tensor, category)] of one optimizer: parameters, gradients (unless
+    grads=False), state."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    tensor_type = torch.Tensor
+    out = []
+    grad_list = []
+    for group in getattr(optimizer, "param_groups", ()):
+        for p in group.get("params", ()):
+            if isinstance(p, tensor_type):
+                out.append((p, _PARAMETER))
+                g = p.grad if grads else None
+                if g is not None:
+                    grad_list.append((g, _GRADIENT))
+    out += grad_list
+    state = getattr(optimizer, "state", None)
+    if state:
+        for per_param in list(state.values()):
+            if isinstance(per_param, dict):
+                for v in list(per_param.values()):
+                    if isinstance(v, tensor_type):
+                        out.append((v, _OPTIMIZER_STATE))
+    return out
+
+
+def blocks(optimizers, grads=True):
+    """{address: (nbytes, device_type, device_index, category)}, one per
+    storage, the first category met winning."""
+    seen = {}
+    for opt in optimizers:
+        for tensor, category in optimizer_tensors(opt, grads):
+            b = block_of(tensor)
+            if b is not None and b[0] not in seen:
+                seen[b[0]] = (b[1], b[2], b[3], category)
+    return seen
+
+
+def _label(optimizers, grads=True):
+    label = _C.memory_label
+    for address, (nbytes, device_type, device_index, category) in \
+            blocks(optimizers, grads).items():
+        label(address, nbytes, category, device_type, device_index)
+
+
+def _after_step(optimizer):
+    try:
+        _optimizers.add(optimizer)
+    except TypeError:
+        return
+    if _active:
+        try:
+            _label((optimizer,))
+        except Exception:
+            pass  # labels must never break training
+
+
+def _install():
+    """Wrap Optimizer._optimizer_step_code once; False if torch lacks it."""
+    global _hooked
+    if _hooked:
+        return True
+    optim = sys.modules.get("torch.optim.optimizer")
+    base = getattr(optim, "Optimizer", None)
+    original = getattr(base, "_optimizer_step_code", None)
+    if original is None:
+        return False
+    if not getattr(original, "_aiprof_labels", False):
+        def _optimizer_step_code(self, *args, **kwargs):
+            out = original(self, *args, **kwargs)
+            _after_step(self)
+            return out
+        _optimizer_step_code._aiprof_labels = True
+        _optimizer_step_code.__wrapped__ = original
+        base._optimizer_step_code = _optimizer_step_code
+    _hooked = True
+    return True
+
+
+def _find_optimizers():
+    optim = sys.modules.get("torch.optim.optimizer")
+    base = getattr(optim, "Optimizer", None)
+    if base is None:
+        return
+    for obj in gc.get_objects():
+        if isinstance(obj, base):
+            try:
+                _optimizers.add(obj)
+            except TypeError:
+                pass
+
+
+class Labeller:
+    """One profile's labels: on while its traces record with profile_memory."""
+
+    def __init__(self):
+        self.on = False
+        self._searched = False
+
+    def set_on(self, on):
+        global _active
+        if on == self.on:
+            return
+        if on:
+            if "torch" not in sys.modules or not _install():
+                return
+            self.on = True
+            _active += 1
+            if not _optimizers and not self._searched:
+                self._searched = True
+                _find_optimizers()
+            try:
+                _label(list(_optimizers), grads=False)
+            except Exception:
+                pass
+        else:
+            self.on = False
+            _active -= 1

@@ -1,0 +1,162 @@
+"""Memory timeline categories from the framework: with profile_memory, the
+optimizers' parameters, gradients and state are labelled (PARAMETER,
+GRADIENT, OPTIMIZER_STATE; python/aiprof/profiler/_memory_labels.py) and
+export_memory_timeline() (libaiprof's aip_export_memory_timeline) puts
+their bytes in those categories.
+
+The measure is the one the labels use: the size of each tensor's storage,
+once per storage.  For the MLP below (no views, no shared storage) that is
+exactly sum(t.numel() * t.element_size()).
+"""
+import gzip
+import json
+
+import pytest
+
+from conftest import needs_torch
+
+PARAMETER, OPTIMIZER_STATE, GRADIENT = 0, 1, 5
+PREEXISTING, CREATE, INCREMENT_VERSION, DESTROY = 1, 2, 3, 4
+
+
+def _nbytes(tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _expected(model, optimizer):
+    import torch
+    params = list(model.parameters())
+    state = [v for per_param in optimizer.state.values() for v in per_param.values()
+             if isinstance(v, torch.Tensor)]
+    return {PARAMETER: _nbytes(params),
+            GRADIENT: _nbytes(p.grad for p in params if p.grad is not None),
+            OPTIMIZER_STATE: _nbytes(state)}
+
+
+def _live_at_end(raw):
+    """Bytes per category still live after the last event of the raw
+    timeline ([[t_ns, action, numbytes, category], ...])."""
+    live = {}
+    for _, action, numbytes, category in raw:
+        if action in (PREEXISTING, CREATE):
+            live[category] = live.get(category, 0) + numbytes
+        elif action == DESTROY:  # written with the size negative (docs/MEMORY.md)
+            live[category] = live.get(category, 0) - abs(numbytes)
+    return live
+
+
+def _profile(model, optimizer, step_fn, steps, schedule=None):
+    import aiprof as torch_npu
+    with torch_npu.profiler.profile(
+            activities=[torch_npu.profiler.ProfilerActivity.CPU], profile_memory=True,
+            schedule=schedule,
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./r")) as prof:
+        for _ in range(steps):
+            step_fn()
+            if schedule is not None:
+                prof.step()
+    return prof
+
+
+def _raw_timeline(prof, path="out/mem.raw.json.gz"):
+    prof.export_memory_timeline(path, device="cpu")
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["sgd_momentum", "adam"])
+def test_parameter_gradient_state_bytes_after_steps(kind):
+    import torch
+    from train_mlp import build, train_step
+    torch.set_num_threads(1)
+    model, optimizer, x, y = build()
+    if kind == "adam":
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    prof = _profile(model, optimizer, lambda: train_step(model, optimizer, x, y), steps=3)
+    raw = _raw_timeline(prof)
+    want = _expected(model, optimizer)
+    assert want[PARAMETER] > 0 and want[GRADIENT] == want[PARAMETER]
+    assert want[OPTIMIZER_STATE] >= want[PARAMETER]  # momentum / exp_avg(+sq)(+step)
+    live = _live_at_end(raw)
+    for category, nbytes in want.items():
+        assert live.get(category, 0) == nbytes, (category, live)
+    # Parameters existed before the trace: PREEXISTING, never created or freed.
+    assert {a for _, a, _, c in raw if c == PARAMETER} == {PREEXISTING}
+    assert sum(n for _, a, n, c in raw if c == PARAMETER) == want[PARAMETER]
+
+    # The coalesced form agrees: slot c+1 of the last point is category c.
+    prof.export_memory_timeline("out/mem.json", device="cpu")
+    with open("out/mem.json") as f:
+        times, sizes = json.load(f)
+    assert len(times) == len(sizes) and sizes
+    for category, nbytes in want.items():
+        assert sizes[-1][category + 1] == nbytes
+
+
+@needs_torch
+@pytest.mark.parametrize("set_to_none", [False, True])
+def test_labels_with_schedule(set_to_none):
+    """Recording starts after warmup steps: parameters and momentum buffers
+    exist (labelled at the trace's start, PREEXISTING).  Gradients:
+    set_to_none=False keeps the warmup's (labelled after the first step,
+    PREEXISTING); set_to_none=True frees them in the first recorded
+    zero_grad, a free torch's CPU allocator does not report (the block was
+    allocated before memory profiling), so they are not seen; each recorded
+    step's new gradients are created and labelled after the step."""
+    import torch
+    import aiprof as torch_npu
+    from train_mlp import build
+    torch.set_num_threads(1)
+    model, optimizer, x, y = build()
+
+    def step():
+        optimizer.zero_grad(set_to_none=set_to_none)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    prof = _profile(model, optimizer, step, steps=5,
+                    schedule=torch_npu.profiler.schedule(wait=1, warmup=1, active=2, repeat=1))
+    raw = _raw_timeline(prof)
+    want = _expected(model, optimizer)
+    live = _live_at_end(raw)
+    for category, nbytes in want.items():
+        assert live.get(category, 0) == nbytes, (category, live)
+    for category in (PARAMETER, OPTIMIZER_STATE):
+        assert {a for _, a, _, c in raw if c == category} == {PREEXISTING}
+    grads = [(a, n) for _, a, n, c in raw if c == GRADIENT]
+    if set_to_none:
+        assert {a for a, _ in grads} == {CREATE, DESTROY}
+        assert sum(n for a, n in grads if a == CREATE) == 2 * want[GRADIENT]
+    else:
+        assert {a for a, _ in grads} == {PREEXISTING}
+        assert sum(n for a, n in grads) == want[GRADIENT]
+
+
+@needs_torch
+def test_no_labels_without_profile_memory():
+    import aiprof as torch_npu
+    from aiprof.profiler import _memory_labels
+    from train_mlp import build, train_step
+    model, optimizer, x, y = build()
+    with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.CPU],
+                                    on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(
+                                        "./r")) as prof:
+        train_step(model, optimizer, x, y)
+        assert prof._collectors._labels is None
+        assert _memory_labels._active == 0
+    with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.CPU],
+                                    profile_memory=True) as prof:
+        assert _memory_labels._active == 1
+        train_step(model, optimizer, x, y)
+    assert _memory_labels._active == 0
+
+
+def test_memory_label_call():
+    from aiprof import _C
+    _C.memory_label(0x1000, 64, _C.MEM_PARAMETER)  # not recording: nothing happens
+    _C.memory_label(0x1000, 64, _C.MEM_GRADIENT, 0, 0)
+    with pytest.raises(ValueError, match="category"):
+        _C.memory_label(0x1000, 64, 8)
+    with pytest.raises(TypeError):
+        _C.memory_label("x", 64, 0)
