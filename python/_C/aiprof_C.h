@@ -35,4 +35,18 @@ int aipy_trace_reader_init(PyObject *module);
 const char *aipy_tracer_current_stack(aip_string_id *id);
 const char *aipy_modules_current_path(aip_string_id *id);
 
+/* pytracer.c : python_function events (aip_pyfunc_push/pop) of the Python
+ * tracer and the nn.Module hooks, which share the library's per-thread
+ * stack.  A push notes the trace it went to and the thread's count of open
+ * events before it (aipy_pyfunc_mark); popping back to a mark ends every
+ * event pushed since, so a frame unwound by an exception also ends what it
+ * left open (a module whose forward raised, inner frames missed).  Marks
+ * of another trace pop nothing.  Called with the GIL held. */
+typedef struct aipy_pyfunc_mark {
+    uint32_t gen;   /* aip_recording_generation of the push, 0 = not pushed */
+    uint32_t level; /* open events on the thread before the push */
+} aipy_pyfunc_mark;
+aipy_pyfunc_mark aipy_pyfunc_push(aip_string_id name, aip_string_id module);
+void aipy_pyfunc_pop_to(aipy_pyfunc_mark m);
+
 #endif

@@ -12,6 +12,11 @@
  *
  * A forward that raises skips its forward hook; the next hook of an outer
  * module unwinds past it, so the stack heals at the next return.
+ *
+ * Each module run is also a python_function event named after the module
+ * alone ("nn.Module: Linear_0", its string id also the module id), from
+ * the pre-hook to the hook; unwinding ends the events of the modules
+ * unwound (aipy_pyfunc_pop_to).
  */
 #include "aiprof_C.h"
 
@@ -25,6 +30,7 @@ typedef struct mod_entry {
     PyObject *module; /* borrowed; identity only */
     char *path;
     aip_string_id id; /* the path, interned once per entry */
+    aipy_pyfunc_mark pf; /* its python_function event */
 } mod_entry;
 
 typedef struct mod_stack {
@@ -38,6 +44,7 @@ static int modules_on;
 static __thread mod_stack *tls_mods __attribute__((tls_model("initial-exec")));
 static pthread_key_t mods_key;
 static PyObject *names;         /* {id(module): bytes name} */
+static PyObject *name_ids;      /* {bytes name: int string id} */
 static PyObject *class_counts;  /* {class name: next index} */
 
 static void stack_clear(mod_stack *s)
@@ -108,6 +115,26 @@ static PyObject *module_name(PyObject *module)
     return name;
 }
 
+/* The string id of a module's name, interned once per profile. */
+static aip_string_id module_name_id(PyObject *name)
+{
+    if (!__atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED))
+        return 0; /* no event to name */
+    PyObject *v = PyDict_GetItemWithError(name_ids, name);
+    if (v)
+        return (aip_string_id)PyLong_AsUnsignedLong(v);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    aip_string_id id = aip_intern(PyBytes_AS_STRING(name));
+    v = PyLong_FromUnsignedLong(id);
+    if (!v || PyDict_SetItem(name_ids, name, v) < 0)
+        PyErr_Clear();
+    Py_XDECREF(v);
+    return id;
+}
+
 static PyObject *py_pre_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
     if (n < 1 || !modules_on)
@@ -140,6 +167,8 @@ static PyObject *py_pre_hook(PyObject *self, PyObject *const *args, Py_ssize_t n
     s->e[d].module = args[0];
     s->e[d].path = path;
     s->e[d].id = aip_intern(path);
+    aip_string_id nid = module_name_id(name);
+    s->e[d].pf = aipy_pyfunc_push(nid, nid);
     Py_RETURN_NONE;
 }
 
@@ -155,6 +184,8 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
     for (int d = s->depth - 1; d >= 0; d--) {
         if (s->e[d].module != args[0])
             continue;
+        /* the events of the entries unwound too: d's was pushed first */
+        aipy_pyfunc_pop_to(s->e[d].pf);
         for (int i = s->depth - 1; i >= d; i--)
             free(s->e[i].path);
         s->depth = d;
@@ -186,6 +217,7 @@ static PyObject *py_modules_enable(PyObject *self, PyObject *arg)
         if (s && s->epoch == modules_epoch)
             stack_clear(s);
         PyDict_Clear(names);
+        PyDict_Clear(name_ids);
         PyDict_Clear(class_counts);
         __atomic_store_n(&modules_epoch, modules_epoch + 1, __ATOMIC_RELAXED);
     }
@@ -211,7 +243,8 @@ int aipy_modules_init(PyObject *module)
     }
     names = PyDict_New();
     class_counts = PyDict_New();
-    if (!names || !class_counts)
+    name_ids = PyDict_New();
+    if (!names || !class_counts || !name_ids)
         return -1;
     return PyModule_AddFunctions(module, methods);
 }

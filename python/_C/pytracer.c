@@ -23,6 +23,14 @@
  *
  * Frames are written "file.py(line): function", innermost first, joined by
  * ";\n" — the aip_op_info.call_stack convention.
+ *
+ * Every Python call seen while recording is also a python_function event
+ * (aip_pyfunc_push/pop, torch's with_stack layer) named
+ * "file.py(first line): function", interned once per code object.  Frames
+ * replayed at the start were entered before the trace and are not events;
+ * C calls are not either.  A frame popped (or unwound past) ends the events
+ * pushed since its own push (aipy_pyfunc_pop_to), so pushes and pops stay
+ * paired through exceptions and generator suspends.
  */
 #include "aiprof_C.h"
 
@@ -39,6 +47,7 @@
 typedef struct code_info {
     PyObject *code; /* strong: keeps the address from being reused */
     char *filename, *name;
+    aip_string_id func_id; /* "file.py(first line): name", 0 until first needed */
     struct code_info *next;
 } code_info;
 
@@ -110,6 +119,52 @@ static const code_info *code_info_get(PyCodeObject *code)
     code_tab[h] = c;
     code_n++;
     return c;
+}
+
+/* The python_function name of a code object, interned at its first call. */
+static aip_string_id code_func_id(code_info *c)
+{
+    if (!c->func_id) {
+        int line = ((PyCodeObject *)c->code)->co_firstlineno;
+        size_t cap = strlen(c->filename) + strlen(c->name) + 32;
+        char *text = malloc(cap);
+        if (!text)
+            return 0;
+        snprintf(text, cap, "%s(%d): %s", c->filename, line, c->name);
+        c->func_id = aip_intern(text);
+        free(text);
+    }
+    return c->func_id;
+}
+
+/* ---- python_function events (shared with modules.c) ------------------ */
+
+static __thread uint32_t pf_gen;   /* the trace pf_level counts events of */
+static __thread uint32_t pf_level; /* events this thread has open in it */
+
+aipy_pyfunc_mark aipy_pyfunc_push(aip_string_id name, aip_string_id module)
+{
+    uint32_t g = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    if (!g || !name)
+        return (aipy_pyfunc_mark){0, 0};
+    if (pf_gen != g) { /* a new trace: the library's thread stack is new too */
+        pf_gen = g;
+        pf_level = 0;
+    }
+    aipy_pyfunc_mark m = {g, pf_level++};
+    aip_pyfunc_push(name, module);
+    return m;
+}
+
+void aipy_pyfunc_pop_to(aipy_pyfunc_mark m)
+{
+    if (!m.gen || m.gen != pf_gen ||
+        m.gen != __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED))
+        return;
+    while (pf_level > m.level) {
+        pf_level--;
+        aip_pyfunc_pop();
+    }
 }
 
 /* ---- stack positions ------------------------------------------------ */
@@ -205,6 +260,7 @@ typedef struct frame_entry {
     int caller_lasti;          /* the caller's offset when this frame was called */
     const stack_node *outer;   /* node of the frames below, once computed */
     int outer_known;
+    aipy_pyfunc_mark pf;       /* its python_function event, gen 0 = none */
 } frame_entry;
 
 typedef struct shadow {
@@ -242,20 +298,34 @@ static shadow *shadow_fresh(void)
     return s;
 }
 
-static void shadow_push(shadow *s, PyFrameObject *frame)
+static void shadow_push(shadow *s, PyFrameObject *frame, int event)
 {
     int d = s->depth++;
     if (d >= MAX_DEPTH)
-        return;
+        return; /* deeper frames are only counted, and are no events */
     frame_entry *e = &s->e[d];
     PyCodeObject *code = PyFrame_GetCode(frame);
     e->ci = code_info_get(code);
     Py_DECREF(code);
+    e->pf = event && e->ci ? aipy_pyfunc_push(code_func_id((code_info *)e->ci), 0)
+                           : (aipy_pyfunc_mark){0, 0};
     e->frame = frame;
     e->serial = ++s->pushes;
     e->caller_lasti = d > 0 ? PyFrame_GetLasti(s->e[d - 1].frame) : -1;
     e->outer = NULL;
     e->outer_known = d == 0;
+}
+
+/* End the python_function events of entries [d, depth) (the first of them
+ * that has one was pushed before all the others' events). */
+static void shadow_end_events(shadow *s, int d)
+{
+    int top = s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH;
+    for (int i = d; i < top; i++)
+        if (s->e[i].pf.gen) {
+            aipy_pyfunc_pop_to(s->e[i].pf);
+            return;
+        }
 }
 
 static void shadow_pop(shadow *s, PyFrameObject *frame)
@@ -266,11 +336,13 @@ static void shadow_pop(shadow *s, PyFrameObject *frame)
         /* A missed return (an exception through C code): unwind to it. */
         for (int d = s->depth - 1; d >= 0; d--)
             if (s->e[d].frame == frame) {
+                shadow_end_events(s, d);
                 s->depth = d;
                 return;
             }
         return; /* not ours: a frame entered before tracing without replay */
     }
+    shadow_end_events(s, s->depth - 1);
     s->depth--;
 }
 
@@ -279,7 +351,7 @@ static void shadow_replay(shadow *s, PyObject *frames)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(frames);
     for (Py_ssize_t i = 0; i < n; i++)
-        shadow_push(s, (PyFrameObject *)PyTuple_GET_ITEM(frames, i));
+        shadow_push(s, (PyFrameObject *)PyTuple_GET_ITEM(frames, i), 0);
 }
 
 /* The running frames of `ts`, outermost first. */
@@ -343,7 +415,7 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
         }
     }
     if (what == PyTrace_CALL)
-        shadow_push(s, frame);
+        shadow_push(s, frame, 1);
     else
         shadow_pop(s, frame);
     return 0;

@@ -156,8 +156,8 @@ static aip_status thread_context(aip_process *p, const aip_thread *t, const size
         int64_t ts = p->memory.v[e].ts;
         for (; j < t->n_spans && t->spans[j].start <= ts; j++) {
             const aip_span *sp = &t->spans[j];
-            if (sp->kind == AIP_SPAN_RANGE)
-                continue; /* mstx ranges are markers, not ops */
+            if (sp->kind == AIP_SPAN_RANGE || sp->kind == AIP_SPAN_PYFUNC)
+                continue; /* mstx ranges are markers, Python calls trace only: not ops */
             while (w.depth && t->spans[w.stk[w.depth - 1]].end < sp->start)
                 pop(&w);
             push(&w, j);

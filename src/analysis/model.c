@@ -111,3 +111,14 @@ uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s)
 {
     return s->aux ? (uint32_t)t->aux[s->aux - 1] : 0;
 }
+
+void aip__model_pyfunc_fields(const aip_thread *t, const aip_span *s, aip_pyfunc_fields *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s->aux)
+        return;
+    const uint64_t *w = t->aux + (s->aux - 1);
+    out->python_id = (uint32_t)w[0];
+    out->parent_id = (uint32_t)(w[0] >> 32);
+    out->module_id = (uint32_t)w[1];
+}

@@ -22,7 +22,15 @@
 #define AIP_NAME_ID_MAX ((1u << 28) - 1) /* string ids the model can hold */
 #define AIP_AUX_MAX ((1u << 27) - 2)     /* aux words per thread */
 
-enum aip_span_kind { AIP_SPAN_OP = 0, AIP_SPAN_ANNOTATION = 1, AIP_SPAN_RANGE = 2 };
+/* PYFUNC: a Python function call or nn.Module forward (with_stack /
+ * with_modules, raw PYFUNC records).  Trace only: never an op or an
+ * annotation for statistics, self times, steps or memory attribution. */
+enum aip_span_kind {
+    AIP_SPAN_OP = 0,
+    AIP_SPAN_ANNOTATION = 1,
+    AIP_SPAN_RANGE = 2,
+    AIP_SPAN_PYFUNC = 3
+};
 
 typedef struct aip_span {
     int64_t start;          /* wall-clock ns */
@@ -238,6 +246,12 @@ const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len);
 void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields *out);
 /* aip__model_range_domain() : domain string id of a RANGE span. */
 uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s);
+/* The ids of a PYFUNC span (its two aux words; all 0 if it has none). */
+typedef struct aip_pyfunc_fields {
+    uint32_t python_id, parent_id, module_id; /* module_id: string id, 0 = none */
+} aip_pyfunc_fields;
+/* aip__model_pyfunc_fields() : decode a PYFUNC span's ids. */
+void aip__model_pyfunc_fields(const aip_thread *t, const aip_span *s, aip_pyfunc_fields *out);
 
 /* --- model_load.c ----------------------------------------------------- */
 /* aip__model_load_raw() : read one raw file into a new process of `m`.

@@ -200,7 +200,7 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
         return 56;
     case AIP_REC_THREAD_NAME:
         return 16;
-    case AIP_REC_MEMORY_CATEGORY_PROPOSED:
+    case AIP_REC_MEMORY_CATEGORY_PROPOSED: case AIP_REC_PYFUNC:
         return 40;
     default:
         return 8; /* unknown kinds are skipped by size */
@@ -223,10 +223,13 @@ static int64_t events_check(const uint8_t *p, uint32_t size, size_t *spans, size
         if (h.size < sizeof h || (h.size & 7) || h.size > size - off ||
             h.size < record_min_size(h.kind, h.flags))
             return -1;
-        if (h.kind == AIP_REC_ANNOTATION || h.kind == AIP_REC_RANGE || h.kind == AIP_REC_OP)
+        if (h.kind == AIP_REC_ANNOTATION || h.kind == AIP_REC_RANGE || h.kind == AIP_REC_OP ||
+            h.kind == AIP_REC_PYFUNC)
             ++*spans;
         if (h.kind == AIP_REC_RANGE)
             ++*aux;
+        else if (h.kind == AIP_REC_PYFUNC)
+            *aux += 2;
         else if (h.kind == AIP_REC_OP)
             *aux += (size_t)op_words(h.flags);
         off += h.size;
@@ -293,6 +296,16 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
         unsigned n = (unsigned)op_words(h->flags);
         memcpy(w, r + 24, n * 8); /* the fields are in flag order, like the words */
         add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x1F, w, n);
+        return AIP_OK;
+    }
+    case AIP_REC_PYFUNC: {
+        /* u64 start, u64 end, u32 python_id, u32 parent_id, u32 module_id,
+         * u32 reserved: aux word 0 = python_id | parent_id << 32, word 1 =
+         * module_id (a string id) */
+        uint32_t ids[3];
+        memcpy(ids, r + 24, sizeof ids);
+        uint64_t w[2] = {ids[0] | (uint64_t)ids[1] << 32, name_id(ids[2])};
+        add_span(t, r, AIP_SPAN_PYFUNC, h->name, 0, w, 2);
         return AIP_OK;
     }
     case AIP_REC_RANGE_START:

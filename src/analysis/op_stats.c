@@ -105,6 +105,8 @@ static unsigned level_of(const aip_span *s, const uint8_t *is_step, size_t n_ent
         if (!(kinds & AIP_STAT_ANNOTATIONS) || (is_step && s->name < n_ent && is_step[s->name]))
             return 0;
         return AIP_STAT_LEVEL_OP; /* record_function scopes are torch ops too */
+    case AIP_SPAN_PYFUNC:
+        return 0; /* python_function events are not ops */
     default:
         return kinds & AIP_STAT_RANGES ? AIP_STAT_LEVEL_MSTX : 0;
     }

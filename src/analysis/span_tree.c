@@ -112,6 +112,13 @@ aip_status aip__spans_nest(aip_thread *t)
         return aip__fail(AIP_ERR_NOMEM, "no memory for nesting");
     aip_span *s = t->spans;
     for (size_t i = 0; i <= n; i++) {
+        /* Python functions are trace-only: they neither nest ops nor take
+         * from anyone's self time (torch leaves them out of its op tree). */
+        if (i < n && s[i].kind == AIP_SPAN_PYFUNC) {
+            t->self_ns[i] = s[i].end - s[i].start;
+            s[i].top_op = 0;
+            continue;
+        }
         /* Close every open span that does not contain span i (all at the end). */
         while (depth) {
             open_span *top = &stack[depth - 1];

@@ -195,6 +195,8 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
         return;
     for (size_t i = 0; i < t->n_spans && !ins->d->status; i++) {
         const aip_span *sp = &t->spans[i];
+        if (sp->kind == AIP_SPAN_PYFUNC)
+            continue; /* Python calls are trace only: no PYTORCH_API row */
         int64_t name = aip__dbs_raw(w->str, pi, sp->name);
         if (sp->kind == AIP_SPAN_RANGE) {
             aip__db_i64(ins, 0, sp->start);

@@ -202,8 +202,25 @@ static const struct {
     [AIP_SPAN_OP] = HEAD("{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":"),
     [AIP_SPAN_ANNOTATION] = HEAD("{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"),
     [AIP_SPAN_RANGE] = HEAD("{\"ph\":\"X\",\"cat\":\"mstx\",\"name\":"),
-    [3] = HEAD("{\"ph\":\"X\",\"name\":")};
+    [AIP_SPAN_PYFUNC] = HEAD("{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":")};
 #undef HEAD
+
+/* torch's args of a python_function event; the module id only for an
+ * nn.Module forward. */
+static void pyfunc_args(tj *w, const aip_thread *t, const aip_span *s)
+{
+    aip_pyfunc_fields f;
+    aip__model_pyfunc_fields(t, s, &f);
+    PUT_LIT(w->o, ",\"args\":{\"Python id\":");
+    aip__out_u64(w->o, f.python_id);
+    PUT_LIT(w->o, ",\"Python parent id\":");
+    aip__out_u64(w->o, f.parent_id);
+    if (f.module_id) {
+        PUT_LIT(w->o, ",\"Python module id\":");
+        aip__out_u64(w->o, f.module_id);
+    }
+    PUT_LIT(w->o, "}");
+}
 
 /* The hot loop: one X event per span, formatted straight into the output
  * buffer with a single capacity check for names of ordinary length. */
@@ -251,6 +268,8 @@ static void thread_spans(tj *w, const aip_thread *t)
                 PUT_LIT(w->o, ",\"args\":{\"domain\":");
                 put_domain(w, aip__model_range_domain(t, s));
                 PUT_LIT(w->o, "}");
+            } else if (s->kind == AIP_SPAN_PYFUNC) {
+                pyfunc_args(w, t, s);
             }
             d = aip__out_reserve(w->o, 1);
         } else if (s->kind == AIP_SPAN_RANGE) {

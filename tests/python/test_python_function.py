@@ -1,0 +1,122 @@
+"""python_function events (torch's with_stack / with_modules layer).
+
+Every Python call seen while recording is an X event of category
+python_function named "file.py(first line): function", with args
+"Python id" / "Python parent id"; with with_modules every nn.Module forward
+is one too, named "nn.Module: Class_n" with a "Python module id".  They
+change nothing else: the ATen ops of a run are the same without them.
+"""
+import collections
+import json
+
+from aiprof import profiler as P
+from conftest import needs_torch
+
+
+def _model():
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    x = torch.randn(4, 8)
+    return model, x
+
+
+def _helper(t):
+    return t * 2
+
+
+def _gen(n):
+    for i in range(n):
+        yield i
+
+
+def _raises():
+    raise ValueError("unwound")
+
+
+def _workload(model, x):
+    y = model(x)
+    y = _helper(y)
+    total = sum(_gen(3))
+    try:
+        _raises()
+    except ValueError:
+        pass
+    y.sum().backward()
+    return total
+
+
+def _profile(path, **kwargs):
+    model, x = _model()
+    with P.profile(activities=[P.ProfilerActivity.CPU], **kwargs) as prof:
+        _workload(model, x)
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        return json.load(f)["traceEvents"]
+
+
+def _check_tree(events):
+    py = [e for e in events if e.get("cat") == "python_function"]
+    assert py
+    ids = [e["args"]["Python id"] for e in py]
+    assert len(ids) == len(set(ids)) and 0 not in ids
+    by_id = {e["args"]["Python id"]: e for e in py}
+    for e in py:
+        assert e["ph"] == "X"
+        parent = e["args"]["Python parent id"]
+        if parent == 0:
+            continue
+        assert parent in by_id, e
+        p = by_id[parent]
+        assert p["tid"] == e["tid"] and p["pid"] == e["pid"]
+        assert p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"] + 1e-3, (p, e)
+    return py
+
+
+def _op_counts(events):
+    return collections.Counter(e["name"] for e in events if e.get("cat") == "cpu_op")
+
+
+@needs_torch
+def test_with_stack_python_functions():
+    events = _profile("stack.json", with_stack=True)
+    py = _check_tree(events)
+    names = [e["name"] for e in py]
+    assert any(n.endswith(": _helper") and "test_python_function.py(" in n for n in names)
+    assert any(n.endswith(": _workload") for n in names)
+    assert sum(n.endswith(": _gen") for n in names) >= 4  # every resume is a call
+    assert any(n.endswith(": _raises") for n in names)
+    assert any("torch/nn/modules/linear.py(" in n and n.endswith(": forward") for n in names)
+    assert not any(n.startswith("nn.Module:") for n in names)
+    assert all("Python module id" not in e["args"] for e in py)
+    # _helper is called from _workload
+    helper = next(e for e in py if e["name"].endswith(": _helper"))
+    parents = {e["args"]["Python id"]: e for e in py}
+    assert parents[helper["args"]["Python parent id"]]["name"].endswith(": _workload")
+    plain = _profile("plain.json")
+    assert not [e for e in plain if e.get("cat") == "python_function"]
+    assert _op_counts(events) == _op_counts(plain)
+
+
+@needs_torch
+def test_with_modules_python_functions():
+    events = _profile("modules.json", with_modules=True)
+    py = _check_tree(events)
+    mods = [e for e in py if e["name"].startswith("nn.Module: ")]
+    assert sorted(e["name"] for e in mods) == [
+        "nn.Module: Linear_0", "nn.Module: Linear_1", "nn.Module: ReLU_0",
+        "nn.Module: Sequential_0"]
+    assert all(isinstance(e["args"]["Python module id"], int) for e in mods)
+    by_id = {e["args"]["Python id"]: e for e in py}
+    for e in mods:
+        if e["name"] != "nn.Module: Sequential_0":
+            assert by_id[e["args"]["Python parent id"]]["name"] == "nn.Module: Sequential_0"
+    both = _profile("both.json", with_stack=True, with_modules=True)
+    py = _check_tree(both)
+    by_id = {e["args"]["Python id"]: e for e in py}
+    linear = [e for e in py if e["name"] == "nn.Module: Linear_0"]
+    assert len(linear) == 1
+    children = [e for e in py if e["args"]["Python parent id"] == linear[0]["args"]["Python id"]]
+    assert any(e["name"].endswith(": forward") for e in children)
+    plain = _profile("plain.json")
+    assert _op_counts(both) == _op_counts(plain) == _op_counts(events)
