@@ -20,9 +20,12 @@
  *               before its next top-level op that runs no autograd node —
  *               a parameter gradient must outlive the backward pass (the
  *               optimizer reads it afterwards), so this is not one;
- *   UNKNOWN     everything else.  PARAMETER, OPTIMIZER_STATE, INPUT,
- *               ACTIVATION and GRADIENT need to know which tensor a block
- *               holds, which only the framework side knows.
+ *   ACTIVATION  allocated outside backward scope and released inside a
+ *               backward-scope op: what the forward pass saved for the
+ *               backward pass (torch: a tensor the autograd graph keeps);
+ *   UNKNOWN     everything else.  PARAMETER, OPTIMIZER_STATE, INPUT and
+ *               GRADIENT need to know which tensor a block holds, which
+ *               only the framework side knows (labels, below).
  * - labels: a category the framework recorded for the block at an address
  *   (proposed MEMORY_CATEGORY record) overrides the above for the block
  *   live there at the label's time; with no allocation of it in the trace,
@@ -235,6 +238,8 @@ static void categorize(aip_process *p, const size_t *top, const int64_t *limit)
             mi->category = AIP_MEMCAT_TEMPORARY;
         else if (mi->in_backward && fr->ts < limit[e])
             mi->category = AIP_MEMCAT_AUTOGRAD_DETAIL;
+        else if (!mi->in_backward && p->mem_info[mi->pair].in_backward)
+            mi->category = AIP_MEMCAT_ACTIVATION; /* made in forward, released by backward */
     }
 }
 

@@ -205,5 +205,34 @@ static void test_framework_labels(void)
 static void setup(void) { rb_tempdir(root, sizeof root, "mem"); }
 static void teardown(void) { if (!getenv("KEEP")) rb_rmtree(root); }
 
-TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_rich_categories), TEST_CASE(test_reuse_and_lost_frees),
+/* Made in forward, released inside a backward-scope op: what the forward
+ * pass saved for backward → ACTIVATION.  Freed in forward again → not. */
+static void test_activation(void)
+{
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 1);
+    rb_info(&b, 7, "Python", 1e9);
+    const char *names[] = {"aten::relu", "ReluBackward0", "aten::add"};
+    uint32_t lens[] = {10, 13, 9};
+    rb_strings(&b, 1, names, lens, 3);
+    rb_clock(&b, 0, 0, 1700000000000000000ull);
+    ev_op(&e, 1, 1000, 2000);                    /* forward op */
+    ev_memory(&e, 1500, 0xA000, 4096, 4096, 8192, 0, -1);
+    ev_memory(&e, 1600, 0xB000, 1024, 5120, 8192, 0, -1);
+    ev_op(&e, 3, 3000, 4000);                    /* another forward op frees 0xB000 */
+    ev_memory(&e, 3500, 0xB000, -1024, 4096, 8192, 0, -1);
+    ev_op_full(&e, 2, 5000, 6000, AIP_OPF_BACKWARD, 0, 0, 0, 0, 0, 0);
+    ev_memory(&e, 5500, 0xA000, -4096, 0, 8192, 0, -1);
+    rb_events(&b, 7, &e);
+    rb_free(&e);
+    aip_model m;
+    ASSERT_EQ(load(&b, &m), 0);
+    rb_free(&b);
+    const aip_process *p = &m.procs[0];
+    ASSERT_EQ(p->mem_info[find(p, 0xA000, 1)].category, AIP_MEMCAT_ACTIVATION);
+    ASSERT_EQ(p->mem_info[find(p, 0xB000, 1)].category, AIP_MEMCAT_UNKNOWN);
+    aip__model_free(&m);
+}
+
+TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_activation), TEST_CASE(test_rich_categories), TEST_CASE(test_reuse_and_lost_frees),
           TEST_CASE(test_framework_labels), TEST_CASE(teardown))
