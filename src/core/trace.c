@@ -179,7 +179,7 @@ aip_status aip__trace_end(aip_session *s, int save)
      * events at the stop: their children then keep an existing parent. */
     aip__tstate *ct = aip__tls;
     if (ct && ct->gen && ct->gen == __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED))
-        while (ct->py_depth)
+        for (uint32_t n = ct->py_depth; n && ct->py_depth; n--) /* bounded: never spins */
             aip_pyfunc_pop();
     s->trace_open = 0;
     aip__trace_totals *t = &s->last_totals;
