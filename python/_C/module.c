@@ -246,5 +246,6 @@ PyMODINIT_FUNC PyInit__C(void)
     PyModule_AddIntConstant(m, "MEM_PARAMETER", AIP_MEM_PARAMETER);
     PyModule_AddIntConstant(m, "MEM_OPTIMIZER_STATE", AIP_MEM_OPTIMIZER_STATE);
     PyModule_AddIntConstant(m, "MEM_GRADIENT", AIP_MEM_GRADIENT);
+    PyModule_AddIntConstant(m, "MEM_INPUT", AIP_MEM_INPUT);
     return m;
 }

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import needs_torch
 
-PARAMETER, OPTIMIZER_STATE, GRADIENT = 0, 1, 5
+PARAMETER, OPTIMIZER_STATE, INPUT, GRADIENT = 0, 1, 2, 5
 PREEXISTING, CREATE, INCREMENT_VERSION, DESTROY = 1, 2, 3, 4
 
 
@@ -81,6 +81,8 @@ def test_parameter_gradient_state_bytes_after_steps(kind):
     live = _live_at_end(raw)
     for category, nbytes in want.items():
         assert live.get(category, 0) == nbytes, (category, live)
+    # The batch the model was called with is its INPUT.
+    assert live.get(INPUT, 0) == x.numel() * x.element_size(), live
     # Parameters existed before the trace: PREEXISTING, never created or freed.
     assert {a for _, a, _, c in raw if c == PARAMETER} == {PREEXISTING}
     assert sum(n for _, a, n, c in raw if c == PARAMETER) == want[PARAMETER]

@@ -9,6 +9,9 @@ tensors are, with one aip_memory_label() per block:
   - every parameter of every optimizer's param_groups -> PARAMETER,
   - their `.grad` tensors                              -> GRADIENT,
   - every tensor in `optimizer.state`                  -> OPTIMIZER_STATE,
+  - the tensors passed to a top-level nn.Module call   -> INPUT
+    (a module called while no other module runs on the thread: the
+    model's own inputs, e.g. the batch, not its layers' intermediates),
 
 when a trace starts (parameters and state that already exist) and after
 every optimizer.step() (all three: new gradients and state).
@@ -35,6 +38,7 @@ hook costs one function call and a weak-set insertion.
 """
 import gc
 import sys
+import threading
 import weakref
 
 from .. import _C
@@ -42,11 +46,14 @@ from .. import _C
 _PARAMETER = _C.MEM_PARAMETER
 _OPTIMIZER_STATE = _C.MEM_OPTIMIZER_STATE
 _GRADIENT = _C.MEM_GRADIENT
+_INPUT = _C.MEM_INPUT
 _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
 
 _optimizers = weakref.WeakSet()   # optimizers seen stepping (or found at a trace start)
 _active = 0                       # Labellers currently labelling
 _hooked = False                   # Optimizer._optimizer_step_code wrapped
+_module_hooks = None              # the two global nn.Module hook handles
+_depth = threading.local()        # nn.Module calls running on this thread
 
 
 def block_of(tensor):
@@ -151,6 +158,53 @@ def _install():
     return True
 
 
+def _input_tensors(args, kwargs):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    items = list(args) + list(kwargs.values() if kwargs else ())
+    out = []
+    for a in items:
+        if isinstance(a, torch.Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out += [t for t in a if isinstance(t, torch.Tensor)]
+    return out
+
+
+def _pre_forward(module, args, kwargs=None):
+    depth = getattr(_depth, "n", 0)
+    _depth.n = depth + 1
+    if depth == 0 and _active:
+        try:
+            label = _C.memory_label
+            seen = set()
+            for t in _input_tensors(args, kwargs):
+                b = block_of(t)
+                if b is not None and b[0] not in seen:
+                    seen.add(b[0])
+                    label(b[0], b[1], _INPUT, b[2], b[3])
+        except Exception:
+            pass  # labels must never break training
+
+
+def _post_forward(module, args, output):
+    _depth.n = max(0, getattr(_depth, "n", 0) - 1)
+
+
+def _install_module_hooks():
+    """Global nn.Module hooks, once; they cost two calls per module call
+    and label only while a Labeller is on."""
+    global _module_hooks
+    if _module_hooks is not None:
+        return
+    mod = sys.modules.get("torch.nn.modules.module")
+    if mod is None or not hasattr(mod, "register_module_forward_pre_hook"):
+        return
+    _module_hooks = (mod.register_module_forward_pre_hook(_pre_forward),
+                     mod.register_module_forward_hook(_post_forward))
+
+
 def _find_optimizers():
     optim = sys.modules.get("torch.optim.optimizer")
     base = getattr(optim, "Optimizer", None)
@@ -180,6 +234,8 @@ class Labeller:
                 return
             self.on = True
             _active += 1
+            _depth.n = 0  # a forward that raised must not hide later inputs
+            _install_module_hooks()
             if not _optimizers and not self._searched:
                 self._searched = True
                 _find_optimizers()
