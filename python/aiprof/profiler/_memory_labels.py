@@ -124,6 +124,25 @@ def _label(optimizers, grads=True):
         label(address, nbytes, category, device_type, device_index)
 
 
+_state_seen = weakref.WeakKeyDictionary()  # optimizer -> (generation, state signature)
+_generation = 0                            # bumped when labelling (re)starts
+
+
+def _state_signature(optimizer):
+    """Which tensor objects the optimizer holds (parameters and state), by
+    identity: cheap (no torch calls), and it changes when the optimizer
+    creates or replaces a state tensor."""
+    sig = []
+    for group in getattr(optimizer, "param_groups", ()):
+        sig += [id(p) for p in group.get("params", ())]
+    state = getattr(optimizer, "state", None)
+    if state:
+        for per_param in list(state.values()):
+            if isinstance(per_param, dict):
+                sig += [id(v) for v in per_param.values()]
+    return tuple(sig)
+
+
 def _after_step(optimizer):
     try:
         _optimizers.add(optimizer)
@@ -131,9 +150,33 @@ def _after_step(optimizer):
         return
     if _active:
         try:
-            _label((optimizer,))
+            # Parameters and state are updated in place by the optimizers:
+            # label them again only when the set of tensors changed (a new
+            # state tensor, a replaced one).  Gradients may be new blocks at
+            # every step (zero_grad(set_to_none=True)): always.
+            sig = _state_signature(optimizer)
+            seen = _state_seen.get(optimizer)
+            if seen == (_generation, sig):
+                _label_grads(optimizer)
+            else:
+                _label((optimizer,))
+                _state_seen[optimizer] = (_generation, sig)
         except Exception:
             pass  # labels must never break training
+
+
+def _label_grads(optimizer):
+    label = _C.memory_label
+    seen = set()
+    for group in getattr(optimizer, "param_groups", ()):
+        for p in group.get("params", ()):
+            g = getattr(p, "grad", None)
+            if g is None:
+                continue
+            b = block_of(g)
+            if b is not None and b[0] not in seen:
+                seen.add(b[0])
+                label(b[0], b[1], _GRADIENT, b[2], b[3])
 
 
 def _install():
@@ -232,8 +275,10 @@ class Labeller:
         if on:
             if "torch" not in sys.modules or not _install():
                 return
+            global _generation
             self.on = True
             _active += 1
+            _generation += 1  # a new trace: everything is labelled again
             _depth.n = 0  # a forward that raised must not hide later inputs
             _install_module_hooks()
             if not _optimizers and not self._searched:
