@@ -3,6 +3,7 @@
  */
 #include "domain_filter.h"
 #include "intern.h"
+#include "strlist.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,36 +17,14 @@ static char **include_list, **exclude_list;
 void aip__domain_fork_lock(void) { pthread_mutex_lock(&lock); }
 void aip__domain_fork_unlock(void) { pthread_mutex_unlock(&lock); }
 
-static void free_list(char **l)
-{
-    for (char **p = l; p && *p; p++)
-        free(*p);
-    free(l);
-}
-
-static char **copy_list(const char *const *src)
-{
-    if (!src || !src[0])
-        return NULL;
-    size_t n = 0;
-    while (src[n])
-        n++;
-    char **dst = calloc(n + 1, sizeof *dst);
-    if (!dst)
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        dst[i] = strdup(src[i]);
-    return dst;
-}
-
 int aip__domain_filter_set(const char *const *include, const char *const *exclude)
 {
     pthread_mutex_lock(&lock);
-    free_list(include_list);
-    free_list(exclude_list);
-    include_list = copy_list(include);
+    aip__strlist_free(include_list);
+    aip__strlist_free(exclude_list);
+    include_list = aip__strlist_copy(include);
     /* Include wins: with an include list the exclude list is ignored. */
-    exclude_list = include_list ? NULL : copy_list(exclude);
+    exclude_list = include_list ? NULL : aip__strlist_copy(exclude);
     for (size_t i = 0; i < AIP_DOMAIN_CACHE; i++)
         atomic_store_explicit(&aip__domain_cache[i], 0, memory_order_relaxed);
     int active = include_list || exclude_list;

@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "error.h"
 #include "session_log.h"
+#include "strlist.h"
 #include "intern.h"
 
 #include <pthread.h>
@@ -54,26 +55,6 @@ void aip__session_after_fork_child(void)
     active_session = NULL; /* the parent's session stays the parent's */
 }
 
-static char **copy_list(const char *const *src)
-{
-    if (!src || !src[0])
-        return NULL;
-    size_t n = 0;
-    while (src[n])
-        n++;
-    char **dst = calloc(n + 1, sizeof *dst);
-    for (size_t i = 0; dst && i < n; i++)
-        dst[i] = strdup(src[i]);
-    return dst;
-}
-
-static void free_list(char **l)
-{
-    for (char **p = l; p && *p; p++)
-        free(*p);
-    free(l);
-}
-
 aip_status aip_session_create(const aip_config *config, aip_session **out)
 {
     if (!out)
@@ -94,12 +75,12 @@ aip_status aip_session_create(const aip_config *config, aip_session **out)
         s->cfg.buffer_cap_bytes = 64u * 1024u * 1024u;
     s->dir_name = config->dir_name ? strdup(config->dir_name) : NULL;
     s->worker_name = config->worker_name ? strdup(config->worker_name) : NULL;
-    s->include = copy_list(config->mstx_domain_include);
-    s->exclude = copy_list(config->mstx_domain_exclude);
+    s->include = aip__strlist_copy(config->mstx_domain_include);
+    s->exclude = aip__strlist_copy(config->mstx_domain_exclude);
     if (s->include && s->exclude) {
         aip__warn("mstx_domain_include and mstx_domain_exclude are both set; "
                   "only mstx_domain_include is used");
-        free_list(s->exclude);
+        aip__strlist_free(s->exclude);
         s->exclude = NULL;
     }
     if ((s->include || s->exclude) && !s->cfg.mstx && s->cfg.profiler_level != AIP_LEVEL_NONE)
@@ -282,8 +263,8 @@ void aip_session_destroy(aip_session *s)
         aip_session_stop(s);
     free(s->dir_name);
     free(s->worker_name);
-    free_list(s->include);
-    free_list(s->exclude);
+    aip__strlist_free(s->include);
+    aip__strlist_free(s->exclude);
     json_decref(s->metadata);
     free(s);
 }

@@ -9,6 +9,7 @@
 #include "dp_config.h"
 #include "error.h"
 #include "fs.h"
+#include "strlist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -373,12 +374,8 @@ void aip__dp_config_free(aip__dp_config *c)
     c->rank_list = NULL;
     json_decref(c->metadata);
     c->metadata = NULL;
-    for (char **l = c->include; l && *l; l++)
-        free(*l);
-    free(c->include);
-    for (char **l = c->exclude; l && *l; l++)
-        free(*l);
-    free(c->exclude);
+    aip__strlist_free(c->include);
+    aip__strlist_free(c->exclude);
     c->include = c->exclude = NULL;
 }
 
