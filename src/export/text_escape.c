@@ -50,6 +50,20 @@ static char *put_fffd(char *o)
     return o + 3;
 }
 
+/* One valid UTF-8 sequence from s (left bytes), copied; an invalid byte
+ * becomes U+FFFD.  Advances *pos by what was consumed. */
+static char *put_utf8(char *o, const unsigned char *s, size_t left, size_t *pos)
+{
+    size_t k = utf8_seq(s, left);
+    if (!k) {
+        (*pos)++;
+        return put_fffd(o);
+    }
+    memcpy(o, s, k);
+    *pos += k;
+    return o + k;
+}
+
 static char *put_u00(char *o, unsigned c)
 {
     memcpy(o, "\\u00", 4);
@@ -160,15 +174,7 @@ size_t aip__csv_cell(const char *str, size_t n, char *out)
             *o++ = (char)c;
             i++;
         } else {
-            size_t k = utf8_seq(s + i, n - i);
-            if (!k) {
-                o = put_fffd(o);
-                i++;
-            } else {
-                memcpy(o, s + i, k);
-                o += k;
-                i += k;
-            }
+            o = put_utf8(o, s + i, n - i, &i);
         }
     }
     if (quote)
@@ -187,14 +193,11 @@ size_t aip__utf8_clean(const char *str, size_t n, char *out)
             i++;
             continue;
         }
-        size_t k = c ? utf8_seq(s + i, n - i) : 0;
-        if (!k) {
+        if (c)
+            o = put_utf8(o, s + i, n - i, &i);
+        else {
             o = put_fffd(o);
             i++;
-        } else {
-            memcpy(o, s + i, k);
-            o += k;
-            i += k;
         }
     }
     return (size_t)(o - out);
@@ -227,15 +230,7 @@ size_t aip__html_escape(const char *str, size_t n, char *out)
             *o++ = (char)c;
             i++;
         } else {
-            size_t k = utf8_seq(s + i, n - i);
-            if (!k) {
-                o = put_fffd(o);
-                i++;
-            } else {
-                memcpy(o, s + i, k);
-                o += k;
-                i += k;
-            }
+            o = put_utf8(o, s + i, n - i, &i);
         }
     }
     return (size_t)(o - out);
