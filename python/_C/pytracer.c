@@ -1,38 +1,51 @@
 /*
- * pytracer.c — with_stack: the Python call stack of every recorded op.
+ * pytracer.c — with_stack: python_function events and the Python call
+ * stack of every recorded op.
  *
- * A C profile hook (PyEval_SetProfile, on every thread) keeps a shadow
- * stack of Python frames per thread.  When the PyTorch adapter records an
- * op it asks for the thread's stack as text (aipy_tracer_current_stack).
- * That call usually runs with the GIL released, so it reads only C data:
+ * A per-thread shadow stack follows the Python frames of its thread.  Two
+ * ways of seeing calls feed it:
  *
- *   - each shadow entry holds its frame (alive while on the stack), an
- *     immutable code_info (file and function name as UTF-8, made under the
- *     GIL at the call), and the caller's instruction offset at the call;
- *   - a stack position is a stack_node (parent node, code, instruction
- *     offset), hash-consed in a global table, whose text is built once.
- *     An op costs one live read of the innermost frame's instruction
- *     offset and one table lookup, however deep the stack; the text of a
- *     stack position seen before is never rebuilt.
+ *   - eval-frame mode (CPython 3.11): our function is the interpreter's
+ *     frame evaluator (PEP 523), so each Python call and generator resume
+ *     runs through eval_cb, which pushes, evaluates, and pops.  Python-to-
+ *     Python calls then take the C path instead of being inlined, but the
+ *     specialising interpreter keeps running: a profile hook would make
+ *     CPython 3.11 de-specialise every instruction and build a frame object
+ *     for every call, which made with_stack cost ~340 ns per call.
+ *   - profile mode (other versions, or when someone else owns the frame
+ *     evaluator; AIPROF_PY_TRACER=profile forces it): a C profile hook
+ *     (PyEval_SetProfile) on every thread.
+ *
+ * When the PyTorch adapter records an op it asks for the thread's stack
+ * (aipy_tracer_current_stack), usually with the GIL released, so it reads
+ * only C data: each entry holds its frame (alive while on the stack), an
+ * immutable code_info and the caller's instruction offset at the call; a
+ * position is a hash-consed stack_node whose text is made once
+ * (pystack_text.c).  An op costs a live read of the innermost frame's
+ * offset and, for a new position, one table lookup.
  *
  * Frames already running when tracing starts are replayed onto the shadow
- * stacks: the current thread's at once, other threads' at their first
- * profile event (the frames travel in the per-thread hook argument), so a
- * shadow stack is only ever written by its own thread.  Threads started
- * later are caught by threading.setprofile(_tracer_thread_hook).
+ * stacks — the starting thread's at once, other threads' at their first
+ * call — and get python_function events from then on, as torch's tracer
+ * does.  In eval-frame mode their returns are not seen: a replayed frame
+ * that is no longer the caller of the next call (or of an op) has
+ * returned, and its event ends there.  Events still open when the trace
+ * stops end at the stop.
  *
- * Frames are written "file.py(line): function", innermost first, joined by
- * ";\n" — the aip_op_info.call_stack convention.
- *
- * Every Python call seen while recording is also a python_function event
- * (aip_pyfunc_push/pop, torch's with_stack layer) named
- * "file.py(first line): function", interned once per code object.  Frames
- * replayed at the start were entered before the trace and are not events;
- * C calls are not either.  A frame popped (or unwound past) ends the events
- * pushed since its own push (aipy_pyfunc_pop_to), so pushes and pops stay
- * paired through exceptions and generator suspends.
+ * Every Python call seen while recording is a python_function event
+ * (aip_pyfunc_push/pop) named "file.py(first line): function".  C calls are
+ * not.  Popping a frame (or unwinding past it) ends the events pushed since
+ * its own push (aipy_pyfunc_pop_to), so pushes and pops stay paired through
+ * exceptions and generator suspends.
  */
-#include "aiprof_C.h"
+#include "pystack_text.h"
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define AIPY_EVAL_FRAME 1
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#endif
 
 #include <frameobject.h>
 #include <pthread.h>
@@ -40,102 +53,8 @@
 #include <string.h>
 
 #define MAX_DEPTH 128
-#define MAX_NODE_BYTES (256u << 20) /* stop making new stack texts beyond this */
 
-/* ---- code objects → names ------------------------------------------- */
-
-typedef struct code_info {
-    PyObject *code; /* strong: keeps the address from being reused */
-    char *filename, *name;
-    aip_string_id func_id; /* "file.py(first line): name", 0 until first needed */
-    struct code_info *next;
-} code_info;
-
-static code_info **code_tab; /* touched only with the GIL held */
-static size_t code_cap, code_n;
-
-static size_t ptr_hash(const void *p)
-{
-    uintptr_t x = (uintptr_t)p;
-    x ^= x >> 17;
-    x *= 0xed5ad4bbu;
-    x ^= x >> 11;
-    return (size_t)x;
-}
-
-static char *utf8_dup(PyObject *s)
-{
-    const char *u = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
-    if (!u) {
-        PyErr_Clear();
-        u = "?";
-    }
-    return strdup(u);
-}
-
-static int code_grow(void)
-{
-    size_t cap = code_cap ? code_cap * 2 : 1024;
-    code_info **t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < code_cap; i++)
-        for (code_info *c = code_tab[i], *nx; c; c = nx) {
-            nx = c->next;
-            size_t h = ptr_hash(c->code) & (cap - 1);
-            c->next = t[h];
-            t[h] = c;
-        }
-    free(code_tab);
-    code_tab = t;
-    code_cap = cap;
-    return 0;
-}
-
-static const code_info *code_info_get(PyCodeObject *code)
-{
-    if (code_cap) {
-        for (code_info *c = code_tab[ptr_hash(code) & (code_cap - 1)]; c; c = c->next)
-            if (c->code == (PyObject *)code)
-                return c;
-    }
-    if (code_n * 2 >= code_cap && code_grow())
-        return NULL;
-    code_info *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->filename = utf8_dup(code->co_filename);
-    c->name = utf8_dup(code->co_name);
-    if (!c->filename || !c->name) {
-        free(c->filename);
-        free(c->name);
-        free(c);
-        return NULL;
-    }
-    Py_INCREF(code);
-    c->code = (PyObject *)code;
-    size_t h = ptr_hash(code) & (code_cap - 1);
-    c->next = code_tab[h];
-    code_tab[h] = c;
-    code_n++;
-    return c;
-}
-
-/* The python_function name of a code object, interned at its first call. */
-static aip_string_id code_func_id(code_info *c)
-{
-    if (!c->func_id) {
-        int line = ((PyCodeObject *)c->code)->co_firstlineno;
-        size_t cap = strlen(c->filename) + strlen(c->name) + 32;
-        char *text = malloc(cap);
-        if (!text)
-            return 0;
-        snprintf(text, cap, "%s(%d): %s", c->filename, line, c->name);
-        c->func_id = aip_intern(text);
-        free(text);
-    }
-    return c->func_id;
-}
+enum { MODE_PROFILE = 1, MODE_EVAL = 2 };
 
 /* ---- python_function events (shared with modules.c) ------------------ */
 
@@ -167,116 +86,35 @@ void aipy_pyfunc_pop_to(aipy_pyfunc_mark m)
     }
 }
 
-/* ---- stack positions ------------------------------------------------ */
-
-typedef struct stack_node {
-    const struct stack_node *parent; /* outer frames, NULL at the root */
-    const code_info *ci;
-    int lasti;
-    aip_string_id id;                /* the text, interned once */
-    char *text;
-    struct stack_node *next;
-} stack_node;
-
-static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
-static stack_node **node_tab;
-static size_t node_cap, node_n, node_bytes;
-static int node_full_warned;
-
-static size_t node_hash(const stack_node *parent, const code_info *ci, int lasti)
-{
-    return ptr_hash(parent) * 31u + ptr_hash(ci) * 7u + (size_t)lasti;
-}
-
-static int node_grow(void)
-{
-    size_t cap = node_cap ? node_cap * 2 : 4096;
-    stack_node **t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < node_cap; i++)
-        for (stack_node *n = node_tab[i], *nx; n; n = nx) {
-            nx = n->next;
-            size_t h = node_hash(n->parent, n->ci, n->lasti) & (cap - 1);
-            n->next = t[h];
-            t[h] = n;
-        }
-    free(node_tab);
-    node_tab = t;
-    node_cap = cap;
-    return 0;
-}
-
-/* Only immutable data is read: the code object's line table, code_info
- * strings and parent texts.  Caller holds node_lock. */
-static const stack_node *node_make(const stack_node *parent, const code_info *ci, int lasti)
-{
-    if (node_bytes >= MAX_NODE_BYTES) {
-        node_full_warned = 1;
-        return NULL;
-    }
-    if (node_n * 2 >= node_cap && node_grow())
-        return NULL;
-    int line = PyCode_Addr2Line((PyCodeObject *)ci->code, lasti);
-    size_t plen = parent ? strlen(parent->text) : 0;
-    size_t cap = strlen(ci->filename) + strlen(ci->name) + 32 + plen;
-    stack_node *n = malloc(sizeof *n + cap);
-    if (!n)
-        return NULL;
-    n->text = (char *)(n + 1);
-    int k = snprintf(n->text, cap, "%s(%d): %s", ci->filename, line, ci->name);
-    if (parent && k > 0 && (size_t)k + 2 + plen < cap) {
-        memcpy(n->text + k, ";\n", 2);
-        memcpy(n->text + k + 2, parent->text, plen + 1);
-    }
-    n->parent = parent;
-    n->ci = ci;
-    n->lasti = lasti;
-    n->id = aip_intern(n->text);
-    size_t h = node_hash(parent, ci, lasti) & (node_cap - 1);
-    n->next = node_tab[h];
-    node_tab[h] = n;
-    node_n++;
-    node_bytes += sizeof *n + cap;
-    return n;
-}
-
-static const stack_node *node_get(const stack_node *parent, const code_info *ci, int lasti)
-{
-    if (node_cap)
-        for (stack_node *n = node_tab[node_hash(parent, ci, lasti) & (node_cap - 1)]; n;
-             n = n->next)
-            if (n->parent == parent && n->ci == ci && n->lasti == lasti)
-                return n;
-    return node_make(parent, ci, lasti);
-}
-
 /* ---- per-thread shadow stacks ---------------------------------------- */
 
 typedef struct frame_entry {
-    PyFrameObject *frame;      /* borrowed: alive while on the stack */
-    uint64_t serial;           /* which push this is (see shadow.last_*) */
-    const code_info *ci;       /* NULL if it could not be made */
-    int caller_lasti;          /* the caller's offset when this frame was called */
-    const stack_node *outer;   /* node of the frames below, once computed */
+    const void *frame;       /* _PyInterpreterFrame (eval) or PyFrameObject (profile) */
+    uint64_t serial;         /* which push this is (see shadow.last_*) */
+    const code_info *ci;     /* NULL if it could not be made */
+    int caller_lasti;        /* the caller's offset when this frame was called */
+    const stack_node *outer; /* node of the frames below, once computed */
     int outer_known;
-    aipy_pyfunc_mark pf;       /* its python_function event, gen 0 = none */
+    aipy_pyfunc_mark pf;     /* its python_function event, gen 0 = none */
 } frame_entry;
 
 typedef struct shadow {
     unsigned epoch;
+    int mode;
     int depth; /* may exceed MAX_DEPTH: deeper frames are only counted */
     uint64_t pushes;
+    PyThreadState *ts; /* eval mode: whose current frame tells what returned */
     /* The last answer: one Python line often runs several ops (F.linear →
      * aten::linear, aten::t, aten::addmm), which then share a stack. */
     uint64_t last_serial;
     int last_lasti;
-    const struct stack_node *last_node;
+    const stack_node *last_node;
     frame_entry e[MAX_DEPTH];
 } shadow;
 
 static unsigned tracer_epoch; /* changes at every start and stop */
 static int tracer_on;
+static int tracer_mode;
 static __thread shadow *tls_shadow __attribute__((tls_model("initial-exec")));
 static pthread_key_t shadow_key;
 
@@ -293,42 +131,132 @@ static shadow *shadow_fresh(void)
         pthread_setspecific(shadow_key, s); /* freed when the thread exits */
     }
     s->epoch = tracer_epoch;
+    s->mode = tracer_mode;
     s->depth = 0;
+    s->ts = NULL;
     s->last_node = NULL;
     return s;
 }
 
-static void shadow_push(shadow *s, PyFrameObject *frame, int event)
+/* The byte offset of the instruction a frame is at (or last ran). */
+static int frame_lasti(const shadow *s, const void *frame)
+{
+#ifdef AIPY_EVAL_FRAME
+    if (s->mode == MODE_EVAL) {
+        const _PyInterpreterFrame *f = frame;
+        return _PyInterpreterFrame_LASTI(f) * (int)sizeof(_Py_CODEUNIT);
+    }
+#endif
+    return PyFrame_GetLasti((PyFrameObject *)frame);
+}
+
+/* With the GIL: push `frame` running `code`; `event` makes it a
+ * python_function event too. */
+static void shadow_push(shadow *s, const void *frame, PyCodeObject *code, int event)
 {
     int d = s->depth++;
     if (d >= MAX_DEPTH)
         return; /* deeper frames are only counted, and are no events */
     frame_entry *e = &s->e[d];
-    PyCodeObject *code = PyFrame_GetCode(frame);
-    e->ci = code_info_get(code);
-    Py_DECREF(code);
-    e->pf = event && e->ci ? aipy_pyfunc_push(code_func_id((code_info *)e->ci), 0)
+    e->ci = aipy_code_info(code);
+    e->pf = event && e->ci ? aipy_pyfunc_push(aipy_code_func_id(e->ci), 0)
                            : (aipy_pyfunc_mark){0, 0};
     e->frame = frame;
     e->serial = ++s->pushes;
-    e->caller_lasti = d > 0 ? PyFrame_GetLasti(s->e[d - 1].frame) : -1;
+    e->caller_lasti = d > 0 ? frame_lasti(s, s->e[d - 1].frame) : -1;
     e->outer = NULL;
     e->outer_known = d == 0;
 }
 
-/* End the python_function events of entries [d, depth) (the first of them
- * that has one was pushed before all the others' events). */
-static void shadow_end_events(shadow *s, int d)
+/* Pop entries [d, depth), ending their python_function events (the first
+ * of them that has one was pushed before all the others' events).  Needs
+ * no GIL: it touches only this thread's state. */
+static void shadow_pop_to(shadow *s, int d)
 {
     int top = s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH;
     for (int i = d; i < top; i++)
         if (s->e[i].pf.gen) {
             aipy_pyfunc_pop_to(s->e[i].pf);
-            return;
+            break;
         }
+    s->depth = d;
 }
 
-static void shadow_pop(shadow *s, PyFrameObject *frame)
+/* ---- eval-frame mode (CPython 3.11) ----------------------------------- */
+
+#ifdef AIPY_EVAL_FRAME
+
+/* `cur` is the thread's running frame: entries above it returned unseen
+ * (frames replayed at the start).  Cheap when nothing did: one compare. */
+static void eval_sync(shadow *s, const _PyInterpreterFrame *cur)
+{
+    int top = s->depth;
+    if (top == 0 || top > MAX_DEPTH || s->e[top - 1].frame == cur)
+        return;
+    for (int k = top - 2; k >= 0; k--)
+        if (s->e[k].frame == cur) {
+            shadow_pop_to(s, k + 1);
+            return;
+        }
+    if (!cur)
+        shadow_pop_to(s, 0);
+}
+
+/* With the GIL: push the thread's running frames, outermost first, as
+ * python_function events that start now. */
+static void eval_replay(shadow *s, PyThreadState *ts)
+{
+    int n = 0;
+    for (_PyInterpreterFrame *f = ts->cframe->current_frame; f; f = f->previous)
+        if (!_PyFrame_IsIncomplete(f))
+            n++;
+    if (!n)
+        return;
+    _PyInterpreterFrame **chain = malloc(sizeof *chain * (size_t)n);
+    if (!chain)
+        return;
+    int i = n;
+    for (_PyInterpreterFrame *f = ts->cframe->current_frame; f; f = f->previous)
+        if (!_PyFrame_IsIncomplete(f))
+            chain[--i] = f;
+    for (i = 0; i < n; i++)
+        shadow_push(s, chain[i], chain[i]->f_code, 1);
+    free(chain);
+}
+
+static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
+{
+    shadow *s = tls_shadow;
+    if (__builtin_expect(!s || s->epoch != tracer_epoch || s->mode != MODE_EVAL, 0)) {
+        if (!tracer_on || tracer_mode != MODE_EVAL || !(s = shadow_fresh()))
+            return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+        s->ts = ts;
+        eval_replay(s, ts);
+    }
+    s->ts = ts;
+    eval_sync(s, ts->cframe->current_frame);
+    int d = s->depth;
+    shadow_push(s, frame, frame->f_code, 1);
+    uint64_t serial = s->pushes;
+    unsigned epoch = s->epoch;
+    PyObject *r = _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    if (s->epoch == epoch && s->depth > d && (d >= MAX_DEPTH || s->e[d].serial == serial))
+        shadow_pop_to(s, d);
+    return r;
+}
+
+#endif /* AIPY_EVAL_FRAME */
+
+/* ---- profile mode ------------------------------------------------------ */
+
+static void profile_push(shadow *s, PyFrameObject *frame, int event)
+{
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    shadow_push(s, frame, code, event);
+    Py_DECREF(code);
+}
+
+static void profile_pop(shadow *s, PyFrameObject *frame)
 {
     if (s->depth <= 0)
         return;
@@ -336,22 +264,20 @@ static void shadow_pop(shadow *s, PyFrameObject *frame)
         /* A missed return (an exception through C code): unwind to it. */
         for (int d = s->depth - 1; d >= 0; d--)
             if (s->e[d].frame == frame) {
-                shadow_end_events(s, d);
-                s->depth = d;
+                shadow_pop_to(s, d);
                 return;
             }
         return; /* not ours: a frame entered before tracing without replay */
     }
-    shadow_end_events(s, s->depth - 1);
-    s->depth--;
+    shadow_pop_to(s, s->depth - 1);
 }
 
 /* Push `frames` (a tuple, outermost first) onto the calling thread's stack. */
-static void shadow_replay(shadow *s, PyObject *frames)
+static void profile_replay(shadow *s, PyObject *frames)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(frames);
     for (Py_ssize_t i = 0; i < n; i++)
-        shadow_push(s, (PyFrameObject *)PyTuple_GET_ITEM(frames, i), 0);
+        profile_push(s, (PyFrameObject *)PyTuple_GET_ITEM(frames, i), 1);
 }
 
 /* The running frames of `ts`, outermost first. */
@@ -410,15 +336,26 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
             return 0;
         ReplayObject *r = (ReplayObject *)obj;
         if (r && r->frames && r->epoch == tracer_epoch) {
-            shadow_replay(s, r->frames);
+            profile_replay(s, r->frames);
             Py_CLEAR(r->frames);
         }
     }
     if (what == PyTrace_CALL)
-        shadow_push(s, frame, 1);
+        profile_push(s, frame, 1);
     else
-        shadow_pop(s, frame);
+        profile_pop(s, frame);
     return 0;
+}
+
+/* Our hook still sees every call on this thread.  Another profiler
+ * (torch.profiler with_stack, a debugger) may have replaced it; from then
+ * on frames leave unseen, and the shadow stack's frame pointers must not be
+ * read.  The thread's own PyThreadState is found without the GIL; its
+ * profile function changes only under the GIL, by a pointer-sized store. */
+static int profile_hook_is_ours(void)
+{
+    PyThreadState *ts = PyGILState_GetThisThreadState();
+    return ts && __atomic_load_n(&ts->c_profilefunc, __ATOMIC_RELAXED) == profile_cb;
 }
 
 /* ---- what the adapter calls (no GIL) --------------------------------- */
@@ -431,42 +368,48 @@ static const stack_node *outer_of(shadow *s, int k)
     const stack_node *node = s->e[j].outer;
     for (int i = j + 1; i <= k; i++) {
         frame_entry *below = &s->e[i - 1];
-        node = below->ci ? node_get(node, below->ci, s->e[i].caller_lasti) : node;
+        node = below->ci ? aipy_stack_node(node, below->ci, s->e[i].caller_lasti) : node;
         s->e[i].outer = node;
         s->e[i].outer_known = 1;
     }
     return node;
 }
 
-/* Our hook still sees every call on this thread.  Another profiler
- * (torch.profiler with_stack, a debugger) may have replaced it; from then
- * on frames leave unseen, and the shadow stack's frame pointers must not be
- * read.  The thread's own PyThreadState is found without the GIL; its
- * profile function changes only under the GIL, by a pointer-sized store. */
-static int hook_is_ours(void)
+/* The shadow stack is right about the thread's frames now: in eval-frame
+ * mode after dropping frames that returned unseen, in profile mode while
+ * our hook is still the thread's. */
+static int shadow_current(shadow *s)
 {
-    PyThreadState *ts = PyGILState_GetThisThreadState();
-    return ts && __atomic_load_n(&ts->c_profilefunc, __ATOMIC_RELAXED) == profile_cb;
+#ifdef AIPY_EVAL_FRAME
+    if (s->mode == MODE_EVAL) {
+        if (s->depth > MAX_DEPTH) /* the counted-only frames are above */
+            return 1;
+        if (!s->ts)
+            return 0;
+        const _PyInterpreterFrame *cur = s->ts->cframe->current_frame;
+        eval_sync(s, cur);
+        return s->depth > 0 && s->e[s->depth - 1].frame == cur;
+    }
+#endif
+    return profile_hook_is_ours();
 }
 
 const char *aipy_tracer_current_stack(aip_string_id *id)
 {
     shadow *s = tls_shadow;
     if (!s || !__atomic_load_n(&tracer_on, __ATOMIC_RELAXED) || s->epoch != tracer_epoch ||
-        s->depth <= 0 || !hook_is_ours())
+        s->depth <= 0 || !shadow_current(s))
         return NULL;
     int top = (s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH) - 1;
     frame_entry *e = &s->e[top];
     if (!e->ci)
         return NULL;
-    int lasti = PyFrame_GetLasti(e->frame);
+    int lasti = frame_lasti(s, e->frame);
     const stack_node *n;
     if (s->last_node && s->last_serial == e->serial && s->last_lasti == lasti) {
         n = s->last_node;
     } else {
-        pthread_mutex_lock(&node_lock);
-        n = node_get(outer_of(s, top), e->ci, lasti);
-        pthread_mutex_unlock(&node_lock);
+        n = aipy_stack_node(outer_of(s, top), e->ci, lasti);
         if (!n)
             return NULL;
         s->last_node = n;
@@ -487,13 +430,24 @@ static int foreign_hook(PyThreadState *ts)
     return ts->c_profilefunc && ts->c_profilefunc != profile_cb;
 }
 
-/* tracer_start() -> int: install the hook on every thread whose slot is
- * free (or ours); returns how many threads kept another profiler's hook. */
-static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
+static int want_eval_mode(PyInterpreterState *interp)
 {
-    PyThreadState *me = PyThreadState_Get();
+#ifdef AIPY_EVAL_FRAME
+    const char *force = getenv("AIPROF_PY_TRACER");
+    if (force && !strcmp(force, "profile"))
+        return 0;
+    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
+    return cur == eval_cb || cur == _PyEval_EvalFrameDefault;
+#else
+    (void)interp;
+    return 0;
+#endif
+}
+
+/* Profile mode: the hook on every thread whose slot is free (or ours). */
+static PyObject *profile_start(PyThreadState *me)
+{
     long skipped = 0;
-    __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts)) {
         if (foreign_hook(ts)) {
@@ -506,7 +460,7 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
         if (ts == me) {
             shadow *s = shadow_fresh();
             if (s)
-                shadow_replay(s, frames);
+                profile_replay(s, frames);
             Py_DECREF(frames);
             PyEval_SetProfile(profile_cb, NULL);
             continue;
@@ -523,8 +477,35 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
         if (rc < 0)
             return NULL;
     }
-    __atomic_store_n(&tracer_on, 1, __ATOMIC_RELAXED);
     return PyLong_FromLong(skipped);
+}
+
+/* tracer_start() -> int: start following calls; returns how many threads
+ * kept another profiler's hook (profile mode), 0 in eval-frame mode. */
+static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
+{
+    PyThreadState *me = PyThreadState_Get();
+    __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
+    PyObject *r;
+#ifdef AIPY_EVAL_FRAME
+    if (want_eval_mode(me->interp)) {
+        tracer_mode = MODE_EVAL;
+        shadow *s = shadow_fresh();
+        if (s) {
+            s->ts = me;
+            eval_replay(s, me);
+        }
+        _PyInterpreterState_SetEvalFrameFunc(me->interp, eval_cb);
+        r = PyLong_FromLong(0);
+    } else
+#endif
+    {
+        tracer_mode = MODE_PROFILE;
+        r = profile_start(me);
+    }
+    if (r)
+        __atomic_store_n(&tracer_on, 1, __ATOMIC_RELAXED);
+    return r;
 }
 
 static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
@@ -532,6 +513,10 @@ static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
     PyThreadState *me = PyThreadState_Get();
     __atomic_store_n(&tracer_on, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
+#ifdef AIPY_EVAL_FRAME
+    if (_PyInterpreterState_GetEvalFrameFunc(me->interp) == eval_cb)
+        _PyInterpreterState_SetEvalFrameFunc(me->interp, _PyEval_EvalFrameDefault);
+#endif
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
         if (ts->c_profilefunc == profile_cb && _PyEval_SetProfile(ts, NULL, NULL) < 0)
@@ -539,11 +524,12 @@ static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* threading.setprofile() target: runs once in each thread started while
- * tracing, replaces itself by the C hook and replays the thread's frames. */
+/* threading.setprofile() target (profile mode): runs once in each thread
+ * started while tracing, replaces itself by the C hook and replays the
+ * thread's frames. */
 static PyObject *py_tracer_thread_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (!tracer_on) {
+    if (!tracer_on || tracer_mode != MODE_PROFILE) {
         PyEval_SetProfile(NULL, NULL);
         Py_RETURN_NONE;
     }
@@ -552,41 +538,50 @@ static PyObject *py_tracer_thread_hook(PyObject *self, PyObject *const *args, Py
         return NULL;
     shadow *s = shadow_fresh();
     if (s)
-        shadow_replay(s, frames);
+        profile_replay(s, frames);
     Py_DECREF(frames);
     PyEval_SetProfile(profile_cb, NULL);
     Py_RETURN_NONE;
 }
 
-/* tracer_hook_state() -> int: 0 our hook is on this thread, 1 no hook,
- * 2 another profile function replaced ours. */
+/* tracer_hook_state() -> int: 0 our hook is in place on this thread (or
+ * the frame evaluator is ours), 1 no hook, 2 another one replaced ours. */
 static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
 {
     PyThreadState *ts = PyThreadState_Get();
+#ifdef AIPY_EVAL_FRAME
+    if (tracer_mode == MODE_EVAL) {
+        _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(ts->interp);
+        return PyLong_FromLong(cur == eval_cb ? 0 : cur == _PyEval_EvalFrameDefault ? 1 : 2);
+    }
+#endif
     return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
+}
+
+static PyObject *py_tracer_mode(PyObject *self, PyObject *unused)
+{
+    int mode = tracer_mode;
+    if (!mode) /* not started yet: what a start would choose */
+        mode = want_eval_mode(PyThreadState_Get()->interp) ? MODE_EVAL : MODE_PROFILE;
+    return PyUnicode_FromString(mode == MODE_EVAL ? "eval_frame" : "profile");
 }
 
 static PyObject *py_tracer_stats(PyObject *self, PyObject *unused)
 {
-    pthread_mutex_lock(&node_lock);
-    PyObject *r = Py_BuildValue("{s:n,s:n,s:n,s:O}", "code_objects", (Py_ssize_t)code_n,
-                                "stack_nodes", (Py_ssize_t)node_n, "stack_bytes",
-                                (Py_ssize_t)node_bytes, "full",
-                                node_full_warned ? Py_True : Py_False);
-    pthread_mutex_unlock(&node_lock);
-    return r;
+    return aipy_stack_text_stats();
 }
 
 static PyMethodDef methods[] = {
     {"tracer_start", py_tracer_start, METH_NOARGS,
-     "tracer_start() -> int: install the call-stack hook on every thread without another "
-     "profiler's hook; returns the number of threads skipped."},
-    {"tracer_stop", py_tracer_stop, METH_NOARGS,
-     "tracer_stop(): remove the call-stack hook from every thread."},
+     "tracer_start() -> int: start following Python calls on every thread; returns the "
+     "number of threads skipped because another profiler holds their hook."},
+    {"tracer_stop", py_tracer_stop, METH_NOARGS, "tracer_stop(): stop following calls."},
     {"_tracer_thread_hook", (PyCFunction)(void (*)(void))py_tracer_thread_hook, METH_FASTCALL,
-     "threading.setprofile target used while tracing."},
+     "threading.setprofile target used while tracing in profile mode."},
     {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,
      "tracer_hook_state() -> 0 (ours), 1 (none) or 2 (another profiler's)."},
+    {"tracer_mode", py_tracer_mode, METH_NOARGS,
+     "tracer_mode() -> 'eval_frame' or 'profile': how calls are followed."},
     {"tracer_stats", py_tracer_stats, METH_NOARGS,
      "tracer_stats() -> dict: sizes of the tracer's caches."},
     {NULL, NULL, 0, NULL},

@@ -323,20 +323,39 @@ def test_thread_churn_while_recording():
 
 
 @needs_torch
-def test_other_profilers_hook_is_left_alone():
-    """cProfile holds Python's profile slot: aiprof leaves it, warns, and
-    still records the ops (without stacks); cProfile keeps working."""
+@pytest.mark.parametrize("tracer", ["eval_frame", "profile"])
+def test_other_profilers_hook_is_left_alone(tracer, monkeypatch):
+    """cProfile holds Python's profile slot.  In profile mode aiprof leaves
+    it, warns, and still records the ops (without stacks); in eval-frame
+    mode (CPython 3.11) the two do not compete and ops keep their stacks.
+    cProfile keeps working either way."""
     import cProfile
+    import warnings
     import torch
+    from aiprof import _C
+    if tracer == "profile":
+        monkeypatch.setenv("AIPROF_PY_TRACER", "profile")
+    elif _C.tracer_mode() != "eval_frame":
+        pytest.skip("this Python has no eval-frame tracer")
     x = torch.randn(4, 4)
     pr = cProfile.Profile()
     pr.enable()
     try:
-        with pytest.warns(RuntimeWarning, match="profile hook"):
-            with _one_trace(with_stack=True):
-                x.add(1)
+        if tracer == "profile":
+            with pytest.warns(RuntimeWarning, match="profile hook"):
+                with _one_trace(with_stack=True):
+                    x.add(1)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                with _one_trace(with_stack=True):
+                    x.add(1)
     finally:
         pr.disable()
     adds = slices(trace_of(result_dirs("./r")[0]), "cpu_op", "aten::add")
-    assert len(adds) == 1 and "Call stack" not in adds[0].get("args", {})
+    assert len(adds) == 1
+    if tracer == "profile":
+        assert "Call stack" not in adds[0].get("args", {})
+    else:
+        assert "test_features.py" in adds[0]["args"]["Call stack"]
     assert any("add" in str(k) for k in pr.getstats())

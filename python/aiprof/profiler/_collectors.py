@@ -64,9 +64,11 @@ class Collectors:
         if on:
             if _C.tracer_start():
                 self._warn_hook()
-            # New threads install the hook themselves, unless someone else
-            # already uses threading's profile slot.
-            self._thread_hook = threading.getprofile() is None
+            # In profile mode, new threads install the hook themselves,
+            # unless someone else already uses threading's profile slot
+            # (the frame evaluator of eval-frame mode covers every thread).
+            self._thread_hook = (_C.tracer_mode() == "profile"
+                                 and threading.getprofile() is None)
             if self._thread_hook:
                 threading.setprofile(_C._tracer_thread_hook)
         else:
