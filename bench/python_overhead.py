@@ -165,6 +165,10 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer steps and rounds")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="comma-separated modes to run (default: all)")
+    parser.add_argument("--loops", default=",".join(LOOPS),
+                        help="comma-separated loops to run (default: all)")
     args = parser.parse_args()
     steps = args.steps or (20 if args.quick else 30)
     rounds = args.rounds or (2 if args.quick else 7)
@@ -183,8 +187,8 @@ def main():
           f"{'us/step':>10} {'':>6} {'':>6} | {'us/event':>10} {'us/event':>10} {'':>8}")
     print("-" * len(hdr))
     failures = []
-    for loop in LOOPS:
-        for mode in MODES:
+    for loop in args.loops.split(","):
+        for mode in args.modes.split(","):
             r = measure(loop, mode, steps, rounds)
             ratio = r["aiprof_us"] / r["torch_us"] if r["torch_us"] > 0 else float("inf")
             target = 0.5 if mode in ("with_stack", "all") else 1.0

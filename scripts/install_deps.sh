@@ -5,7 +5,7 @@
 set -u
 need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
            python3 python3-dev python3-pytest)
-[ "${AIP_WITH_TORCH:-1}" = 1 ] && need_pkgs+=(python3-torch libtorch-dev)
+[ "${AIP_WITH_TORCH:-1}" = 1 ] && need_pkgs+=(python3-torch libtorch-dev pybind11-dev)
 # `make test` also renders the HTML reports in headless Chromium.
 [ "${1:-}" = test ] && need_pkgs+=(chromium)
 missing=()

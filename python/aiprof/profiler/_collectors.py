@@ -51,6 +51,11 @@ class Collectors:
             self._labels.set_on(recording and torch_ops and self.ops.profile_memory)
         self.recording = recording
 
+    def stepped(self):
+        """After profile.step(), once the session moved on."""
+        if self._labels is not None:
+            self._labels.stepped()
+
     def stop(self):
         self.set_recording(False)
 

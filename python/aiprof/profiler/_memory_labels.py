@@ -35,6 +35,13 @@ optimizer that steps, and keeps it in a weak set for the next trace start.
 The first trace of a profile that knows no optimizer yet looks for them
 once among the garbage collector's objects.  Outside recording the step
 hook costs one function call and a weak-set insertion.
+
+Cost.  Storages are read by the PyTorch adapter (labels.cpp, one call per
+list of tensors) when it is built with pybind11's headers, else here in
+Python (~0.65 us a tensor).  Top-level modules are found during a trace's
+first step with global nn.Module hooks, which slow every module call; from
+the first optimizer or profiler step on, only those modules keep hooks of
+their own (a pre-hook), and the global ones are removed.
 """
 import gc
 import sys
@@ -42,6 +49,7 @@ import threading
 import weakref
 
 from .. import _C
+from . import _torch_bridge
 
 _PARAMETER = _C.MEM_PARAMETER
 _OPTIMIZER_STATE = _C.MEM_OPTIMIZER_STATE
@@ -52,7 +60,8 @@ _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
 _optimizers = weakref.WeakSet()   # optimizers seen stepping (or found at a trace start)
 _active = 0                       # Labellers currently labelling
 _hooked = False                   # Optimizer._optimizer_step_code wrapped
-_module_hooks = None              # the two global nn.Module hook handles
+_module_hooks = None              # the two global nn.Module hook handles (discovery)
+_roots = {}                       # id(module) -> (weakref, hook handles): top-level modules
 _depth = threading.local()        # nn.Module calls running on this thread
 
 
@@ -118,10 +127,37 @@ def blocks(optimizers, grads=True):
 
 
 def _label(optimizers, grads=True):
+    native = _torch_bridge.label_function()
+    if native is not None:
+        # One pass: a storage gets the first category met (parameters,
+        # then gradients, then state), as blocks() below.
+        new_pass = 1
+        for opt in optimizers:
+            params = _params_of(opt)
+            native(params, _PARAMETER, 0, new_pass)
+            new_pass = 0
+            if grads:
+                native(params, _GRADIENT, 1, 0)
+            native(_state_tensors(opt), _OPTIMIZER_STATE, 0, 0)
+        return
     label = _C.memory_label
     for address, (nbytes, device_type, device_index, category) in \
             blocks(optimizers, grads).items():
         label(address, nbytes, category, device_type, device_index)
+
+
+def _params_of(optimizer):
+    return [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
+
+
+def _state_tensors(optimizer):
+    state = getattr(optimizer, "state", None)
+    out = []
+    if state:
+        for per_param in list(state.values()):
+            if isinstance(per_param, dict):
+                out += per_param.values()
+    return out
 
 
 _state_seen = weakref.WeakKeyDictionary()  # optimizer -> (generation, state signature)
@@ -154,29 +190,42 @@ def _after_step(optimizer):
             # label them again only when the set of tensors changed (a new
             # state tensor, a replaced one).  Gradients may be new blocks at
             # every step (zero_grad(set_to_none=True)): always.
+            step_fn = _torch_bridge.label_step_function()
+            if step_fn is not None:
+                seen = _state_seen.get(optimizer)
+                known = seen[1] if seen is not None and seen[0] == _generation else 0
+                sig = step_fn(optimizer, known)
+                if sig:
+                    _state_seen[optimizer] = (_generation, sig, None)
+                    _end_discovery()
+                    return
             sig = _state_signature(optimizer)
             seen = _state_seen.get(optimizer)
-            if seen == (_generation, sig):
-                _label_grads(optimizer)
+            if seen is not None and seen[:2] == (_generation, sig):
+                _label_grads(optimizer, seen[2])
             else:
                 _label((optimizer,))
-                _state_seen[optimizer] = (_generation, sig)
+                _state_seen[optimizer] = (_generation, sig, _params_of(optimizer))
         except Exception:
             pass  # labels must never break training
+        _end_discovery()
 
 
-def _label_grads(optimizer):
+def _label_grads(optimizer, params):
+    native = _torch_bridge.label_function()
+    if native is not None:
+        native(params, _GRADIENT, 1, 1)
+        return
     label = _C.memory_label
     seen = set()
-    for group in getattr(optimizer, "param_groups", ()):
-        for p in group.get("params", ()):
-            g = getattr(p, "grad", None)
-            if g is None:
-                continue
-            b = block_of(g)
-            if b is not None and b[0] not in seen:
-                seen.add(b[0])
-                label(b[0], b[1], _GRADIENT, b[2], b[3])
+    for p in params:
+        g = getattr(p, "grad", None)
+        if g is None:
+            continue
+        b = block_of(g)
+        if b is not None and b[0] not in seen:
+            seen.add(b[0])
+            label(b[0], b[1], _GRADIENT, b[2], b[3])
 
 
 def _install():
@@ -215,18 +264,33 @@ def _input_tensors(args, kwargs):
     return out
 
 
+def _label_inputs(args, kwargs):
+    tensors = _input_tensors(args, kwargs)
+    if not tensors:
+        return
+    native = _torch_bridge.label_function()
+    if native is not None:
+        native(tensors, _INPUT, 0, 1)
+        return
+    label = _C.memory_label
+    seen = set()
+    for t in tensors:
+        b = block_of(t)
+        if b is not None and b[0] not in seen:
+            seen.add(b[0])
+            label(b[0], b[1], _INPUT, b[2], b[3])
+
+
 def _pre_forward(module, args, kwargs=None):
+    """Global pre-hook while discovering: a module called with no other
+    running on the thread is top-level; it gets hooks of its own."""
     depth = getattr(_depth, "n", 0)
     _depth.n = depth + 1
     if depth == 0 and _active:
         try:
-            label = _C.memory_label
-            seen = set()
-            for t in _input_tensors(args, kwargs):
-                b = block_of(t)
-                if b is not None and b[0] not in seen:
-                    seen.add(b[0])
-                    label(b[0], b[1], _INPUT, b[2], b[3])
+            if id(module) not in _roots:
+                _add_root(module)
+            _label_inputs(args, kwargs)
         except Exception:
             pass  # labels must never break training
 
@@ -235,9 +299,36 @@ def _post_forward(module, args, output):
     _depth.n = max(0, getattr(_depth, "n", 0) - 1)
 
 
+def _root_pre(module, args):
+    """Pre-hook of a top-level module, once discovery is over: it labels
+    its inputs at every call (no post-hook: a module found top-level is
+    taken to stay so, which spares the slow path of forward hooks)."""
+    if _module_hooks is None and _active:
+        try:
+            _label_inputs(args, None)
+        except Exception:
+            pass  # labels must never break training
+
+
+def _add_root(module):
+    try:
+        handles = (module.register_forward_pre_hook(_root_pre),)
+        ref = weakref.ref(module)
+    except (AttributeError, TypeError):
+        return
+    _roots[id(module)] = (ref, handles)
+
+
+def _remove_roots():
+    for ref, handles in list(_roots.values()):
+        for h in handles:
+            h.remove()
+    _roots.clear()
+
+
 def _install_module_hooks():
-    """Global nn.Module hooks, once; they cost two calls per module call
-    and label only while a Labeller is on."""
+    """Global nn.Module hooks for a trace's first step (discovery of the
+    top-level modules); they slow every module call."""
     global _module_hooks
     if _module_hooks is not None:
         return
@@ -246,6 +337,17 @@ def _install_module_hooks():
         return
     _module_hooks = (mod.register_module_forward_pre_hook(_pre_forward),
                      mod.register_module_forward_hook(_post_forward))
+
+
+def _end_discovery(force=False):
+    """After a step: the top-level modules are known; drop the global hooks
+    (only when no module is running, so that depths stay paired)."""
+    global _module_hooks
+    if _module_hooks is None or (getattr(_depth, "n", 0) and not force):
+        return
+    for h in _module_hooks:
+        h.remove()
+    _module_hooks = None
 
 
 def _find_optimizers():
@@ -291,3 +393,11 @@ class Labeller:
         else:
             self.on = False
             _active -= 1
+            if not _active:
+                _end_discovery(force=True)
+                _remove_roots()
+
+    def stepped(self):
+        """A profiler step passed: discovery of top-level modules is over."""
+        if self.on:
+            _end_discovery()

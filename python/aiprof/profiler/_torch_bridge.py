@@ -63,6 +63,52 @@ def adapter():
     return lib
 
 
+_label_fn = None
+_label_checked = False
+
+
+def label_function():
+    """The adapter's aiprof_torch_label(tensors, category, grads, new_pass)
+    (labels.cpp, called with the GIL held), or None: not built, or no
+    adapter."""
+    global _label_fn, _label_checked
+    if _label_checked:
+        return _label_fn
+    lib = adapter()
+    if lib is None:
+        return None
+    _label_checked = True
+    torch = sys.modules["torch"]
+    try:
+        py = ctypes.PyDLL(lib._name)
+        init = py.aiprof_torch_labels_init
+        fn = py.aiprof_torch_label
+    except (OSError, AttributeError):
+        return None
+    init.argtypes = [ctypes.py_object]
+    fn.argtypes = [ctypes.py_object, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    if init(torch._C._TensorBase) != 0:
+        return None
+    step = py.aiprof_torch_label_step
+    step.argtypes = [ctypes.py_object, ctypes.c_ulonglong]
+    step.restype = ctypes.c_ulonglong
+    _label_fn = fn
+    _label_fns["step"] = step
+    return fn
+
+
+_label_fns = {}
+
+
+def label_step_function():
+    """The adapter's aiprof_torch_label_step(optimizer, known_signature)
+    -> signature (0: label in Python), or None."""
+    if label_function() is None:
+        return None
+    return _label_fns.get("step")
+
+
 def problem():
     """Why ATen ops are not recorded, or None."""
     return _problem

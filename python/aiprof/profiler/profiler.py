@@ -420,6 +420,8 @@ class profile(_KinetoProfile):
                                "or use it in a with statement)")
         self._call_session(self._session.step)
         self._sync()
+        if self._collectors is not None:
+            self._collectors.stepped()
         self._raise_handler_error()
 
     @property

@@ -1,0 +1,184 @@
+/*
+ * labels.cpp — memory categories of tensors the Python side points at
+ * (parameters, gradients, optimizer state, model inputs), labelled in C++.
+ *
+ * _memory_labels.py finds the tensors; asking each one for its storage in
+ * Python cost ~0.65 us per tensor (four attribute calls), which made the
+ * labels of a small model cost more than its memory events.  Here a tensor
+ * costs a pointer chase.  These entry points take Python objects, so the
+ * package calls them through ctypes.PyDLL (GIL held).
+ */
+#include "aiprof_torch.h"
+
+#include <aiprof.h>
+
+#include <Python.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace {
+
+PyTypeObject *g_tensor_type; /* torch._C._TensorBase: every torch.Tensor */
+
+bool is_tensor(PyObject *o) { return g_tensor_type && PyObject_TypeCheck(o, g_tensor_type); }
+
+/* Label the storage under `t` once per call (views share a storage). */
+void label(const at::Tensor &t, aip_memory_category category,
+           std::unordered_set<const void *> &seen)
+{
+    if (!t.defined() || !t.has_storage())
+        return;
+    const c10::Storage &st = t.storage();
+    const void *data = st.data();
+    if (!data)
+        return;
+    if (!seen.insert(data).second)
+        return;
+    c10::Device dev = st.device();
+    aip_device_type type;
+    if (dev.is_cpu())
+        type = AIP_DEVICE_CPU;
+    else if (dev.is_cuda())
+        type = AIP_DEVICE_CUDA;
+    else
+        return;
+    /* torch's CPU device has no index: the allocator reports -1. */
+    aip_memory_label((uint64_t)(uintptr_t)data, (int64_t)st.nbytes(), type,
+                     dev.has_index() ? dev.index() : -1, category);
+}
+
+} // namespace
+
+extern "C" {
+
+AIPROF_TORCH_API int aiprof_torch_labels_init(PyObject *tensor_type)
+{
+    if (!PyType_Check(tensor_type))
+        return -1;
+    Py_INCREF(tensor_type);
+    g_tensor_type = (PyTypeObject *)tensor_type;
+    return 0;
+}
+
+/* Label every tensor of the sequence `tensors` (other items are skipped);
+ * with `grads`, label each tensor's .grad instead.  A storage is labelled
+ * once per pass, by the first call that meets it; `new_pass` starts a
+ * pass.  @return -1 if `tensors` is no list or tuple, else the number of
+ * storages labelled so far in the pass. */
+AIPROF_TORCH_API int aiprof_torch_label(PyObject *tensors, int category, int grads,
+                                        int new_pass)
+{
+    static std::unordered_set<const void *> seen; /* the GIL serialises callers */
+    if (!PyList_Check(tensors) && !PyTuple_Check(tensors))
+        return -1;
+    if (new_pass)
+        seen.clear();
+    try {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(tensors);
+        PyObject **items = PySequence_Fast_ITEMS(tensors);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!is_tensor(items[i]))
+                continue;
+            const at::Tensor &t = THPVariable_Unpack(items[i]);
+            label(grads ? t.grad() : t, (aip_memory_category)category, seen);
+        }
+    } catch (...) { /* a tensor without a storage view: labels never break training */
+    }
+    return (int)seen.size();
+}
+
+} // extern "C"
+
+/* ---- after optimizer.step() ------------------------------------------ */
+
+namespace {
+
+uint64_t mix(uint64_t h, const void *p) { return (h ^ (uint64_t)(uintptr_t)p) * 0x100000001B3ull; }
+
+/* Calls fn(tensor object, is_param) for every parameter of every group,
+ * then for every value of optimizer.state's per-parameter dicts; false on
+ * a shape we do not know (the caller falls back to Python). */
+template <typename F> bool walk(PyObject *optimizer, F fn)
+{
+    PyObject *groups = PyObject_GetAttrString(optimizer, "param_groups");
+    if (!groups) {
+        PyErr_Clear();
+        return false;
+    }
+    bool ok = PyList_Check(groups);
+    for (Py_ssize_t g = 0; ok && g < PyList_GET_SIZE(groups); g++) {
+        PyObject *group = PyList_GET_ITEM(groups, g);
+        PyObject *params = PyDict_Check(group) ? PyDict_GetItemString(group, "params") : nullptr;
+        if (!params || !PyList_Check(params)) {
+            ok = false;
+            break;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(params); i++)
+            fn(PyList_GET_ITEM(params, i), true);
+    }
+    Py_DECREF(groups);
+    if (!ok)
+        return false;
+    PyObject *state = PyObject_GetAttrString(optimizer, "state");
+    if (!state) {
+        PyErr_Clear();
+        return false;
+    }
+    if (PyDict_Check(state)) { /* defaultdict is a dict subclass */
+        Py_ssize_t pos = 0;
+        PyObject *key, *per_param;
+        while (PyDict_Next(state, &pos, &key, &per_param)) {
+            if (!PyDict_Check(per_param))
+                continue;
+            Py_ssize_t pos2 = 0;
+            PyObject *k2, *v;
+            while (PyDict_Next(per_param, &pos2, &k2, &v))
+                fn(v, false);
+        }
+    }
+    Py_DECREF(state);
+    return true;
+}
+
+} // namespace
+
+extern "C" {
+
+/* After optimizer.step(): label the optimizer's gradients and, unless its
+ * set of parameter and state tensor objects still has the signature
+ * `known` (the value this call returned last time in this trace), its
+ * parameters and state too — they are updated in place, so their blocks
+ * stay.  @return the signature, or 0 if the optimizer has a shape this
+ * does not know (the caller labels it in Python). */
+AIPROF_TORCH_API unsigned long long aiprof_torch_label_step(PyObject *optimizer,
+                                                            unsigned long long known)
+{
+    uint64_t sig = 0xcbf29ce484222325ull;
+    if (!walk(optimizer, [&](PyObject *t, bool) { sig = mix(sig, t); }))
+        return 0;
+    bool all = sig != known;
+    std::unordered_set<const void *> seen;
+    try {
+        /* Parameters, then gradients, then state: a storage keeps the first. */
+        if (all)
+            walk(optimizer, [&](PyObject *t, bool is_param) {
+                if (is_param && is_tensor(t))
+                    label(THPVariable_Unpack(t), AIP_MEM_PARAMETER, seen);
+            });
+        walk(optimizer, [&](PyObject *t, bool is_param) {
+            if (is_param && is_tensor(t))
+                label(THPVariable_Unpack(t).grad(), AIP_MEM_GRADIENT, seen);
+        });
+        if (all)
+            walk(optimizer, [&](PyObject *t, bool is_param) {
+                if (!is_param && is_tensor(t))
+                    label(THPVariable_Unpack(t), AIP_MEM_OPTIMIZER_STATE, seen);
+            });
+    } catch (...) { /* labels never break training */
+    }
+    return sig ? sig : 1;
+}
+
+} // extern "C"
