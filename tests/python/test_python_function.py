@@ -9,6 +9,8 @@ change nothing else: the ATen ops of a run are the same without them.
 import collections
 import json
 
+import pytest
+
 from aiprof import profiler as P
 from conftest import needs_torch
 
@@ -120,3 +122,40 @@ def test_with_modules_python_functions():
     assert any(e["name"].endswith(": forward") for e in children)
     plain = _profile("plain.json")
     assert _op_counts(both) == _op_counts(plain) == _op_counts(events)
+
+
+@needs_torch
+@pytest.mark.parametrize("tracer", ["eval_frame", "profile"])
+def test_frames_running_at_start_are_events(tracer, monkeypatch):
+    """A frame already running when the trace starts (here the function
+    that calls start() and stop()) is a python_function event too, from the
+    start on, and the calls it makes while recording are its children.
+    Both ways of following calls (eval_frame on CPython 3.11, the profile
+    hook elsewhere) give the same tree."""
+    from aiprof import _C
+    if tracer == "profile":
+        monkeypatch.setenv("AIPROF_PY_TRACER", "profile")
+    elif _C.tracer_mode() != "eval_frame":
+        pytest.skip("this Python has no eval-frame tracer")
+    model, x = _model()
+    prof = P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True)
+
+    def _outer_running():
+        prof.start()
+        y = _helper(model(x))
+        prof.stop()
+        return y
+
+    _outer_running()
+    prof.export_chrome_trace("running.json")
+    with open("running.json") as f:
+        py = _check_tree(json.load(f)["traceEvents"])
+    by_id = {e["args"]["Python id"]: e for e in py}
+    outer = [e for e in py if e["name"].endswith(": _outer_running")]
+    assert len(outer) == 1
+    helper = [e for e in py if e["name"].endswith(": _helper")]
+    assert len(helper) == 1
+    assert by_id[helper[0]["args"]["Python parent id"]] is outer[0]
+    # and the test function itself, further out, was running too
+    assert any(e["name"].endswith(": test_frames_running_at_start_are_events") for e in py)
+    assert _C.tracer_mode() == tracer
