@@ -10,6 +10,7 @@
 #include "pystack_text.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,19 +40,32 @@ static char *utf8_dup(PyObject *s)
     return strdup(u);
 }
 
+/* The chained tables below double when half full; `rehash` moves every
+ * entry of `old` into `t` (cap a power of two).  Entries are found through
+ * their `next` field at `next_off`. */
+static void rehash(void **t, size_t cap, void **old, size_t old_cap, size_t next_off,
+                   size_t (*hash)(const void *entry))
+{
+    for (size_t i = 0; i < old_cap; i++)
+        for (void *e = old[i], *nx; e; e = nx) {
+            void **next = (void **)((char *)e + next_off);
+            nx = *next;
+            size_t h = hash(e) & (cap - 1);
+            *next = t[h];
+            t[h] = e;
+        }
+}
+
+static size_t code_entry_hash(const void *e) { return ptr_hash(((const code_info *)e)->code); }
+
 static int code_grow(void)
 {
     size_t cap = code_cap ? code_cap * 2 : 1024;
     code_info **t = calloc(cap, sizeof *t);
     if (!t)
         return -1;
-    for (size_t i = 0; i < code_cap; i++)
-        for (code_info *c = code_tab[i], *nx; c; c = nx) {
-            nx = c->next;
-            size_t h = ptr_hash(c->code) & (cap - 1);
-            c->next = t[h];
-            t[h] = c;
-        }
+    rehash((void **)t, cap, (void **)code_tab, code_cap, offsetof(code_info, next),
+           code_entry_hash);
     free(code_tab);
     code_tab = t;
     code_cap = cap;
@@ -115,19 +129,20 @@ static size_t node_hash(const stack_node *parent, const code_info *ci, int lasti
     return ptr_hash(parent) * 31u + ptr_hash(ci) * 7u + (size_t)lasti;
 }
 
+static size_t node_entry_hash(const void *e)
+{
+    const stack_node *n = e;
+    return node_hash(n->parent, n->ci, n->lasti);
+}
+
 static int node_grow(void)
 {
     size_t cap = node_cap ? node_cap * 2 : 4096;
     stack_node **t = calloc(cap, sizeof *t);
     if (!t)
         return -1;
-    for (size_t i = 0; i < node_cap; i++)
-        for (stack_node *n = node_tab[i], *nx; n; n = nx) {
-            nx = n->next;
-            size_t h = node_hash(n->parent, n->ci, n->lasti) & (cap - 1);
-            n->next = t[h];
-            t[h] = n;
-        }
+    rehash((void **)t, cap, (void **)node_tab, node_cap, offsetof(stack_node, next),
+           node_entry_hash);
     free(node_tab);
     node_tab = t;
     node_cap = cap;

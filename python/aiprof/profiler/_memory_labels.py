@@ -212,20 +212,22 @@ def _after_step(optimizer):
 
 
 def _label_grads(optimizer, params):
+    _label_tensors([getattr(p, "grad", None) for p in params], _GRADIENT)
+
+
+def _label_tensors(tensors, category):
+    """One label per storage of `tensors` (None items skipped)."""
     native = _torch_bridge.label_function()
     if native is not None:
-        native(params, _GRADIENT, 1, 1)
+        native(tensors, category, 0, 1)
         return
     label = _C.memory_label
     seen = set()
-    for p in params:
-        g = getattr(p, "grad", None)
-        if g is None:
-            continue
-        b = block_of(g)
+    for t in tensors:
+        b = block_of(t) if t is not None else None
         if b is not None and b[0] not in seen:
             seen.add(b[0])
-            label(b[0], b[1], _GRADIENT, b[2], b[3])
+            label(b[0], b[1], category, b[2], b[3])
 
 
 def _install():
@@ -266,19 +268,8 @@ def _input_tensors(args, kwargs):
 
 def _label_inputs(args, kwargs):
     tensors = _input_tensors(args, kwargs)
-    if not tensors:
-        return
-    native = _torch_bridge.label_function()
-    if native is not None:
-        native(tensors, _INPUT, 0, 1)
-        return
-    label = _C.memory_label
-    seen = set()
-    for t in tensors:
-        b = block_of(t)
-        if b is not None and b[0] not in seen:
-            seen.add(b[0])
-            label(b[0], b[1], _INPUT, b[2], b[3])
+    if tensors:
+        _label_tensors(tensors, _INPUT)
 
 
 def _pre_forward(module, args, kwargs=None):
