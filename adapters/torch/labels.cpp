@@ -15,8 +15,8 @@
 #include <Python.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace {
 
@@ -95,12 +95,15 @@ AIPROF_TORCH_API int aiprof_torch_label(PyObject *tensors, int category, int gra
 
 namespace {
 
-uint64_t mix(uint64_t h, const void *p) { return (h ^ (uint64_t)(uintptr_t)p) * 0x100000001B3ull; }
+/* The objects of an optimizer's param_groups' "params" and of its state's
+ * per-parameter dicts, borrowed: the optimizer's lists and dicts keep them
+ * alive while the caller holds the GIL and runs no Python code. */
+struct OptimizerObjects {
+    std::vector<PyObject *> params, state;
+};
 
-/* Calls fn(tensor object, is_param) for every parameter of every group,
- * then for every value of optimizer.state's per-parameter dicts; false on
- * a shape we do not know (the caller falls back to Python). */
-template <typename F> bool walk(PyObject *optimizer, F fn)
+/* False on a shape this does not know (the caller falls back to Python). */
+bool collect(PyObject *optimizer, OptimizerObjects &out)
 {
     PyObject *groups = PyObject_GetAttrString(optimizer, "param_groups");
     if (!groups) {
@@ -111,12 +114,9 @@ template <typename F> bool walk(PyObject *optimizer, F fn)
     for (Py_ssize_t g = 0; ok && g < PyList_GET_SIZE(groups); g++) {
         PyObject *group = PyList_GET_ITEM(groups, g);
         PyObject *params = PyDict_Check(group) ? PyDict_GetItemString(group, "params") : nullptr;
-        if (!params || !PyList_Check(params)) {
-            ok = false;
-            break;
-        }
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(params); i++)
-            fn(PyList_GET_ITEM(params, i), true);
+        ok = params && PyList_Check(params);
+        for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(params); i++)
+            out.params.push_back(PyList_GET_ITEM(params, i));
     }
     Py_DECREF(groups);
     if (!ok)
@@ -135,11 +135,20 @@ template <typename F> bool walk(PyObject *optimizer, F fn)
             Py_ssize_t pos2 = 0;
             PyObject *k2, *v;
             while (PyDict_Next(per_param, &pos2, &k2, &v))
-                fn(v, false);
+                out.state.push_back(v);
         }
     }
     Py_DECREF(state);
     return true;
+}
+
+uint64_t signature(const OptimizerObjects &o)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const auto *list : {&o.params, &o.state})
+        for (PyObject *p : *list)
+            h = (h ^ (uint64_t)(uintptr_t)p) * 0x100000001B3ull;
+    return h ? h : 1; /* 0 means "do it in Python" */
 }
 
 } // namespace
@@ -155,30 +164,28 @@ extern "C" {
 AIPROF_TORCH_API unsigned long long aiprof_torch_label_step(PyObject *optimizer,
                                                             unsigned long long known)
 {
-    uint64_t sig = 0xcbf29ce484222325ull;
-    if (!walk(optimizer, [&](PyObject *t, bool) { sig = mix(sig, t); }))
+    OptimizerObjects o;
+    if (!collect(optimizer, o))
         return 0;
+    uint64_t sig = signature(o);
     bool all = sig != known;
     std::unordered_set<const void *> seen;
     try {
         /* Parameters, then gradients, then state: a storage keeps the first. */
         if (all)
-            walk(optimizer, [&](PyObject *t, bool is_param) {
-                if (is_param && is_tensor(t))
-                    label(THPVariable_Unpack(t), AIP_MEM_PARAMETER, seen);
-            });
-        walk(optimizer, [&](PyObject *t, bool is_param) {
-            if (is_param && is_tensor(t))
-                label(THPVariable_Unpack(t).grad(), AIP_MEM_GRADIENT, seen);
-        });
+            for (PyObject *p : o.params)
+                if (is_tensor(p))
+                    label(THPVariable_Unpack(p), AIP_MEM_PARAMETER, seen);
+        for (PyObject *p : o.params)
+            if (is_tensor(p))
+                label(THPVariable_Unpack(p).grad(), AIP_MEM_GRADIENT, seen);
         if (all)
-            walk(optimizer, [&](PyObject *t, bool is_param) {
-                if (!is_param && is_tensor(t))
-                    label(THPVariable_Unpack(t), AIP_MEM_OPTIMIZER_STATE, seen);
-            });
+            for (PyObject *v : o.state)
+                if (is_tensor(v))
+                    label(THPVariable_Unpack(v), AIP_MEM_OPTIMIZER_STATE, seen);
     } catch (...) { /* labels never break training */
     }
-    return sig ? sig : 1;
+    return sig;
 }
 
 } // extern "C"

@@ -230,7 +230,6 @@ static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int thro
     if (__builtin_expect(!s || s->epoch != tracer_epoch || s->mode != MODE_EVAL, 0)) {
         if (!tracer_on || tracer_mode != MODE_EVAL || !(s = shadow_fresh()))
             return _PyEval_EvalFrameDefault(ts, frame, throwflag);
-        s->ts = ts;
         eval_replay(s, ts);
     }
     s->ts = ts;

@@ -65,10 +65,18 @@ def _raw_timeline(prof, path="out/mem.raw.json.gz"):
 
 
 @needs_torch
+@pytest.mark.parametrize("labels", ["native", "python"])
 @pytest.mark.parametrize("kind", ["sgd_momentum", "adam"])
-def test_parameter_gradient_state_bytes_after_steps(kind):
+def test_parameter_gradient_state_bytes_after_steps(kind, labels, monkeypatch):
+    """The same bytes whether the adapter reads the storages (labels.cpp)
+    or Python does (an adapter built without pybind11's headers)."""
     import torch
+    from aiprof.profiler import _torch_bridge
     from train_mlp import build, train_step
+    if labels == "python":
+        monkeypatch.setattr(_torch_bridge, "native_labels", lambda: None)
+    elif _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
     torch.set_num_threads(1)
     model, optimizer, x, y = build()
     if kind == "adam":

@@ -61,7 +61,7 @@ _optimizers = weakref.WeakSet()   # optimizers seen stepping (or found at a trac
 _active = 0                       # Labellers currently labelling
 _hooked = False                   # Optimizer._optimizer_step_code wrapped
 _module_hooks = None              # the two global nn.Module hook handles (discovery)
-_roots = {}                       # id(module) -> (weakref, hook handles): top-level modules
+_roots = weakref.WeakKeyDictionary()  # top-level module -> its pre-hook handle
 _depth = threading.local()        # nn.Module calls running on this thread
 
 
@@ -87,6 +87,22 @@ def block_of(tensor):
     return address, nbytes, device_type, -1 if device.index is None else device.index
 
 
+def _params_of(optimizer):
+    """The objects in the optimizer's param_groups' "params", in order."""
+    return [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
+
+
+def _state_tensors(optimizer):
+    """The values of optimizer.state's per-parameter dicts, in order."""
+    state = getattr(optimizer, "state", None)
+    out = []
+    if state:
+        for per_param in list(state.values()):
+            if isinstance(per_param, dict):
+                out += per_param.values()
+    return out
+
+
 def optimizer_tensors(optimizer, grads=True):
     """[(tensor, category)] of one optimizer: parameters, gradients (unless
     grads=False), state."""
@@ -94,23 +110,12 @@ def optimizer_tensors(optimizer, grads=True):
     if torch is None:
         return []
     tensor_type = torch.Tensor
-    out = []
-    grad_list = []
-    for group in getattr(optimizer, "param_groups", ()):
-        for p in group.get("params", ()):
-            if isinstance(p, tensor_type):
-                out.append((p, _PARAMETER))
-                g = p.grad if grads else None
-                if g is not None:
-                    grad_list.append((g, _GRADIENT))
-    out += grad_list
-    state = getattr(optimizer, "state", None)
-    if state:
-        for per_param in list(state.values()):
-            if isinstance(per_param, dict):
-                for v in list(per_param.values()):
-                    if isinstance(v, tensor_type):
-                        out.append((v, _OPTIMIZER_STATE))
+    params = [p for p in _params_of(optimizer) if isinstance(p, tensor_type)]
+    out = [(p, _PARAMETER) for p in params]
+    if grads:
+        out += [(p.grad, _GRADIENT) for p in params if p.grad is not None]
+    out += [(v, _OPTIMIZER_STATE) for v in _state_tensors(optimizer)
+            if isinstance(v, tensor_type)]
     return out
 
 
@@ -127,37 +132,23 @@ def blocks(optimizers, grads=True):
 
 
 def _label(optimizers, grads=True):
-    native = _torch_bridge.label_function()
+    native = _torch_bridge.native_labels()
     if native is not None:
         # One pass: a storage gets the first category met (parameters,
         # then gradients, then state), as blocks() below.
         new_pass = 1
         for opt in optimizers:
             params = _params_of(opt)
-            native(params, _PARAMETER, 0, new_pass)
+            native.label(params, _PARAMETER, 0, new_pass)
             new_pass = 0
             if grads:
-                native(params, _GRADIENT, 1, 0)
-            native(_state_tensors(opt), _OPTIMIZER_STATE, 0, 0)
+                native.label(params, _GRADIENT, 1, 0)
+            native.label(_state_tensors(opt), _OPTIMIZER_STATE, 0, 0)
         return
     label = _C.memory_label
     for address, (nbytes, device_type, device_index, category) in \
             blocks(optimizers, grads).items():
         label(address, nbytes, category, device_type, device_index)
-
-
-def _params_of(optimizer):
-    return [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
-
-
-def _state_tensors(optimizer):
-    state = getattr(optimizer, "state", None)
-    out = []
-    if state:
-        for per_param in list(state.values()):
-            if isinstance(per_param, dict):
-                out += per_param.values()
-    return out
 
 
 _state_seen = weakref.WeakKeyDictionary()  # optimizer -> (generation, state signature)
@@ -168,15 +159,7 @@ def _state_signature(optimizer):
     """Which tensor objects the optimizer holds (parameters and state), by
     identity: cheap (no torch calls), and it changes when the optimizer
     creates or replaces a state tensor."""
-    sig = []
-    for group in getattr(optimizer, "param_groups", ()):
-        sig += [id(p) for p in group.get("params", ())]
-    state = getattr(optimizer, "state", None)
-    if state:
-        for per_param in list(state.values()):
-            if isinstance(per_param, dict):
-                sig += [id(v) for v in per_param.values()]
-    return tuple(sig)
+    return tuple(id(t) for t in _params_of(optimizer) + _state_tensors(optimizer))
 
 
 def _after_step(optimizer):
@@ -184,42 +167,43 @@ def _after_step(optimizer):
         _optimizers.add(optimizer)
     except TypeError:
         return
-    if _active:
-        try:
-            # Parameters and state are updated in place by the optimizers:
-            # label them again only when the set of tensors changed (a new
-            # state tensor, a replaced one).  Gradients may be new blocks at
-            # every step (zero_grad(set_to_none=True)): always.
-            step_fn = _torch_bridge.label_step_function()
-            if step_fn is not None:
-                seen = _state_seen.get(optimizer)
-                known = seen[1] if seen is not None and seen[0] == _generation else 0
-                sig = step_fn(optimizer, known)
-                if sig:
-                    _state_seen[optimizer] = (_generation, sig, None)
-                    _end_discovery()
-                    return
-            sig = _state_signature(optimizer)
-            seen = _state_seen.get(optimizer)
-            if seen is not None and seen[:2] == (_generation, sig):
-                _label_grads(optimizer, seen[2])
-            else:
-                _label((optimizer,))
-                _state_seen[optimizer] = (_generation, sig, _params_of(optimizer))
-        except Exception:
-            pass  # labels must never break training
-        _end_discovery()
+    if not _active:
+        return
+    try:
+        _label_after_step(optimizer)
+    except Exception:
+        pass  # labels must never break training
+    _end_discovery()
 
 
-def _label_grads(optimizer, params):
-    _label_tensors([getattr(p, "grad", None) for p in params], _GRADIENT)
+def _label_after_step(optimizer):
+    """Parameters and state are updated in place by the optimizers: label
+    them again only when the set of tensors changed (a new state tensor, a
+    replaced one).  Gradients may be new blocks at every step
+    (zero_grad(set_to_none=True)): always."""
+    seen = _state_seen.get(optimizer)
+    known = seen[1] if seen is not None and seen[0] == _generation else None
+    native = _torch_bridge.native_labels()
+    # The adapter walks the optimizer itself and returns an int signature
+    # (0: a shape it does not know; then the signature is a Python tuple).
+    sig = 0
+    if native is not None:
+        sig = native.label_step(optimizer, known if isinstance(known, int) else 0)
+    if not sig:
+        sig = _state_signature(optimizer)
+        if sig == known:
+            _label_tensors([getattr(p, "grad", None) for p in _params_of(optimizer)],
+                           _GRADIENT)
+        else:
+            _label((optimizer,))
+    _state_seen[optimizer] = (_generation, sig)
 
 
 def _label_tensors(tensors, category):
     """One label per storage of `tensors` (None items skipped)."""
-    native = _torch_bridge.label_function()
+    native = _torch_bridge.native_labels()
     if native is not None:
-        native(tensors, category, 0, 1)
+        native.label(tensors, category, 0, 1)
         return
     label = _C.memory_label
     seen = set()
@@ -279,7 +263,7 @@ def _pre_forward(module, args, kwargs=None):
     _depth.n = depth + 1
     if depth == 0 and _active:
         try:
-            if id(module) not in _roots:
+            if module not in _roots:
                 _add_root(module)
             _label_inputs(args, kwargs)
         except Exception:
@@ -303,17 +287,14 @@ def _root_pre(module, args):
 
 def _add_root(module):
     try:
-        handles = (module.register_forward_pre_hook(_root_pre),)
-        ref = weakref.ref(module)
+        _roots[module] = module.register_forward_pre_hook(_root_pre)
     except (AttributeError, TypeError):
-        return
-    _roots[id(module)] = (ref, handles)
+        pass
 
 
 def _remove_roots():
-    for ref, handles in list(_roots.values()):
-        for h in handles:
-            h.remove()
+    for handle in list(_roots.values()):
+        handle.remove()
     _roots.clear()
 
 

@@ -63,50 +63,43 @@ def adapter():
     return lib
 
 
-_label_fn = None
-_label_checked = False
+class _NativeLabels:
+    """The adapter's labels.cpp entry points (called with the GIL held)."""
+
+    def __init__(self, py):
+        py.aiprof_torch_labels_init.argtypes = [ctypes.py_object]
+        self.init = py.aiprof_torch_labels_init
+        #: label(tensors, category, grads, new_pass) -> storages labelled
+        self.label = py.aiprof_torch_label
+        self.label.argtypes = [ctypes.py_object, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        self.label.restype = ctypes.c_int
+        #: label_step(optimizer, known_signature) -> signature (0: do it in Python)
+        self.label_step = py.aiprof_torch_label_step
+        self.label_step.argtypes = [ctypes.py_object, ctypes.c_ulonglong]
+        self.label_step.restype = ctypes.c_ulonglong
 
 
-def label_function():
-    """The adapter's aiprof_torch_label(tensors, category, grads, new_pass)
-    (labels.cpp, called with the GIL held), or None: not built, or no
-    adapter."""
-    global _label_fn, _label_checked
-    if _label_checked:
-        return _label_fn
+_native_labels = None
+_native_labels_checked = False
+
+
+def native_labels():
+    """The adapter's memory-label functions, or None: no adapter, or one
+    built without pybind11's headers (the labels are then made in Python)."""
+    global _native_labels, _native_labels_checked
+    if _native_labels_checked:
+        return _native_labels
     lib = adapter()
     if lib is None:
         return None
-    _label_checked = True
-    torch = sys.modules["torch"]
+    _native_labels_checked = True
     try:
-        py = ctypes.PyDLL(lib._name)
-        init = py.aiprof_torch_labels_init
-        fn = py.aiprof_torch_label
+        native = _NativeLabels(ctypes.PyDLL(lib._name))
     except (OSError, AttributeError):
         return None
-    init.argtypes = [ctypes.py_object]
-    fn.argtypes = [ctypes.py_object, ctypes.c_int, ctypes.c_int, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    if init(torch._C._TensorBase) != 0:
-        return None
-    step = py.aiprof_torch_label_step
-    step.argtypes = [ctypes.py_object, ctypes.c_ulonglong]
-    step.restype = ctypes.c_ulonglong
-    _label_fn = fn
-    _label_fns["step"] = step
-    return fn
-
-
-_label_fns = {}
-
-
-def label_step_function():
-    """The adapter's aiprof_torch_label_step(optimizer, known_signature)
-    -> signature (0: label in Python), or None."""
-    if label_function() is None:
-        return None
-    return _label_fns.get("step")
+    if native.init(sys.modules["torch"]._C._TensorBase) == 0:
+        _native_labels = native
+    return _native_labels
 
 
 def problem():
