@@ -71,6 +71,26 @@ static inline int aip_test_run(const aip_test_case *cases, size_t n)
     return failed ? 1 : 0;
 }
 
+/* The whole file at `path`, NUL-terminated, for the caller to free;
+ * *len (if len) its size.  NULL if it cannot be opened. */
+static inline char *aip_test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)(n > 0 ? n : 0) + 1);
+    size_t got = buf ? fread(buf, 1, (size_t)(n > 0 ? n : 0), f) : 0;
+    if (buf)
+        buf[got] = 0;
+    fclose(f);
+    if (len)
+        *len = got;
+    return buf;
+}
+
 #define TEST_MAIN(...)                                                          \
     int main(void)                                                              \
     {                                                                           \

@@ -14,23 +14,6 @@
 
 static char root[64], dir[256];
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    if (len)
-        *len = got;
-    return buf;
-}
-
 static char *gunzip(const char *path)
 {
     gzFile g = gzopen(path, "rb");
@@ -69,7 +52,7 @@ static void test_json_files(void)
     snprintf(p, sizeof p, "%s/out/tl.json", root); /* parent created */
     ASSERT_EQ(aip__export_memory_timeline(dir, p, "cpu", 1, &n), AIP_OK);
     ASSERT_EQ(n, 10);
-    char *s = slurp(p, NULL);
+    char *s = aip_test_slurp(p, NULL);
     ASSERT_STREQ(s, want_coalesced);
     free(s);
     snprintf(p, sizeof p, "%s/out/tl.json.gz", root);
@@ -86,7 +69,7 @@ static void test_json_files(void)
     snprintf(p, sizeof p, "%s/out/npu.json", root);
     ASSERT_EQ(aip__export_memory_timeline(dir, p, "npu:0", 1, &n), AIP_OK);
     ASSERT_EQ(n, 0);
-    s = slurp(p, NULL);
+    s = aip_test_slurp(p, NULL);
     ASSERT_STREQ(s, "[[], []]");
     free(s);
 }
@@ -96,7 +79,7 @@ static void test_html_page(void)
     char p[400];
     snprintf(p, sizeof p, "%s/out/tl.html", root);
     ASSERT_EQ(aip__export_memory_timeline(dir, p, "cpu", 1, NULL), AIP_OK);
-    char *s = slurp(p, NULL);
+    char *s = aip_test_slurp(p, NULL);
     ASSERT_TRUE(s != NULL);
     ASSERT_TRUE(strstr(s, "<svg") && strstr(s, "id=\"memory-timeline\""));
     ASSERT_TRUE(strstr(s, "Time (ms)") && strstr(s, "Memory (GB)"));
@@ -148,7 +131,7 @@ static void test_summary(void)
     snprintf(html, sizeof html, "%s/out/summary.html", root);
     ASSERT_EQ(aip__summary(dir, fd, html, 1), AIP_OK);
     close(fd);
-    char *t = slurp(p, NULL);
+    char *t = aip_test_slurp(p, NULL);
     ASSERT_TRUE(t != NULL);
     ASSERT_TRUE(strstr(t, "Top 9 of 9 ops by self time:"));
     ASSERT_TRUE(strstr(t, "Steps: 2  min 0.099 ms  median 0.100 ms  max 0.100 ms"));
@@ -158,7 +141,7 @@ static void test_summary(void)
     ASSERT_TRUE(strstr(t, "quote\"comma,=cmd?</script>") != NULL);
     ASSERT_TRUE(strstr(t, "bad??utf8") != NULL);
     free(t);
-    char *h = slurp(html, NULL);
+    char *h = aip_test_slurp(html, NULL);
     ASSERT_TRUE(h != NULL);
     ASSERT_TRUE(strstr(h, "id=\"step-chart\"") && strstr(h, "id=\"memory-chart\"") &&
                 strstr(h, "id=\"top-ops\""));

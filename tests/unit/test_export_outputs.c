@@ -32,21 +32,6 @@ static const struct { const char *file, *header; } seed_headers[] = {
      "Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type"},
 };
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = 0;
-    fclose(f);
-    return buf;
-}
-
 /* Sorted, comma-joined names in a directory. */
 static void listing(const char *dir, char *out, size_t cap)
 {
@@ -111,13 +96,13 @@ static void test_every_switch_on(void)
     listing(d, list, sizeof list);
     ASSERT_STREQ(list, "ASCEND_PROFILER_OUTPUT,FRAMEWORK,logs,profiler_info.json,"
                        "profiler_metadata.json");
-    char *log = slurp(strcat(strcpy(p, d), "/logs/analyse.log"));
+    char *log = aip_test_slurp(strcat(strcpy(p, d), "/logs/analyse.log"), NULL);
     ASSERT_TRUE(log && strstr(log, "removed stray.txt") && strstr(log, "removed junkdir"));
     ASSERT_TRUE(strstr(log, "removed ASCEND_PROFILER_OUTPUT/kernel_details.csv") != NULL);
     free(log);
     for (size_t i = 0; i < sizeof seed_headers / sizeof seed_headers[0]; i++) {
         snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT/%s", d, seed_headers[i].file);
-        char *csv = slurp(p);
+        char *csv = aip_test_slurp(p, NULL);
         ASSERT_TRUE(csv != NULL);
         size_t n = strlen(seed_headers[i].header);
         if (strncmp(csv, seed_headers[i].header, n) || strncmp(csv + n, "\r\n", 2)) {
@@ -128,7 +113,7 @@ static void test_every_switch_on(void)
     }
     /* record_op_args: beside the result directory */
     snprintf(p, sizeof p, "%s_op_args/op_args.csv", d);
-    char *args = slurp(p);
+    char *args = aip_test_slurp(p, NULL);
     ASSERT_TRUE(args != NULL);
     ASSERT_TRUE(strncmp(args, "Name,Input Shapes,Input Data Types,Count\r\n", 41) == 0);
     ASSERT_TRUE(strstr(args, "\r\naten::linear,\"[[2, 3], [3, 4]]\",\"[float, float]\",1\r\n"));
@@ -141,14 +126,14 @@ static void test_memory_rows(void)
     char d[256], p[512];
     snprintf(d, sizeof d, "%s/rich_ascend_pt", root);
     snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT/memory_record.csv", d);
-    char *csv = slurp(p);
+    char *csv = aip_test_slurp(p, NULL);
     ASSERT_TRUE(csv != NULL);
     /* 8192 preexisting + 1024 at R0 + 4 µs; reserved 64 KiB; CPU: active = allocated */
     ASSERT_TRUE(strstr(csv, "\r\nPTA,1700000000000004.000\t,0.008789,0.062500,0.008789,,CPU\r\n"
                             "PTA+GE,1700000000000004.000\t,0.008789,0.062500,0.008789,,CPU\r\n"));
     free(csv);
     snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT/operator_memory.csv", d);
-    csv = slurp(p);
+    csv = aip_test_slurp(p, NULL);
     ASSERT_TRUE(csv != NULL);
     ASSERT_TRUE(strstr(csv, "\r\naten::addmm,1.000,1700000000000004.000\t,1700000000000014.000\t,,"
                             "10.000\t,,0.008789,0.062500,0.008789,0.009766,0.062500,0.009766,,CPU\r\n"));
@@ -160,13 +145,13 @@ static void test_memory_rows(void)
     ASSERT_EQ(rows, 1 + 5);
     free(csv);
     snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT/api_statistic.csv", d);
-    csv = slurp(p);
+    csv = aip_test_slurp(p, NULL);
     ASSERT_TRUE(csv && strstr(csv, "\r\nhost,op,aten::mm,13.000,2,6.500,5.000,8.000,2.250\r\n"));
     ASSERT_TRUE(strstr(csv, "\r\nhost,mstx,dataloader,1.000,1,") != NULL);
     ASSERT_TRUE(strstr(csv, "ProfilerStep") == NULL);
     free(csv);
     snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT/op_statistic.csv", d);
-    csv = slurp(p);
+    csv = aip_test_slurp(p, NULL);
     ASSERT_TRUE(csv && strstr(csv, "\r\nhost,autograd::engine::evaluate_function: AddmmBackward0,"
                                    "CPU,1,20.000,20.000,20.000,20.000,"));
     ASSERT_TRUE(strstr(csv, "\"'quote\"\"comma,=cmd\n</script><b>&amp;\"") == NULL); /* no guard: starts with q */

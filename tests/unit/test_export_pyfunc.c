@@ -53,22 +53,6 @@ static void build(rb_buf *b, int with_py)
     rb_end(b);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-        n = 0;
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 typedef aip_status (*exporter)(const aip_model *, aip_out *);
 
 static char *export_one(const aip_model *m, exporter fn, const char *name)
@@ -81,7 +65,7 @@ static char *export_one(const aip_model *m, exporter fn, const char *name)
     aip_status s = fn(m, &o);
     if (aip__out_close(&o) || s)
         return NULL;
-    return slurp(out);
+    return aip_test_slurp(out, NULL);
 }
 
 static int load(aip_model *m, int with_py)

@@ -13,23 +13,6 @@ static char dir[64];
 
 #define R0 1700000000000000000LL
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n)
-        n = 0;
-    buf[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static void test_number_format(void)
 {
     char b[64];
@@ -133,7 +116,7 @@ static json_t *export_and_parse(const char *program, char **text, size_t *text_l
     if (aip__out_close(&o) || s)
         return NULL;
     aip__model_free(&m);
-    *text = slurp(out, text_len);
+    *text = aip_test_slurp(out, text_len);
     json_error_t err;
     json_t *root = json_load_file(out, JSON_ALLOW_NUL, &err);
     if (!root)
