@@ -21,6 +21,18 @@ static void write_raw(const rb_buf *b, const char *name, char *path)
         abort();
 }
 
+/* Write `b` as dir/name, free it, and load and derive it into `m`
+ * (initialised here; the caller frees it): the first failure. */
+static aip_status load_built(rb_buf *b, const char *name, aip_model *m)
+{
+    char path[200];
+    write_raw(b, name, path);
+    rb_free(b);
+    aip__model_init(m);
+    aip_status st = aip__model_load_raw(m, path);
+    return st ? st : aip__model_derive(m);
+}
+
 static const aip_span *find_span(const aip_process *p, size_t ti, const char *name, int nth)
 {
     const aip_thread *t = &p->threads[ti];
@@ -78,14 +90,8 @@ static void test_round_trip(void)
 {
     rb_buf b;
     build_round_trip(&b);
-    char path[200];
-    write_raw(&b, "aiprof_4242.raw", path);
-    rb_free(&b);
-
     aip_model m;
-    aip__model_init(&m);
-    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(load_built(&b, "aiprof_4242.raw", &m), AIP_OK);
     ASSERT_EQ(m.n_procs, 1);
     const aip_process *p = &m.procs[0];
     ASSERT_EQ(p->pid, 4242);
@@ -206,13 +212,8 @@ static void test_nesting_and_step_trace(void)
 {
     rb_buf b = {0};
     build_tree_file(&b, 1);
-    char path[200];
-    write_raw(&b, "tree.raw", path);
-    rb_free(&b);
     aip_model m;
-    aip__model_init(&m);
-    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(load_built(&b, "tree.raw", &m), AIP_OK);
     const aip_process *p = &m.procs[0];
     const aip_span *A = find_span(p, 0, "A", 0), *B = find_span(p, 0, "B", 0),
                    *C = find_span(p, 0, "C", 0), *R = find_span(p, 0, "R", 0),
@@ -250,11 +251,7 @@ static void test_nesting_and_step_trace(void)
 
     /* Without ProfilerStep#: one row over the whole profile. */
     build_tree_file(&b, 0);
-    write_raw(&b, "tree2.raw", path);
-    rb_free(&b);
-    aip__model_init(&m);
-    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(load_built(&b, "tree2.raw", &m), AIP_OK);
     ASSERT_EQ(m.n_steps, 0);
     ASSERT_EQ(m.n_step_rows, 1);
     ASSERT_EQ(m.step_rows[0].has_number, 0);
@@ -318,14 +315,9 @@ static void check_random(int shuffle)
     for (size_t i = 0; i < n; i++)
         ev_op(&e, 1, (uint64_t)v[i].s, (uint64_t)v[i].e);
     rb_events(&b, 9, &e);
-    char path[200];
-    write_raw(&b, "random.raw", path);
-    rb_free(&b);
     rb_free(&e);
     aip_model m;
-    aip__model_init(&m);
-    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(load_built(&b, "random.raw", &m), AIP_OK);
     const aip_thread *t = &m.procs[0].threads[0];
     ASSERT_EQ(t->n_spans, n);
     for (size_t i = 1; i < n; i++)
@@ -400,13 +392,8 @@ static void test_damaged_contents(void)
     rb_chunk(&b, 250, 0, "future", 6); /* unknown chunk type */
     uint8_t bad_stats[8] = {9};
     rb_chunk(&b, AIP_CHUNK_STATS, 0, bad_stats, sizeof bad_stats);
-    char path[200];
-    write_raw(&b, "damaged.raw", path);
-    rb_free(&b);
     aip_model m;
-    aip__model_init(&m);
-    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(load_built(&b, "damaged.raw", &m), AIP_OK);
     const aip_process *p = &m.procs[0];
     ASSERT_EQ(p->bad_event_chunks, 1);
     ASSERT_EQ(p->bad_other_chunks, 4);
@@ -444,13 +431,8 @@ static void test_fwdbwd_choice(void)
     ev_op_full(&e, 2, 140, 150, AIP_OPF_SEQ | AIP_OPF_FWD, 6, 11, 0, 0, 0, 0);
     rb_events(&b, 22, &e);
     rb_free(&e);
-    char path[200];
-    write_raw(&b, "flows.raw", path);
-    rb_free(&b);
     aip_model m;
-    aip__model_init(&m);
-    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(load_built(&b, "flows.raw", &m), AIP_OK);
     ASSERT_EQ(m.n_flows, 1);
     const aip_process *p = &m.procs[0];
     const aip_flow *f = &m.flows[0];
