@@ -6,6 +6,7 @@
 #ifndef AIP_RAW_COUNT_H
 #define AIP_RAW_COUNT_H
 
+#include "aiprof.h"
 #include "raw.h"
 
 #include <dirent.h>
@@ -144,6 +145,17 @@ static inline void rm_rf(const char *dir)
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", dir);
     }
+}
+
+/* Count the records of a stopped session's raw file into *out (see
+ * raw_count_file); 0 if the session left no raw file. */
+static inline int raw_count_session(aip_session *s, const char *prefix, raw_counts *out)
+{
+    char raw[PATH_MAX];
+    if (!raw_find(aip_session_result_dir(s), raw, sizeof raw))
+        return 0;
+    *out = raw_count_file(raw, prefix);
+    return 1;
 }
 
 #endif

@@ -93,13 +93,13 @@ static void test_fork_while_recording(void)
     __atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
     pthread_join(th, NULL);
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    raw_counts rc = raw_count_file(raw, "parent op");
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, "parent op", &rc));
     ASSERT_TRUE(rc.clean_end);
     ASSERT_EQ(rc.corrupt, 0);
     ASSERT_EQ(rc.prefix_hits, parent_ops);
-    raw_counts child = raw_count_file(raw, "child");
+    raw_counts child;
+    ASSERT_TRUE(raw_count_session(s, "child", &child));
     ASSERT_EQ(child.prefix_hits, 0);
     /* Every range and mark the spinner emitted is there or counted as dropped. */
     uint64_t n = __atomic_load_n(&spun, __ATOMIC_RELAXED);

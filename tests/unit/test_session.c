@@ -241,9 +241,8 @@ static void test_step_offset_numbers_steps(void)
     for (int k = 0; k < 3; k++)
         aip_session_step(s);
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    raw_counts rc = raw_count_file(raw, "ProfilerStep#10");
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, "ProfilerStep#10", &rc));
     ASSERT_EQ(rc.prefix_hits, 3); /* ProfilerStep#100, #101, #102 */
     aip_session_destroy(s);
 }
@@ -395,9 +394,8 @@ static void test_mstx_domain_filter(void)
         ASSERT_EQ(aip_range_start("drop", "y"), 0);
     }
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    raw_counts rc = raw_count_file(raw, NULL);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_RANGE], 10);
     ASSERT_EQ(rc.by_kind[AIP_REC_MARK], 10);
     ASSERT_EQ(rc.by_kind[AIP_REC_RANGE_START], 10);
@@ -414,8 +412,7 @@ static void test_mstx_domain_filter(void)
     aip_annotation_push("ann");
     aip_annotation_pop();
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_RANGE], 0);
     ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 1);
     aip_session_destroy(s);
@@ -437,9 +434,8 @@ static void test_switches_gate_records(void)
     aip_memory_event(0x1000, 64, 64, 128, AIP_DEVICE_CPU, 0);
     aip_gc_event(aip_now_ns(), aip_now_ns() + 5000000);
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    raw_counts rc = raw_count_file(raw, NULL);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_OP], 1);
     ASSERT_EQ(rc.by_kind[AIP_REC_MEMORY], 0);
     ASSERT_EQ(rc.by_kind[AIP_REC_GC], 0);
@@ -458,8 +454,7 @@ static void test_switches_gate_records(void)
     aip_gc_event(t0, t0 + 5000000); /* 5 ms: kept */
     aip_gc_event(t0, t0 + 100000);  /* 0.1 ms: under the threshold */
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_MEMORY], 1);
     ASSERT_EQ(rc.by_kind[AIP_REC_MEMORY_CATEGORY], 1);
     ASSERT_EQ(rc.by_kind[AIP_REC_GC], 1);
@@ -488,8 +483,7 @@ static void test_switches_gate_records(void)
     aip_pyfunc_pop();
     aip_pyfunc_pop();
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    rc = raw_count_file(raw, "train.py");
+    ASSERT_TRUE(raw_count_session(s, "train.py", &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_PYFUNC], 2);
     ASSERT_EQ(rc.prefix_hits, 1);
     aip_session_destroy(s);
@@ -507,8 +501,7 @@ static void test_switches_gate_records(void)
     aip_op_begin(&by_id);
     aip_op_end();
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_OP], 1);
     aip_analyse_options o;
     aip_analyse_options_init(&o);

@@ -113,9 +113,8 @@ static void test_threads_exiting_mid_trace(void)
             pthread_join(th[i], NULL);
     }
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
-    char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    raw_counts rc = raw_count_file(raw, NULL);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 20 * 4 * 1000);
     ASSERT_EQ(rc.by_kind[AIP_REC_THREAD_NAME], 20 * 4);
     aip_session_destroy(s);
@@ -153,9 +152,8 @@ static void test_stop_while_threads_record(void)
         __atomic_store_n(&keep_going, 0, __ATOMIC_RELAXED);
         for (int i = 0; i < 3; i++)
             pthread_join(th[i], NULL);
-        char raw[PATH_MAX];
-        ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-        raw_counts rc = raw_count_file(raw, NULL);
+        raw_counts rc;
+        ASSERT_TRUE(raw_count_session(s, NULL, &rc));
         ASSERT_TRUE(rc.clean_end);
         ASSERT_EQ(rc.corrupt, 0);
         ASSERT_TRUE(rc.by_kind[AIP_REC_ANNOTATION] > 0);
