@@ -19,9 +19,7 @@
  * Cost: everything on the path is per-thread and lock-free; op names and
  * input descriptions are cached per thread (below), so a repeated op costs
  * pointer and key comparisons, not string hashing and formatting.  Texts
- * are interned once; with a libaiprof whose aip_op_info takes string ids
- * for them (AIP_OP_INFO_HAS_IDS) the ids are passed and the core hashes
- * nothing per op.  Without, the core interns each text on every op.
+ * are interned once and their ids passed, so the core hashes nothing per op.
  */
 #include "aiprof_torch.h"
 #include "op_context.h"
@@ -74,23 +72,37 @@ struct NameSlot {
 };
 
 /* Input descriptions by op and shapes: training loops run the same ops on
- * the same shapes, so the text is made once per (op, raw inputs). */
+ * the same shapes, so the texts are made and interned once per (op, raw
+ * inputs).  An open-addressing table per thread (a CNN step has a few
+ * hundred distinct keys; a small direct-mapped cache thrashed), its keys
+ * in a grow-only arena; both are dropped and refilled if a program with
+ * ever-changing shapes makes them large. */
 constexpr int kKeyMax = 48;
-struct ShapeSlot {
-    aip_string_id name_id;
-    aip_string_id shapes_id, dtypes_id; /* the texts below, interned once */
-    int nkey;
-    int64_t key[kKeyMax];
-    char shapes[384];
-    char dtypes[256];
+constexpr uint32_t kShapeSlotsMax = 1u << 16;
+constexpr uint32_t kKeyArenaMax = 1u << 20; /* int64s: 8 MiB */
+
+struct ShapeEntry {
+    uint64_t hash; /* 0 = empty */
+    aip_string_id name_id, shapes_id, dtypes_id;
+    uint32_t key_off;
+    uint32_t nkey;
+};
+
+struct ShapeCache {
+    ShapeEntry *slots;
+    uint32_t cap, used;
+    int64_t *keys;
+    uint32_t keys_used, keys_cap;
 };
 
 struct ThreadState {
     uint64_t os_tid;
     NameSlot names[256];
-    ShapeSlot shapes[64];
+    ShapeCache shapes;
     int64_t key[kKeyMax];
     int nkey;
+    char shapes_text[512];
+    char dtypes_text[320];
 };
 
 __thread ThreadState *t_state __attribute__((tls_model("initial-exec")));
@@ -101,7 +113,10 @@ pthread_once_t g_state_once = PTHREAD_ONCE_INIT;
  * freed when it exits. */
 void free_state(void *p)
 {
-    free(p);
+    auto *s = static_cast<ThreadState *>(p);
+    free(s->shapes.slots);
+    free(s->shapes.keys);
+    free(s);
     t_state = nullptr;
 }
 
@@ -252,28 +267,94 @@ bool format_key(const ThreadState *s, char *shapes, size_t scap, char *dtypes, s
     return true;
 }
 
-/* Input texts for this op, from the thread's cache or made now. */
-const ShapeSlot *input_texts(const at::RecordFunction &fn, ThreadState *s, aip_string_id name)
+void shape_cache_clear(ShapeCache &c)
+{
+    free(c.slots);
+    free(c.keys);
+    c = ShapeCache{};
+}
+
+/* A table twice as large, the entries moved by their stored hashes. */
+bool shape_cache_grow(ShapeCache &c)
+{
+    uint32_t cap = c.cap ? c.cap * 2 : 512;
+    auto *slots = static_cast<ShapeEntry *>(calloc(cap, sizeof(ShapeEntry)));
+    if (!slots)
+        return false;
+    for (uint32_t i = 0; i < c.cap; i++) {
+        if (!c.slots[i].hash)
+            continue;
+        uint32_t j = (uint32_t)(c.slots[i].hash >> 32) & (cap - 1);
+        while (slots[j].hash)
+            j = (j + 1) & (cap - 1);
+        slots[j] = c.slots[i];
+    }
+    free(c.slots);
+    c.slots = slots;
+    c.cap = cap;
+    return true;
+}
+
+/* Room for n more key words in the arena. */
+bool shape_cache_reserve(ShapeCache &c, uint32_t n)
+{
+    if (c.keys_used + n <= c.keys_cap)
+        return true;
+    uint32_t cap = c.keys_cap ? c.keys_cap * 2 : 4096;
+    while (cap < c.keys_used + n)
+        cap *= 2;
+    auto *keys = static_cast<int64_t *>(realloc(c.keys, sizeof(int64_t) * cap));
+    if (!keys)
+        return false;
+    c.keys = keys;
+    c.keys_cap = cap;
+    return true;
+}
+
+/* Input texts' ids for this op, from the thread's cache or made now; the
+ * entry's ids are 0 when the inputs cannot be described. */
+const ShapeEntry *input_texts(const at::RecordFunction &fn, ThreadState *s, aip_string_id name)
 {
     if (!raw_key(fn, s))
         return nullptr;
-    uint64_t h = name * 0x9E3779B97F4A7C15ull;
+    uint64_t h = (name + 1) * 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < s->nkey; i++)
         h = (h ^ (uint64_t)s->key[i]) * 0x100000001B3ull;
-    ShapeSlot &e = s->shapes[(h >> 32) & 63];
-    if (e.name_id == name && e.nkey == s->nkey &&
-        memcmp(e.key, s->key, sizeof(int64_t) * (size_t)s->nkey) == 0)
-        return &e;
-    if (!format_key(s, e.shapes, sizeof e.shapes, e.dtypes, sizeof e.dtypes)) {
-        e.name_id = 0;
-        return nullptr;
+    h |= 1; /* 0 marks an empty slot */
+    ShapeCache &c = s->shapes;
+    size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
+    if (c.cap) {
+        for (uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);; i = (i + 1) & (c.cap - 1)) {
+            const ShapeEntry &e = c.slots[i];
+            if (!e.hash)
+                break;
+            if (e.hash == h && e.name_id == name && e.nkey == (uint32_t)s->nkey &&
+                memcmp(c.keys + e.key_off, s->key, key_bytes) == 0)
+                return &e;
+        }
     }
-    e.name_id = name;
-    e.shapes_id = aip_intern(e.shapes);
-    e.dtypes_id = aip_intern(e.dtypes);
-    e.nkey = s->nkey;
-    memcpy(e.key, s->key, sizeof(int64_t) * (size_t)s->nkey);
-    return &e;
+    /* A miss: describe the inputs, then keep the ids. */
+    ShapeEntry made{h, name, 0, 0, 0, (uint32_t)s->nkey};
+    if (format_key(s, s->shapes_text, sizeof s->shapes_text, s->dtypes_text,
+                   sizeof s->dtypes_text)) {
+        made.shapes_id = aip_intern(s->shapes_text);
+        made.dtypes_id = aip_intern(s->dtypes_text);
+    }
+    if (c.used >= kShapeSlotsMax || c.keys_used + (uint32_t)s->nkey > kKeyArenaMax)
+        shape_cache_clear(c);
+    if ((c.used + 1) * 2 > c.cap && !shape_cache_grow(c))
+        return nullptr;
+    if (!shape_cache_reserve(c, (uint32_t)s->nkey))
+        return nullptr;
+    made.key_off = c.keys_used;
+    memcpy(c.keys + c.keys_used, s->key, key_bytes);
+    c.keys_used += (uint32_t)s->nkey;
+    uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
+    while (c.slots[i].hash)
+        i = (i + 1) & (c.cap - 1);
+    c.slots[i] = made;
+    c.used++;
+    return &c.slots[i];
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
@@ -294,13 +375,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     op.fwd_thread_id = os_tid_of(fn.forwardThreadId());
     if (g_record_shapes.load(std::memory_order_relaxed) && fn.needsInputs()) {
         try {
-            if (const ShapeSlot *in = input_texts(fn, s, op.name_id)) {
-                op.input_shapes = in->shapes;
-                op.input_dtypes = in->dtypes;
-#ifdef AIP_OP_INFO_HAS_IDS
+            if (const ShapeEntry *in = input_texts(fn, s, op.name_id)) {
                 op.input_shapes_id = in->shapes_id;
                 op.input_dtypes_id = in->dtypes_id;
-#endif
             }
         } catch (...) { /* an input that cannot be described: no shapes */
         }
@@ -313,10 +390,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
         ctx_fn(op.is_backward ? (want & ~AIPROF_WANT_STACK) : want, &ctx);
         op.call_stack = ctx.call_stack;
         op.module_hierarchy = ctx.module_hierarchy;
-#ifdef AIP_OP_INFO_HAS_IDS
         op.call_stack_id = ctx.call_stack_id;
         op.module_hierarchy_id = ctx.module_hierarchy_id;
-#endif
     }
     aip_op_begin(&op);
     return nullptr;

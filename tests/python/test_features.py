@@ -190,6 +190,23 @@ def test_record_shapes_stack_modules_memory():
 
 
 @needs_torch
+def test_many_distinct_shapes_each_described():
+    # More distinct (op, shapes) keys than the adapter's first shape table
+    # holds, each seen twice: every op keeps its own description as the
+    # table grows and is looked up again.
+    import torch
+    sizes = list(range(1, 1201))
+    with _one_trace(record_shapes=True):
+        for _ in range(2):
+            for n in sizes:
+                torch.ones(n).add(1.0)
+    adds = slices(trace_of(result_dirs("./r")[0]), "cpu_op", "aten::add")
+    assert [a["args"]["Input Dims"] for a in adds] == [f"[[{n}], [], []]" for n in sizes] * 2
+    # torch wraps the Python number in a 0-dim double tensor.
+    assert {a["args"]["Input type"] for a in adds} == {"[float, double, Scalar]"}
+
+
+@needs_torch
 def test_exports(train_one_step):
     with _one_trace(with_stack=True, profile_memory=True) as prof:
         for _ in range(3):
