@@ -62,7 +62,8 @@ AIPROF_TORCH_API int aiprof_torch_labels_init(PyObject *tensor_type)
     return 0;
 }
 
-/* Label every tensor of the sequence `tensors` (other items are skipped);
+/* Label every tensor of the sequence `tensors`, and of the lists and
+ * tuples in it (one level: a module's arguments), other items skipped;
  * with `grads`, label each tensor's .grad instead.  A storage is labelled
  * once per pass, by the first call that meets it; `new_pass` starts a
  * pass.  @return -1 if `tensors` is no list or tuple, else the number of
@@ -78,11 +79,22 @@ AIPROF_TORCH_API int aiprof_torch_label(PyObject *tensors, int category, int gra
     try {
         Py_ssize_t n = PySequence_Fast_GET_SIZE(tensors);
         PyObject **items = PySequence_Fast_ITEMS(tensors);
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (!is_tensor(items[i]))
-                continue;
-            const at::Tensor &t = THPVariable_Unpack(items[i]);
+        auto one = [&](PyObject *o) {
+            if (!is_tensor(o))
+                return;
+            const at::Tensor &t = THPVariable_Unpack(o);
             label(grads ? t.grad() : t, (aip_memory_category)category, seen);
+        };
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *o = items[i];
+            if (PyList_Check(o) || PyTuple_Check(o)) {
+                Py_ssize_t m = PySequence_Fast_GET_SIZE(o);
+                PyObject **inner = PySequence_Fast_ITEMS(o);
+                for (Py_ssize_t j = 0; j < m; j++)
+                    one(inner[j]);
+            } else {
+                one(o);
+            }
         }
     } catch (...) { /* a tensor without a storage view: labels never break training */
     }

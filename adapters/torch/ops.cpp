@@ -63,12 +63,21 @@ std::atomic<uint64_t> g_os_tid[kMaxRfThreads];
 
 /* Op names → string ids.  RecordFunction names of ATen ops point into the
  * operator schemas and repeat endlessly; a slot is reused only when both
- * the pointer and the text match (names of record_function and autograd
- * nodes live in per-call strings). */
+ * the pointer and the text match.  Names of autograd nodes and
+ * record_function ranges live in per-call strings, so their pointers miss:
+ * a second table keyed by the text's hash finds them without going to the
+ * process-wide string table every time. */
 struct NameSlot {
     const char *ptr;
     aip_string_id id;
     char text[60];
+};
+
+struct TextSlot {
+    uint64_t hash;
+    uint32_t len;
+    aip_string_id id;
+    char text[80];
 };
 
 /* Input descriptions by op and shapes: training loops run the same ops on
@@ -98,6 +107,7 @@ struct ShapeCache {
 struct ThreadState {
     uint64_t os_tid;
     NameSlot names[256];
+    TextSlot texts[256];
     ShapeCache shapes;
     int64_t key[kKeyMax];
     int nkey;
@@ -147,13 +157,44 @@ uint64_t os_tid_of(uint64_t rf_thread)
     return g_os_tid[rf_thread].load(std::memory_order_relaxed);
 }
 
+/* A word at a time: names are short, and this runs on every pointer miss. */
+uint64_t text_hash(const char *p, size_t n)
+{
+    uint64_t h = (n + 1) * 0x9E3779B97F4A7C15ull, w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x100000001B3ull;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0x100000001B3ull;
+    return h ^ (h >> 32);
+}
+
+aip_string_id name_by_text(ThreadState *s, const char *name, size_t len)
+{
+    uint64_t h = text_hash(name, len);
+    TextSlot &t = s->texts[h & 255];
+    if (t.id && t.hash == h && t.len == len && memcmp(t.text, name, len) == 0)
+        return t.id;
+    aip_string_id id = aip_intern(name);
+    if (len < sizeof t.text) {
+        t.hash = h;
+        t.len = (uint32_t)len;
+        t.id = id;
+        memcpy(t.text, name, len + 1);
+    }
+    return id;
+}
+
 aip_string_id name_id(ThreadState *s, const char *name)
 {
     NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
     if (e.ptr == name && e.id && strcmp(e.text, name) == 0)
         return e.id;
-    aip_string_id id = aip_intern(name);
     size_t len = strlen(name);
+    aip_string_id id = name_by_text(s, name, len);
     e.ptr = name;
     e.id = len < sizeof e.text ? id : 0;
     memcpy(e.text, name, len < sizeof e.text ? len + 1 : 0);

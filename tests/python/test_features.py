@@ -207,6 +207,30 @@ def test_many_distinct_shapes_each_described():
 
 
 @needs_torch
+def test_every_free_matches_its_allocation():
+    # Thousands of live blocks freed in a shuffled order: the adapter's
+    # block table grows and deletes out of order, and every free must still
+    # find its block's size.
+    import random
+    import torch
+    with _one_trace(profile_memory=True):
+        blocks = [torch.empty(64 + 8 * (i % 97)) for i in range(20000)]
+        random.Random(0).shuffle(blocks)
+        del blocks[:]
+    mem = [e["args"] for e in trace_of(result_dirs("./r")[0])["traceEvents"]
+           if e.get("name") == "[memory]"]
+    live = {}
+    for m in mem:
+        if m["Bytes"] > 0:
+            live[m["Addr"]] = m["Bytes"]
+        else:
+            assert live.pop(m["Addr"]) == -m["Bytes"]
+    assert sum(1 for m in mem if m["Bytes"] < 0) >= 20000
+    assert mem[-1]["Total Allocated"] == mem[0]["Total Allocated"] - mem[0]["Bytes"] + \
+        sum(live.values())
+
+
+@needs_torch
 def test_exports(train_one_step):
     with _one_trace(with_stack=True, profile_memory=True) as prof:
         for _ in range(3):

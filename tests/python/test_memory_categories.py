@@ -170,3 +170,38 @@ def test_memory_label_call():
         _C.memory_label(0x1000, 64, 8)
     with pytest.raises(TypeError):
         _C.memory_label("x", 64, 0)
+
+
+@needs_torch
+@pytest.mark.parametrize("labels", ["native", "python"])
+def test_inputs_in_a_list_argument(labels, monkeypatch):
+    """A model called with a list of tensors: each is INPUT, found in the
+    list by the adapter or by Python alike."""
+    import torch
+    from aiprof.profiler import _torch_bridge
+    if labels == "python":
+        monkeypatch.setattr(_torch_bridge, "native_labels", lambda: None)
+    elif _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
+
+    class PairNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 1)
+
+        def forward(self, pair, scale):
+            return self.fc(torch.cat(pair, dim=1)) * scale
+
+    torch.manual_seed(0)
+    model = PairNet()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    pair = [torch.randn(5, 2), torch.randn(5, 4)]
+    scale = torch.ones(1)
+
+    def step():
+        optimizer.zero_grad()
+        model(pair, scale).sum().backward()
+        optimizer.step()
+
+    live = _live_at_end(_raw_timeline(_profile(model, optimizer, step, steps=3)))
+    assert live.get(INPUT, 0) == _nbytes(pair + [scale]), live

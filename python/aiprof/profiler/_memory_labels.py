@@ -151,7 +151,9 @@ def _label(optimizers, grads=True):
         label(address, nbytes, category, device_type, device_index)
 
 
-_state_seen = weakref.WeakKeyDictionary()  # optimizer -> (generation, state signature)
+# id(optimizer) -> (weak reference, generation, state signature); by id, as
+# a WeakKeyDictionary makes a weak reference at every lookup.
+_state_seen = {}
 _generation = 0                            # bumped when labelling (re)starts
 
 
@@ -162,11 +164,19 @@ def _state_signature(optimizer):
     return tuple(id(t) for t in _params_of(optimizer) + _state_tensors(optimizer))
 
 
+_last_stepped = None  # weak reference to the optimizer that stepped last
+
+
 def _after_step(optimizer):
-    try:
-        _optimizers.add(optimizer)
-    except TypeError:
-        return
+    # A training loop steps the same optimizer again and again: adding it
+    # to the weak set makes a new weak reference each time, so skip that.
+    global _last_stepped
+    if _last_stepped is None or _last_stepped() is not optimizer:
+        try:
+            _optimizers.add(optimizer)
+            _last_stepped = weakref.ref(optimizer)
+        except TypeError:
+            return
     if not _active:
         return
     try:
@@ -181,8 +191,10 @@ def _label_after_step(optimizer):
     them again only when the set of tensors changed (a new state tensor, a
     replaced one).  Gradients may be new blocks at every step
     (zero_grad(set_to_none=True)): always."""
-    seen = _state_seen.get(optimizer)
-    known = seen[1] if seen is not None and seen[0] == _generation else None
+    seen = _state_seen.get(id(optimizer))
+    if seen is not None and seen[0]() is not optimizer:
+        seen = None
+    known = seen[2] if seen is not None and seen[1] == _generation else None
     native = _torch_bridge.native_labels()
     # The adapter walks the optimizer itself and returns an int signature
     # (0: a shape it does not know; then the signature is a Python tuple).
@@ -196,7 +208,9 @@ def _label_after_step(optimizer):
                            _GRADIENT)
         else:
             _label((optimizer,))
-    _state_seen[optimizer] = (_generation, sig)
+    ref = seen[0] if seen is not None else weakref.ref(
+        optimizer, lambda _, key=id(optimizer): _state_seen.pop(key, None))
+    _state_seen[id(optimizer)] = (ref, _generation, sig)
 
 
 def _label_tensors(tensors, category):
@@ -251,6 +265,10 @@ def _input_tensors(args, kwargs):
 
 
 def _label_inputs(args, kwargs):
+    native = _torch_bridge.native_labels()
+    if native is not None and not kwargs and type(args) is tuple:
+        native.label(args, _INPUT, 0, 1)  # it looks into list and tuple arguments too
+        return
     tensors = _input_tensors(args, kwargs)
     if tensors:
         _label_tensors(tensors, _INPUT)
