@@ -314,8 +314,12 @@ typedef struct aip_op_info {
      * when nonzero: a caller that sees the same shapes/stacks again and
      * again interns them once and skips hashing on every op. */
     aip_string_id input_shapes_id, input_dtypes_id, call_stack_id, module_hierarchy_id;
+    /* Estimated floating-point operations (with_flops), 0 = none; shown as
+     * the op's "flops" and summed by key_averages(). */
+    uint64_t flops;
 } aip_op_info;
 #define AIP_OP_INFO_HAS_IDS 1
+#define AIP_OP_INFO_HAS_FLOPS 1
 
 /*! aip_op_begin() / aip_op_end() : an op on the calling thread; strings are
  *  interned at begin, so the caller may free them afterwards. */

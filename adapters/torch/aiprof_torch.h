@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define AIPROF_TORCH_ABI 1
+#define AIPROF_TORCH_ABI 2
 #define AIPROF_TORCH_API __attribute__((visibility("default")))
 
 /* @return AIPROF_TORCH_ABI of the library. */
@@ -31,10 +31,11 @@ AIPROF_TORCH_API const char *aiprof_torch_built_for(void);
 AIPROF_TORCH_API int aiprof_torch_install(void);
 
 /* What to record with each op from the next aiprof_torch_enable(1) on:
- * input shapes and dtypes, and the op context (op_context.h) — `want` is
- * a mask of AIPROF_WANT_STACK / AIPROF_WANT_MODULES, `context_fn` the
- * extension's aiprof_op_context_fn (NULL: none). */
-AIPROF_TORCH_API void aiprof_torch_configure(int record_shapes, unsigned want,
+ * input shapes and dtypes, estimated FLOPs (flops.h; implies the inputs),
+ * and the op context (op_context.h) — `want` is a mask of
+ * AIPROF_WANT_STACK / AIPROF_WANT_MODULES, `context_fn` the extension's
+ * aiprof_op_context_fn (NULL: none). */
+AIPROF_TORCH_API void aiprof_torch_configure(int record_shapes, int with_flops, unsigned want,
                                              void *context_fn);
 
 /* Turn the op callbacks on (while a trace records) or off. */

@@ -22,6 +22,7 @@
  * are interned once and their ids passed, so the core hashes nothing per op.
  */
 #include "aiprof_torch.h"
+#include "flops.h"
 #include "op_context.h"
 
 #include <aiprof.h>
@@ -49,6 +50,7 @@ at::CallbackHandle g_plain = at::INVALID_CALLBACK_HANDLE;
 at::CallbackHandle g_inputs = at::INVALID_CALLBACK_HANDLE;
 int g_enabled_kind = 0; /* 0 off, 1 plain, 2 with inputs */
 std::atomic<int> g_record_shapes{0};
+std::atomic<int> g_with_flops{0};
 std::atomic<unsigned> g_want{0};
 std::atomic<aiprof_op_context_fn> g_context_fn{nullptr};
 thread_local std::string t_error;
@@ -422,6 +424,12 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
             }
         } catch (...) { /* an input that cannot be described: no shapes */
         }
+        if (g_with_flops.load(std::memory_order_relaxed)) {
+            try {
+                op.flops = aiprof_torch::op_flops(op.name_id, fn.inputs());
+            } catch (...) { /* no estimate */
+            }
+        }
     }
     unsigned want = g_want.load(std::memory_order_relaxed);
     aiprof_op_context_fn ctx_fn = g_context_fn.load(std::memory_order_relaxed);
@@ -499,14 +507,16 @@ int aiprof_torch_install(void)
     return 0;
 }
 
-void aiprof_torch_configure(int record_shapes, unsigned want, void *context_fn)
+void aiprof_torch_configure(int record_shapes, int with_flops, unsigned want, void *context_fn)
 {
     std::lock_guard<std::mutex> guard(g_lock);
-    g_record_shapes.store(record_shapes ? 1 : 0);
+    /* FLOPs are estimated from the inputs: they need the boxed inputs too. */
+    g_record_shapes.store(record_shapes || with_flops ? 1 : 0);
+    g_with_flops.store(with_flops ? 1 : 0);
     g_want.store(want);
     g_context_fn.store(reinterpret_cast<aiprof_op_context_fn>(context_fn));
     if (g_enabled_kind)
-        apply_enabled(record_shapes ? 2 : 1);
+        apply_enabled(record_shapes || with_flops ? 2 : 1);
 }
 
 void aiprof_torch_enable(int on)

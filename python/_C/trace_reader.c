@@ -37,7 +37,7 @@ typedef struct ev {
     int32_t parent;  /* index into the sorted array, -1 none */
     int32_t nchild;
     int8_t cat, removed;
-    int64_t tid, seq, fwd, mem, self_mem;
+    int64_t tid, seq, fwd, mem, self_mem, flops;
     double ts, dur, self;
 } ev;
 
@@ -161,6 +161,9 @@ static int read_args(reader *r, ev *e, int64_t *bytes)
                 return -1;
         } else if (!strcmp(key, "Fwd thread id")) {
             if (read_int(s, &e->fwd))
+                return -1;
+        } else if (!strcmp(key, "flops")) {
+            if (read_int(s, &e->flops))
                 return -1;
         } else if (!strcmp(key, "Bytes") && bytes) {
             if (read_int(s, bytes))
@@ -408,6 +411,7 @@ static PyObject *columns(reader *r, size_t ntop)
     COLUMN(d, "module", int32_t, e->module);
     COLUMN(d, "seq", int64_t, e->seq);
     COLUMN(d, "fwd", int64_t, e->fwd);
+    COLUMN(d, "flops", int64_t, e->flops);
     COLUMN(d, "mem", int64_t, e->mem);
     COLUMN(d, "self_mem", int64_t, e->self_mem);
     if (PyDict_SetItemString(d, "strings", r->strings.list) < 0)

@@ -102,9 +102,11 @@ void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields 
     }
     if (f & AIP_OPF_STACK) {
         out->call_stack = (uint32_t)*w;
-        out->module_hierarchy = (uint32_t)(*w >> 32);
+        out->module_hierarchy = (uint32_t)(*w++ >> 32);
         out->has_stack = 1;
     }
+    if (f & AIP_OPF_FLOPS)
+        out->flops = *w;
 }
 
 uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s)

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define AIP_NAME_ID_MAX ((1u << 28) - 1) /* string ids the model can hold */
-#define AIP_AUX_MAX ((1u << 27) - 2)     /* aux words per thread */
+#define AIP_AUX_MAX ((1u << 26) - 2)     /* aux words per thread */
 
 /* PYFUNC: a Python function call or nn.Module forward (with_stack /
  * with_modules, raw PYFUNC records).  Trace only: never an op or an
@@ -39,8 +39,8 @@ typedef struct aip_span {
     uint32_t kind : 2;      /* enum aip_span_kind */
     uint32_t top_op : 1;    /* derived: an op with no enclosing op on its thread */
     uint32_t unused : 1;
-    uint32_t aux : 27;      /* 1 + index of the first aux word; 0 = none */
-    uint32_t opflags : 5;   /* AIP_OPF_* of an OP (which aux words exist) */
+    uint32_t aux : 26;      /* 1 + index of the first aux word; 0 = none */
+    uint32_t opflags : 6;   /* AIP_OPF_* of an OP (which aux words exist) */
 } aip_span;
 _Static_assert(sizeof(aip_span) == 24, "aip_span must stay compact");
 
@@ -49,6 +49,7 @@ typedef struct aip_op_fields {
     int64_t sequence_number; /* -1 when absent */
     uint64_t fwd_thread_id;  /* 0 when absent */
     uint32_t input_shapes, input_dtypes, call_stack, module_hierarchy; /* string ids */
+    uint64_t flops;          /* 0 when absent */
     int has_seq, has_shapes, has_stack, is_backward;
 } aip_op_fields;
 

@@ -184,7 +184,7 @@ static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)
 static inline unsigned op_words(uint8_t flags)
 {
     static const uint8_t bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    return bits[flags & 0x0F];
+    return bits[flags & 0x0F] + ((flags & AIP_OPF_FLOPS) ? 1 : 0);
 }
 
 static size_t record_min_size(uint8_t kind, uint8_t flags)
@@ -292,10 +292,10 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
         return AIP_OK;
     }
     case AIP_REC_OP: {
-        uint64_t w[4];
+        uint64_t w[5];
         unsigned n = (unsigned)op_words(h->flags);
         memcpy(w, r + 24, n * 8); /* the fields are in flag order, like the words */
-        add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x1F, w, n);
+        add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x3F, w, n);
         return AIP_OK;
     }
     case AIP_REC_PYFUNC: {

@@ -272,6 +272,9 @@ void aip_op_begin(const aip_op_info *op)
                                             : intern_opt(op->module_hierarchy);
     if (f->stack || f->module)
         f->flags |= AIP_OPF_STACK;
+    f->flops = (m & AIP_MASK_FLOPS) ? op->flops : 0;
+    if (f->flops)
+        f->flags |= AIP_OPF_FLOPS;
     f->start = aip__ticks();
 }
 
@@ -294,7 +297,7 @@ void aip_op_end(void)
     const aip__op_frame *f = &t->op[d];
     size_t size = sizeof(aip_rec_span) + (f->flags & AIP_OPF_SEQ ? 8 : 0) +
                   (f->flags & AIP_OPF_FWD ? 8 : 0) + (f->flags & AIP_OPF_SHAPES ? 8 : 0) +
-                  (f->flags & AIP_OPF_STACK ? 8 : 0);
+                  (f->flags & AIP_OPF_STACK ? 8 : 0) + (f->flags & AIP_OPF_FLOPS ? 8 : 0);
     uint8_t *p = aip__reserve(t, size);
     if (UNLIKELY(!p))
         return;
@@ -319,7 +322,10 @@ void aip_op_end(void)
     if (f->flags & AIP_OPF_STACK) {
         memcpy(q, &f->stack, 4);
         memcpy(q + 4, &f->module, 4);
+        q += 8;
     }
+    if (f->flags & AIP_OPF_FLOPS)
+        memcpy(q, &f->flops, 8);
     aip__commit(t, size);
 }
 

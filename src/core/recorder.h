@@ -38,7 +38,8 @@ enum {
     AIP_MASK_MODULES = 1u << 4,
     AIP_MASK_MEMORY = 1u << 5,
     AIP_MASK_GC = 1u << 6,
-    AIP_MASK_DOMAIN_FILTER = 1u << 7
+    AIP_MASK_DOMAIN_FILTER = 1u << 7,
+    AIP_MASK_FLOPS = 1u << 8
 };
 
 typedef struct aip__buf {
@@ -65,6 +66,7 @@ typedef struct aip__op_frame {
     uint64_t start;
     int64_t seq;
     uint64_t fwd;
+    uint64_t flops;
     uint32_t name, shapes, dtypes, stack, module;
     uint8_t flags;
 } aip__op_frame;

@@ -82,8 +82,12 @@ static uint32_t rec_mask(const aip_session *s, int filtering)
     uint32_t m = 0;
     if (c->activities & AIP_ACTIVITY_CPU) {
         m |= AIP_MASK_CPU;
-        if (c->record_shapes)
+        /* FLOPs come from the inputs: with_flops records shapes too, as
+         * torch.profiler does. */
+        if (c->record_shapes || c->with_flops)
             m |= AIP_MASK_SHAPES;
+        if (c->with_flops)
+            m |= AIP_MASK_FLOPS;
         if (c->with_stack)
             m |= AIP_MASK_STACK;
         if (c->with_modules)

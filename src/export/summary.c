@@ -66,8 +66,8 @@ static void config_notes(aip_summary *s)
     if (in->has_config && !in->with_stack)
         note(s, "call stacks not recorded (with_stack=False)");
     if (in->has_config && in->with_flops)
-        note(s, "with_flops: FLOPs are not computed from the recorded ops (torch_npu does not "
-             "parse them either)");
+        note(s, "with_flops: FLOPs are estimated, as torch.profiler does, for aten::mm, addmm, "
+             "bmm, baddbmm, conv2d, mul and add only (trace \"flops\" args)");
     if (!in->gc_detect)
         note(s, "GC passes not recorded (gc_detect_threshold=None)");
     if (!in->mstx)

@@ -181,6 +181,10 @@ static void op_args(tj *w, const aip_thread *t, const aip_span *s)
         ARG("Module Hierarchy");
         put_id(w, f.module_hierarchy);
     }
+    if (f.flops) {
+        ARG("flops");
+        aip__out_u64(w->o, f.flops);
+    }
 #undef ARG
     if (any)
         PUT_LIT(w->o, "}");

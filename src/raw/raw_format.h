@@ -20,7 +20,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 1
+#define AIP_RAW_VERSION_MINOR 2
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -55,7 +55,8 @@ enum aip_op_flags {
     AIP_OPF_FWD = 0x02,
     AIP_OPF_SHAPES = 0x04,
     AIP_OPF_STACK = 0x08,
-    AIP_OPF_BACKWARD = 0x10
+    AIP_OPF_BACKWARD = 0x10,
+    AIP_OPF_FLOPS = 0x20 /* format 1.2 */
 };
 
 typedef struct aip_chunk_header {
@@ -173,8 +174,8 @@ _Static_assert(sizeof(aip_rec_pyfunc) == 40, "pyfunc layout");
 _Static_assert(sizeof(aip_clock_sync) == 24, "clock layout");
 _Static_assert(sizeof(aip_stats_entry) == 24, "stats layout");
 
-/* Largest OP record: span + seq + fwd + shapes pair + stack pair. */
-#define AIP_REC_OP_MAX_SIZE (24 + 8 + 8 + 8 + 8)
+/* Largest OP record: span + seq + fwd + shapes pair + stack pair + flops. */
+#define AIP_REC_OP_MAX_SIZE (24 + 8 + 8 + 8 + 8 + 8)
 
 /* aip__chunk_crc() : CRC over header bytes 0-11, 16-23 and the payload. */
 uint32_t aip__chunk_crc(const aip_chunk_header *h, const void *payload, size_t size);

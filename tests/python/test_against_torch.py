@@ -8,6 +8,8 @@ global RecordFunction callback and torch's thread-local one see the same
 calls); aiprof's events() folds nested same-name ops as torch's EventList
 does, so key_averages counts compare one to one.
 """
+import re
+
 import pytest
 
 import aiprof
@@ -108,3 +110,68 @@ def test_torch_schedule_object_is_accepted():
         for _ in range(6):
             prof.step()
     assert steps == [2, 4]
+
+
+def _flops_by_key(prof):
+    return {e.key: e.flops for e in prof.key_averages() if e.flops}
+
+
+def test_flops_match_torch():
+    """with_flops: the same estimates as torch.profiler for every op it
+    estimates (matrix products, conv2d, mul, add), in the same run."""
+    import torch
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, dilation=1, groups=1)
+    grouped = torch.nn.Conv2d(4, 8, (3, 2), stride=(1, 2), padding=(2, 0), dilation=2, groups=2)
+    lin = torch.nn.Linear(16, 4)
+    x, xg = torch.randn(2, 3, 9, 9), torch.randn(1, 4, 10, 7)
+    a = torch.randn(5, 16)
+    b1, b2, b0 = torch.randn(3, 4, 5), torch.randn(3, 5, 6), torch.randn(3, 4, 6)
+
+    def work():
+        conv(x)
+        grouped(xg)
+        lin(a)
+        torch.bmm(b1, b2)
+        torch.baddbmm(b0, b1, b2)
+        torch.mm(a, a.t())
+        a * 2
+        a + a
+        conv(x).sum().backward()
+
+    with torch.profiler.profile(with_flops=True) as tp:
+        work()
+    with aiprof.profiler.profile(
+            with_flops=True,
+            on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r")) as ap:
+        work()
+    want = _flops_by_key(tp)
+    assert {"aten::conv2d", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mm",
+            "aten::mul", "aten::add"} <= set(want)
+    assert _flops_by_key(ap) == want
+    # The trace carries each estimate as the op's "flops" argument, and
+    # shapes come with it (with_flops implies them, as in torch).
+    from conftest import result_dirs, slices, trace_of
+    trace = trace_of(result_dirs("./r")[0])
+    convs = slices(trace, "cpu_op", "aten::conv2d")
+    plain, grouped_flops = 2 * 2 * 5 * 5 * 3 * 3 * 3 * 8, 2 * 1 * 10 * 3 * 3 * 2 * 4 * 8 // 2
+    assert [c["args"]["flops"] for c in convs] == [plain, grouped_flops, plain]
+    assert all("Input Dims" in c["args"] for c in convs)
+    assert all("flops" not in e.get("args", {}) for e in slices(trace, "cpu_op", "aten::t"))
+    # The table gets torch's column, scaled by the smallest estimate (mul's
+    # 80 here: plain FLOPs), "--" where an op has none.
+    table = ap.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
+    assert "Total FLOPs" in table.splitlines()[1]
+    assert re.search(r"aten::conv2d .* 48960\.000  $", table, re.M)
+    assert re.search(r"aten::t .*  --  $", table, re.M)
+    conv_only = [e for e in ap.key_averages() if e.key == "aten::conv2d"]
+    assert conv_only[0].flops == 2 * plain + grouped_flops
+
+
+def test_no_flops_without_with_flops():
+    import torch
+    with aiprof.profiler.profile(
+            on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r")) as ap:
+        torch.mm(torch.ones(2, 3), torch.ones(3, 4))
+    assert not _flops_by_key(ap)
+    assert "FLOPs" not in ap.key_averages().table()

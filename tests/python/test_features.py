@@ -400,3 +400,12 @@ def test_other_profilers_hook_is_left_alone(tracer, monkeypatch):
     else:
         assert "test_features.py" in adds[0]["args"]["Call stack"]
     assert any("add" in str(k) for k in pr.getstats())
+
+
+def test_flops_column_scale():
+    from aiprof.profiler._table import _flops_scale
+    assert _flops_scale([]) is None
+    assert _flops_scale([80, 10 ** 9]) == (1.0, "FLOPs")
+    assert _flops_scale([1500, 2 * 10 ** 6]) == (1e-3, "KFLOPs")
+    assert _flops_scale([7 * 10 ** 12]) == (1e-12, "TFLOPs")
+    assert _flops_scale([10 ** 21]) == (1e-15, "PFLOPs")  # the largest unit

@@ -492,6 +492,8 @@ static void test_switches_gate_records(void)
     base_config(&c, tmp);
     c.record_shapes = 1;
     c.with_stack = 1;
+    c.with_modules = 1;
+    c.with_flops = 1;
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
     ASSERT_EQ(aip_session_start(s), AIP_OK);
     aip_op_info by_id = {.name = "aten::mm", .sequence_number = -1,
@@ -500,9 +502,16 @@ static void test_switches_gate_records(void)
                          .call_stack_id = aip_intern("id_stack.py(1): f")};
     aip_op_begin(&by_id);
     aip_op_end();
+    /* Every optional field at once (the largest OP record), flops last. */
+    aip_op_info all = {.name = "aten::addmm", .sequence_number = 9, .fwd_thread_id = 5,
+                       .input_shapes = "[[3], [2, 4], [4, 3], [], []]",
+                       .input_dtypes = "[float]", .call_stack = "f.py(2): g",
+                       .module_hierarchy = "nn.Module: Linear_0", .flops = 48};
+    aip_op_begin(&all);
+    aip_op_end();
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
     ASSERT_TRUE(raw_count_session(s, NULL, &rc));
-    ASSERT_EQ(rc.by_kind[AIP_REC_OP], 1);
+    ASSERT_EQ(rc.by_kind[AIP_REC_OP], 2);
     aip_analyse_options o;
     aip_analyse_options_init(&o);
     o.quiet = 1;
@@ -517,8 +526,12 @@ static void test_switches_gate_records(void)
     fclose(tf);
     ASSERT_TRUE(got > 0);
     int found = strstr(text, "\"Input Dims\":\"[[7, 7]]\"") && strstr(text, "id_stack.py(1): f");
+    int flops = strstr(text, "\"Module Hierarchy\":\"nn.Module: Linear_0\",\"flops\":48}") != NULL;
+    int one_flops = strstr(strstr(text, "\"flops\"") + 1, "\"flops\"") == NULL;
     free(text);
     ASSERT_TRUE(found);
+    ASSERT_TRUE(flops);
+    ASSERT_TRUE(one_flops); /* an op without flops has no "flops" */
     aip_session_destroy(s);
 }
 

@@ -22,9 +22,10 @@ from . import _memory_labels, _torch_bridge
 
 
 class Collectors:
-    def __init__(self, cpu, record_shapes, profile_memory, with_stack, with_modules, gc_on):
+    def __init__(self, cpu, record_shapes, profile_memory, with_stack, with_modules, gc_on,
+                 with_flops=False):
         self.ops = _torch_bridge.OpCapture(record_shapes, with_stack, with_modules,
-                                           profile_memory) if cpu else None
+                                           profile_memory, with_flops) if cpu else None
         self.with_stack = cpu and with_stack
         self.with_modules = cpu and with_modules
         self.gc_on = gc_on

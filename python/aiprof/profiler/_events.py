@@ -73,7 +73,7 @@ class FunctionEvent(_TimeStrings):
 
     def __init__(self, id, name, thread, start_us, end_us, category="cpu_op", input_shapes=None,
                  input_types=None, stack=None, module_hierarchy=None, sequence_nr=-1,
-                 fwd_thread=0, cpu_memory_usage=0):
+                 fwd_thread=0, cpu_memory_usage=0, flops=0):
         self.id = id
         self.name = name
         self.trace_name = name
@@ -88,6 +88,7 @@ class FunctionEvent(_TimeStrings):
         self.sequence_nr = sequence_nr
         self.fwd_thread = fwd_thread
         self.cpu_memory_usage = cpu_memory_usage
+        self.flops = flops
         self.cpu_parent = None
         self.cpu_children = []
         self.is_async = False
@@ -137,6 +138,7 @@ class FunctionEventAvg(_TimeStrings):
         self.self_cpu_time_total = 0.0
         self.cpu_memory_usage = 0
         self.self_cpu_memory_usage = 0
+        self.flops = 0
         self.input_shapes = None
         self.stack = None
         self.scope = None
@@ -157,6 +159,7 @@ class FunctionEventAvg(_TimeStrings):
         self.self_cpu_time_total += evt.self_cpu_time_total
         self.cpu_memory_usage += evt.cpu_memory_usage
         self.self_cpu_memory_usage += evt.self_cpu_memory_usage
+        self.flops += evt.flops
         return self
 
     def __iadd__(self, other):
@@ -175,10 +178,12 @@ class FunctionEventAvg(_TimeStrings):
 class EventList(list):
     """A list of FunctionEvent (or FunctionEventAvg) with torch's helpers."""
 
-    def __init__(self, *args, profile_memory=False, with_stack=False, **kwargs):
+    def __init__(self, *args, profile_memory=False, with_stack=False, with_flops=False,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self._profile_memory = profile_memory
         self._with_stack = with_stack
+        self._with_flops = with_flops
 
     @property
     def self_cpu_time_total(self):
@@ -200,7 +205,7 @@ class EventList(list):
                 key += e.stack[:group_by_stack_n]
             groups[tuple(key)].add(e)
         out = EventList(groups.values(), profile_memory=self._profile_memory,
-                        with_stack=self._with_stack)
+                        with_stack=self._with_stack, with_flops=self._with_flops)
         for avg in out:
             avg.stack = avg.stack[:group_by_stack_n]
         if not group_by_input_shape:
@@ -223,7 +228,8 @@ class EventList(list):
                            max_name_column_width=max_name_column_width,
                            max_shapes_column_width=max_shapes_column_width, header=header,
                            profile_memory=self._profile_memory,
-                           top_level_events_only=top_level_events_only)
+                           top_level_events_only=top_level_events_only,
+                           with_flops=self._with_flops)
 
     def __str__(self):
         return self.table()

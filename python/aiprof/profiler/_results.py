@@ -19,7 +19,7 @@ STACK_SEPARATOR = ";\n"
 _CATEGORY = {0: "cpu_op", 1: "user_annotation", 2: "cpu_instant_event"}
 _TYPECODES = {"name": "i", "cat": "b", "tid": "q", "start": "d", "dur": "d", "self": "d",
               "parent": "i", "shapes": "i", "types": "i", "stack": "i", "module": "i",
-              "seq": "q", "fwd": "q", "mem": "q", "self_mem": "q"}
+              "seq": "q", "fwd": "q", "flops": "q", "mem": "q", "self_mem": "q"}
 _FILTERED = frozenset(FILTERED_NAMES)
 
 
@@ -64,10 +64,11 @@ class _Columns:
 class TraceResult:
     """The results of one saved trace, read on first use."""
 
-    def __init__(self, result_dir, profile_memory=False, with_stack=False):
+    def __init__(self, result_dir, profile_memory=False, with_stack=False, with_flops=False):
         self.result_dir = result_dir
         self._profile_memory = profile_memory
         self._with_stack = with_stack
+        self._with_flops = with_flops
         self._cols = None
         self._events = None
 
@@ -87,7 +88,7 @@ class TraceResult:
 
     def _event_list(self, items):
         return EventList(items, profile_memory=self._profile_memory,
-                         with_stack=self._with_stack)
+                         with_stack=self._with_stack, with_flops=self._with_flops)
 
     def events(self):
         if self._events is None:
@@ -103,7 +104,7 @@ class TraceResult:
                     input_shapes=c.shapes_of(c.shapes[i]),
                     input_types=s[typ] if typ >= 0 else None, stack=c.stack_of(c.stack[i]),
                     module_hierarchy=s[mod] if mod >= 0 else None, sequence_nr=c.seq[i],
-                    fwd_thread=c.fwd[i], cpu_memory_usage=c.mem[i])
+                    fwd_thread=c.fwd[i], cpu_memory_usage=c.mem[i], flops=c.flops[i])
                 e._self_us = c.self[i]
                 e._self_mem = c.self_mem[i]
                 p = c.parent[i]
@@ -143,14 +144,15 @@ class TraceResult:
             k = (key_text, shape, stack)
             g = groups.get(k)
             if g is None:
-                g = groups[k] = [0, 0.0, 0.0, 0, 0, i]
+                g = groups[k] = [0, 0.0, 0.0, 0, 0, i, 0]
             g[0] += 1
             g[1] += c.dur[i]
             g[2] += c.self[i]
             g[3] += c.mem[i]
             g[4] += c.self_mem[i]
+            g[6] += c.flops[i]
         out = []
-        for (key_text, shape, stack), (count, total, self_t, mem, self_mem, first) in \
+        for (key_text, shape, stack), (count, total, self_t, mem, self_mem, first, flops) in \
                 groups.items():
             avg = FunctionEventAvg()
             avg.key = key_text
@@ -159,6 +161,7 @@ class TraceResult:
             avg.self_cpu_time_total = self_t
             avg.cpu_memory_usage = mem
             avg.self_cpu_memory_usage = self_mem
+            avg.flops = flops
             avg.input_shapes = c.shapes_of(shape) if group_by_input_shape else []
             avg.stack = list(stack)
             avg.scope = 7 if c.cat[first] == 1 else 0
@@ -166,8 +169,9 @@ class TraceResult:
         return self._event_list(out)
 
 
-def empty_events(profile_memory=False, with_stack=False):
-    return EventList([], profile_memory=profile_memory, with_stack=with_stack)
+def empty_events(profile_memory=False, with_stack=False, with_flops=False):
+    return EventList([], profile_memory=profile_memory, with_stack=with_stack,
+                     with_flops=with_flops)
 
 
 def result_exists(result_dir):

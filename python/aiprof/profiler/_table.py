@@ -2,11 +2,18 @@
 
 Layout follows torch.autograd.profiler_util._build_table: Name, Self CPU %,
 Self CPU, CPU total %, CPU total, CPU time avg, [CPU Mem, Self CPU Mem],
-# of Calls, [Input Shapes], [Source Location]; 12-character columns two
-spaces apart, dashed rules, and the "Self CPU time total" footer.  There
-is no device time here, so no device columns, as torch prints for CPU-only
-runs.
+# of Calls, [Input Shapes], [Total FLOPs], [Source Location]; 12-character
+columns two spaces apart, dashed rules, and the "Self CPU time total"
+footer.  There is no device time here, so no device columns, as torch
+prints for CPU-only runs.
+
+The FLOPs column (with_flops, auto-scaled to KFLOPs, MFLOPs, ... by the
+smallest estimate, "--" for ops without one) comes before Source Location:
+torch prints its header after Source Location but its values before, and a
+stack's continuation lines must stay in the last column.
 """
+
+import math
 
 __all__ = ["build_table", "format_time", "format_memory", "SORT_KEYS"]
 
@@ -61,9 +68,21 @@ def _trim_path(path, width):
     return path
 
 
+_FLOPS_UNITS = ["FLOPs", "KFLOPs", "MFLOPs", "GFLOPs", "TFLOPs", "PFLOPs"]
+
+
+def _flops_scale(values):
+    """(factor, unit) for the FLOPs column, from the smallest estimate;
+    None when no op has one."""
+    if not values:
+        return None
+    level = int(max(0.0, min(math.log10(min(values)) / 3, len(_FLOPS_UNITS) - 1.0)))
+    return 10.0 ** (-3 * level), _FLOPS_UNITS[level]
+
+
 def build_table(events, sort_by=None, row_limit=100, max_src_column_width=75,
                 max_name_column_width=55, max_shapes_column_width=80, header=None,
-                profile_memory=False, top_level_events_only=False):
+                profile_memory=False, top_level_events_only=False, with_flops=False):
     if sort_by is not None:
         if not isinstance(sort_by, str):
             raise TypeError(f"sort_by must be a str or None, got {type(sort_by).__name__}")
@@ -100,6 +119,11 @@ def build_table(events, sort_by=None, row_limit=100, max_src_column_width=75,
         headers.append("Input Shapes")
         widths.append(shapes_w)
         aligns.append(">")
+    flops_scale = _flops_scale([e.flops for e in events if e.flops > 0]) if with_flops else None
+    if flops_scale is not None:
+        headers.append("Total " + flops_scale[1])
+        widths.append(12)
+        aligns.append(">")
     if stacks:
         headers.append("Source Location")
         widths.append(src_w)
@@ -133,6 +157,8 @@ def build_table(events, sort_by=None, row_limit=100, max_src_column_width=75,
         row.append(e.count)
         if has_shapes:
             row.append(str(e.input_shapes)[:shapes_w])
+        if flops_scale is not None:
+            row.append("--" if e.flops <= 0 else f"{e.flops * flops_scale[0]:8.3f}")
         if stacks:
             row.append(_trim_path(e.stack[0], src_w) if e.stack else "")
         out.append(row_format.format(*row))

@@ -45,7 +45,8 @@ def adapter():
         return None
     lib.aiprof_torch_built_for.restype = ctypes.c_char_p
     lib.aiprof_torch_error.restype = ctypes.c_char_p
-    lib.aiprof_torch_configure.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
+    lib.aiprof_torch_configure.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.c_void_p]
     lib.aiprof_torch_enable.argtypes = [ctypes.c_int]
     lib.aiprof_torch_memory_enable.argtypes = [ctypes.c_int]
     built = lib.aiprof_torch_built_for().decode()
@@ -55,7 +56,7 @@ def adapter():
                     f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
         _warn_once(_problem)
         return None
-    if lib.aiprof_torch_abi() != 1 or lib.aiprof_torch_install() != 0:
+    if lib.aiprof_torch_abi() != 2 or lib.aiprof_torch_install() != 0:
         _problem = "PyTorch adapter: " + (lib.aiprof_torch_error().decode() or "ABI mismatch")
         _warn_once(_problem)
         return None
@@ -111,8 +112,10 @@ class OpCapture:
     """The adapter's state for one profile: configured at start, switched
     on while a trace records."""
 
-    def __init__(self, record_shapes, with_stack, with_modules, profile_memory):
+    def __init__(self, record_shapes, with_stack, with_modules, profile_memory,
+                 with_flops=False):
         self.record_shapes = record_shapes
+        self.with_flops = with_flops
         self.want = (1 if with_stack else 0) | (2 if with_modules else 0)
         self.profile_memory = profile_memory
         self.on = False
@@ -124,7 +127,7 @@ class OpCapture:
         if lib is None or self.lib is lib:
             return lib
         self.lib = lib
-        lib.aiprof_torch_configure(int(self.record_shapes), self.want,
+        lib.aiprof_torch_configure(int(self.record_shapes), int(self.with_flops), self.want,
                                    _C._op_context_address() if self.want else None)
         if self.profile_memory and lib.aiprof_torch_memory_install() != 0:
             if _memory_problem is None:

@@ -37,7 +37,8 @@ def _hook(starting, options):
         gc_ms = options["gc_detect_threshold_ms"]
         _collectors = Collectors(options["cpu"], options["record_shapes"],
                                  options["profile_memory"], options["with_stack"],
-                                 options["with_modules"], gc_ms >= 0)
+                                 options["with_modules"], gc_ms >= 0,
+                                 options["with_flops"])
         # The library's session decides what records; the hooks check it
         # on every event, so they are simply on for the whole collection.
         _collectors.set_recording(True)

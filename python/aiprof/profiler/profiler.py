@@ -135,7 +135,8 @@ class _KinetoProfile:
         cpu = bool(self._activities & 1)
         gc_on = self.experimental_config.with_gc
         self._collectors = Collectors(cpu, self.record_shapes, self.profile_memory,
-                                      self.with_stack, self.with_modules, gc_on)
+                                      self.with_stack, self.with_modules, gc_on,
+                                      self.with_flops)
         self._handler_error = None
         self._call_session(self._session.start)
         self._running = True
@@ -241,8 +242,6 @@ class _KinetoProfile:
         if self._activities & ~1 or self._use_cuda:
             _warn_once("device", "no NPU/CUDA back end on this machine: only CPU activity is "
                        "recorded (see supported_activities())")
-        if self.with_flops:
-            _warn_once("flops", "with_flops: FLOPs are not computed by aiprof yet")
         off = self.experimental_config._not_collected()
         if off:
             _warn_once(("config",) + tuple(off), "not collected on this machine (no Ascend "
@@ -279,14 +278,15 @@ class _KinetoProfile:
         if self._trace_dir is None:
             return None
         if self._result is None:
-            self._result = TraceResult(self._trace_dir, self.profile_memory, self.with_stack)
+            self._result = TraceResult(self._trace_dir, self.profile_memory, self.with_stack,
+                                       self.with_flops)
         return self._result
 
     def events(self):
         """The events of the last saved trace (an EventList of FunctionEvent)."""
         r = self._trace_result()
         return r.events() if r is not None else empty_events(self.profile_memory,
-                                                             self.with_stack)
+                                                             self.with_stack, self.with_flops)
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """Events grouped by name (and input shapes / top stack frames)."""
