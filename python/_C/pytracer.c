@@ -559,8 +559,8 @@ static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
 
 static PyObject *py_tracer_mode(PyObject *self, PyObject *unused)
 {
-    int mode = tracer_mode;
-    if (!mode) /* not started yet: what a start would choose */
+    int mode = tracer_on ? tracer_mode : 0;
+    if (!mode) /* not following calls now: what a start would choose */
         mode = want_eval_mode(PyThreadState_Get()->interp) ? MODE_EVAL : MODE_PROFILE;
     return PyUnicode_FromString(mode == MODE_EVAL ? "eval_frame" : "profile");
 }
@@ -580,7 +580,8 @@ static PyMethodDef methods[] = {
     {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,
      "tracer_hook_state() -> 0 (ours), 1 (none) or 2 (another profiler's)."},
     {"tracer_mode", py_tracer_mode, METH_NOARGS,
-     "tracer_mode() -> 'eval_frame' or 'profile': how calls are followed."},
+     "tracer_mode() -> 'eval_frame' or 'profile': how calls are followed (or would be, "
+     "by the next start)."},
     {"tracer_stats", py_tracer_stats, METH_NOARGS,
      "tracer_stats() -> dict: sizes of the tracer's caches."},
     {NULL, NULL, 0, NULL},

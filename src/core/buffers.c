@@ -104,6 +104,26 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced)
     }
 }
 
+/* Python calls still running on any thread when the trace stops end at
+ * the stop, as torch ends its open python_function events: their children
+ * then keep an existing parent.  Each thread's closing records go out as a
+ * chunk of its own, ahead of its last snapshot (P.lock held). */
+static void close_open_pyfuncs(void)
+{
+    uint64_t end = aip__ticks();
+    for (aip__tstate *t = P.threads; t; t = t->next) {
+        if (t->gen != P.gen || !__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
+            continue;
+        aip__buf *b = aip__buf_new();
+        if (!b)
+            continue; /* those calls stay open, as before: their records are lost */
+        P.allocated++;
+        size_t n = aip__pyfunc_close_open(t, end, b->data, AIP_BUF_BYTES);
+        atomic_store_explicit(&b->used, (uint32_t)n, memory_order_relaxed);
+        queue_buffer(b, t->tid, P.gen, 0);
+    }
+}
+
 static aip__buf *pool_get(void)
 {
     aip__buf *b = P.free_list;
@@ -403,6 +423,7 @@ aip_status aip__recorder_end(aip__trace_totals *totals)
         return aip__fail(AIP_ERR_STATE, "no trace is being recorded");
     }
     __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
+    close_open_pyfuncs();
     aip__snapshot_threads(1, &totals->unbalanced);
     P.stop_requested = 1;
     pthread_cond_signal(&P.wake);

@@ -343,13 +343,38 @@ void aip_pyfunc_push(aip_string_id name, aip_string_id module)
         t->py_depth++; /* deep recursion: keep pairing, drop the frame */
         return;
     }
-    aip__py_frame *f = &t->py[t->py_depth];
-    f->parent = t->py_depth ? t->py[t->py_depth - 1].id : 0;
-    t->py_depth++;
+    uint32_t d = t->py_depth;
+    aip__py_frame *f = &t->py[d];
+    f->parent = d ? t->py[d - 1].id : 0;
     f->name = name;
     f->module = module;
     f->id = atomic_fetch_add_explicit(&next_python_id, 1, memory_order_relaxed);
     f->start = aip__ticks();
+    /* The frame is complete before the depth shows it: the stopper reads
+     * other threads' open frames (aip__pyfunc_close_open). */
+    __atomic_store_n(&t->py_depth, d + 1, __ATOMIC_RELEASE);
+}
+
+size_t aip__pyfunc_close_open(const aip__tstate *t, uint64_t end, uint8_t *out, size_t cap)
+{
+    uint32_t depth = __atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE);
+    if (depth > AIP_STACK_DEPTH)
+        depth = AIP_STACK_DEPTH; /* frames past the stack were never kept */
+    size_t n = 0;
+    for (uint32_t d = depth; d-- > 0 && n + sizeof(aip_rec_pyfunc) <= cap;) {
+        const aip__py_frame *f = &t->py[d];
+        aip_rec_pyfunc r;
+        set_header(&r.h, AIP_REC_PYFUNC, 0, sizeof r, f->name);
+        r.start = f->start;
+        r.end = end > f->start ? end : f->start;
+        r.python_id = f->id;
+        r.parent_id = f->parent;
+        r.module_id = f->module;
+        r.reserved = 0;
+        memcpy(out + n, &r, sizeof r);
+        n += sizeof r;
+    }
+    return n;
 }
 
 void aip_pyfunc_pop(void)

@@ -108,6 +108,12 @@ aip__tstate *aip__tls_state(void);
  * (counted) or belongs to a trace that already ended. */
 void *aip__reserve_slow(aip__tstate *t, size_t n);
 
+/* aip__pyfunc_close_open() : PYFUNC records ending the Python calls still
+ * open on `t` at `end` (innermost first) into `out`; @return the bytes
+ * written.  For the stopper, once recording is off (the owner no longer
+ * pushes or pops). */
+size_t aip__pyfunc_close_open(const aip__tstate *t, uint64_t end, uint8_t *out, size_t cap);
+
 static inline aip__tstate *aip__current(void)
 {
     uint32_t g = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);

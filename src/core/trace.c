@@ -178,13 +178,7 @@ aip_status aip__trace_end(aip_session *s, int save)
 {
     if (!s->trace_open)
         return AIP_OK;
-    /* Python calls still running on the stopping thread (the frames that
-     * stop the profile) end here, as torch ends its open python_function
-     * events at the stop: their children then keep an existing parent. */
-    aip__tstate *ct = aip__tls;
-    if (ct && ct->gen && ct->gen == __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED))
-        for (uint32_t n = ct->py_depth; n && ct->py_depth; n--) /* bounded: never spins */
-            aip_pyfunc_pop();
+    /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
     aip__trace_totals *t = &s->last_totals;
     aip_status st = aip__recorder_end(t);

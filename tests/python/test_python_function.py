@@ -159,3 +159,43 @@ def test_frames_running_at_start_are_events(tracer, monkeypatch):
     # and the test function itself, further out, was running too
     assert any(e["name"].endswith(": test_frames_running_at_start_are_events") for e in py)
     assert _C.tracer_mode() == tracer
+
+
+@needs_torch
+@pytest.mark.parametrize("tracer", ["eval_frame", "profile"])
+def test_calls_open_on_other_threads_end_at_stop(tracer, monkeypatch):
+    """A thread still inside a call when the trace stops: that call is an
+    event ending at the stop, so its children's parent ids name it."""
+    import threading
+    import time
+    from aiprof import _C
+    if tracer == "profile":
+        monkeypatch.setenv("AIPROF_PY_TRACER", "profile")
+    elif _C.tracer_mode() != "eval_frame":
+        pytest.skip("this Python has no eval-frame tracer")
+    done, looping = threading.Event(), threading.Event()
+
+    def _worker_loop():
+        while not done.is_set():
+            _helper(1)
+            looping.set()
+            time.sleep(0.001)
+
+    prof = P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True)
+    prof.start()
+    worker = threading.Thread(target=_worker_loop)
+    worker.start()
+    try:
+        assert looping.wait(10)
+        prof.stop()
+    finally:
+        done.set()
+        worker.join()
+    prof.export_chrome_trace("threads.json")
+    with open("threads.json") as f:
+        py = _check_tree(json.load(f)["traceEvents"])
+    loops = [e for e in py if e["name"].endswith(": _worker_loop")]
+    assert len(loops) == 1
+    helpers = [e for e in py if e["name"].endswith(": _helper") and e["tid"] == loops[0]["tid"]]
+    assert helpers and all(h["args"]["Python parent id"] == loops[0]["args"]["Python id"]
+                           for h in helpers)

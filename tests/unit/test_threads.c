@@ -165,6 +165,62 @@ static void test_stop_while_threads_record(void)
     }
 }
 
+/* A thread inside Python calls when the trace stops: the stopper ends
+ * them (the thread waits meanwhile, as Python threads wait for the GIL). */
+static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t py_cond = PTHREAD_COND_INITIALIZER;
+static int py_state; /* 0 start, 1 inside the calls, 2 trace stopped */
+
+static void *py_worker(void *arg)
+{
+    (void)arg;
+    aip_pyfunc_push(aip_intern("w.py(1): outer_call"), 0);
+    aip_pyfunc_push(aip_intern("w.py(5): inner_call"), 0);
+    aip_pyfunc_push(aip_intern("w.py(9): leaf_call"), 0);
+    aip_pyfunc_pop(); /* leaf_call returned while recording */
+    pthread_mutex_lock(&py_lock);
+    py_state = 1;
+    pthread_cond_broadcast(&py_cond);
+    while (py_state != 2)
+        pthread_cond_wait(&py_cond, &py_lock);
+    pthread_mutex_unlock(&py_lock);
+    aip_pyfunc_pop(); /* after the stop: not recorded again */
+    aip_pyfunc_pop();
+    return NULL;
+}
+
+static void test_open_python_calls_of_other_threads_end_at_stop(void)
+{
+    aip_config c;
+    aip_config_init(&c);
+    c.dir_name = tmp;
+    c.activities = AIP_ACTIVITY_CPU;
+    c.with_stack = 1;
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    py_state = 0;
+    pthread_t th;
+    pthread_create(&th, NULL, py_worker, NULL);
+    pthread_mutex_lock(&py_lock);
+    while (py_state != 1)
+        pthread_cond_wait(&py_cond, &py_lock);
+    pthread_mutex_unlock(&py_lock);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    pthread_mutex_lock(&py_lock);
+    py_state = 2;
+    pthread_cond_broadcast(&py_cond);
+    pthread_mutex_unlock(&py_lock);
+    pthread_join(th, NULL);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, "w.py", &rc));
+    ASSERT_EQ(rc.corrupt, 0);
+    ASSERT_EQ(rc.by_kind[AIP_REC_PYFUNC], 3); /* leaf, then inner and outer at the stop */
+    ASSERT_EQ(rc.prefix_hits, 3);
+    ASSERT_EQ(rc.by_kind[AIP_REC_PYFUNC] + rc.by_kind[AIP_REC_THREAD_NAME], rc.stats_recorded);
+    aip_session_destroy(s);
+}
+
 /* SIGKILL mid-trace: the periodic flush put data on disk; the reader
  * recovers every complete chunk and reports the missing end. */
 static void test_sigkill_recovers_flushed_chunks(void)
@@ -224,5 +280,7 @@ static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
           TEST_CASE(test_no_drops_with_room), TEST_CASE(test_threads_exiting_mid_trace),
-          TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_sigkill_recovers_flushed_chunks),
+          TEST_CASE(test_stop_while_threads_record),
+          TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
+          TEST_CASE(test_sigkill_recovers_flushed_chunks),
           TEST_CASE(teardown))
