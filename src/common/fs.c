@@ -145,6 +145,28 @@ aip_status aip__write_file(const char *path, const void *data, size_t size)
     return s;
 }
 
+aip_status aip__create_file(const char *path, const void *data, size_t size, int *created)
+{
+    *created = 0;
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()) >= (int)sizeof tmp)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    int fd = aip__open_output(tmp);
+    if (fd < 0)
+        return AIP_ERR_IO;
+    aip_status s = aip__write_all(fd, data, size, path);
+    if (close(fd) != 0 && !s)
+        s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", path, strerror(errno));
+    if (!s) {
+        if (link(tmp, path) == 0)
+            *created = 1;
+        else if (errno != EEXIST)
+            s = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    }
+    unlink(tmp);
+    return s;
+}
+
 aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t *size)
 {
     *out = NULL;

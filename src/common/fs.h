@@ -38,6 +38,12 @@ aip_status aip__write_all(int fd, const void *data, size_t size, const char *pat
  * then renamed, so a reader never sees half a file). */
 aip_status aip__write_file(const char *path, const void *data, size_t size);
 
+/* aip__create_file() : like aip__write_file(), but only if `path` does not
+ * exist yet, decided atomically (link(2) of the complete temp file), so
+ * that two processes, or a user's edit, racing a creation never see one
+ * overwrite the other.  *created says whether this call made it. */
+aip_status aip__create_file(const char *path, const void *data, size_t size, int *created);
+
 /* aip__read_file() : whole file into a NUL-terminated malloc'd buffer;
  * AIP_ERR_LIMIT beyond `max_size`. */
 aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t *size);

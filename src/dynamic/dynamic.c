@@ -280,11 +280,14 @@ aip_status aip_dynamic_init(const char *config_dir)
     snprintf(path, sizeof path, "%s/profiler_config.json", config_dir);
     struct stat sb;
     if (lstat(path, &sb) != 0) {
+        /* Only if still absent: another process sharing the directory, or
+         * the user, may write it at the same moment. */
         const char *text = aip__dp_default_config_text();
-        if (aip__write_file(path, text, strlen(text)) == AIP_OK)
-            aip__dp_log_write(&D.log, "INFO", "created %s with the default configuration", path);
-        else
+        int created;
+        if (aip__create_file(path, text, strlen(text), &created) != AIP_OK)
             aip__dp_log_write(&D.log, "ERROR", "cannot create %s: %s", path, aip_last_error());
+        else if (created)
+            aip__dp_log_write(&D.log, "INFO", "created %s with the default configuration", path);
     } else if (S_ISLNK(sb.st_mode)) {
         pthread_mutex_unlock(&D.lock);
         return aip__fail(AIP_ERR_SYMLINK, "%s is a symbolic link; refused", path);

@@ -12,6 +12,7 @@
 #include "dp_config.h"
 #include "dp_log.h"
 #include "dp_watch.h"
+#include "fs.h"
 #include "raw_count.h"
 
 #include <dirent.h>
@@ -395,6 +396,29 @@ static int shm_exists(const char *cfg_dir)
     return access(path, F_OK) == 0;
 }
 
+/* The default config is created only where none exists, atomically: a
+ * file written meanwhile (by a user, or another process) is kept. */
+static void test_create_file_never_overwrites(void)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/created.json", tmp);
+    int created = -1;
+    ASSERT_EQ(aip__create_file(path, "{\"a\": 1}", 8, &created), AIP_OK);
+    ASSERT_EQ(created, 1);
+    ASSERT_EQ(aip__create_file(path, "{}", 2, &created), AIP_OK);
+    ASSERT_EQ(created, 0);
+    size_t n = 0;
+    char *text = aip_test_slurp(path, &n);
+    ASSERT_TRUE(text && n == 8 && memcmp(text, "{\"a\": 1}", 8) == 0);
+    free(text);
+    DIR *d = opendir(tmp); /* no temp file left behind */
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        ASSERT_TRUE(strstr(e->d_name, ".tmp") == NULL);
+    if (d)
+        closedir(d);
+}
+
 static void test_two_processes_share_one_watcher(void)
 {
     char cfg[PATH_MAX], prof[PATH_MAX], p1[PATH_MAX], p2[PATH_MAX], json[1024];
@@ -589,6 +613,7 @@ static void teardown(void) { if (!getenv("AIP_KEEP_TMP")) rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_config_parsing), TEST_CASE(test_log_rotation),
           TEST_CASE(test_api_misuse), TEST_CASE(test_edits_drive_collections),
+          TEST_CASE(test_create_file_never_overwrites),
           TEST_CASE(test_two_processes_share_one_watcher),
           TEST_CASE(test_stale_segment_is_taken_over),
           TEST_CASE(test_config_dir_deleted_while_running),
