@@ -35,6 +35,12 @@ int aipy_trace_reader_init(PyObject *module);
 const char *aipy_tracer_current_stack(aip_string_id *id);
 const char *aipy_modules_current_path(aip_string_id *id);
 
+/* with_modules (modules.c), with the GIL: `module` starts running / has
+ * returned (or raised) on this thread.  enter returns -1 with a Python
+ * error set, else 0. */
+int aipy_module_enter(PyObject *module);
+void aipy_module_leave(PyObject *module);
+
 /* pytracer.c : python_function events (aip_pyfunc_push/pop) of the Python
  * tracer and the nn.Module hooks, which share the library's per-thread
  * stack.  A push notes the trace it went to and the thread's count of open

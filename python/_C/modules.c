@@ -1,17 +1,33 @@
 /*
  * modules.c — with_modules: the nn.Module path of every recorded op.
  *
- * module_pre_hook / module_hook are installed as torch's global forward
- * pre-hook and forward hook while a profile with with_modules records.
+ * Modules are entered and left (aipy_module_enter / aipy_module_leave)
+ * from one of two places while a profile with with_modules records:
+ *
+ *   - the frame evaluator (pytracer.c, CPython 3.11): every frame of
+ *     nn.Module._call_impl enters its `self` and leaves it when the frame
+ *     ends, raising or not.  No Python hook is installed, so torch keeps
+ *     the fast path of _call_impl (global hooks send every module call of
+ *     the program down its slow path, ~1.5 us each);
+ *   - otherwise torch's global forward pre-hook and forward hook
+ *     (module_pre_hook / module_hook).
+ *
  * They keep a per-thread stack of the modules being run; the PyTorch
  * adapter reads the innermost path (aipy_modules_current_path) without the
- * GIL, so each entry owns its path text, made once when the module is
- * entered: "nn.Module: MLP_0;nn.Module: Linear_1" — outermost first, each
+ * GIL: "nn.Module: MLP_0;nn.Module: Linear_1" — outermost first, each
  * module named by its class and a per-class index in order of first use,
  * as torch's Python tracer names modules.
  *
+ * A training loop enters the same modules under the same parents at every
+ * step, so each (parent path, module) pair is made once per profile: its
+ * path text, interned id and the module's event name id live in a table
+ * (with the GIL), and entering a module costs one lookup.  A profile's
+ * texts are freed only when the profile after it starts, so an adapter
+ * still reading one on another thread never reads freed memory.
+ *
  * A forward that raises skips its forward hook; the next hook of an outer
- * module unwinds past it, so the stack heals at the next return.
+ * module unwinds past it, so the stack heals at the next return (frames
+ * always leave).
  *
  * Each module run is also a python_function event named after the module
  * alone ("nn.Module: Linear_0", its string id also the module id), from
@@ -21,15 +37,16 @@
 #include "aiprof_C.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_DEPTH 128
 
 typedef struct mod_entry {
-    PyObject *module; /* borrowed; identity only */
-    char *path;
-    aip_string_id id; /* the path, interned once per entry */
+    PyObject *module;    /* borrowed; identity only */
+    const char *path;    /* owned by the path table */
+    aip_string_id id;    /* the path's string id */
     aipy_pyfunc_mark pf; /* its python_function event */
 } mod_entry;
 
@@ -39,32 +56,88 @@ typedef struct mod_stack {
     mod_entry e[MAX_DEPTH];
 } mod_stack;
 
+/* (parent path id, module) → the module's path under that parent. */
+typedef struct path_slot {
+    PyObject *module; /* NULL = empty; identity only */
+    aip_string_id parent, id, name_id;
+    char *text;
+} path_slot;
+
+typedef struct path_table {
+    path_slot *slots;
+    size_t cap, used;
+} path_table;
+
 static unsigned modules_epoch;
 static int modules_on;
 static __thread mod_stack *tls_mods __attribute__((tls_model("initial-exec")));
 static pthread_key_t mods_key;
 static PyObject *names;         /* {id(module): bytes name} */
-static PyObject *name_ids;      /* {bytes name: int string id} */
 static PyObject *class_counts;  /* {class name: next index} */
+static path_table paths, retired_paths; /* this profile's; the previous one's */
 
-static void stack_clear(mod_stack *s)
+static void stack_clear(mod_stack *s) { s->depth = 0; }
+
+static void stack_free(void *p) { free(p); }
+
+static void paths_free(path_table *t)
 {
-    int n = s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH;
-    for (int i = 0; i < n; i++)
-        free(s->e[i].path);
-    s->depth = 0;
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slots[i].text);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
 }
 
-static void stack_free(void *p)
+static size_t path_hash(PyObject *module, aip_string_id parent, size_t cap)
 {
-    mod_stack *s = p;
-    stack_clear(s);
-    free(s);
+    uint64_t h = ((uint64_t)(uintptr_t)module >> 4) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)parent * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static path_slot *paths_find(PyObject *module, aip_string_id parent)
+{
+    if (!paths.cap)
+        return NULL;
+    for (size_t i = path_hash(module, parent, paths.cap);; i = (i + 1) & (paths.cap - 1)) {
+        path_slot *e = &paths.slots[i];
+        if (!e->module)
+            return NULL;
+        if (e->module == module && e->parent == parent)
+            return e;
+    }
+}
+
+/* A free slot for a new pair (the table grows at half full). */
+static path_slot *paths_add(PyObject *module, aip_string_id parent)
+{
+    if ((paths.used + 1) * 2 > paths.cap) {
+        size_t cap = paths.cap ? paths.cap * 2 : 256;
+        path_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return NULL;
+        for (size_t i = 0; i < paths.cap; i++) {
+            path_slot *e = &paths.slots[i];
+            if (!e->module)
+                continue;
+            size_t j = path_hash(e->module, e->parent, cap);
+            while (slots[j].module)
+                j = (j + 1) & (cap - 1);
+            slots[j] = *e;
+        }
+        free(paths.slots);
+        paths.slots = slots;
+        paths.cap = cap;
+    }
+    size_t i = path_hash(module, parent, paths.cap);
+    while (paths.slots[i].module)
+        i = (i + 1) & (paths.cap - 1);
+    paths.used++;
+    return &paths.slots[i];
 }
 
 /* The calling thread's stack for this profile; entries left from a
- * previous profile are dropped.  stack_clear() zeroes the depth, so a
- * stack is never freed twice. */
+ * previous profile are dropped. */
 static mod_stack *stack_get(void)
 {
     mod_stack *s = tls_mods;
@@ -115,82 +188,96 @@ static PyObject *module_name(PyObject *module)
     return name;
 }
 
-/* The string id of a module's name, interned once per profile. */
-static aip_string_id module_name_id(PyObject *name)
+/* The path slot of `module` under the entry `parent` (NULL: outermost),
+ * made on first use; NULL with a Python error set on failure. */
+static const path_slot *path_of(PyObject *module, const mod_entry *parent)
 {
-    if (!__atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED))
-        return 0; /* no event to name */
-    PyObject *v = PyDict_GetItemWithError(name_ids, name);
-    if (v)
-        return (aip_string_id)PyLong_AsUnsignedLong(v);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
+    aip_string_id parent_id = parent ? parent->id : 0;
+    path_slot *e = paths_find(module, parent_id);
+    if (e)
+        return e;
+    PyObject *name = module_name(module);
+    if (!name)
+        return NULL;
+    const char *nm = PyBytes_AS_STRING(name);
+    size_t nlen = (size_t)PyBytes_GET_SIZE(name);
+    size_t plen = parent ? strlen(parent->path) : 0;
+    char *text = malloc(plen + 1 + nlen + 1);
+    if (!text) {
+        PyErr_NoMemory();
+        return NULL;
     }
-    aip_string_id id = aip_intern(PyBytes_AS_STRING(name));
-    v = PyLong_FromUnsignedLong(id);
-    if (!v || PyDict_SetItem(name_ids, name, v) < 0)
-        PyErr_Clear();
-    Py_XDECREF(v);
-    return id;
+    if (parent) {
+        memcpy(text, parent->path, plen);
+        text[plen++] = ';';
+    }
+    memcpy(text + plen, nm, nlen + 1);
+    e = paths_add(module, parent_id);
+    if (!e) {
+        free(text);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    e->module = module;
+    e->parent = parent_id;
+    e->text = text;
+    e->id = aip_intern(text);
+    e->name_id = aip_intern(nm);
+    return e;
+}
+
+int aipy_module_enter(PyObject *module)
+{
+    if (!modules_on)
+        return 0;
+    mod_stack *s = stack_get();
+    if (!s)
+        return 0;
+    int d = s->depth++;
+    if (d >= MAX_DEPTH)
+        return 0;
+    const path_slot *p = path_of(module, d > 0 ? &s->e[d - 1] : NULL);
+    if (!p) {
+        s->depth--;
+        return -1;
+    }
+    s->e[d].module = module;
+    s->e[d].path = p->text;
+    s->e[d].id = p->id;
+    s->e[d].pf = aipy_pyfunc_push(p->name_id, p->name_id);
+    return 0;
+}
+
+void aipy_module_leave(PyObject *module)
+{
+    mod_stack *s = tls_mods;
+    if (!s || s->epoch != modules_epoch || s->depth <= 0)
+        return;
+    if (s->depth > MAX_DEPTH) {
+        s->depth--;
+        return;
+    }
+    for (int d = s->depth - 1; d >= 0; d--) {
+        if (s->e[d].module != module)
+            continue;
+        /* the events of the entries unwound too: d's was pushed first */
+        aipy_pyfunc_pop_to(s->e[d].pf);
+        s->depth = d;
+        break;
+    }
 }
 
 static PyObject *py_pre_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (n < 1 || !modules_on)
-        Py_RETURN_NONE;
-    mod_stack *s = stack_get();
-    if (!s)
-        Py_RETURN_NONE;
-    int d = s->depth++;
-    if (d >= MAX_DEPTH)
-        Py_RETURN_NONE;
-    PyObject *name = module_name(args[0]);
-    if (!name) {
-        s->depth--;
+    if (n >= 1 && aipy_module_enter(args[0]) < 0)
         return NULL;
-    }
-    const char *nm = PyBytes_AS_STRING(name);
-    size_t nlen = (size_t)PyBytes_GET_SIZE(name);
-    const char *parent = d > 0 ? s->e[d - 1].path : NULL;
-    size_t plen = parent ? strlen(parent) : 0;
-    char *path = malloc(plen + 1 + nlen + 1);
-    if (!path) {
-        s->depth--;
-        return PyErr_NoMemory();
-    }
-    if (parent) {
-        memcpy(path, parent, plen);
-        path[plen++] = ';';
-    }
-    memcpy(path + plen, nm, nlen + 1);
-    s->e[d].module = args[0];
-    s->e[d].path = path;
-    s->e[d].id = aip_intern(path);
-    aip_string_id nid = module_name_id(name);
-    s->e[d].pf = aipy_pyfunc_push(nid, nid);
     Py_RETURN_NONE;
 }
 
 static PyObject *py_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    mod_stack *s = tls_mods;
-    if (n < 1 || !s || s->epoch != modules_epoch || s->depth <= 0)
-        Py_RETURN_NONE;
-    if (s->depth > MAX_DEPTH) {
-        s->depth--;
-        Py_RETURN_NONE;
-    }
-    for (int d = s->depth - 1; d >= 0; d--) {
-        if (s->e[d].module != args[0])
-            continue;
-        /* the events of the entries unwound too: d's was pushed first */
-        aipy_pyfunc_pop_to(s->e[d].pf);
-        for (int i = s->depth - 1; i >= d; i--)
-            free(s->e[i].path);
-        s->depth = d;
-        break;
-    }
+    if (n >= 1)
+        aipy_module_leave(args[0]);
     Py_RETURN_NONE;
 }
 
@@ -217,9 +304,12 @@ static PyObject *py_modules_enable(PyObject *self, PyObject *arg)
         if (s && s->epoch == modules_epoch)
             stack_clear(s);
         PyDict_Clear(names);
-        PyDict_Clear(name_ids);
         PyDict_Clear(class_counts);
         __atomic_store_n(&modules_epoch, modules_epoch + 1, __ATOMIC_RELAXED);
+        /* Two profiles back: no thread can still be reading those texts. */
+        paths_free(&retired_paths);
+        retired_paths = paths;
+        memset(&paths, 0, sizeof paths);
     }
     __atomic_store_n(&modules_on, on, __ATOMIC_RELAXED);
     Py_RETURN_NONE;
@@ -243,8 +333,7 @@ int aipy_modules_init(PyObject *module)
     }
     names = PyDict_New();
     class_counts = PyDict_New();
-    name_ids = PyDict_New();
-    if (!names || !class_counts || !name_ids)
+    if (!names || !class_counts)
         return -1;
     return PyModule_AddFunctions(module, methods);
 }

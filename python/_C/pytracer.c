@@ -224,12 +224,34 @@ static void eval_replay(shadow *s, PyThreadState *ts)
     free(chain);
 }
 
+/* with_modules through frames: nn.Module._call_impl's code, whose frames
+ * run one module call each (its `self`, the frame's first local). */
+static PyCodeObject *module_call_code;
+static int modules_by_frame;
+
+/* Evaluate `frame`, entering its module first when it is a module call. */
+static PyObject *eval_frame_of(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
+{
+    PyObject *module = NULL;
+    if (modules_by_frame && frame->f_code == module_call_code && !throwflag) {
+        module = frame->localsplus[0];
+        if (module && aipy_module_enter(module) < 0) {
+            PyErr_Clear(); /* no module path for this call; the call itself goes on */
+            module = NULL;
+        }
+    }
+    PyObject *r = _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    if (module)
+        aipy_module_leave(module);
+    return r;
+}
+
 static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
 {
     shadow *s = tls_shadow;
     if (__builtin_expect(!s || s->epoch != tracer_epoch || s->mode != MODE_EVAL, 0)) {
         if (!tracer_on || tracer_mode != MODE_EVAL || !(s = shadow_fresh()))
-            return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+            return eval_frame_of(ts, frame, throwflag);
         eval_replay(s, ts);
     }
     s->ts = ts;
@@ -238,10 +260,22 @@ static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int thro
     shadow_push(s, frame, frame->f_code, 1);
     uint64_t serial = s->pushes;
     unsigned epoch = s->epoch;
-    PyObject *r = _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    PyObject *r = eval_frame_of(ts, frame, throwflag);
     if (s->epoch == epoch && s->depth > d && (d >= MAX_DEPTH || s->e[d].serial == serial))
         shadow_pop_to(s, d);
     return r;
+}
+
+/* Our evaluator is installed while it follows calls or module calls; it
+ * never replaces another one (torch.compile's). */
+static void eval_update(PyInterpreterState *interp)
+{
+    int need = (tracer_on && tracer_mode == MODE_EVAL) || modules_by_frame;
+    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (need && cur == _PyEval_EvalFrameDefault)
+        _PyInterpreterState_SetEvalFrameFunc(interp, eval_cb);
+    else if (!need && cur == eval_cb)
+        _PyInterpreterState_SetEvalFrameFunc(interp, _PyEval_EvalFrameDefault);
 }
 
 #endif /* AIPY_EVAL_FRAME */
@@ -494,7 +528,6 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
             s->ts = me;
             eval_replay(s, me);
         }
-        _PyInterpreterState_SetEvalFrameFunc(me->interp, eval_cb);
         r = PyLong_FromLong(0);
     } else
 #endif
@@ -504,6 +537,9 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
     }
     if (r)
         __atomic_store_n(&tracer_on, 1, __ATOMIC_RELAXED);
+#ifdef AIPY_EVAL_FRAME
+    eval_update(me->interp);
+#endif
     return r;
 }
 
@@ -513,8 +549,7 @@ static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
     __atomic_store_n(&tracer_on, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
 #ifdef AIPY_EVAL_FRAME
-    if (_PyInterpreterState_GetEvalFrameFunc(me->interp) == eval_cb)
-        _PyInterpreterState_SetEvalFrameFunc(me->interp, _PyEval_EvalFrameDefault);
+    eval_update(me->interp);
 #endif
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
@@ -557,6 +592,41 @@ static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
     return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
 }
 
+/* modules_by_frames(code) -> bool: follow nn.Module calls as frames of
+ * `code` (Module._call_impl.__code__) instead of global hooks; False if
+ * this Python cannot (then the caller installs the hooks).
+ * modules_by_frames(None) stops. */
+static PyObject *py_modules_by_frames(PyObject *self, PyObject *code)
+{
+    PyThreadState *me = PyThreadState_Get();
+#ifdef AIPY_EVAL_FRAME
+    if (code == Py_None) {
+        modules_by_frame = 0;
+        eval_update(me->interp);
+        Py_CLEAR(module_call_code);
+        Py_RETURN_FALSE;
+    }
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "modules_by_frames() takes a code object or None");
+        return NULL;
+    }
+    if (((PyCodeObject *)code)->co_argcount < 1 || !want_eval_mode(me->interp))
+        Py_RETURN_FALSE;
+    Py_INCREF(code);
+    Py_XSETREF(module_call_code, (PyCodeObject *)code);
+    modules_by_frame = 1;
+    eval_update(me->interp);
+    Py_RETURN_TRUE;
+#else
+    (void)me;
+    if (code != Py_None && !PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "modules_by_frames() takes a code object or None");
+        return NULL;
+    }
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyObject *py_tracer_mode(PyObject *self, PyObject *unused)
 {
     int mode = tracer_on ? tracer_mode : 0;
@@ -579,6 +649,9 @@ static PyMethodDef methods[] = {
      "threading.setprofile target used while tracing in profile mode."},
     {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,
      "tracer_hook_state() -> 0 (ours), 1 (none) or 2 (another profiler's)."},
+    {"modules_by_frames", py_modules_by_frames, METH_O,
+     "modules_by_frames(code) -> bool: follow nn.Module calls through the frame evaluator "
+     "(None: stop)."},
     {"tracer_mode", py_tracer_mode, METH_NOARGS,
      "tracer_mode() -> 'eval_frame' or 'profile': how calls are followed (or would be, "
      "by the next start)."},

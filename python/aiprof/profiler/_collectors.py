@@ -9,7 +9,9 @@ steps and after the profile:
   - with profile_memory: labels for the optimizers' parameters, gradients
     and state (_memory_labels.py);
   - with_stack: the C call-stack tracer (its stacks go on ATen ops);
-  - with_modules: global nn.Module forward hooks feeding the module path;
+  - with_modules: nn.Module calls seen as frames of Module._call_impl by the
+    frame evaluator (CPython 3.11), else global nn.Module forward hooks,
+    feeding the module path;
   - gc_detect_threshold: a gc.callbacks entry.
 """
 import gc
@@ -101,17 +103,31 @@ class Collectors:
                           RuntimeWarning, stacklevel=5)
 
     def _set_modules(self, on):
+        """Module calls are followed through the frame evaluator where it
+        can be ours (frames of Module._call_impl), else with torch's global
+        forward hooks, which send every module call down _call_impl's slow
+        path."""
         if on == (self._module_handles is not None):
             return
         if on:
             module = sys.modules["torch"].nn.modules.module
             _C.modules_enable(True)
-            self._module_handles = (
-                module.register_module_forward_pre_hook(_C.module_pre_hook),
-                module.register_module_forward_hook(_C.module_hook))
+            call_impl = getattr(getattr(module.Module, "_call_impl", None), "__code__", None)
+            if call_impl is not None and _C.modules_by_frames(call_impl):
+                self._module_handles = ()
+            else:
+                pre = module.register_module_forward_pre_hook(_C.module_pre_hook)
+                try:  # torch >= 2.1: the hook runs after a forward that raised too
+                    post = module.register_module_forward_hook(_C.module_hook, always_call=True)
+                except TypeError:  # older: the path heals when an outer module returns
+                    post = module.register_module_forward_hook(_C.module_hook)
+                self._module_handles = (pre, post)
         else:
-            for h in self._module_handles:
-                h.remove()
+            if self._module_handles:
+                for h in self._module_handles:
+                    h.remove()
+            else:
+                _C.modules_by_frames(None)
             self._module_handles = None
             _C.modules_enable(False)
 
