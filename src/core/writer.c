@@ -2,7 +2,8 @@
  * writer.c — the raw writer thread of one trace.
  *
  * Appends chunks to FRAMEWORK/aiprof_{pid}.raw: header, INFO, CLOCK, then
- * STRINGS deltas and EVENTS chunks as buffers fill, a periodic snapshot of
+ * EVENTS chunks as buffers fill, each preceded by the STRINGS it uses that
+ * the file lacks (trace_strings.c), a periodic snapshot of
  * partly filled buffers every 100 ms (so a killed program loses at most that
  * much), CLOCK sync points, and STATS/CLOCK/END at stop.  Each chunk goes out
  * in one writev(); a write error (disk full) is reported once, and the
@@ -13,6 +14,7 @@
 #include "error.h"
 #include "fs.h"
 #include "intern.h"
+#include "trace_strings.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -32,7 +34,7 @@ typedef struct writer {
     char path[PATH_MAX];
     pthread_t thread;
     int running;
-    uint32_t strings_written;
+    aip__trace_strings strings; /* which ids this file defines */
     uint64_t bytes;
     int io_error;
     char io_message[300];
@@ -79,37 +81,18 @@ static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32
     W.bytes += total;
 }
 
-/* Strings first: every id an EVENTS chunk uses is defined before it. */
-static void write_strings(void)
+static void write_strings_chunk(void *ctx, uint16_t type, const void *payload, uint32_t size)
 {
-    uint32_t n = aip__string_count();
-    if (n <= W.strings_written)
-        return;
-    uint8_t *buf = malloc(STRINGS_CHUNK_BYTES);
-    if (!buf)
-        return; /* retried at the next flush */
-    while (W.strings_written < n && !W.io_error) {
-        uint32_t first = W.strings_written + 1, count = 0;
-        size_t off = 8;
-        for (uint32_t id = first; id <= n; id++) {
-            uint32_t len = 0;
-            const char *text = aip__string_text(id, &len);
-            if (!text)
-                len = 0;
-            if (off + 4 + len > STRINGS_CHUNK_BYTES && count)
-                break;
-            memcpy(buf + off, &len, 4);
-            if (len)
-                memcpy(buf + off + 4, text, len);
-            off += 4 + len;
-            count++;
-        }
-        memcpy(buf, &first, 4);
-        memcpy(buf + 4, &count, 4);
-        write_chunk(AIP_CHUNK_STRINGS, 0, buf, (uint32_t)off);
-        W.strings_written += count;
-    }
-    free(buf);
+    (void)ctx;
+    write_chunk(type, 0, payload, size);
+}
+
+/* Strings first: every id an EVENTS chunk uses is defined before it. */
+static void write_events(uint64_t tid, const uint8_t *p, uint32_t size)
+{
+    aip__trace_strings_scan(&W.strings, p, size);
+    aip__trace_strings_flush(&W.strings, STRINGS_CHUNK_BYTES, write_strings_chunk, NULL);
+    write_chunk(AIP_CHUNK_EVENTS, tid, p, size);
 }
 
 static uint64_t count_records(const uint8_t *p, uint32_t size)
@@ -144,12 +127,11 @@ static void write_buffers(aip__buf *list)
         rev = list;
         list = next;
     }
-    write_strings();
     for (aip__buf *b = rev; b; b = b->next) {
         uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
         uint32_t size = used - b->start;
         uint64_t n = count_records(b->data + b->start, size);
-        write_chunk(AIP_CHUNK_EVENTS, b->tid, b->data + b->start, size);
+        write_events(b->tid, b->data + b->start, size);
         pthread_mutex_lock(&P.lock);
         aip__tid_stats *st = aip__stats_for(b->tid);
         if (st) {
@@ -277,7 +259,7 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
         return aip__fail(AIP_ERR_STATE, "raw writer not running");
     pthread_join(W.thread, NULL);
     W.running = 0;
-    write_strings();
+    aip__trace_strings_free(&W.strings);
 
     pthread_mutex_lock(&P.lock);
     size_t n = P.nstats;
@@ -321,4 +303,5 @@ void aip__writer_after_fork_child(void)
         close(W.fd); /* the parent keeps its own descriptor */
     W.fd = -1;
     W.running = 0;
+    aip__trace_strings_free(&W.strings);
 }

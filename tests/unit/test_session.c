@@ -535,6 +535,77 @@ static void test_switches_gate_records(void)
     aip_session_destroy(s);
 }
 
+/* Each trace's raw file defines the strings its events use, and only
+ * those: ids are process-wide, and a long run must not carry its history
+ * into every later file. */
+static void test_trace_files_carry_only_their_strings(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.record_shapes = 1;
+    c.with_stack = 1;
+    c.with_modules = 1;
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    char name[64];
+    for (int i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "first_only_%d", i);
+        aip_annotation_push(name);
+        aip_annotation_pop();
+    }
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, "first_only", &rc));
+    ASSERT_EQ(rc.prefix_hits, 300);
+    aip_session_destroy(s);
+
+    /* The second trace uses every kind of string a record can name. */
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_annotation_push("second_annotation");
+    aip_op_info op = {.name = "aten::second", .sequence_number = -1, .input_shapes = "[[2]]",
+                      .input_dtypes = "[float]", .call_stack = "second.py(3): g",
+                      .module_hierarchy = "nn.Module: Second_0"};
+    aip_op_begin(&op);
+    aip_op_end();
+    aip_range_push("dom_push", "second_range");
+    aip_range_pop();
+    aip_range_end(aip_range_start("dom_start", "second_cross"));
+    aip_mark("dom_mark", "second_mark");
+    aip_pyfunc_push(aip_intern("second.py(9): h"), aip_intern("nn.Module: SecondMod_0"));
+    aip_pyfunc_pop();
+    aip_annotation_pop();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    ASSERT_TRUE(raw_count_session(s, "first_only", &rc));
+    ASSERT_EQ(rc.prefix_hits, 0);
+    ASSERT_TRUE(rc.strings < 40); /* not the 300 of the first trace */
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    o.outputs = AIP_OUTPUTS_TRACE_VIEW;
+    ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &o), AIP_OK);
+    char trace[PATH_MAX + 64];
+    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json",
+             aip_session_result_dir(s));
+    size_t n = 0;
+    char *text = aip_test_slurp(trace, &n);
+    ASSERT_TRUE(text != NULL);
+    static const char *const want[] = {
+        "\"second_annotation\"", "\"aten::second\"", "\"[[2]]\"", "\"[float]\"",
+        "second.py(3): g", "\"nn.Module: Second_0\"", "\"dom_push\"", "\"second_range\"",
+        "\"dom_start\"", "\"second_cross\"", "\"dom_mark\"", "\"second_mark\"",
+        "\"second.py(9): h\""}; /* a Python call's module shows as its id */
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (!strstr(text, want[i])) {
+            fprintf(stderr, "missing %s\n", want[i]);
+            ASSERT_TRUE(0);
+        }
+    ASSERT_TRUE(strstr(text, "first_only") == NULL);
+    free(text);
+    aip_session_destroy(s);
+}
+
 /* A pair spanning the start of a trace is not misuse. */
 static void test_pairs_straddling_trace_start_are_not_unbalanced(void)
 {
@@ -641,6 +712,7 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_defaults_follow_seed),
           TEST_CASE(test_step_offset_numbers_steps), TEST_CASE(test_modes_and_layout),
           TEST_CASE(test_rank_names_info_file), TEST_CASE(test_bad_output_paths_keep_program_running),
           TEST_CASE(test_mstx_domain_filter), TEST_CASE(test_switches_gate_records),
+          TEST_CASE(test_trace_files_carry_only_their_strings),
           TEST_CASE(test_pairs_straddling_trace_start_are_not_unbalanced),
           TEST_CASE(test_dropped_count_is_live),
           TEST_CASE(test_external_control_adopts_program_sessions),
