@@ -122,10 +122,11 @@ aip_status aip__write_all(int fd, const void *data, size_t size, const char *pat
     return AIP_OK;
 }
 
-aip_status aip__write_file(const char *path, const void *data, size_t size)
+/* `data` into a new file next to `path` (its name in `tmp`), closed. */
+static aip_status write_temp(const char *path, const void *data, size_t size, char *tmp,
+                             size_t cap)
 {
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()) >= (int)sizeof tmp)
+    if (snprintf(tmp, cap, "%s.tmp%d", path, (int)getpid()) >= (int)cap)
         return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
     int fd = aip__open_output(tmp);
     if (fd < 0)
@@ -133,13 +134,22 @@ aip_status aip__write_file(const char *path, const void *data, size_t size)
     aip_status s = aip__write_all(fd, data, size, path);
     if (close(fd) != 0 && !s)
         s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", path, strerror(errno));
-    if (!s) {
-        struct stat st;
-        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-            s = aip__fail(AIP_ERR_SYMLINK, "refusing to replace %s: it is a symbolic link", path);
-        else if (rename(tmp, path) != 0)
-            s = aip__fail(AIP_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    }
+    if (s)
+        unlink(tmp);
+    return s;
+}
+
+aip_status aip__write_file(const char *path, const void *data, size_t size)
+{
+    char tmp[PATH_MAX];
+    aip_status s = write_temp(path, data, size, tmp, sizeof tmp);
+    if (s)
+        return s;
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        s = aip__fail(AIP_ERR_SYMLINK, "refusing to replace %s: it is a symbolic link", path);
+    else if (rename(tmp, path) != 0)
+        s = aip__fail(AIP_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
     if (s)
         unlink(tmp);
     return s;
@@ -149,20 +159,13 @@ aip_status aip__create_file(const char *path, const void *data, size_t size, int
 {
     *created = 0;
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid()) >= (int)sizeof tmp)
-        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
-    int fd = aip__open_output(tmp);
-    if (fd < 0)
-        return AIP_ERR_IO;
-    aip_status s = aip__write_all(fd, data, size, path);
-    if (close(fd) != 0 && !s)
-        s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", path, strerror(errno));
-    if (!s) {
-        if (link(tmp, path) == 0)
-            *created = 1;
-        else if (errno != EEXIST)
-            s = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-    }
+    aip_status s = write_temp(path, data, size, tmp, sizeof tmp);
+    if (s)
+        return s;
+    if (link(tmp, path) == 0)
+        *created = 1;
+    else if (errno != EEXIST)
+        s = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
     unlink(tmp);
     return s;
 }

@@ -38,6 +38,19 @@ static void base_config(aip_config *c, const char *dir)
     c->mstx = 1;
 }
 
+/* A session of `c`, created and started; NULL if either failed. */
+static aip_session *start_new(const aip_config *c)
+{
+    aip_session *s;
+    if (aip_session_create(c, &s) != AIP_OK)
+        return NULL;
+    if (aip_session_start(s) != AIP_OK) {
+        aip_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
 static void test_defaults_follow_seed(void)
 {
     aip_config c;
@@ -424,9 +437,8 @@ static void test_switches_gate_records(void)
     base_config(&c, tmp);
     c.record_shapes = 0;
     c.profile_memory = 0;
-    aip_session *s;
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
     aip_op_info op = {.name = "aten::mm", .sequence_number = 5, .input_shapes = "[[1]]",
                       .input_dtypes = "[float]", .call_stack = "a.py(1): f"};
     aip_op_begin(&op);
@@ -542,12 +554,9 @@ static void test_trace_files_carry_only_their_strings(void)
 {
     aip_config c;
     base_config(&c, tmp);
-    c.record_shapes = 1;
-    c.with_stack = 1;
-    c.with_modules = 1;
-    aip_session *s;
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    c.record_shapes = c.with_stack = c.with_modules = 1; /* every string field */
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
     char name[64];
     for (int i = 0; i < 300; i++) {
         snprintf(name, sizeof name, "first_only_%d", i);
@@ -561,8 +570,7 @@ static void test_trace_files_carry_only_their_strings(void)
     aip_session_destroy(s);
 
     /* The second trace uses every kind of string a record can name. */
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    ASSERT_TRUE((s = start_new(&c)) != NULL);
     aip_annotation_push("second_annotation");
     aip_op_info op = {.name = "aten::second", .sequence_number = -1, .input_shapes = "[[2]]",
                       .input_dtypes = "[float]", .call_stack = "second.py(3): g",

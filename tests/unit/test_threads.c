@@ -20,6 +20,14 @@ static uint64_t per_thread = 1000000;
 
 #define NTHREADS 8
 
+/* CPU activity into this test's directory. */
+static void cpu_config(aip_config *c)
+{
+    aip_config_init(c);
+    c->dir_name = tmp;
+    c->activities = AIP_ACTIVITY_CPU;
+}
+
 static void *emit(void *arg)
 {
     uint64_t n = *(uint64_t *)arg;
@@ -34,9 +42,7 @@ static void *emit(void *arg)
 static raw_counts run(size_t cap, uint64_t n, const char **dir_out, aip_session **keep)
 {
     aip_config c;
-    aip_config_init(&c);
-    c.dir_name = tmp;
-    c.activities = AIP_ACTIVITY_CPU;
+    cpu_config(&c);
     c.buffer_cap_bytes = cap;
     aip_session *s;
     raw_counts rc;
@@ -99,9 +105,7 @@ static void *short_lived(void *arg)
 static void test_threads_exiting_mid_trace(void)
 {
     aip_config c;
-    aip_config_init(&c);
-    c.dir_name = tmp;
-    c.activities = AIP_ACTIVITY_CPU;
+    cpu_config(&c);
     aip_session *s;
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
     ASSERT_EQ(aip_session_start(s), AIP_OK);
@@ -135,9 +139,7 @@ static void *spinner(void *arg)
 static void test_stop_while_threads_record(void)
 {
     aip_config c;
-    aip_config_init(&c);
-    c.dir_name = tmp;
-    c.activities = AIP_ACTIVITY_CPU;
+    cpu_config(&c);
     for (int round = 0; round < 3; round++) {
         aip_session *s;
         ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
@@ -192,9 +194,7 @@ static void *py_worker(void *arg)
 static void test_open_python_calls_of_other_threads_end_at_stop(void)
 {
     aip_config c;
-    aip_config_init(&c);
-    c.dir_name = tmp;
-    c.activities = AIP_ACTIVITY_CPU;
+    cpu_config(&c);
     c.with_stack = 1;
     aip_session *s;
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
@@ -232,9 +232,7 @@ static void test_sigkill_recovers_flushed_chunks(void)
     if (pid == 0) {
         close(pipefd[0]);
         aip_config c;
-        aip_config_init(&c);
-        c.dir_name = tmp;
-        c.activities = AIP_ACTIVITY_CPU;
+        cpu_config(&c);
         aip_session *s;
         if (aip_session_create(&c, &s) || aip_session_start(s))
             _exit(3);
