@@ -51,6 +51,23 @@ static aip_session *start_new(const aip_config *c)
     return s;
 }
 
+/* The session's last trace analysed into trace_view.json only, read
+ * whole; NULL if the analysis or the read failed. */
+static char *analysed_trace(aip_session *s)
+{
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    o.outputs = AIP_OUTPUTS_TRACE_VIEW;
+    if (aip_analyse_dir(aip_session_result_dir(s), &o) != AIP_OK)
+        return NULL;
+    char trace[PATH_MAX + 64];
+    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json",
+             aip_session_result_dir(s));
+    size_t n = 0;
+    return aip_test_slurp(trace, &n);
+}
+
 static void test_defaults_follow_seed(void)
 {
     aip_config c;
@@ -524,19 +541,8 @@ static void test_switches_gate_records(void)
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
     ASSERT_TRUE(raw_count_session(s, NULL, &rc));
     ASSERT_EQ(rc.by_kind[AIP_REC_OP], 2);
-    aip_analyse_options o;
-    aip_analyse_options_init(&o);
-    o.quiet = 1;
-    ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &o), AIP_OK);
-    char trace[PATH_MAX + 64], *text = NULL;
-    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json",
-             aip_session_result_dir(s));
-    FILE *tf = fopen(trace, "r");
-    ASSERT_TRUE(tf != NULL);
-    text = calloc(1, 1 << 20);
-    size_t got = fread(text, 1, (1 << 20) - 1, tf);
-    fclose(tf);
-    ASSERT_TRUE(got > 0);
+    char *text = analysed_trace(s);
+    ASSERT_TRUE(text != NULL);
     int found = strstr(text, "\"Input Dims\":\"[[7, 7]]\"") && strstr(text, "id_stack.py(1): f");
     int flops = strstr(text, "\"Module Hierarchy\":\"nn.Module: Linear_0\",\"flops\":48}") != NULL;
     int one_flops = strstr(strstr(text, "\"flops\"") + 1, "\"flops\"") == NULL;
@@ -588,16 +594,7 @@ static void test_trace_files_carry_only_their_strings(void)
     ASSERT_TRUE(raw_count_session(s, "first_only", &rc));
     ASSERT_EQ(rc.prefix_hits, 0);
     ASSERT_TRUE(rc.strings < 40); /* not the 300 of the first trace */
-    aip_analyse_options o;
-    aip_analyse_options_init(&o);
-    o.quiet = 1;
-    o.outputs = AIP_OUTPUTS_TRACE_VIEW;
-    ASSERT_EQ(aip_analyse_dir(aip_session_result_dir(s), &o), AIP_OK);
-    char trace[PATH_MAX + 64];
-    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json",
-             aip_session_result_dir(s));
-    size_t n = 0;
-    char *text = aip_test_slurp(trace, &n);
+    char *text = analysed_trace(s);
     ASSERT_TRUE(text != NULL);
     static const char *const want[] = {
         "\"second_annotation\"", "\"aten::second\"", "\"[[2]]\"", "\"[float]\"",
