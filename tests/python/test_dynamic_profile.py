@@ -45,7 +45,7 @@ def test_dp_init_step_with_config_edit():
 def test_dp_start_at_step_5():
     with open("start_config.json", "w") as f:
         json.dump({"activities": ["CPU"], "prof_dir": "./started", "analyse": True,
-                   "active": 1, "warmup": 0, "start_step": 0}, f)
+                   "active": 1, "warmup": 0, "start_step": 0, "with_flops": True}, f)
     code = textwrap.dedent("""
         import torch
         from aiprof.profiler import dynamic_profile as dp
@@ -62,5 +62,8 @@ def test_dp_start_at_step_5():
     run_python(code, env=ENV)
     dirs = glob.glob("started/*_ascend_pt")
     assert len(dirs) == 1
-    assert len(slices(trace_of(dirs[0]), "cpu_op", "aten::add")) == 1
+    add = slices(trace_of(dirs[0]), "cpu_op", "aten::add")
+    assert len(add) == 1
+    # with_flops from the config file reaches the collectors: a 4x4 add.
+    assert add[0]["args"]["flops"] == 16 and add[0]["args"]["Input Dims"] == "[[4, 4], [4, 4], []]"
     assert os.path.exists("profiler_config_path/profiler_config.json")
