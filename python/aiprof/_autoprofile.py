@@ -289,7 +289,9 @@ def _run_torch_imported(module):
     from .profiler._collectors import Collectors
     collectors = Collectors(True, _env_flag("AIPROF_RUN_RECORD_SHAPES"),
                             _env_flag("AIPROF_RUN_PROFILE_MEMORY"),
-                            _env_flag("AIPROF_RUN_WITH_STACK"), False, False)
+                            _env_flag("AIPROF_RUN_WITH_STACK"),
+                            _env_flag("AIPROF_RUN_WITH_MODULES"), False,
+                            _env_flag("AIPROF_RUN_WITH_FLOPS"))
     _run["collectors"] = collectors
     collectors.set_recording(True if _run["mode"] == "whole" else bool(_run["C"].is_recording()))
     # The controller saves the trace after the interpreter is gone: the

@@ -43,6 +43,9 @@ static void run_usage(FILE *f)
           "  --record-shapes     record input shapes of framework ops\n"
           "  --with-stack        record call stacks\n"
           "  --profile-memory    record memory events\n"
+          "  --with-modules      record the nn.Module path of framework ops (PyTorch)\n"
+          "  --with-flops        estimate FLOPs of matrix products, conv2d, mul, add\n"
+          "                      (PyTorch; implies --record-shapes)\n"
           "  --no-mstx           do not record mstx ranges and marks\n"
           "  --children          also profile the programs COMMAND starts\n"
           "  --no-analyse        keep the raw data only (analyse later: aiprof analyse DIR)\n"
@@ -135,7 +138,8 @@ static void summarize(const char *dir, int analyse)
 int cli_run(int argc, char **argv)
 {
     const char *dir = NULL, *delay = NULL, *duration = NULL, *config = NULL;
-    int shapes = 0, stack = 0, memory = 0, no_mstx = 0, children = 0, analyse = 1;
+    int shapes = 0, stack = 0, memory = 0, modules = 0, flops = 0, no_mstx = 0, children = 0,
+        analyse = 1;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -162,6 +166,10 @@ int cli_run(int argc, char **argv)
             stack = 1;
         } else if (!strcmp(a, "--profile-memory")) {
             memory = 1;
+        } else if (!strcmp(a, "--with-modules")) {
+            modules = 1;
+        } else if (!strcmp(a, "--with-flops")) {
+            flops = 1;
         } else if (!strcmp(a, "--no-mstx")) {
             no_mstx = 1;
         } else if (!strcmp(a, "--children")) {
@@ -231,6 +239,8 @@ int cli_run(int argc, char **argv)
         setenv("AIPROF_RUN_RECORD_SHAPES", shapes ? "1" : "0", 1);
         setenv("AIPROF_RUN_WITH_STACK", stack ? "1" : "0", 1);
         setenv("AIPROF_RUN_PROFILE_MEMORY", memory ? "1" : "0", 1);
+        setenv("AIPROF_RUN_WITH_MODULES", modules ? "1" : "0", 1);
+        setenv("AIPROF_RUN_WITH_FLOPS", flops ? "1" : "0", 1);
         setenv("AIPROF_RUN_MSTX", no_mstx ? "0" : "1", 1);
         if (children)
             setenv("AIPROF_RUN_CHILDREN", "1", 1);

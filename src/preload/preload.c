@@ -152,6 +152,8 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
     cfg.record_shapes = env_flag("AIPROF_RUN_RECORD_SHAPES");
     cfg.with_stack = env_flag("AIPROF_RUN_WITH_STACK");
     cfg.profile_memory = env_flag("AIPROF_RUN_PROFILE_MEMORY");
+    cfg.with_modules = env_flag("AIPROF_RUN_WITH_MODULES");
+    cfg.with_flops = env_flag("AIPROF_RUN_WITH_FLOPS");
     cfg.mstx = !getenv("AIPROF_RUN_MSTX") || env_flag("AIPROF_RUN_MSTX");
     /* One long RECORD cycle: every step is recorded, ProfilerStep# ranges
      * follow the program's step calls, and the trace ends at stop. */

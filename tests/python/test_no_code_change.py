@@ -135,7 +135,8 @@ def test_prof_config_path_mode(tmp_path):
 def test_aiprof_run_whole(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    proc = subprocess.run([CLI, "run", "--dir", str(run_dir), "--record-shapes", "--",
+    proc = subprocess.run([CLI, "run", "--dir", str(run_dir), "--record-shapes",
+                           "--with-modules", "--with-flops", "--",
                            sys.executable, _script(str(tmp_path)), "6", str(tmp_path / "p"), "3"],
                           env=_env(), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 3, proc.stderr       # the program's exit status
@@ -149,6 +150,8 @@ def test_aiprof_run_whole(tmp_path):
     assert names["Optimizer.step#Adam.step"] == 6
     addmm = next(e for e in trace["traceEvents"] if e.get("name") == "aten::addmm")
     assert addmm["args"]["Input Dims"].startswith("[[16], [4, 8]")
+    assert addmm["args"]["flops"] == 2 * 4 * 8 * 16                 # --with-flops
+    assert addmm["args"]["Module Hierarchy"].startswith("nn.Module: ")  # --with-modules
     processes = [e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M"
                  and e.get("name") == "process_name"]
     assert "Python" in processes
