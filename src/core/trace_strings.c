@@ -30,7 +30,7 @@ void aip__trace_strings_free(aip__trace_strings *u)
     memset(u, 0, sizeof *u);
 }
 
-static int is_defined(const aip__trace_strings *u, uint32_t id)
+static inline int is_defined(const aip__trace_strings *u, uint32_t id)
 {
     return id < u->cap_bits && (u->bits[id >> 6] >> (id & 63) & 1);
 }
@@ -40,12 +40,10 @@ static void set_defined(aip__trace_strings *u, uint32_t id)
     u->bits[id >> 6] |= 1ull << (id & 63);
 }
 
-/* Note `id` as needed; 0 on allocation failure (the id then goes out with
- * the next chunk that uses it). */
-static int note(aip__trace_strings *u, uint32_t id)
+/* Note `id` as needed (not defined yet); 0 on allocation failure (the id
+ * then goes out with the next chunk that uses it). */
+static int note_new(aip__trace_strings *u, uint32_t id)
 {
-    if (!id || is_defined(u, id))
-        return 1;
     if (id >= u->cap_bits) {
         uint32_t cap = u->cap_bits ? u->cap_bits : 4096;
         while (cap <= id)
@@ -68,6 +66,14 @@ static int note(aip__trace_strings *u, uint32_t id)
     set_defined(u, id);
     u->need[u->n_need++] = id;
     return 1;
+}
+
+/* The writer scans every record: the common case, an id already defined,
+ * stays inline. */
+static inline void note(aip__trace_strings *u, uint32_t id)
+{
+    if (id && !is_defined(u, id))
+        note_new(u, id);
 }
 
 static uint32_t u32_at(const uint8_t *p)
