@@ -41,6 +41,10 @@ const char *aipy_modules_current_path(aip_string_id *id);
 int aipy_module_enter(PyObject *module);
 void aipy_module_leave(PyObject *module);
 
+/* pytracer.c : false when module calls are followed through the frame
+ * evaluator and another evaluator has replaced ours (no GIL needed). */
+int aipy_modules_by_frame_current(void);
+
 /* pytracer.c : python_function events (aip_pyfunc_push/pop) of the Python
  * tracer and the nn.Module hooks, which share the library's per-thread
  * stack.  A push notes the trace it went to and the thread's count of open

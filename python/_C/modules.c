@@ -285,7 +285,7 @@ const char *aipy_modules_current_path(aip_string_id *id)
 {
     mod_stack *s = tls_mods;
     if (!s || !__atomic_load_n(&modules_on, __ATOMIC_RELAXED) || s->epoch != modules_epoch ||
-        s->depth <= 0)
+        s->depth <= 0 || !aipy_modules_by_frame_current())
         return NULL;
     int top = (s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH) - 1;
     *id = s->e[top].id;

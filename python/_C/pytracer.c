@@ -266,10 +266,13 @@ static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int thro
     return r;
 }
 
+static PyInterpreterState *eval_interp; /* where eval_cb was installed */
+
 /* Our evaluator is installed while it follows calls or module calls; it
  * never replaces another one (torch.compile's). */
 static void eval_update(PyInterpreterState *interp)
 {
+    eval_interp = interp;
     int need = (tracer_on && tracer_mode == MODE_EVAL) || modules_by_frame;
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
     if (need && cur == _PyEval_EvalFrameDefault)
@@ -624,6 +627,18 @@ static PyObject *py_modules_by_frames(PyObject *self, PyObject *code)
         return NULL;
     }
     Py_RETURN_FALSE;
+#endif
+}
+
+int aipy_modules_by_frame_current(void)
+{
+#ifdef AIPY_EVAL_FRAME
+    /* Someone else's evaluator (torch.compile installs one) no longer
+     * shows us module frames: the path we hold would go stale. */
+    return !modules_by_frame ||
+           (eval_interp && _PyInterpreterState_GetEvalFrameFunc(eval_interp) == eval_cb);
+#else
+    return 1;
 #endif
 }
 

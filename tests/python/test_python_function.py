@@ -261,3 +261,43 @@ def test_module_that_raises_leaves_a_sound_path(module_calls):
         return
     assert ops["aten::addmm"] == "nn.Module: Outer_0;nn.Module: Linear_0"
     assert ops["aten::relu"] == "nn.Module: Outer_0"
+
+
+@needs_torch
+def test_module_path_not_stale_when_another_evaluator_takes_over():
+    """torch.compile installs its own frame evaluator: from then on module
+    frames are not seen, and ops must get no module path rather than the
+    one that was current when ours was replaced."""
+    import ctypes
+    import torch
+    from aiprof import _C
+    if _C.tracer_mode() != "eval_frame":
+        pytest.skip("this Python has no eval-frame tracer")
+    api = ctypes.pythonapi
+    api.PyInterpreterState_Get.restype = ctypes.c_void_p
+    api._PyInterpreterState_GetEvalFrameFunc.restype = ctypes.c_void_p
+    api._PyInterpreterState_GetEvalFrameFunc.argtypes = [ctypes.c_void_p]
+    api._PyInterpreterState_SetEvalFrameFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    interp = api.PyInterpreterState_Get()
+    default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+    saved = []
+
+    class TakenOver(torch.nn.Module):
+        def forward(self, x):
+            x = torch.sin(x)                     # still followed
+            saved.append(api._PyInterpreterState_GetEvalFrameFunc(interp))
+            api._PyInterpreterState_SetEvalFrameFunc(interp, default)
+            return torch.cos(x)                  # no longer followed
+
+    with P.profile(activities=[P.ProfilerActivity.CPU], with_modules=True) as prof:
+        try:
+            TakenOver()(torch.ones(3))
+        finally:
+            api._PyInterpreterState_SetEvalFrameFunc(interp, saved[0])
+    assert saved[0] != default  # ours was installed
+    prof.export_chrome_trace("takeover.json")
+    with open("takeover.json") as f:
+        ops = {e["name"]: e.get("args", {}).get("Module Hierarchy")
+               for e in json.load(f)["traceEvents"] if e.get("cat") == "cpu_op"}
+    assert ops["aten::sin"] == "nn.Module: TakenOver_0"
+    assert ops["aten::cos"] is None
