@@ -28,6 +28,8 @@
 
 #include <atomic>
 #include <cstdlib>
+
+#include <pthread.h>
 #include <exception>
 #include <mutex>
 #include <string>
@@ -73,6 +75,21 @@ struct ShardLock {
     }
     ~ShardLock() { s.busy.store(false, std::memory_order_release); }
 };
+
+/* fork() (a DataLoader's workers) while another thread holds a shard would
+ * leave the child's copy locked forever: every shard is taken around it. */
+void lock_all_shards()
+{
+    for (Shard &s : g_shards)
+        while (s.busy.exchange(true, std::memory_order_acquire))
+            __builtin_ia32_pause();
+}
+
+void unlock_all_shards()
+{
+    for (Shard &s : g_shards)
+        s.busy.store(false, std::memory_order_release);
+}
 
 uint32_t slot_of(const Shard &s, uintptr_t a) { return (uint32_t)addr_hash(a) & (s.cap - 1); }
 
@@ -199,6 +216,7 @@ int aiprof_torch_memory_install(void)
             return -1;
         }
         g_orig_deleter = orig->raw_deleter();
+        pthread_atfork(lock_all_shards, unlock_all_shards, unlock_all_shards);
         g_wrapper.orig = orig;
         c10::SetCPUAllocator(&g_wrapper, kPriority);
         if (c10::GetCPUAllocator() != &g_wrapper) {

@@ -205,3 +205,50 @@ def test_inputs_in_a_list_argument(labels, monkeypatch):
 
     live = _live_at_end(_raw_timeline(_profile(model, optimizer, step, steps=3)))
     assert live.get(INPUT, 0) == _nbytes(pair + [scale]), live
+
+
+FORKS = 20
+
+
+@needs_torch
+def test_fork_while_another_thread_allocates():
+    """DataLoader workers are forked while other threads may be inside the
+    allocator wrapper: the adapter takes its table's locks around fork()
+    and the child must get them released (a child that inherited a held
+    lock would spin at its first tensor)."""
+    import os
+    import threading
+    import time
+    import torch
+    import aiprof as torch_npu
+    stop = threading.Event()
+
+    def churn():
+        while not stop.is_set():
+            torch.empty(256).add_(1)
+
+    with torch_npu.profiler.profile(profile_memory=True,
+                                    on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(
+                                        "./r", analyse_flag=False)):
+        worker = threading.Thread(target=churn)
+        worker.start()
+        try:
+            for _ in range(FORKS):
+                pid = os.fork()
+                if pid == 0:  # the child allocates and frees, then leaves at once
+                    torch.ones(100).sum()
+                    os._exit(0)
+                deadline = time.monotonic() + 20
+                while True:
+                    done, status = os.waitpid(pid, os.WNOHANG)
+                    if done:
+                        break
+                    if time.monotonic() > deadline:
+                        os.kill(pid, 9)
+                        os.waitpid(pid, 0)
+                        raise AssertionError("a forked child hung in the allocator")
+                    time.sleep(0.005)
+                assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        finally:
+            stop.set()
+            worker.join()
