@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "error.h"
 #include "fs.h"
+#include "host_uid.h"
 #include "intern.h"
 #include "trace_strings.h"
 
@@ -194,11 +195,22 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static uint64_t host_uid_value;
+static void host_uid_once(void) { host_uid_value = aip__host_uid(); }
+
 static void write_info(const aip__trace_info *info)
 {
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
     json_object_set_new(o, "hostname", json_string(info->hostname ? info->hostname : ""));
+    /* Recorded here: an analysis on another machine cannot compute it. */
+    static pthread_once_t uid_once = PTHREAD_ONCE_INIT;
+    pthread_once(&uid_once, host_uid_once);
+    if (host_uid_value) {
+        char text[24];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)host_uid_value);
+        json_object_set_new(o, "host_uid", json_string(text));
+    }
     json_object_set_new(o, "program", json_string(info->program ? info->program : ""));
     json_object_set_new(o, "clock", json_string(aip__clock_name()));
     json_object_set_new(o, "ticks_per_second", json_real(aip__clock_ticks_per_second()));

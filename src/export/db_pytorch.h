@@ -41,9 +41,4 @@ aip_status aip__db_write_api(aip_db *d, const aip_model *m, const aip_profiler_i
 aip_status aip__db_write_memory(aip_db *d, const aip_model *m, const aip_profiler_info *info,
                                 aip_db_strings *mem_strings);
 
-/* aip__host_uid() : torch_npu's host id of this machine (a hash of its MAC
- * addresses, Utils::GetHostUid), 0 if none.  Written only when the profile
- * was recorded on this host. */
-uint64_t aip__host_uid(void);
-
 #endif

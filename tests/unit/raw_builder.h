@@ -75,7 +75,8 @@ static inline size_t rb_info(rb_buf *b, int64_t pid, const char *program, double
 {
     char json[512];
     int n = snprintf(json, sizeof json,
-                     "{\"pid\": %lld, \"hostname\": \"testhost\", \"program\": \"%s\", "
+                     "{\"pid\": %lld, \"hostname\": \"testhost\", \"host_uid\": \"9876543210\", "
+                     "\"program\": \"%s\", "
                      "\"clock\": \"tsc\", \"ticks_per_second\": %.1f, \"aiprof_version\": \"0.1.0\"}",
                      (long long)pid, program, tps);
     return rb_chunk(b, AIP_CHUNK_INFO, 0, json, (uint32_t)n);

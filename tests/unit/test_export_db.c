@@ -214,6 +214,10 @@ static void test_rows(void)
     v = q_text(db, "SELECT hostName FROM HOST_INFO");
     ASSERT_STREQ(v, "testhost");
     free(v);
+    /* the recording host's id from INFO: "testhost" is not this machine */
+    v = q_text(db, "SELECT hostUid FROM HOST_INFO");
+    ASSERT_STREQ(v, "9876543210");
+    free(v);
     v = q_text(db, "SELECT value FROM META_DATA WHERE name = 'ENV_VARIABLES'");
     ASSERT_STREQ(v, "{\"HCCL_ALGO\": \"ring\", \"ASCEND_GLOBAL_LOG_LEVEL\": \"\"}");
     free(v);

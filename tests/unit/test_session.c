@@ -6,6 +6,7 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
+#include "host_uid.h"
 #include "raw_count.h"
 
 #include <jansson.h>
@@ -611,6 +612,37 @@ static void test_trace_files_carry_only_their_strings(void)
     aip_session_destroy(s);
 }
 
+/* The raw file's INFO names the recording host by torch_npu's host id, so
+ * an analysis on another machine still fills HOST_INFO.hostUid. */
+static void test_info_records_host_uid(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    aip_annotation_push("a");
+    aip_annotation_pop();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
+    aip_raw_reader *r;
+    ASSERT_EQ(aip__raw_open(raw, &r), AIP_OK);
+    aip_raw_chunk ch;
+    json_t *info = NULL;
+    while (!info && aip__raw_next(r, &ch) == 1)
+        if (ch.type == AIP_CHUNK_INFO)
+            info = json_loadb((const char *)ch.payload, ch.size, 0, NULL);
+    aip__raw_close(r);
+    ASSERT_TRUE(info != NULL);
+    char want[24];
+    snprintf(want, sizeof want, "%llu", (unsigned long long)aip__host_uid());
+    const char *got = json_string_value(json_object_get(info, "host_uid"));
+    int ok = aip__host_uid() ? got && !strcmp(got, want) : got == NULL; /* no MAC: none */
+    json_decref(info);
+    ASSERT_TRUE(ok);
+    aip_session_destroy(s);
+}
+
 /* A pair spanning the start of a trace is not misuse. */
 static void test_pairs_straddling_trace_start_are_not_unbalanced(void)
 {
@@ -717,7 +749,7 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_defaults_follow_seed),
           TEST_CASE(test_step_offset_numbers_steps), TEST_CASE(test_modes_and_layout),
           TEST_CASE(test_rank_names_info_file), TEST_CASE(test_bad_output_paths_keep_program_running),
           TEST_CASE(test_mstx_domain_filter), TEST_CASE(test_switches_gate_records),
-          TEST_CASE(test_trace_files_carry_only_their_strings),
+          TEST_CASE(test_trace_files_carry_only_their_strings), TEST_CASE(test_info_records_host_uid),
           TEST_CASE(test_pairs_straddling_trace_start_are_not_unbalanced),
           TEST_CASE(test_dropped_count_is_live),
           TEST_CASE(test_external_control_adopts_program_sessions),
