@@ -160,20 +160,24 @@ static void open_step(aip_session *s)
 {
     if (!s->cfg.has_schedule)
         return;
-    char name[64];
-    snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)(s->step_num + s->step_offset));
-    s->step_name = aip_intern(name);
+    s->step_label = s->step_num + s->step_offset;
     s->step_start_ticks = aip__ticks();
     s->step_open = 1;
 }
 
+/* The step's name is interned only for a step that is recorded: string ids
+ * live as long as the process, and a long run steps millions of times
+ * between its traces. */
 static void close_step(aip_session *s)
 {
     if (!s->step_open)
         return;
     s->step_open = 0;
-    if (s->trace_open)
-        aip__emit_annotation(s->step_name, s->step_start_ticks, aip__ticks());
+    if (s->trace_open) {
+        char name[64];
+        snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)s->step_label);
+        aip__emit_annotation(aip_intern(name), s->step_start_ticks, aip__ticks());
+    }
 }
 
 aip_status aip_session_start(aip_session *s)

@@ -28,7 +28,7 @@ struct aip_session {
     /* ProfilerStep#N range kept by the session itself */
     int step_open;
     uint64_t step_start_ticks;
-    uint32_t step_name;
+    int64_t step_label; /* N of the open step's ProfilerStep#N */
 
     /* current trace */
     int trace_open;

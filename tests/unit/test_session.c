@@ -7,6 +7,7 @@
 #include "aip_test.h"
 #include "aiprof.h"
 #include "host_uid.h"
+#include "intern.h"
 #include "raw_count.h"
 
 #include <jansson.h>
@@ -643,6 +644,25 @@ static void test_info_records_host_uid(void)
     aip_session_destroy(s);
 }
 
+/* Steps outside traces intern nothing: string ids live as long as the
+ * process, and a long run steps millions of times between its traces. */
+static void test_steps_outside_traces_intern_nothing(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.has_schedule = 1;
+    c.schedule = (aip_schedule){.wait = 100000, .warmup = 0, .active = 1, .repeat = 1};
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    ASSERT_EQ(aip_session_step(s), AIP_OK);
+    uint32_t before = aip__string_count();
+    for (int i = 0; i < 5000; i++)
+        ASSERT_EQ(aip_session_step(s), AIP_OK);
+    ASSERT_EQ(aip__string_count(), before);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    aip_session_destroy(s);
+}
+
 /* A pair spanning the start of a trace is not misuse. */
 static void test_pairs_straddling_trace_start_are_not_unbalanced(void)
 {
@@ -750,6 +770,7 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_defaults_follow_seed),
           TEST_CASE(test_rank_names_info_file), TEST_CASE(test_bad_output_paths_keep_program_running),
           TEST_CASE(test_mstx_domain_filter), TEST_CASE(test_switches_gate_records),
           TEST_CASE(test_trace_files_carry_only_their_strings), TEST_CASE(test_info_records_host_uid),
+          TEST_CASE(test_steps_outside_traces_intern_nothing),
           TEST_CASE(test_pairs_straddling_trace_start_are_not_unbalanced),
           TEST_CASE(test_dropped_count_is_live),
           TEST_CASE(test_external_control_adopts_program_sessions),
