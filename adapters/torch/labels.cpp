@@ -15,18 +15,76 @@
 #include <Python.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include <unordered_set>
+#include <cstdint>
 #include <vector>
 
 namespace {
 
 PyTypeObject *g_tensor_type; /* torch._C._TensorBase: every torch.Tensor */
+PyObject *g_param_groups, *g_params, *g_state; /* interned attribute names */
 
 bool is_tensor(PyObject *o) { return g_tensor_type && PyObject_TypeCheck(o, g_tensor_type); }
 
-/* Label the storage under `t` once per call (views share a storage). */
-void label(const at::Tensor &t, aip_memory_category category,
-           std::unordered_set<const void *> &seen)
+/* The storages labelled in a pass.  Called at every optimizer step, so no
+ * allocation per call: open addressing with a pass number per slot, and a
+ * new pass is a counter bump. */
+class SeenSet {
+  public:
+    void clear()
+    {
+        if (++pass_ == 0) { /* wrapped: old numbers could match again */
+            std::fill(slots_.begin(), slots_.end(), Slot{nullptr, 0});
+            pass_ = 1;
+        }
+        count_ = 0;
+    }
+
+    /* False if `p` was already seen in this pass. */
+    bool insert(const void *p)
+    {
+        if ((count_ + 1) * 2 > slots_.size())
+            grow();
+        size_t mask = slots_.size() - 1;
+        for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+            Slot &s = slots_[i];
+            if (s.pass != pass_) {
+                s = Slot{p, pass_};
+                count_++;
+                return true;
+            }
+            if (s.ptr == p)
+                return false;
+        }
+    }
+
+    size_t size() const { return count_; }
+
+  private:
+    struct Slot {
+        const void *ptr;
+        uint32_t pass;
+    };
+    static size_t hash(const void *p) { return (size_t)((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ull >> 20; }
+
+    void grow()
+    {
+        std::vector<Slot> old;
+        old.swap(slots_);
+        slots_.assign(old.empty() ? 64 : old.size() * 2, Slot{nullptr, 0});
+        uint32_t keep = pass_;
+        count_ = 0;
+        for (const Slot &s : old)
+            if (s.pass == keep && s.pass != 0)
+                insert(s.ptr);
+    }
+
+    std::vector<Slot> slots_;
+    size_t count_ = 0;
+    uint32_t pass_ = 1;
+};
+
+/* Label the storage under `t` once per pass (views share a storage). */
+void label(const at::Tensor &t, aip_memory_category category, SeenSet &seen)
 {
     if (!t.defined() || !t.has_storage())
         return;
@@ -34,7 +92,7 @@ void label(const at::Tensor &t, aip_memory_category category,
     const void *data = st.data();
     if (!data)
         return;
-    if (!seen.insert(data).second)
+    if (!seen.insert(data))
         return;
     c10::Device dev = st.device();
     aip_device_type type;
@@ -57,6 +115,13 @@ AIPROF_TORCH_API int aiprof_torch_labels_init(PyObject *tensor_type)
 {
     if (!PyType_Check(tensor_type))
         return -1;
+    g_param_groups = PyUnicode_InternFromString("param_groups");
+    g_params = PyUnicode_InternFromString("params");
+    g_state = PyUnicode_InternFromString("state");
+    if (!g_param_groups || !g_params || !g_state) {
+        PyErr_Clear();
+        return -1;
+    }
     Py_INCREF(tensor_type);
     g_tensor_type = (PyTypeObject *)tensor_type;
     return 0;
@@ -71,7 +136,7 @@ AIPROF_TORCH_API int aiprof_torch_labels_init(PyObject *tensor_type)
 AIPROF_TORCH_API int aiprof_torch_label(PyObject *tensors, int category, int grads,
                                         int new_pass)
 {
-    static std::unordered_set<const void *> seen; /* the GIL serialises callers */
+    static SeenSet seen; /* the GIL serialises callers */
     if (!PyList_Check(tensors) && !PyTuple_Check(tensors))
         return -1;
     if (new_pass)
@@ -117,7 +182,7 @@ struct OptimizerObjects {
 /* False on a shape this does not know (the caller falls back to Python). */
 bool collect(PyObject *optimizer, OptimizerObjects &out)
 {
-    PyObject *groups = PyObject_GetAttrString(optimizer, "param_groups");
+    PyObject *groups = PyObject_GetAttr(optimizer, g_param_groups);
     if (!groups) {
         PyErr_Clear();
         return false;
@@ -125,7 +190,7 @@ bool collect(PyObject *optimizer, OptimizerObjects &out)
     bool ok = PyList_Check(groups);
     for (Py_ssize_t g = 0; ok && g < PyList_GET_SIZE(groups); g++) {
         PyObject *group = PyList_GET_ITEM(groups, g);
-        PyObject *params = PyDict_Check(group) ? PyDict_GetItemString(group, "params") : nullptr;
+        PyObject *params = PyDict_Check(group) ? PyDict_GetItem(group, g_params) : nullptr;
         ok = params && PyList_Check(params);
         for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(params); i++)
             out.params.push_back(PyList_GET_ITEM(params, i));
@@ -133,7 +198,7 @@ bool collect(PyObject *optimizer, OptimizerObjects &out)
     Py_DECREF(groups);
     if (!ok)
         return false;
-    PyObject *state = PyObject_GetAttrString(optimizer, "state");
+    PyObject *state = PyObject_GetAttr(optimizer, g_state);
     if (!state) {
         PyErr_Clear();
         return false;
@@ -176,12 +241,16 @@ extern "C" {
 AIPROF_TORCH_API unsigned long long aiprof_torch_label_step(PyObject *optimizer,
                                                             unsigned long long known)
 {
-    OptimizerObjects o;
+    /* Kept across calls (the GIL serialises them): no allocation per step. */
+    static OptimizerObjects o;
+    static SeenSet seen;
+    o.params.clear();
+    o.state.clear();
     if (!collect(optimizer, o))
         return 0;
     uint64_t sig = signature(o);
     bool all = sig != known;
-    std::unordered_set<const void *> seen;
+    seen.clear();
     try {
         /* Parameters, then gradients, then state: a storage keeps the first. */
         if (all)

@@ -252,3 +252,37 @@ def test_fork_while_another_thread_allocates():
         finally:
             stop.set()
             worker.join()
+
+
+@needs_torch
+@pytest.mark.parametrize("labels", ["native", "python"])
+def test_parameters_sharing_a_storage_count_once(labels, monkeypatch):
+    """Two parameters that are views of one storage: the block is labelled
+    once, by its storage's size, and keeps the first category met at every
+    step (the adapter's set of storages labelled starts empty each pass)."""
+    import torch
+    from aiprof.profiler import _torch_bridge
+    if labels == "python":
+        monkeypatch.setattr(_torch_bridge, "native_labels", lambda: None)
+    elif _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
+    base = torch.zeros(4, 8)
+    a = torch.nn.Parameter(base[:2])
+    b = torch.nn.Parameter(base[2:])
+    assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() \
+        if hasattr(a, "untyped_storage") else a.storage().data_ptr() == b.storage().data_ptr()
+    optimizer = torch.optim.SGD([a, b], lr=0.1)
+    x = torch.ones(8)
+
+    def step():
+        optimizer.zero_grad()
+        ((a @ x).sum() + (b @ x).sum()).backward()
+        optimizer.step()
+
+    # A state entry that is a view of a parameter's storage: the storage
+    # keeps its first category, PARAMETER, not OPTIMIZER_STATE.
+    optimizer.state[a]["alias"] = a.detach()[:1]
+    live = _live_at_end(_raw_timeline(_profile(None, optimizer, step, steps=3)))
+    assert live.get(PARAMETER, 0) == base.numel() * base.element_size(), live
+    assert live.get(GRADIENT, 0) == 2 * 2 * 8 * 4, live  # two separate gradient blocks
+    assert live.get(OPTIMIZER_STATE, 0) == 0, live
