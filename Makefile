@@ -29,4 +29,4 @@ bench: deps build
 	@bash scripts/bench.sh $(BUILD)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-asan-py

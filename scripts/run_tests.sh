@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the normal build, an ASan+UBSan build, and a
-# TSan build of the tests labelled for it.  Ends with "N passed, N failed"
-# summed over all runs.
+# TSan build of the tests labelled for it, then pytest twice: on the normal
+# build, and with the PyTorch adapter (C++) built under ASan+UBSan.  Ends
+# with "N passed, N failed" summed over all runs.
 set -u
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -32,18 +33,38 @@ echo "== TSan build =="
 if build build-tsan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=thread; then
   AIP_SANITIZER=tsan TSAN_OPTIONS="halt_on_error=1" run_ctest build-tsan -R "test_threads|test_session|test_strings"
 else total_fail=$((total_fail+1)); fi
-echo "== Python tests (pytest, Debian's /usr/bin/python3) =="
-if [ -d tests/python ] && [ -d build/python/aiprof ]; then
-  out=$(cd build && PYTHONPATH="$PWD/python" AIPROF_QUIET=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
-        ../tests/python 2>&1)
+run_pytest() { # build-dir extra-env-and-args...
+  local dir=$1; shift
+  local out line p f
+  out=$(cd "$dir" && env PYTHONPATH="$PWD/python" AIPROF_QUIET=1 "$@" 2>&1)
   echo "$out" | tail -n 15
   line=$(echo "$out" | grep -E "[0-9]+ (passed|failed)" | tail -1)
   p=$(echo "$line" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" || echo 0)
   f=$(echo "$line" | grep -oE "[0-9]+ (failed|errors?)" | awk '{s += $1} END {print s + 0}')
   [ -z "$line" ] && f=1
   total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0}))
+}
+PYTEST="/usr/bin/python3 -m pytest -q -p no:cacheprovider"
+echo "== Python tests (pytest, Debian's /usr/bin/python3) =="
+if [ -d tests/python ] && [ -d build/python/aiprof ]; then
+  run_pytest build $PYTEST "$PWD/tests/python"
 else
   echo "skipped: no Python package built (python3-dev / python3-torch missing?)"
+fi
+# The adapter is C++ loaded into an uninstrumented interpreter: it is built
+# with ASan+UBSan and the ASan runtime preloaded.  `aiprof run` puts its own
+# library first in LD_PRELOAD, which ASan refuses: those tests run above.
+echo "== Python tests, PyTorch adapter under ASan+UBSan =="
+asan_rt=$(gcc -print-file-name=libasan.so 2>/dev/null)
+if [ -d build/python/aiprof/ ] && [ -f build/python/aiprof/libaiprof_torch.so ] && [ -f "$asan_rt" ]; then
+  if build build-asan-py -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+       "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"; then
+    run_pytest build-asan-py LD_PRELOAD="$asan_rt" ASAN_OPTIONS=detect_leaks=0 \
+      UBSAN_OPTIONS=print_stacktrace=1 $PYTEST --ignore="$PWD/tests/python/test_no_code_change.py" \
+      "$PWD/tests/python"
+  else total_fail=$((total_fail+1)); fi
+else
+  echo "skipped: no PyTorch adapter built, or no ASan runtime"
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
