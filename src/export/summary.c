@@ -61,7 +61,7 @@ static void config_notes(aip_summary *s)
     if (in->has_config && !in->profile_memory)
         note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
              "operator_memory.csv or memory timeline");
-    if (in->has_config && !in->record_shapes)
+    if (in->has_config && !in->record_shapes && !in->with_flops) /* with_flops records them */
         note(s, "input shapes not recorded (record_shapes=False)");
     if (in->has_config && !in->with_stack)
         note(s, "call stacks not recorded (with_stack=False)");

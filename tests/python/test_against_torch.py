@@ -175,3 +175,22 @@ def test_no_flops_without_with_flops():
         torch.mm(torch.ones(2, 3), torch.ones(3, 4))
     assert not _flops_by_key(ap)
     assert "FLOPs" not in ap.key_averages().table()
+
+
+def test_summary_knows_flops_bring_shapes():
+    """`aiprof summary` of a with_flops profile: shapes were recorded (with_flops
+    implies them), and the FLOPs note says which ops have estimates."""
+    import os
+    import subprocess
+    import torch
+    from conftest import result_dirs
+    with aiprof.profiler.profile(
+            with_flops=True, on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r")):
+        torch.mm(torch.ones(2, 3), torch.ones(3, 4))
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(aiprof.__file__)))
+    cli = os.path.join(os.path.dirname(pkg), "bin", "aiprof")
+    out = subprocess.run([cli, "summary", result_dirs("./r")[0]], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "input shapes not recorded" not in out.stdout
+    assert "with_flops: FLOPs are estimated" in out.stdout
