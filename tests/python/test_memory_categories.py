@@ -286,3 +286,33 @@ def test_parameters_sharing_a_storage_count_once(labels, monkeypatch):
     assert live.get(PARAMETER, 0) == base.numel() * base.element_size(), live
     assert live.get(GRADIENT, 0) == 2 * 2 * 8 * 4, live  # two separate gradient blocks
     assert live.get(OPTIMIZER_STATE, 0) == 0, live
+
+
+@needs_torch
+def test_later_steps_skip_python_and_still_follow_changes(monkeypatch):
+    """After an optimizer's first step in a trace, the step hook labels it
+    through the adapter without Python (step_hook.c); a parameter group
+    added mid-trace still gets labelled, from the next step on."""
+    import torch
+    from aiprof.profiler import _memory_labels, _torch_bridge
+    from train_mlp import build, train_step
+    if _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
+    calls = []
+    real = _memory_labels._label_after_step
+    monkeypatch.setattr(_memory_labels, "_label_after_step",
+                        lambda opt: (calls.append(opt), real(opt))[1])
+    model, optimizer, x, y = build()
+    extra = torch.nn.Parameter(torch.ones(5, 7))
+
+    def step():
+        if len(step_calls) == 4:
+            optimizer.add_param_group({"params": [extra]})
+        step_calls.append(1)
+        train_step(model, optimizer, x, y)
+
+    step_calls = []
+    prof = _profile(model, optimizer, step, steps=8)
+    assert len(calls) == 1  # the first step only; the other seven took the fast path
+    live = _live_at_end(_raw_timeline(prof))
+    assert live.get(PARAMETER, 0) == _nbytes(model.parameters()) + _nbytes([extra]), live

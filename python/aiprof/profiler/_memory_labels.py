@@ -30,11 +30,13 @@ the first category met winning (parameters, then gradients, then state).
 
 Optimizers are found without importing torch ourselves: torch calls
 Optimizer._optimizer_step_code() after every step() (torch 1.13 and 2.x;
-torch's own profiler hooks the same place), so a wrapper there sees every
-optimizer that steps, and keeps it in a weak set for the next trace start.
-The first trace of a profile that knows no optimizer yet looks for them
-once among the garbage collector's objects.  Outside recording the step
-hook costs one function call and a weak-set insertion.
+torch's own profiler hooks the same place), so a wrapper there
+(_C.StepHook, python/_C/step_hook.c) sees every optimizer that steps, and
+_after_step keeps it in a weak set for the next trace start.  The first
+trace of a profile that knows no optimizer yet looks for them once among
+the garbage collector's objects.  Once an optimizer's first step in a
+trace has been handled here, its later steps are labelled by the adapter
+straight from the C wrapper, with no Python in between.
 
 Cost.  Storages are read by the PyTorch adapter (labels.cpp, one call per
 list of tensors) when it is built with pybind11's headers, else here in
@@ -211,6 +213,12 @@ def _label_after_step(optimizer):
     ref = seen[0] if seen is not None else weakref.ref(
         optimizer, lambda _, key=id(optimizer): _state_seen.pop(key, None))
     _state_seen[id(optimizer)] = (ref, _generation, sig)
+    # The next steps of this optimizer in this trace: the adapter straight
+    # from the step hook (step_hook.c), while its signature is the adapter's.
+    if isinstance(sig, int):
+        _C.labels_fast_state(optimizer, _generation, sig)
+    else:
+        _C.labels_fast_state(None, 0, 0)
 
 
 def _label_tensors(tensors, category):
@@ -238,14 +246,11 @@ def _install():
     original = getattr(base, "_optimizer_step_code", None)
     if original is None:
         return False
-    if not getattr(original, "_aiprof_labels", False):
-        def _optimizer_step_code(self, *args, **kwargs):
-            out = original(self, *args, **kwargs)
-            _after_step(self)
-            return out
-        _optimizer_step_code._aiprof_labels = True
-        _optimizer_step_code.__wrapped__ = original
-        base._optimizer_step_code = _optimizer_step_code
+    if not isinstance(original, _C.StepHook):
+        # A C callable: it calls the original, then labels — the adapter
+        # directly for an optimizer already handled in this trace, else
+        # _after_step (step_hook.c).
+        base._optimizer_step_code = _C.StepHook(original, _after_step)
     _hooked = True
     return True
 
@@ -371,6 +376,7 @@ class Labeller:
             self.on = True
             _active += 1
             _generation += 1  # a new trace: everything is labelled again
+            _C.labels_generation(True, _generation)
             _depth.n = 0  # a forward that raised must not hide later inputs
             _install_module_hooks()
             if not _optimizers and not self._searched:
@@ -383,6 +389,7 @@ class Labeller:
         else:
             self.on = False
             _active -= 1
+            _C.labels_generation(_active > 0, _generation)
             if not _active:
                 _end_discovery(force=True)
                 _remove_roots()

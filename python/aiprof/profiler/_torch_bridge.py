@@ -100,6 +100,8 @@ def native_labels():
         return None
     if native.init(sys.modules["torch"]._C._TensorBase) == 0:
         _native_labels = native
+        # For the optimizer-step hook's fast path (step_hook.c), called from C.
+        _C.labels_step_function(ctypes.cast(native.label_step, ctypes.c_void_p).value)
     return _native_labels
 
 

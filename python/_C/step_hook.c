@@ -1,0 +1,204 @@
+/*
+ * step_hook.c — profile_memory labels after optimizer.step(), fast path.
+ *
+ * _memory_labels.py wraps Optimizer._optimizer_step_code (torch calls it
+ * after every step) to label the optimizer's gradients, and its parameters
+ * and state when they changed.  A training loop steps the same optimizer
+ * again and again: once Python has handled it in this trace and handed
+ * over its state signature (labels_fast_state), the wrapper below calls
+ * the adapter's label_step (labels.cpp) directly — no Python frame, no
+ * ctypes.  Anything else (another optimizer, a new trace, a shape the
+ * adapter does not know) goes to the Python function, as before.
+ *
+ * Everything here runs with the GIL.
+ */
+#include "aiprof_C.h"
+
+typedef unsigned long long (*label_step_fn)(PyObject *optimizer, unsigned long long known);
+
+static label_step_fn step_fn; /* the adapter's aiprof_torch_label_step, or NULL */
+static PyObject *last_ref;    /* weak reference to the optimizer of the fast path */
+static unsigned long long last_sig;
+static unsigned long last_gen, cur_gen;
+static int labels_active;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *original; /* the wrapped function */
+    PyObject *after;    /* Python's handler: after(optimizer) */
+    vectorcallfunc vectorcall;
+} StepHook;
+
+static int fast_path(PyObject *optimizer)
+{
+    if (!labels_active || !step_fn || !last_ref || last_gen != cur_gen ||
+        PyWeakref_GET_OBJECT(last_ref) != optimizer)
+        return 0;
+    unsigned long long sig = step_fn(optimizer, last_sig);
+    if (!sig)
+        return 0; /* a shape the adapter does not know: Python decides */
+    last_sig = sig;
+    return 1;
+}
+
+static PyObject *StepHook_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames)
+{
+    StepHook *self = (StepHook *)callable;
+    PyObject *r = PyObject_Vectorcall(self->original, args, nargsf, kwnames);
+    if (!r || PyVectorcall_NARGS(nargsf) < 1 || fast_path(args[0]))
+        return r;
+    PyObject *done = PyObject_CallOneArg(self->after, args[0]);
+    if (!done) { /* the handler swallows Exceptions: this is KeyboardInterrupt & co */
+        Py_DECREF(r);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return r;
+}
+
+/* A method of the Optimizer class: bound like a function. */
+static PyObject *StepHook_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (!obj || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *StepHook_wrapped(StepHook *self, void *unused)
+{
+    Py_INCREF(self->original);
+    return self->original;
+}
+
+static int StepHook_traverse(StepHook *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->original);
+    Py_VISIT(self->after);
+    return 0;
+}
+
+static int StepHook_clear(StepHook *self)
+{
+    Py_CLEAR(self->original);
+    Py_CLEAR(self->after);
+    return 0;
+}
+
+static void StepHook_dealloc(StepHook *self)
+{
+    PyObject_GC_UnTrack(self);
+    StepHook_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *StepHook_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *original, *after;
+    static char *kw[] = {"original", "after", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO:StepHook", kw, &original, &after))
+        return NULL;
+    if (!PyCallable_Check(original) || !PyCallable_Check(after)) {
+        PyErr_SetString(PyExc_TypeError, "StepHook(original, after): both must be callable");
+        return NULL;
+    }
+    StepHook *self = (StepHook *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    Py_INCREF(original);
+    Py_INCREF(after);
+    self->original = original;
+    self->after = after;
+    self->vectorcall = StepHook_vectorcall;
+    return (PyObject *)self;
+}
+
+static PyGetSetDef StepHook_getset[] = {
+    {"__wrapped__", (getter)StepHook_wrapped, NULL, "the wrapped function", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject StepHookType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "aiprof._C.StepHook",
+    .tp_doc = "StepHook(original, after): calls original, then labels the optimizer's memory "
+              "(the adapter directly, or after(optimizer)).",
+    .tp_basicsize = sizeof(StepHook),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(StepHook, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = StepHook_get,
+    .tp_getset = StepHook_getset,
+    .tp_new = StepHook_new,
+    .tp_traverse = (traverseproc)StepHook_traverse,
+    .tp_clear = (inquiry)StepHook_clear,
+    .tp_dealloc = (destructor)StepHook_dealloc,
+};
+
+/* labels_step_function(address): the adapter's aiprof_torch_label_step (0: none). */
+static PyObject *py_labels_step_function(PyObject *self, PyObject *arg)
+{
+    void *p = PyLong_AsVoidPtr(arg);
+    if (!p && PyErr_Occurred())
+        return NULL;
+    step_fn = (label_step_fn)p;
+    Py_RETURN_NONE;
+}
+
+/* labels_generation(active, generation): labels on or off, and the trace
+ * they belong to (a new trace labels everything again). */
+static PyObject *py_labels_generation(PyObject *self, PyObject *args)
+{
+    int active;
+    unsigned long gen;
+    if (!PyArg_ParseTuple(args, "pk:labels_generation", &active, &gen))
+        return NULL;
+    labels_active = active;
+    cur_gen = gen;
+    Py_RETURN_NONE;
+}
+
+/* labels_fast_state(optimizer, generation, signature): the optimizer
+ * Python has just labelled, with the adapter's signature of its tensors;
+ * None stops the fast path. */
+static PyObject *py_labels_fast_state(PyObject *self, PyObject *args)
+{
+    PyObject *opt;
+    unsigned long gen;
+    unsigned long long sig;
+    if (!PyArg_ParseTuple(args, "OkK:labels_fast_state", &opt, &gen, &sig))
+        return NULL;
+    Py_CLEAR(last_ref);
+    if (opt != Py_None && sig) {
+        last_ref = PyWeakref_NewRef(opt, NULL);
+        if (!last_ref)
+            return NULL;
+        last_gen = gen;
+        last_sig = sig;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"labels_step_function", py_labels_step_function, METH_O,
+     "labels_step_function(address): the adapter's label_step for StepHook's fast path."},
+    {"labels_generation", py_labels_generation, METH_VARARGS,
+     "labels_generation(active, generation): whether labels are on, and for which trace."},
+    {"labels_fast_state", py_labels_fast_state, METH_VARARGS,
+     "labels_fast_state(optimizer, generation, signature): hand an optimizer to the fast "
+     "path (None: stop)."},
+    {NULL, NULL, 0, NULL},
+};
+
+int aipy_step_hook_init(PyObject *module)
+{
+    if (PyType_Ready(&StepHookType) < 0)
+        return -1;
+    Py_INCREF(&StepHookType);
+    if (PyModule_AddObject(module, "StepHook", (PyObject *)&StepHookType) < 0) {
+        Py_DECREF(&StepHookType);
+        return -1;
+    }
+    return PyModule_AddFunctions(module, methods);
+}
