@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the normal build, an ASan+UBSan build, and a
 # TSan build of the tests labelled for it, then pytest twice: on the normal
-# build, and with the PyTorch adapter (C++) built under ASan+UBSan.  Ends
-# with "N passed, N failed" summed over all runs.
+# build, and with everything Python loads from us (libaiprof, the aiprof._C
+# extension, the PyTorch adapter) built under ASan+UBSan.  Ends with
+# "N passed, N failed" summed over all runs.
 set -u
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)
@@ -51,20 +52,21 @@ if [ -d tests/python ] && [ -d build/python/aiprof ]; then
 else
   echo "skipped: no Python package built (python3-dev / python3-torch missing?)"
 fi
-# The adapter is C++ loaded into an uninstrumented interpreter: it is built
-# with ASan+UBSan and the ASan runtime preloaded.  `aiprof run` puts its own
-# library first in LD_PRELOAD, which ASan refuses: those tests run above.
-echo "== Python tests, PyTorch adapter under ASan+UBSan =="
+# Our code loaded into an uninstrumented interpreter: built with ASan+UBSan
+# and the ASan runtime preloaded.  `aiprof run` puts its own library first
+# in LD_PRELOAD, which ASan refuses: those tests run above.
+echo "== Python tests, libaiprof, aiprof._C and the PyTorch adapter under ASan+UBSan =="
 asan_rt=$(gcc -print-file-name=libasan.so 2>/dev/null)
-if [ -d build/python/aiprof/ ] && [ -f build/python/aiprof/libaiprof_torch.so ] && [ -f "$asan_rt" ]; then
-  if build build-asan-py -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-       "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"; then
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+if [ -d build/python/aiprof/ ] && [ -f "$asan_rt" ]; then
+  if build build-asan-py -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=$san" \
+       "-DCMAKE_CXX_FLAGS=$san"; then
     run_pytest build-asan-py LD_PRELOAD="$asan_rt" ASAN_OPTIONS=detect_leaks=0 \
       UBSAN_OPTIONS=print_stacktrace=1 $PYTEST --ignore="$PWD/tests/python/test_no_code_change.py" \
       "$PWD/tests/python"
   else total_fail=$((total_fail+1)); fi
 else
-  echo "skipped: no PyTorch adapter built, or no ASan runtime"
+  echo "skipped: no Python package built, or no ASan runtime"
 fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]

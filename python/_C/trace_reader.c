@@ -323,6 +323,8 @@ static void build_tree(ev *v, size_t n)
  * are appended to v (capacity ensured by the caller). */
 static size_t attach_memory(ev *v, size_t n, mem_rec *m, size_t nm, int32_t memory_name)
 {
+    if (!nm)
+        return 0; /* and m may be NULL, which qsort must not get */
     qsort(m, nm, sizeof *m, mem_by_tid_ts);
     size_t top = 0, i = 0;
     for (size_t j = 0; j < nm; j++) {
