@@ -48,7 +48,7 @@ def span(kind, name, s, e, flags=0, extra=b""):
     return struct.pack("<BBHIQQ", kind, flags, 24 + len(extra), name, s, e) + extra
 
 
-def op(name, s, e, seq=None, fwd=None, shapes=None, stack=None, backward=False):
+def op(name, s, e, seq=None, fwd=None, shapes=None, stack=None, backward=False, flops=None):
     flags, extra = 0, b""
     if seq is not None:
         flags |= 1
@@ -64,6 +64,9 @@ def op(name, s, e, seq=None, fwd=None, shapes=None, stack=None, backward=False):
         extra += struct.pack("<II", *stack)
     if backward:
         flags |= 0x10
+    if flops is not None:  # format 1.2
+        flags |= 0x20
+        extra += struct.pack("<Q", flops)
     return span(6, name, s, e, flags, extra)
 
 
@@ -140,6 +143,12 @@ def main(out):
         chunk(EVENTS, b"".join(op(1, 10 * i, 10 * i + 5) for i in range(300, 0, -1)), 5),
         "bad_stats.raw": header() + stats([(1, 2, 3)])[:-8] + chunk(STATS, b"\xff\xff\xff\xff") +
         chunk(CLOCK, b"short"),
+        "flops_ops.raw": header(1, 2) + strings(1, NAMES) +
+        chunk(EVENTS, op(2, 1, 9, flops=48) + op(2, 10, 19, seq=1, fwd=2, shapes=(3, 4),
+                                                 stack=(5, 6), backward=True, flops=2**64 - 1) +
+              op(2, 20, 29, seq=2, flops=0), 1) +
+        # a FLOPS flag whose field is missing: the chunk's sizes do not add up
+        chunk(EVENTS, span(6, 2, 30, 39, 0x21, struct.pack("<q", 3)), 1) + chunk(END),
         "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
         chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),
     }
