@@ -45,9 +45,7 @@ aip__buf *aip__buf_new(void)
 
 static void set_obtainable(void)
 {
-    uint32_t n = 0;
-    for (aip__buf *b = P.free_list; b; b = b->next)
-        n++;
+    uint32_t n = P.n_free;
     n += P.max_bufs > P.allocated ? P.max_bufs - P.allocated : 0;
     atomic_store_explicit(&P.obtainable, n, memory_order_relaxed);
 }
@@ -62,6 +60,7 @@ void aip__pool_release(aip__buf *list)
         } else {
             list->next = P.free_list;
             P.free_list = list;
+            P.n_free++;
         }
         list = next;
     }
@@ -129,6 +128,7 @@ static aip__buf *pool_get(void)
     aip__buf *b = P.free_list;
     if (b) {
         P.free_list = b->next;
+        P.n_free--;
     } else if (P.allocated < P.max_bufs) {
         b = aip__buf_new();
         if (b)
@@ -244,13 +244,11 @@ static void after_fork_child(void)
         P.queue = b->next;
         b->next = P.free_list;
         P.free_list = b;
+        P.n_free++;
     }
     P.stop_requested = 0;
     aip__writer_after_fork_child();
-    uint32_t n = 0;
-    for (aip__buf *b = P.free_list; b; b = b->next)
-        n++;
-    P.allocated = n;
+    P.allocated = P.n_free;
     set_obtainable();
     pthread_mutex_unlock(&P.lock);
     aip__strings_unlock();

@@ -18,6 +18,7 @@ typedef struct aip__pool {
     pthread_mutex_t lock;
     pthread_cond_t wake;           /* writer: work queued or stop requested */
     aip__buf *free_list;
+    uint32_t n_free;               /* buffers on free_list (walking it touches every buffer) */
     aip__buf *queue;               /* full buffers, newest first */
     uint32_t allocated, max_bufs;
     _Atomic uint32_t obtainable;   /* free + (max - allocated), read lock-free */
