@@ -224,26 +224,51 @@ static void eval_replay(shadow *s, PyThreadState *ts)
     free(chain);
 }
 
-/* with_modules through frames: nn.Module._call_impl's code, whose frames
- * run one module call each (its `self`, the frame's first local). */
+/* nn.Module calls through frames: Module._call_impl's code, whose frames
+ * run one module call each (its `self` the frame's first local, its
+ * positional arguments the *args tuple after it).  Set once, kept. */
 static PyCodeObject *module_call_code;
-static int modules_by_frame;
+static int module_args_index; /* localsplus index of the *args tuple */
+static int modules_by_frame;  /* with_modules: enter and leave modules */
 
-/* Evaluate `frame`, entering its module first when it is a module call. */
-static PyObject *eval_frame_of(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
+/* profile_memory: the adapter's aiprof_torch_label, called with the
+ * arguments of every top-level module call (no module call running on the
+ * thread) to label them INPUT; NULL when off. */
+typedef int (*input_label_fn)(PyObject *tensors, int category, int grads, int new_pass);
+static input_label_fn inputs_label;
+static __thread int tls_module_calls __attribute__((tls_model("initial-exec")));
+
+/* Evaluate a module call's frame: its inputs labelled if it is top-level,
+ * its module entered for the module path. */
+static PyObject *eval_module_call(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
 {
+    if (inputs_label && tls_module_calls == 0) {
+        PyObject *args = frame->localsplus[module_args_index];
+        if (args && PyTuple_Check(args))
+            inputs_label(args, AIP_MEM_INPUT, 0, 1);
+    }
     PyObject *module = NULL;
-    if (modules_by_frame && frame->f_code == module_call_code && !throwflag) {
+    if (modules_by_frame) {
         module = frame->localsplus[0];
         if (module && aipy_module_enter(module) < 0) {
             PyErr_Clear(); /* no module path for this call; the call itself goes on */
             module = NULL;
         }
     }
+    tls_module_calls++;
     PyObject *r = _PyEval_EvalFrameDefault(ts, frame, throwflag);
+    tls_module_calls--;
     if (module)
         aipy_module_leave(module);
     return r;
+}
+
+static inline PyObject *eval_frame_of(PyThreadState *ts, _PyInterpreterFrame *frame,
+                                      int throwflag)
+{
+    if (frame->f_code == module_call_code && !throwflag && (modules_by_frame || inputs_label))
+        return eval_module_call(ts, frame, throwflag);
+    return _PyEval_EvalFrameDefault(ts, frame, throwflag);
 }
 
 static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
@@ -273,7 +298,7 @@ static PyInterpreterState *eval_interp; /* where eval_cb was installed */
 static void eval_update(PyInterpreterState *interp)
 {
     eval_interp = interp;
-    int need = (tracer_on && tracer_mode == MODE_EVAL) || modules_by_frame;
+    int need = (tracer_on && tracer_mode == MODE_EVAL) || modules_by_frame || inputs_label;
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
     if (need && cur == _PyEval_EvalFrameDefault)
         _PyInterpreterState_SetEvalFrameFunc(interp, eval_cb);
@@ -595,37 +620,67 @@ static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
     return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
 }
 
+#ifdef AIPY_EVAL_FRAME
+/* Module calls can be followed as frames of `code`: this Python lets our
+ * evaluator in, and `code` looks like _call_impl(self, *args, **kwargs). */
+static int use_module_code(PyInterpreterState *interp, PyObject *code)
+{
+    PyCodeObject *c = (PyCodeObject *)code;
+    if (c->co_argcount < 1 || !(c->co_flags & CO_VARARGS) || !want_eval_mode(interp))
+        return 0;
+    if (module_call_code && module_call_code != c)
+        return 0; /* another Module class's code: keep the first */
+    if (!module_call_code) {
+        Py_INCREF(code);
+        module_call_code = c;
+        module_args_index = c->co_argcount + c->co_kwonlyargcount;
+    }
+    return 1;
+}
+#endif
+
 /* modules_by_frames(code) -> bool: follow nn.Module calls as frames of
  * `code` (Module._call_impl.__code__) instead of global hooks; False if
  * this Python cannot (then the caller installs the hooks).
  * modules_by_frames(None) stops. */
 static PyObject *py_modules_by_frames(PyObject *self, PyObject *code)
 {
-    PyThreadState *me = PyThreadState_Get();
-#ifdef AIPY_EVAL_FRAME
-    if (code == Py_None) {
-        modules_by_frame = 0;
-        eval_update(me->interp);
-        Py_CLEAR(module_call_code);
-        Py_RETURN_FALSE;
-    }
-    if (!PyCode_Check(code)) {
-        PyErr_SetString(PyExc_TypeError, "modules_by_frames() takes a code object or None");
-        return NULL;
-    }
-    if (((PyCodeObject *)code)->co_argcount < 1 || !want_eval_mode(me->interp))
-        Py_RETURN_FALSE;
-    Py_INCREF(code);
-    Py_XSETREF(module_call_code, (PyCodeObject *)code);
-    modules_by_frame = 1;
-    eval_update(me->interp);
-    Py_RETURN_TRUE;
-#else
-    (void)me;
     if (code != Py_None && !PyCode_Check(code)) {
         PyErr_SetString(PyExc_TypeError, "modules_by_frames() takes a code object or None");
         return NULL;
     }
+#ifdef AIPY_EVAL_FRAME
+    PyThreadState *me = PyThreadState_Get();
+    modules_by_frame = code != Py_None && use_module_code(me->interp, code);
+    eval_update(me->interp);
+    return PyBool_FromLong(modules_by_frame);
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
+/* inputs_by_frames(code, label_address) -> bool: label the arguments of
+ * top-level module calls (frames of `code`) INPUT through the adapter's
+ * aiprof_torch_label at `label_address`, instead of module hooks; False if
+ * this Python cannot.  inputs_by_frames(None, 0) stops. */
+static PyObject *py_inputs_by_frames(PyObject *self, PyObject *args)
+{
+    PyObject *code, *addr;
+    if (!PyArg_ParseTuple(args, "OO:inputs_by_frames", &code, &addr))
+        return NULL;
+    if (code != Py_None && !PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "inputs_by_frames() takes a code object or None");
+        return NULL;
+    }
+    void *fn = code == Py_None ? NULL : PyLong_AsVoidPtr(addr);
+    if (!fn && PyErr_Occurred())
+        return NULL;
+#ifdef AIPY_EVAL_FRAME
+    PyThreadState *me = PyThreadState_Get();
+    inputs_label = fn && use_module_code(me->interp, code) ? (input_label_fn)fn : NULL;
+    eval_update(me->interp);
+    return PyBool_FromLong(inputs_label != NULL);
+#else
     Py_RETURN_FALSE;
 #endif
 }
@@ -664,6 +719,9 @@ static PyMethodDef methods[] = {
      "threading.setprofile target used while tracing in profile mode."},
     {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,
      "tracer_hook_state() -> 0 (ours), 1 (none) or 2 (another profiler's)."},
+    {"inputs_by_frames", py_inputs_by_frames, METH_VARARGS,
+     "inputs_by_frames(code, label_address) -> bool: label top-level module inputs through "
+     "the frame evaluator (None, 0: stop)."},
     {"modules_by_frames", py_modules_by_frames, METH_O,
      "modules_by_frames(code) -> bool: follow nn.Module calls through the frame evaluator "
      "(None: stop)."},

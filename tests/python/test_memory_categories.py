@@ -316,3 +316,31 @@ def test_later_steps_skip_python_and_still_follow_changes(monkeypatch):
     assert len(calls) == 1  # the first step only; the other seven took the fast path
     live = _live_at_end(_raw_timeline(prof))
     assert live.get(PARAMETER, 0) == _nbytes(model.parameters()) + _nbytes([extra]), live
+
+
+@needs_torch
+def test_inputs_labelled_without_module_hooks():
+    """With the frame evaluator and the adapter's labels, top-level module
+    inputs are labelled from the frames of Module._call_impl: no module hook
+    is installed (a hook sends every module call down torch's slow path),
+    and the model's inputs are still INPUT."""
+    import torch
+    from aiprof import _C
+    from aiprof.profiler import _torch_bridge
+    from train_mlp import build, train_step
+    if _C.tracer_mode() != "eval_frame":
+        pytest.skip("this Python has no eval-frame tracer")
+    if _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
+    module = torch.nn.modules.module
+    model, optimizer, x, y = build()
+    hooks = []
+
+    def step():
+        hooks.append((len(module._global_forward_pre_hooks), len(module._global_forward_hooks),
+                      len(model._forward_pre_hooks)))
+        train_step(model, optimizer, x, y)
+
+    live = _live_at_end(_raw_timeline(_profile(model, optimizer, step, steps=3)))
+    assert hooks == [(0, 0, 0)] * 3
+    assert live.get(INPUT, 0) == x.numel() * x.element_size(), live

@@ -40,10 +40,14 @@ straight from the C wrapper, with no Python in between.
 
 Cost.  Storages are read by the PyTorch adapter (labels.cpp, one call per
 list of tensors) when it is built with pybind11's headers, else here in
-Python (~0.65 us a tensor).  Top-level modules are found during a trace's
-first step with global nn.Module hooks, which slow every module call; from
-the first optimizer or profiler step on, only those modules keep hooks of
-their own (a pre-hook), and the global ones are removed.
+Python (~0.65 us a tensor).  Top-level module inputs: on CPython 3.11 with
+the adapter's labels, the frame evaluator (pytracer.c) labels the arguments
+of each Module._call_impl frame that runs with no module call below it on
+the thread, and no module hook is installed.  Otherwise top-level modules
+are found during a trace's first step with global nn.Module hooks, which
+slow every module call; from the first optimizer or profiler step on, only
+those modules keep hooks of their own (a pre-hook), and the global ones are
+removed.
 """
 import gc
 import sys
@@ -345,6 +349,22 @@ def _end_discovery(force=False):
     _module_hooks = None
 
 
+def _inputs_by_frames(on):
+    """Top-level module inputs labelled from the frame evaluator
+    (pytracer.c: frames of Module._call_impl with no module call running on
+    the thread), with no module hook at all; True if that is how they are
+    labelled now, False when the hooks must do it (another Python, no
+    adapter labels, a foreign evaluator)."""
+    native = _torch_bridge.native_labels() if on else None
+    mod = sys.modules.get("torch.nn.modules.module")
+    code = getattr(getattr(getattr(mod, "Module", None), "_call_impl", None), "__code__", None)
+    if native is None or code is None:
+        _C.inputs_by_frames(None, 0)
+        return False
+    import ctypes
+    return _C.inputs_by_frames(code, ctypes.cast(native.label, ctypes.c_void_p).value)
+
+
 def _find_optimizers():
     optim = sys.modules.get("torch.optim.optimizer")
     base = getattr(optim, "Optimizer", None)
@@ -378,7 +398,8 @@ class Labeller:
             _generation += 1  # a new trace: everything is labelled again
             _C.labels_generation(True, _generation)
             _depth.n = 0  # a forward that raised must not hide later inputs
-            _install_module_hooks()
+            if not _inputs_by_frames(True):
+                _install_module_hooks()
             if not _optimizers and not self._searched:
                 self._searched = True
                 _find_optimizers()
@@ -391,6 +412,7 @@ class Labeller:
             _active -= 1
             _C.labels_generation(_active > 0, _generation)
             if not _active:
+                _inputs_by_frames(False)
                 _end_discovery(force=True)
                 _remove_roots()
 
