@@ -29,6 +29,7 @@ int aipy_gc_init(PyObject *module);
 int aipy_dynamic_init(PyObject *module);
 int aipy_trace_reader_init(PyObject *module);
 int aipy_step_hook_init(PyObject *module);
+int aipy_module_frames_init(PyObject *module);
 
 /* pytracer.c / modules.c : the current thread's call stack and module
  * path as text (NULL when none) and its string id; safe without the GIL,

@@ -234,7 +234,8 @@ PyMODINIT_FUNC PyInit__C(void)
         return NULL;
     if (aipy_session_init(m) || aipy_annotate_init(m) || aipy_tracer_init(m) ||
         aipy_modules_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m) ||
-        aipy_trace_reader_init(m) || aipy_step_hook_init(m)) {
+        aipy_trace_reader_init(m) || aipy_step_hook_init(m) ||
+        aipy_module_frames_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

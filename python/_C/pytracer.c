@@ -39,13 +39,7 @@
  * exceptions and generator suspends.
  */
 #include "pystack_text.h"
-
-#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
-#define AIPY_EVAL_FRAME 1
-#define Py_BUILD_CORE 1
-#include <internal/pycore_frame.h>
-#undef Py_BUILD_CORE
-#endif
+#include "eval_frame.h"
 
 #include <frameobject.h>
 #include <pthread.h>
@@ -224,50 +218,12 @@ static void eval_replay(shadow *s, PyThreadState *ts)
     free(chain);
 }
 
-/* nn.Module calls through frames: Module._call_impl's code, whose frames
- * run one module call each (its `self` the frame's first local, its
- * positional arguments the *args tuple after it).  Set once, kept. */
-static PyCodeObject *module_call_code;
-static int module_args_index; /* localsplus index of the *args tuple */
-static int modules_by_frame;  /* with_modules: enter and leave modules */
-
-/* profile_memory: the adapter's aiprof_torch_label, called with the
- * arguments of every top-level module call (no module call running on the
- * thread) to label them INPUT; NULL when off. */
-typedef int (*input_label_fn)(PyObject *tensors, int category, int grads, int new_pass);
-static input_label_fn inputs_label;
-static __thread int tls_module_calls __attribute__((tls_model("initial-exec")));
-
-/* Evaluate a module call's frame: its inputs labelled if it is top-level,
- * its module entered for the module path. */
-static PyObject *eval_module_call(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
-{
-    if (inputs_label && tls_module_calls == 0) {
-        PyObject *args = frame->localsplus[module_args_index];
-        if (args && PyTuple_Check(args))
-            inputs_label(args, AIP_MEM_INPUT, 0, 1);
-    }
-    PyObject *module = NULL;
-    if (modules_by_frame) {
-        module = frame->localsplus[0];
-        if (module && aipy_module_enter(module) < 0) {
-            PyErr_Clear(); /* no module path for this call; the call itself goes on */
-            module = NULL;
-        }
-    }
-    tls_module_calls++;
-    PyObject *r = _PyEval_EvalFrameDefault(ts, frame, throwflag);
-    tls_module_calls--;
-    if (module)
-        aipy_module_leave(module);
-    return r;
-}
-
+/* Module calls are handed to module_frames.c (with_modules, INPUT labels). */
 static inline PyObject *eval_frame_of(PyThreadState *ts, _PyInterpreterFrame *frame,
                                       int throwflag)
 {
-    if (frame->f_code == module_call_code && !throwflag && (modules_by_frame || inputs_label))
-        return eval_module_call(ts, frame, throwflag);
+    if (aipy_module_frames_on && frame->f_code == aipy_module_call_code && !throwflag)
+        return aipy_eval_module_call(ts, frame, throwflag);
     return _PyEval_EvalFrameDefault(ts, frame, throwflag);
 }
 
@@ -295,10 +251,10 @@ static PyInterpreterState *eval_interp; /* where eval_cb was installed */
 
 /* Our evaluator is installed while it follows calls or module calls; it
  * never replaces another one (torch.compile's). */
-static void eval_update(PyInterpreterState *interp)
+void aipy_eval_update(PyInterpreterState *interp)
 {
     eval_interp = interp;
-    int need = (tracer_on && tracer_mode == MODE_EVAL) || modules_by_frame || inputs_label;
+    int need = (tracer_on && tracer_mode == MODE_EVAL) || aipy_module_frames_on;
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
     if (need && cur == _PyEval_EvalFrameDefault)
         _PyInterpreterState_SetEvalFrameFunc(interp, eval_cb);
@@ -491,7 +447,7 @@ static int foreign_hook(PyThreadState *ts)
     return ts->c_profilefunc && ts->c_profilefunc != profile_cb;
 }
 
-static int want_eval_mode(PyInterpreterState *interp)
+int aipy_want_eval_mode(PyInterpreterState *interp)
 {
 #ifdef AIPY_EVAL_FRAME
     const char *force = getenv("AIPROF_PY_TRACER");
@@ -549,7 +505,7 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
     __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
     PyObject *r;
 #ifdef AIPY_EVAL_FRAME
-    if (want_eval_mode(me->interp)) {
+    if (aipy_want_eval_mode(me->interp)) {
         tracer_mode = MODE_EVAL;
         shadow *s = shadow_fresh();
         if (s) {
@@ -566,7 +522,7 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
     if (r)
         __atomic_store_n(&tracer_on, 1, __ATOMIC_RELAXED);
 #ifdef AIPY_EVAL_FRAME
-    eval_update(me->interp);
+    aipy_eval_update(me->interp);
 #endif
     return r;
 }
@@ -577,7 +533,7 @@ static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
     __atomic_store_n(&tracer_on, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
 #ifdef AIPY_EVAL_FRAME
-    eval_update(me->interp);
+    aipy_eval_update(me->interp);
 #endif
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
@@ -620,80 +576,12 @@ static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
     return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
 }
 
-#ifdef AIPY_EVAL_FRAME
-/* Module calls can be followed as frames of `code`: this Python lets our
- * evaluator in, and `code` looks like _call_impl(self, *args, **kwargs). */
-static int use_module_code(PyInterpreterState *interp, PyObject *code)
+int aipy_eval_is_ours(void)
 {
-    PyCodeObject *c = (PyCodeObject *)code;
-    if (c->co_argcount < 1 || !(c->co_flags & CO_VARARGS) || !want_eval_mode(interp))
-        return 0;
-    if (module_call_code && module_call_code != c)
-        return 0; /* another Module class's code: keep the first */
-    if (!module_call_code) {
-        Py_INCREF(code);
-        module_call_code = c;
-        module_args_index = c->co_argcount + c->co_kwonlyargcount;
-    }
-    return 1;
-}
-#endif
-
-/* modules_by_frames(code) -> bool: follow nn.Module calls as frames of
- * `code` (Module._call_impl.__code__) instead of global hooks; False if
- * this Python cannot (then the caller installs the hooks).
- * modules_by_frames(None) stops. */
-static PyObject *py_modules_by_frames(PyObject *self, PyObject *code)
-{
-    if (code != Py_None && !PyCode_Check(code)) {
-        PyErr_SetString(PyExc_TypeError, "modules_by_frames() takes a code object or None");
-        return NULL;
-    }
 #ifdef AIPY_EVAL_FRAME
-    PyThreadState *me = PyThreadState_Get();
-    modules_by_frame = code != Py_None && use_module_code(me->interp, code);
-    eval_update(me->interp);
-    return PyBool_FromLong(modules_by_frame);
+    return eval_interp && _PyInterpreterState_GetEvalFrameFunc(eval_interp) == eval_cb;
 #else
-    Py_RETURN_FALSE;
-#endif
-}
-
-/* inputs_by_frames(code, label_address) -> bool: label the arguments of
- * top-level module calls (frames of `code`) INPUT through the adapter's
- * aiprof_torch_label at `label_address`, instead of module hooks; False if
- * this Python cannot.  inputs_by_frames(None, 0) stops. */
-static PyObject *py_inputs_by_frames(PyObject *self, PyObject *args)
-{
-    PyObject *code, *addr;
-    if (!PyArg_ParseTuple(args, "OO:inputs_by_frames", &code, &addr))
-        return NULL;
-    if (code != Py_None && !PyCode_Check(code)) {
-        PyErr_SetString(PyExc_TypeError, "inputs_by_frames() takes a code object or None");
-        return NULL;
-    }
-    void *fn = code == Py_None ? NULL : PyLong_AsVoidPtr(addr);
-    if (!fn && PyErr_Occurred())
-        return NULL;
-#ifdef AIPY_EVAL_FRAME
-    PyThreadState *me = PyThreadState_Get();
-    inputs_label = fn && use_module_code(me->interp, code) ? (input_label_fn)fn : NULL;
-    eval_update(me->interp);
-    return PyBool_FromLong(inputs_label != NULL);
-#else
-    Py_RETURN_FALSE;
-#endif
-}
-
-int aipy_modules_by_frame_current(void)
-{
-#ifdef AIPY_EVAL_FRAME
-    /* Someone else's evaluator (torch.compile installs one) no longer
-     * shows us module frames: the path we hold would go stale. */
-    return !modules_by_frame ||
-           (eval_interp && _PyInterpreterState_GetEvalFrameFunc(eval_interp) == eval_cb);
-#else
-    return 1;
+    return 0;
 #endif
 }
 
@@ -701,7 +589,7 @@ static PyObject *py_tracer_mode(PyObject *self, PyObject *unused)
 {
     int mode = tracer_on ? tracer_mode : 0;
     if (!mode) /* not following calls now: what a start would choose */
-        mode = want_eval_mode(PyThreadState_Get()->interp) ? MODE_EVAL : MODE_PROFILE;
+        mode = aipy_want_eval_mode(PyThreadState_Get()->interp) ? MODE_EVAL : MODE_PROFILE;
     return PyUnicode_FromString(mode == MODE_EVAL ? "eval_frame" : "profile");
 }
 
@@ -719,12 +607,6 @@ static PyMethodDef methods[] = {
      "threading.setprofile target used while tracing in profile mode."},
     {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,
      "tracer_hook_state() -> 0 (ours), 1 (none) or 2 (another profiler's)."},
-    {"inputs_by_frames", py_inputs_by_frames, METH_VARARGS,
-     "inputs_by_frames(code, label_address) -> bool: label top-level module inputs through "
-     "the frame evaluator (None, 0: stop)."},
-    {"modules_by_frames", py_modules_by_frames, METH_O,
-     "modules_by_frames(code) -> bool: follow nn.Module calls through the frame evaluator "
-     "(None: stop)."},
     {"tracer_mode", py_tracer_mode, METH_NOARGS,
      "tracer_mode() -> 'eval_frame' or 'profile': how calls are followed (or would be, "
      "by the next start)."},
