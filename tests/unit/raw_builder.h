@@ -222,6 +222,26 @@ static inline int rb_write_file(const char *path, const void *data, size_t len)
     return w == (ssize_t)len ? 0 : -1;
 }
 
+/* A result directory `dir` as the recorder leaves it: FRAMEWORK/ holding the
+ * raw file of process `pid` (raw NULL: none), and profiler_info.json (info
+ * NULL: none).  Existing directories are reused. */
+static inline void rb_result_dir(const char *dir, long long pid, const rb_buf *raw,
+                                 const char *info)
+{
+    char p[600];
+    mkdir(dir, 0750);
+    snprintf(p, sizeof p, "%s/FRAMEWORK", dir);
+    mkdir(p, 0750);
+    if (raw) {
+        snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_%lld.raw", dir, pid);
+        rb_write_file(p, raw->data, raw->len);
+    }
+    if (info) {
+        snprintf(p, sizeof p, "%s/profiler_info.json", dir);
+        rb_write_file(p, info, strlen(info));
+    }
+}
+
 /* A fresh directory under /tmp (letters/digits only, as aiprof requires). */
 static inline void rb_tempdir(char *out, size_t cap, const char *tag)
 {

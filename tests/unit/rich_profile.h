@@ -120,20 +120,12 @@ static const char rich_metadata_json[] =
  * info/metadata NULL to leave them out. */
 static inline void rich_dir(const char *dir, const char *info, const char *metadata)
 {
-    char p[512];
-    mkdir(dir, 0750);
-    snprintf(p, sizeof p, "%s/FRAMEWORK", dir);
-    mkdir(p, 0750);
     rb_buf b = {0};
     rich_raw(&b);
-    snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_%d.raw", dir, RICH_PID);
-    rb_write_file(p, b.data, b.len);
+    rb_result_dir(dir, RICH_PID, &b, info);
     rb_free(&b);
-    if (info) {
-        snprintf(p, sizeof p, "%s/profiler_info.json", dir);
-        rb_write_file(p, info, strlen(info));
-    }
     if (metadata) {
+        char p[512];
         snprintf(p, sizeof p, "%s/profiler_metadata.json", dir);
         rb_write_file(p, metadata, strlen(metadata));
     }

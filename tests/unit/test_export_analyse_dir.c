@@ -39,18 +39,7 @@ static void build_raw(rb_buf *b, int64_t pid)
 static void make_dir(const char *name, char *out, const rb_buf *raw, const char *info_json)
 {
     snprintf(out, 256, "%s/%s", root, name);
-    char p[300];
-    mkdir(out, 0750);
-    snprintf(p, sizeof p, "%s/FRAMEWORK", out);
-    mkdir(p, 0750);
-    if (raw) {
-        snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_4321.raw", out);
-        rb_write_file(p, raw->data, raw->len);
-    }
-    if (info_json) {
-        snprintf(p, sizeof p, "%s/profiler_info.json", out);
-        rb_write_file(p, info_json, strlen(info_json));
-    }
+    rb_result_dir(out, 4321, raw, info_json);
 }
 
 static char *slurp(const char *dir, const char *rel, size_t *len)
@@ -226,10 +215,9 @@ static void test_two_processes(void)
     rb_buf a = {0}, b = {0};
     build_raw(&a, 4321);
     build_raw(&b, 999);
-    char d[256], p[400];
+    char d[256];
     make_dir("two_ascend_pt", d, &a, NULL);
-    snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_999.raw", d);
-    rb_write_file(p, b.data, b.len);
+    rb_result_dir(d, 999, &b, NULL);
     rb_free(&a);
     rb_free(&b);
     aip_analyse_options o = quiet_opts(0);

@@ -250,10 +250,6 @@ static void test_tables_follow_switches(void)
     sqlite3_close(db);
     /* a profile with nothing but two ops: the minimal set */
     snprintf(d, sizeof d, "%s/min_ascend_pt", root);
-    char p[400];
-    mkdir(d, 0750);
-    snprintf(p, sizeof p, "%s/FRAMEWORK", d);
-    mkdir(p, 0750);
     rb_buf b = {0}, e = {0};
     rb_header(&b, 1, 0);
     rb_info(&b, 7, "prog", 1e9);
@@ -264,14 +260,10 @@ static void test_tables_follow_switches(void)
     ev_op(&e, 1, 300, 400);
     rb_events(&b, 7, &e);
     rb_end(&b);
-    snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_7.raw", d);
-    rb_write_file(p, b.data, b.len);
+    rb_result_dir(d, 7, &b, "{\"config\": {\"experimental_config\": {\"_export_type\": [\"db\"]}}, "
+                            "\"rank_id\": 3}");
     rb_free(&b);
     rb_free(&e);
-    snprintf(p, sizeof p, "%s/profiler_info.json", d);
-    const char *info = "{\"config\": {\"experimental_config\": {\"_export_type\": [\"db\"]}}, "
-                       "\"rank_id\": 3}";
-    rb_write_file(p, info, strlen(info));
     analyse(d);
     db = open_db(d, "ascend_pytorch_profiler_3.db");
     ASSERT_TRUE(db != NULL);

@@ -189,11 +189,8 @@ static void test_switches_off(void)
 /* Names lost with a damaged STRINGS chunk: every output still works. */
 static void test_names_lost(void)
 {
-    char d[256], p[512];
+    char d[256];
     snprintf(d, sizeof d, "%s/nostrings_ascend_pt", root);
-    mkdir(d, 0750);
-    snprintf(p, sizeof p, "%s/FRAMEWORK", d);
-    mkdir(p, 0750);
     rb_buf b = {0}, e = {0};
     rb_header(&b, 1, 0);
     rb_info(&b, 9, "prog", 1e9);
@@ -205,15 +202,11 @@ static void test_names_lost(void)
     ev_memory(&e, 180, 0x10, -64, 0, 64, 0, -1);
     rb_events(&b, 9, &e);
     rb_end(&b);
-    snprintf(p, sizeof p, "%s/FRAMEWORK/aiprof_9.raw", d);
-    rb_write_file(p, b.data, b.len);
+    rb_result_dir(d, 9, &b, "{\"config\": {\"common_config\": {\"profile_memory\": true, "
+                            "\"with_stack\": true}, \"experimental_config\": {\"_profiler_level\": "
+                            "\"Level2\", \"record_op_args\": true}}}");
     rb_free(&b);
     rb_free(&e);
-    snprintf(p, sizeof p, "%s/profiler_info.json", d);
-    const char *info = "{\"config\": {\"common_config\": {\"profile_memory\": true, "
-                       "\"with_stack\": true}, \"experimental_config\": {\"_profiler_level\": "
-                       "\"Level2\", \"record_op_args\": true}}}";
-    rb_write_file(p, info, strlen(info));
     ASSERT_EQ(analyse(d), AIP_OK);
     ASSERT_TRUE(exists(d, "ASCEND_PROFILER_OUTPUT/api_statistic.csv"));
     ASSERT_TRUE(exists(d, "ASCEND_PROFILER_OUTPUT/operator_memory.csv"));
