@@ -65,15 +65,19 @@ uint64_t addr_hash(uintptr_t a) { return (uint64_t)(a >> 4) * 0x9E3779B97F4A7C15
 
 Shard &shard_of(uintptr_t a) { return g_shards[addr_hash(a) >> 60]; }
 
+void shard_lock(Shard &s)
+{
+    while (s.busy.exchange(true, std::memory_order_acquire))
+        while (s.busy.load(std::memory_order_relaxed))
+            __builtin_ia32_pause();
+}
+
+void shard_unlock(Shard &s) { s.busy.store(false, std::memory_order_release); }
+
 struct ShardLock {
     Shard &s;
-    explicit ShardLock(Shard &sh) : s(sh)
-    {
-        while (s.busy.exchange(true, std::memory_order_acquire))
-            while (s.busy.load(std::memory_order_relaxed))
-                __builtin_ia32_pause();
-    }
-    ~ShardLock() { s.busy.store(false, std::memory_order_release); }
+    explicit ShardLock(Shard &sh) : s(sh) { shard_lock(s); }
+    ~ShardLock() { shard_unlock(s); }
 };
 
 /* fork() (a DataLoader's workers) while another thread holds a shard would
@@ -81,14 +85,13 @@ struct ShardLock {
 void lock_all_shards()
 {
     for (Shard &s : g_shards)
-        while (s.busy.exchange(true, std::memory_order_acquire))
-            __builtin_ia32_pause();
+        shard_lock(s);
 }
 
 void unlock_all_shards()
 {
     for (Shard &s : g_shards)
-        s.busy.store(false, std::memory_order_release);
+        shard_unlock(s);
 }
 
 uint32_t slot_of(const Shard &s, uintptr_t a) { return (uint32_t)addr_hash(a) & (s.cap - 1); }

@@ -112,7 +112,7 @@ class Collectors:
         if on:
             module = sys.modules["torch"].nn.modules.module
             _C.modules_enable(True)
-            call_impl = getattr(getattr(module.Module, "_call_impl", None), "__code__", None)
+            call_impl = _torch_bridge.module_call_code()
             if call_impl is not None and _C.modules_by_frames(call_impl):
                 self._module_handles = ()
             else:

@@ -105,6 +105,13 @@ def native_labels():
     return _native_labels
 
 
+def module_call_code():
+    """The code of torch's nn.Module._call_impl, whose frames are module
+    calls (python/_C/module_frames.c), or None."""
+    mod = sys.modules.get("torch.nn.modules.module")
+    return getattr(getattr(getattr(mod, "Module", None), "_call_impl", None), "__code__", None)
+
+
 def problem():
     """Why ATen ops are not recorded, or None."""
     return _problem
