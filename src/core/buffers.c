@@ -73,6 +73,21 @@ static void aip__pool_release_one(aip__buf *b)
     aip__pool_release(b);
 }
 
+/* `n` bytes of records of thread `tid` queued for the writer in a buffer of
+ * their own: copies live outside the cap and are freed once written.
+ * False when no memory is left. */
+static int queue_copy(uint64_t tid, const uint8_t *data, size_t n)
+{
+    aip__buf *copy = aip__buf_new();
+    if (!copy)
+        return 0;
+    P.allocated++;
+    memcpy(copy->data, data, n);
+    atomic_store_explicit(&copy->used, (uint32_t)n, memory_order_relaxed);
+    queue_buffer(copy, tid, P.gen, 0);
+    return 1;
+}
+
 void aip__snapshot_threads(int final, uint64_t *unbalanced)
 {
     for (aip__tstate *t = P.threads; t; t = t->next) {
@@ -91,15 +106,8 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced)
         uint32_t used = atomic_load_explicit(&t->buf->used, memory_order_acquire);
         if (used <= t->flushed)
             continue;
-        /* Copies live outside the cap: they are freed once written. */
-        aip__buf *copy = aip__buf_new();
-        if (!copy)
-            continue; /* retried at the next snapshot; at stop the data is lost */
-        P.allocated++;
-        memcpy(copy->data, t->buf->data + t->flushed, used - t->flushed);
-        atomic_store_explicit(&copy->used, used - t->flushed, memory_order_relaxed);
-        t->flushed = used;
-        queue_buffer(copy, t->tid, P.gen, 0);
+        if (queue_copy(t->tid, t->buf->data + t->flushed, used - t->flushed))
+            t->flushed = used; /* else retried at the next snapshot; at stop it is lost */
     }
 }
 
@@ -110,16 +118,12 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced)
 static void close_open_pyfuncs(void)
 {
     uint64_t end = aip__ticks();
+    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip_rec_pyfunc)]; /* P.lock held */
     for (aip__tstate *t = P.threads; t; t = t->next) {
         if (t->gen != P.gen || !__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
             continue;
-        aip__buf *b = aip__buf_new();
-        if (!b)
-            continue; /* those calls stay open, as before: their records are lost */
-        P.allocated++;
-        size_t n = aip__pyfunc_close_open(t, end, b->data, AIP_BUF_BYTES);
-        atomic_store_explicit(&b->used, (uint32_t)n, memory_order_relaxed);
-        queue_buffer(b, t->tid, P.gen, 0);
+        size_t n = aip__pyfunc_close_open(t, end, records, sizeof records);
+        queue_copy(t->tid, records, n); /* no memory: those calls stay open, as before */
     }
 }
 
