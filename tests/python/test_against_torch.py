@@ -6,7 +6,8 @@ the traces must come at the same steps, and every trace must hold the
 same number of calls of every aten:: op.  Both record the same ops (a
 global RecordFunction callback and torch's thread-local one see the same
 calls); aiprof's events() folds nested same-name ops as torch's EventList
-does, so key_averages counts compare one to one.
+does, so key_averages counts compare one to one — up to one artefact of
+torch's clock, see _assert_same_counts.
 """
 import re
 
@@ -29,6 +30,34 @@ def _aten_counts(prof):
     return {e.key: e.count for e in prof.key_averages() if e.key.startswith("aten::")}
 
 
+def _close_calls(prof):
+    """Per aten:: name, how many calls start less than 1 µs after the start
+    of the previous call of that name on the same thread, once it ended."""
+    last, close = {}, {}
+    for e in sorted(prof.events(), key=lambda e: e.time_range.start):
+        if not e.name.startswith("aten::"):
+            continue
+        prev = last.get((e.thread, e.name))
+        if prev is not None and prev.time_range.end <= e.time_range.start \
+                and e.time_range.start - prev.time_range.start < 1.0:
+            close[e.name] = close.get(e.name, 0) + 1
+        last[(e.thread, e.name)] = e
+    return close
+
+
+def _assert_same_counts(torch_counts, aiprof_counts, close):
+    """Debian's torch 1.13 (no Kineto) keeps op times in whole microseconds.
+    When a call and the start of the next same-name call fall in one
+    microsecond, the first becomes the second's child and torch's EventList
+    folds it away as a nested same-name op; aiprof keeps nanoseconds and
+    counts both.  So torch may count fewer calls of a name, by at most the
+    number of such close pairs aiprof saw; anything else is a real mismatch."""
+    assert torch_counts and set(aiprof_counts) == set(torch_counts)
+    for name, n in aiprof_counts.items():
+        want = torch_counts[name]
+        assert want <= n <= want + close.get(name, 0), (name, n, want, close.get(name, 0))
+
+
 def _run_both(example, sched, steps, torch_options=None, **options):
     import torch
     model, optimizer, x, y = example.build()
@@ -41,7 +70,8 @@ def _run_both(example, sched, steps, torch_options=None, **options):
     ap = aiprof.profiler.profile(
         activities=[aiprof.profiler.ProfilerActivity.CPU],
         schedule=None if sched is None else aiprof.profiler.schedule(**sched),
-        on_trace_ready=lambda p: aiprof_traces.append((p.step_num, _aten_counts(p))),
+        on_trace_ready=lambda p: aiprof_traces.append(
+            (p.step_num, (_aten_counts(p), _close_calls(p)))),
         **options)
     # torch 1.13's own ProfilerStep marker makes a tensor (aten::zeros) inside
     # torch's step(), after its trace switches: aiprof starts outside and
@@ -61,8 +91,8 @@ def test_mlp_matches_torch(sched):
     torch_traces, aiprof_traces = _run_both(train_mlp, sched, 9)
     assert [s for s, _ in aiprof_traces] == [s for s, _ in torch_traces]
     assert torch_traces, "the schedule saved no trace"
-    for (_, t), (_, a) in zip(torch_traces, aiprof_traces):
-        assert t and a == t
+    for (_, t), (_, (a, close)) in zip(torch_traces, aiprof_traces):
+        _assert_same_counts(t, a, close)
 
 
 @pytest.mark.parametrize("options", [{}, dict(record_shapes=True, profile_memory=True,
@@ -77,8 +107,9 @@ def test_cnn_matches_torch(options):
     torch_options = {k: v for k, v in options.items() if k != "with_stack"}
     torch_traces, aiprof_traces = _run_both(train_cnn, sched, 6, torch_options, **options)
     assert [s for s, _ in aiprof_traces] == [s for s, _ in torch_traces] == [4]
-    assert aiprof_traces[0][1] == torch_traces[0][1]
-    assert "aten::convolution_backward" in aiprof_traces[0][1]
+    counts, close = aiprof_traces[0][1]
+    _assert_same_counts(torch_traces[0][1], counts, close)
+    assert "aten::convolution_backward" in counts
 
 
 def test_trace_ready_steps_match_torch_without_ops():
