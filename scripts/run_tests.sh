@@ -38,7 +38,12 @@ run_pytest() { # build-dir extra-env-and-args...
   local dir=$1; shift
   local out line p f
   out=$(cd "$dir" && env PYTHONPATH="$PWD/python" AIPROF_QUIET=1 "$@" 2>&1)
-  echo "$out" | tail -n 15
+  # On failure CI's log is all there is: show what failed, not only the tail.
+  if echo "$out" | grep -q "^=* FAILURES =*$\|^=* ERRORS =*$"; then
+    echo "$out" | sed -n '/^=* \(FAILURES\|ERRORS\) =*$/,$p' | head -n 300
+  else
+    echo "$out" | tail -n 15
+  fi
   line=$(echo "$out" | grep -E "[0-9]+ (passed|failed)" | tail -1)
   p=$(echo "$line" | grep -oE "[0-9]+ passed" | grep -oE "[0-9]+" || echo 0)
   f=$(echo "$line" | grep -oE "[0-9]+ (failed|errors?)" | awk '{s += $1} END {print s + 0}')

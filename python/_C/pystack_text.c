@@ -72,6 +72,29 @@ static int code_grow(void)
     return 0;
 }
 
+static PyObject *own_dir; /* str: aiprof's package directory, or NULL */
+
+int aipy_set_own_dir(PyObject *dir)
+{
+    if (!PyUnicode_Check(dir)) {
+        PyErr_SetString(PyExc_TypeError, "tracer_own_dir: a str path is needed");
+        return -1;
+    }
+    Py_INCREF(dir);
+    Py_XSETREF(own_dir, dir);
+    return 0;
+}
+
+static int is_own(PyCodeObject *code)
+{
+    if (!own_dir)
+        return 0;
+    Py_ssize_t r = PyUnicode_Tailmatch(code->co_filename, own_dir, 0, PY_SSIZE_T_MAX, -1);
+    if (r < 0)
+        PyErr_Clear();
+    return r > 0;
+}
+
 const code_info *aipy_code_info(PyCodeObject *code)
 {
     if (code_cap) {
@@ -92,6 +115,7 @@ const code_info *aipy_code_info(PyCodeObject *code)
         free(c);
         return NULL;
     }
+    c->own = is_own(code);
     Py_INCREF(code);
     c->code = (PyObject *)code;
     size_t h = ptr_hash(code) & (code_cap - 1);

@@ -18,6 +18,7 @@ typedef struct code_info {
     PyObject *code; /* strong: keeps the address from being reused */
     char *filename, *name;
     aip_string_id func_id; /* "file.py(first line): name", 0 until first needed */
+    int own;               /* aiprof's own code: its calls are no events */
     struct code_info *next;
 } code_info;
 
@@ -37,6 +38,9 @@ aip_string_id aipy_code_func_id(const code_info *ci);
 /* Any thread, no GIL: the node for (parent, ci, lasti), made if new; NULL
  * past the memory bound or out of memory. */
 const stack_node *aipy_stack_node(const stack_node *parent, const code_info *ci, int lasti);
+/* With the GIL: code under `dir` (a path prefix) is aiprof's own; for code
+ * met from now on.  0, or -1 with an exception set. */
+int aipy_set_own_dir(PyObject *dir);
 /* tracer_stats() numbers, as a new dict. */
 PyObject *aipy_stack_text_stats(void);
 

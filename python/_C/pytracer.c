@@ -153,8 +153,10 @@ static void shadow_push(shadow *s, const void *frame, PyCodeObject *code, int ev
         return; /* deeper frames are only counted, and are no events */
     frame_entry *e = &s->e[d];
     e->ci = aipy_code_info(code);
-    e->pf = event && e->ci ? aipy_pyfunc_push(aipy_code_func_id(e->ci), 0)
-                           : (aipy_pyfunc_mark){0, 0};
+    /* aiprof's own frames (profile.step() and the collectors below it) stay
+     * on the shadow stack but are no events: they are the profiler's. */
+    e->pf = event && e->ci && !e->ci->own ? aipy_pyfunc_push(aipy_code_func_id(e->ci), 0)
+                                          : (aipy_pyfunc_mark){0, 0};
     e->frame = frame;
     e->serial = ++s->pushes;
     e->caller_lasti = d > 0 ? frame_lasti(s, s->e[d - 1].frame) : -1;
@@ -527,6 +529,13 @@ static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
     return r;
 }
 
+static PyObject *py_tracer_own_dir(PyObject *self, PyObject *dir)
+{
+    if (aipy_set_own_dir(dir) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
 {
     PyThreadState *me = PyThreadState_Get();
@@ -603,6 +612,9 @@ static PyMethodDef methods[] = {
      "tracer_start() -> int: start following Python calls on every thread; returns the "
      "number of threads skipped because another profiler holds their hook."},
     {"tracer_stop", py_tracer_stop, METH_NOARGS, "tracer_stop(): stop following calls."},
+    {"tracer_own_dir", py_tracer_own_dir, METH_O,
+     "tracer_own_dir(path): calls of code under path (aiprof's package) are no "
+     "python_function events."},
     {"_tracer_thread_hook", (PyCFunction)(void (*)(void))py_tracer_thread_hook, METH_FASTCALL,
      "threading.setprofile target used while tracing in profile mode."},
     {"tracer_hook_state", py_tracer_hook_state, METH_NOARGS,

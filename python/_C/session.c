@@ -219,6 +219,11 @@ static PyObject *Session_step(SessionObject *self, PyObject *unused)
     return run(self, aip_session_step, "step");
 }
 
+static PyObject *Session_step_started(SessionObject *self, PyObject *unused)
+{
+    return run(self, aip_session_step_started, "step_started");
+}
+
 static PyObject *Session_stop(SessionObject *self, PyObject *unused)
 {
     return run(self, aip_session_stop, "stop");
@@ -320,6 +325,8 @@ static void Session_dealloc(SessionObject *self)
 static PyMethodDef Session_methods[] = {
     {"start", (PyCFunction)Session_start, METH_NOARGS, "Begin at step 0."},
     {"step", (PyCFunction)Session_step, METH_NOARGS, "End the current step, begin the next."},
+    {"step_started", (PyCFunction)Session_step_started, METH_NOARGS,
+     "The current step begins now (after the collectors' set-up)."},
     {"stop", (PyCFunction)Session_stop, METH_NOARGS, "End the session, saving a trace."},
     {"close", (PyCFunction)Session_close, METH_NOARGS, "Stop if needed and free the session."},
     {"add_metadata", (PyCFunction)Session_add_metadata, METH_VARARGS,

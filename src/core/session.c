@@ -239,6 +239,14 @@ aip_status aip_session_step(aip_session *s)
     return st;
 }
 
+aip_status aip_session_step_started(aip_session *s)
+{
+    aip_status st = check_started(s, "aip_session_step_started");
+    if (!st && s->step_open && s->trace_open)
+        s->step_start_ticks = aip__ticks();
+    return st;
+}
+
 aip_status aip_session_stop(aip_session *s)
 {
     aip_status st = check_started(s, "aip_session_stop");

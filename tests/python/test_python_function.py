@@ -175,6 +175,51 @@ def test_frames_running_at_start_are_events(tracer, monkeypatch):
 
 
 @needs_torch
+def test_frames_running_at_trace_start_enclose_its_steps():
+    """The collectors are switched on after the session opened the first
+    recorded step (the adapter's first load, profile_memory's optimizer
+    scan, the replay of the running frames); the step begins once they are
+    on.  So the frames running at the trace start (this test, the loop's
+    caller) begin before ProfilerStep#N and enclose it: no python_function
+    half inside a step, which Perfetto would draw wrongly.  aiprof's own
+    calls (prof.step() straddles the step it ends) are not events at all."""
+    import torch
+    model, x = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True, profile_memory=True,
+                   schedule=P.schedule(wait=1, warmup=0, active=2, repeat=1),
+                   on_trace_ready=P.tensorboard_trace_handler("./r", analyse_flag=False)) as prof:
+        for _ in range(3):
+            model(x).sum().backward()
+            opt.step()
+            prof.step()
+    prof.export_chrome_trace("steps.json")
+    with open("steps.json") as f:
+        events = json.load(f)["traceEvents"]
+    steps = [e for e in events if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")]
+    assert [s["name"] for s in steps] == ["ProfilerStep#1", "ProfilerStep#2"]
+    py = _check_tree(events)
+    outer = [e for e in py if e["name"].endswith(": test_frames_running_at_trace_start_"
+                                                 "enclose_its_steps")]
+    assert len(outer) == 1
+    for step in steps:
+        s0, s1 = step["ts"], step["ts"] + step["dur"]
+        for e in py:
+            if e["tid"] != step["tid"]:
+                continue
+            e0, e1 = e["ts"], e["ts"] + e["dur"]
+            inside, encloses, apart = s0 <= e0 and e1 <= s1, e0 <= s0 and s1 <= e1, \
+                e1 <= s0 or s1 <= e0
+            assert inside or encloses or apart, (step["name"], e["name"], e0, e1, s0, s1)
+    assert outer[0]["ts"] <= steps[0]["ts"]
+    # The profiler's own calls (prof.step() and what it runs) are no events.
+    import os
+    import aiprof
+    own = os.path.dirname(aiprof.__file__) + os.sep
+    assert not [e["name"] for e in py if e["name"].startswith(own)]
+
+
+@needs_torch
 @pytest.mark.parametrize("tracer", ["eval_frame", "profile"])
 def test_calls_open_on_other_threads_end_at_stop(tracer, monkeypatch):
     """A thread still inside a call when the trace stops: that call is an

@@ -612,12 +612,65 @@ static void test_strerror_and_version(void)
     ASSERT_STREQ(aip_profiler_level_name(AIP_LEVEL_NONE), "Level_none");
 }
 
+/* The "ts" of the first X event named `name` in trace_view.json text, or -1. */
+static double slice_ts(const char *text, const char *name)
+{
+    json_t *root = json_loads(text, 0, NULL), *ev;
+    json_t *events = json_is_object(root) ? json_object_get(root, "traceEvents") : root;
+    double ts = -1;
+    size_t i;
+    json_array_foreach(events, i, ev)
+    {
+        const char *n = json_string_value(json_object_get(ev, "name"));
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        if (n && ph && !strcmp(n, name) && !strcmp(ph, "X")) {
+            json_t *t = json_object_get(ev, "ts");
+            ts = json_is_string(t) ? atof(json_string_value(t)) : json_number_value(t);
+            break;
+        }
+    }
+    json_decref(root);
+    return ts;
+}
+
+/* aip_session_step_started(): what the host does between the session's
+ * step and that call (switching its collectors on) is outside the step. */
+static void test_step_started_moves_the_step_start(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.has_schedule = 1;
+    c.schedule = (aip_schedule){.wait = 1, .warmup = 0, .active = 1, .repeat = 1};
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    ASSERT_EQ(aip_session_step_started(s), AIP_OK); /* no trace yet: nothing to move */
+    ASSERT_EQ(aip_session_step(s), AIP_OK);
+    aip_annotation_push("collector_setup");
+    usleep(2000);
+    aip_annotation_pop();
+    ASSERT_EQ(aip_session_step_started(s), AIP_OK);
+    aip_annotation_push("user_work");
+    aip_annotation_pop();
+    ASSERT_EQ(aip_session_step(s), AIP_OK);
+    char *text = analysed_trace(s);
+    ASSERT_TRUE(text != NULL);
+    double setup = slice_ts(text, "collector_setup"), step = slice_ts(text, "ProfilerStep#1"),
+           work = slice_ts(text, "user_work");
+    free(text);
+    ASSERT_TRUE(setup >= 0 && step >= 0 && work >= 0);
+    ASSERT_TRUE(setup < step);  /* the set-up is before the step */
+    ASSERT_TRUE(step <= work);  /* and the user's work inside it */
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    aip_session_destroy(s);
+    ASSERT_EQ(aip_session_step_started(NULL), AIP_ERR_INVALID_ARG);
+}
+
 static void setup(void) { make_tmpdir(tmp, sizeof tmp, "session"); }
 static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_defaults_follow_seed),
           TEST_CASE(test_invalid_config_names_parameter), TEST_CASE(test_misuse_gives_state_errors),
-          TEST_CASE(test_schedule_traces_match_torch),
+          TEST_CASE(test_schedule_traces_match_torch), TEST_CASE(test_step_started_moves_the_step_start),
           TEST_CASE(test_default_schedule_records_without_steps),
           TEST_CASE(test_step_offset_numbers_steps), TEST_CASE(test_modes_and_layout),
           TEST_CASE(test_rank_names_info_file), TEST_CASE(test_bad_output_paths_keep_program_running),

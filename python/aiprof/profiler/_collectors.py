@@ -15,12 +15,17 @@ steps and after the profile:
   - gc_detect_threshold: a gc.callbacks entry.
 """
 import gc
+import os
 import sys
 import threading
 import warnings
 
 from .. import _C
 from . import _memory_labels, _torch_bridge
+
+# aiprof's own calls (profile.step(), the collectors) are no python_function
+# events: they are the profiler's, not the program's (pystack_text.c).
+_C.tracer_own_dir(os.path.dirname(os.path.dirname(__file__)) + os.sep)
 
 
 class Collectors:

@@ -207,6 +207,10 @@ class _KinetoProfile:
     def _sync(self):
         if self._collectors is not None:
             self._collectors.set_recording(_C.is_recording())
+            # The step the session just opened begins once the collectors
+            # are on: their set-up (the adapter's first load, the optimizer
+            # scan of profile_memory) is not the user's step time.
+            self._session.step_started()
 
     def _c_trace_ready(self, result_dir):
         """Called by the C session once a trace is on disk (GIL held)."""
