@@ -325,6 +325,8 @@ def test_package_works_without_torch():
 import sys, json, glob, gc
 sys.modules["torch"] = None  # any `import torch` fails
 import aiprof as torch_npu
+def pure_python(i):  # with_stack: a python_function event, torch or not
+    return i + 1
 cfg = torch_npu.profiler._ExperimentalConfig(mstx=True, gc_detect_threshold=0)
 with torch_npu.profiler.profile(
         schedule=torch_npu.profiler.schedule(wait=0, active=2, repeat=1),
@@ -335,11 +337,15 @@ with torch_npu.profiler.profile(
         with torch_npu.profiler.record_function("work"):
             torch_npu.npu.mstx.mark("m")
             gc.collect()
+            pure_python(i)
         prof.step()
 print(prof.key_averages().table())
 t = json.load(open(glob.glob("nt/*/ASCEND_PROFILER_OUTPUT/trace_view.json")[0]))
 cats = {e.get("cat") for e in t["traceEvents"]}
-assert {"user_annotation", "mstx", "GC"} <= cats, cats
+assert {"user_annotation", "mstx", "GC", "python_function"} <= cats, cats
+calls = [e for e in t["traceEvents"] if e.get("cat") == "python_function"
+         and e["name"].endswith(": pure_python")]
+assert len(calls) == 2, calls
 """
     proc = run_python(code)
     assert "work" in proc.stdout and "ProfilerStep*" in proc.stdout

@@ -8,7 +8,8 @@ steps and after the profile:
   - ATen ops, record_function ranges and CPU memory: the PyTorch adapter;
   - with profile_memory: labels for the optimizers' parameters, gradients
     and state (_memory_labels.py);
-  - with_stack: the C call-stack tracer (its stacks go on ATen ops);
+  - with_stack: the C call-stack tracer (python_function events, with or
+    without torch; its stacks go on ATen ops);
   - with_modules: nn.Module calls seen as frames of Module._call_impl by the
     frame evaluator (CPython 3.11), else global nn.Module forward hooks,
     feeding the module path;
@@ -49,9 +50,9 @@ class Collectors:
         if self.ops is not None:
             self.ops.set_recording(recording)
         torch_ops = self.ops is not None and self.ops.on
-        # Stacks and module paths only travel on ATen ops: without the
-        # adapter recording, their hooks would cost and give nothing.
-        self._set_tracer(recording and torch_ops and self.with_stack)
+        # with_stack's python_function events stand on their own (a program
+        # without torch gets them too); module paths only travel on ATen ops.
+        self._set_tracer(recording and self.with_stack)
         self._set_modules(recording and torch_ops and self.with_modules)
         self._set_gc(recording and self.gc_on)
         if self._labels is not None:
