@@ -6,7 +6,8 @@
  * - one PYTORCH_API row per framework op and per record_function scope
  *   (ProfilerStep#N included: torch records all of them as RecordFunction
  *   ops), type 50001 `op`; mstx push/pop ranges, paired start/end ranges and
- *   marks (startNs = endNs) are type 50004 `mstx`.  globalTid is
+ *   marks (startNs = endNs) are type 50004 `mstx`; Python calls (with_stack
+ *   python_function events) are type 50003 `trace`.  globalTid is
  *   (pid << 32) | tid.  Ops without a recorded sequence number get -1 and
  *   fwdThreadId 0, as torch_npu's op records always carry both.
  * - each fwdbwd flow is connection id (5 << 28) + k, k from 0 in flow order;
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #define API_TYPE_OP 50001
+#define API_TYPE_TRACE 50003
 #define API_TYPE_MSTX 50004
 #define CONNECTION_BASE ((int64_t)5 << 28)
 
@@ -195,10 +197,10 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
         return;
     for (size_t i = 0; i < t->n_spans && !ins->d->status; i++) {
         const aip_span *sp = &t->spans[i];
-        if (sp->kind == AIP_SPAN_PYFUNC)
-            continue; /* Python calls are trace only: no PYTORCH_API row */
         int64_t name = aip__dbs_raw(w->str, pi, sp->name);
-        if (sp->kind == AIP_SPAN_RANGE) {
+        if (sp->kind == AIP_SPAN_RANGE || sp->kind == AIP_SPAN_PYFUNC) {
+            /* Times, thread and name only: an mstx range, or a Python
+             * call (with_stack), torch_npu's `trace` rows. */
             aip__db_i64(ins, 0, sp->start);
             aip__db_i64(ins, 1, sp->end);
             aip__db_i64(ins, 2, gtid);
@@ -206,7 +208,7 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
             aip__db_null(ins, 3);
             for (int c = 5; c <= 9; c++)
                 aip__db_null(ins, c);
-            aip__db_i64(ins, 10, API_TYPE_MSTX);
+            aip__db_i64(ins, 10, sp->kind == AIP_SPAN_RANGE ? API_TYPE_MSTX : API_TYPE_TRACE);
             aip__db_row(ins);
             continue;
         }

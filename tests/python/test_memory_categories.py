@@ -208,6 +208,7 @@ def test_inputs_in_a_list_argument(labels, monkeypatch):
 
 
 FORKS = 20
+CHURN_MAX = 300_000  # allocations: some 25 MB of raw data at most
 
 
 @needs_torch
@@ -223,8 +224,10 @@ def test_fork_while_another_thread_allocates():
     import aiprof as torch_npu
     stop = threading.Event()
 
-    def churn():
-        while not stop.is_set():
+    def churn():  # bounded: every allocation is a recorded event
+        for _ in range(CHURN_MAX):
+            if stop.is_set():
+                break
             torch.empty(256).add_(1)
 
     with torch_npu.profiler.profile(profile_memory=True,

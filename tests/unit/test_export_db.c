@@ -154,6 +154,49 @@ static void test_schema_every_switch_on(void)
     sqlite3_close(db);
 }
 
+/* with_stack's Python calls are PYTORCH_API rows of type 50003 `trace`
+ * (torch_npu's python_trace rows): times, thread and name only. */
+static void test_python_calls_are_trace_rows(void)
+{
+    char d[256];
+    snprintf(d, sizeof d, "%s/py_ascend_pt", root);
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, RICH_PID, "Python", 1e9);
+    const char *s[] = {"aten::mm", "train.py(10): step"};
+    rb_strings(&b, 1, s, NULL, 2);
+    rb_clock(&b, 0, 0, RICH_R0);
+    ev_op(&e, 1, 4000, 8000);
+    aip_rec_pyfunc py = {{AIP_REC_PYFUNC, 0, sizeof py, 2}, 2000, 15000, 1, 0, 0, 0};
+    rb_put(&e, &py, sizeof py);
+    rb_events(&b, RICH_TID, &e);
+    rb_end(&b);
+    rb_result_dir(d, RICH_PID, &b, rich_info_json);
+    rb_free(&e);
+    rb_free(&b);
+    analyse(d);
+    sqlite3 *db = open_db(d, "ascend_pytorch_profiler.db");
+    ASSERT_TRUE(db != NULL);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM PYTORCH_API WHERE type = 50001"), 1);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM PYTORCH_API WHERE type = 50003"), 1);
+    ASSERT_EQ(q_int(db, "SELECT startNs FROM PYTORCH_API WHERE type = 50003"),
+              (int64_t)(RICH_R0 + 2000));
+    ASSERT_EQ(q_int(db, "SELECT endNs FROM PYTORCH_API WHERE type = 50003"),
+              (int64_t)(RICH_R0 + 15000));
+    ASSERT_EQ(q_int(db, "SELECT globalTid FROM PYTORCH_API WHERE type = 50003"),
+              ((int64_t)RICH_PID << 32) | RICH_TID);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM PYTORCH_API WHERE type = 50003 AND "
+                        "sequenceNumber IS NULL AND callchainId IS NULL"), 1);
+    char *v = q_text(db, "SELECT s.value FROM PYTORCH_API a JOIN STRING_IDS s ON a.name = s.id "
+                         "WHERE a.type = 50003");
+    ASSERT_STREQ(v, "train.py(10): step");
+    free(v);
+    v = q_text(db, "SELECT name FROM ENUM_API_TYPE WHERE id = 50003");
+    ASSERT_STREQ(v, "trace");
+    free(v);
+    sqlite3_close(db);
+}
+
 static void test_rows(void)
 {
     char d[256];
@@ -306,5 +349,6 @@ static void setup(void) { rb_tempdir(root, sizeof root, "db"); }
 static void teardown(void) { if (!getenv("KEEP")) rb_rmtree(root); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_schema_every_switch_on), TEST_CASE(test_rows),
+          TEST_CASE(test_python_calls_are_trace_rows),
           TEST_CASE(test_tables_follow_switches), TEST_CASE(test_db_is_reproducible),
           TEST_CASE(teardown))
