@@ -211,7 +211,16 @@ FORKS = 20
 CHURN_MAX = 300_000  # allocations: some 25 MB of raw data at most
 
 
+def _under_asan():
+    with open("/proc/self/maps") as f:
+        return "libasan" in f.read()
+
+
+# gcc 12's ASan runtime does not hold its allocator's locks across fork()
+# (it has no fork interceptor; LLVM's gained one later): a child forked
+# while another thread is inside malloc can hang in ASan itself.
 @needs_torch
+@pytest.mark.skipif(_under_asan(), reason="ASan's allocator is not fork-safe with threads")
 def test_fork_while_another_thread_allocates():
     """DataLoader workers are forked while other threads may be inside the
     allocator wrapper: the adapter takes its table's locks around fork()
