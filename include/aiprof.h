@@ -200,6 +200,14 @@ typedef struct aip_config {
 
     /* aiprof's own knobs */
     size_t buffer_cap_bytes;     /* bound on buffered event memory; default 64 MiB */
+
+    /* A schedule the host computes (torch.profiler takes any callable
+     * step -> ProfilerAction): when set, the session asks it for each
+     * step's action instead of `schedule`, and steps are ProfilerStep#N as
+     * with a schedule.  Called on the thread that starts or steps the
+     * session; an out-of-range action counts as AIP_ACTION_NONE. */
+    aip_action (*schedule_fn)(void *user_data, int64_t step);
+    void *schedule_fn_data;
 } aip_config;
 
 /*! aip_config_init() : fill `config` with the seed's defaults. */

@@ -22,6 +22,7 @@ typedef struct {
     aip_session *session;
     PyObject *on_trace_ready; /* callable(result_dir: str) or NULL */
     PyObject *pending_exc;    /* exception raised by on_trace_ready, or NULL */
+    PyObject *schedule_fn;    /* callable(step) -> action, or NULL */
     int in_callback;
 } SessionObject;
 
@@ -62,6 +63,42 @@ static void trace_ready(aip_session *session, const char *result_dir, void *data
     PyGILState_Release(g);
 }
 
+/* config.schedule_fn: torch.profiler's schedule may be any callable
+ * step -> ProfilerAction (ours, torch's, or anything with .value / an int).
+ * Called from start()/step() with the GIL released; an exception is kept
+ * like a handler's and that step's action is NONE. */
+static aip_action call_schedule(void *data, int64_t step)
+{
+    SessionObject *self = data;
+    if (!self->schedule_fn)
+        return AIP_ACTION_NONE; /* cleared by the garbage collector */
+    PyGILState_STATE g = PyGILState_Ensure();
+    long v = -1;
+    PyObject *r = PyObject_CallFunction(self->schedule_fn, "L", (long long)step);
+    if (r) {
+        PyObject *num = PyObject_HasAttrString(r, "value") ? PyObject_GetAttrString(r, "value")
+                                                           : (Py_INCREF(r), r);
+        if (num && PyLong_Check(num))
+            v = PyLong_AsLong(num);
+        else if (num)
+            PyErr_Format(PyExc_TypeError, "schedule(%lld) returned %R, not a ProfilerAction",
+                         (long long)step, r);
+        Py_XDECREF(num);
+        Py_DECREF(r);
+        if (!PyErr_Occurred() && (v < AIP_ACTION_NONE || v > AIP_ACTION_RECORD_AND_SAVE))
+            PyErr_Format(PyExc_ValueError, "schedule(%lld) returned %ld, not a ProfilerAction",
+                         (long long)step, v);
+    }
+    if (PyErr_Occurred()) {
+        v = AIP_ACTION_NONE;
+        if (!self->pending_exc)
+            self->pending_exc = PyErr_GetRaisedException_compat();
+        else
+            PyErr_WriteUnraisable(self->schedule_fn);
+    }
+    PyGILState_Release(g);
+    return (aip_action)v;
+}
 
 static PyObject *reraise_pending(SessionObject *self, PyObject *result)
 {
@@ -112,21 +149,21 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kw)
                              "data_simplification", "record_op_args", "mstx",
                              "gc_detect_threshold_ms", "host_sys", "mstx_domain_include",
                              "mstx_domain_exclude", "sys_io", "sys_interconnection",
-                             "buffer_cap_bytes", "step_offset", NULL};
+                             "buffer_cap_bytes", "step_offset", "schedule_fn", NULL};
     aip_config c;
     aip_config_init(&c);
     PyObject *sched = Py_None, *dir = Py_None, *worker = Py_None, *otr = Py_None;
-    PyObject *incl = Py_None, *excl = Py_None;
+    PyObject *incl = Py_None, *excl = Py_None, *sched_fn = Py_None;
     int level = c.profiler_level, aic = c.aic_metrics;
     unsigned long long cap = c.buffer_cap_bytes;
     long long step_offset = 0;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "|$IOppppppOOOIiipppppdIOOppKL", kwlist, &c.activities, &sched,
+            args, kw, "|$IOppppppOOOIiipppppdIOOppKLO", kwlist, &c.activities, &sched,
             &c.record_shapes, &c.profile_memory, &c.with_stack, &c.with_flops, &c.with_modules,
             &c.use_cuda, &dir, &worker, &otr, &c.export_type, &level, &aic, &c.l2_cache,
             &c.op_attr, &c.data_simplification, &c.record_op_args, &c.mstx,
             &c.gc_detect_threshold_ms, &c.host_sys, &incl, &excl, &c.sys_io,
-            &c.sys_interconnection, &cap, &step_offset))
+            &c.sys_interconnection, &cap, &step_offset, &sched_fn))
         return -1;
     c.profiler_level = (aip_profiler_level)level;
     c.aic_metrics = (aip_aic_metrics)aic;
@@ -138,6 +175,14 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kw)
             return -1;
         c.has_schedule = 1;
         c.schedule = (aip_schedule){v[0], v[1], v[2], v[3], v[4]};
+    }
+    if (sched_fn != Py_None) {
+        if (!PyCallable_Check(sched_fn)) {
+            PyErr_SetString(PyExc_TypeError, "schedule_fn must be callable or None");
+            return -1;
+        }
+        c.schedule_fn = call_schedule;
+        c.schedule_fn_data = self;
     }
     if (dir != Py_None && !(c.dir_name = PyUnicode_AsUTF8(dir)))
         return -1;
@@ -175,6 +220,8 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kw)
     }
     Py_XINCREF(otr == Py_None ? NULL : otr);
     Py_XSETREF(self->on_trace_ready, otr == Py_None ? NULL : otr);
+    Py_XINCREF(sched_fn == Py_None ? NULL : sched_fn);
+    Py_XSETREF(self->schedule_fn, sched_fn == Py_None ? NULL : sched_fn);
     return 0;
 }
 
@@ -296,6 +343,7 @@ static int Session_traverse(SessionObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->on_trace_ready);
     Py_VISIT(self->pending_exc);
+    Py_VISIT(self->schedule_fn);
     return 0;
 }
 
@@ -303,6 +351,7 @@ static int Session_clear(SessionObject *self)
 {
     Py_CLEAR(self->on_trace_ready);
     Py_CLEAR(self->pending_exc);
+    Py_CLEAR(self->schedule_fn);
     return 0;
 }
 

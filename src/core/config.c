@@ -62,6 +62,13 @@ static int is_bool(int v) { return v == 0 || v == 1; }
     if (!is_bool(c->field))                                                            \
         return aip__fail(AIP_ERR_INVALID_ARG, #field " must be 0 or 1 (got %d)", c->field);
 
+/* A host schedule (config.schedule_fn), in a config recent enough to have one. */
+static int has_schedule_fn(const aip_config *c)
+{
+    return c->struct_size >= offsetof(aip_config, schedule_fn_data) + sizeof(void *) &&
+           c->schedule_fn;
+}
+
 aip_status aip_config_validate(const aip_config *c)
 {
     if (!c)
@@ -72,7 +79,7 @@ aip_status aip_config_validate(const aip_config *c)
                          "config.struct_size is %zu; call aip_config_init() first", c->struct_size);
     if (c->activities & ~(unsigned)(AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA))
         return aip__fail(AIP_ERR_INVALID_ARG, "activities has unknown bits 0x%x", c->activities);
-    if (c->has_schedule) {
+    if (c->has_schedule && !has_schedule_fn(c)) {
         aip_status s = aip_schedule_validate(&c->schedule);
         if (s)
             return s;

@@ -71,6 +71,8 @@ aip_status aip_session_create(const aip_config *config, aip_session **out)
     memcpy(&s->cfg, config, config->struct_size < sizeof s->cfg ? config->struct_size
                                                                  : sizeof s->cfg);
     s->cfg.struct_size = sizeof s->cfg;
+    if (s->cfg.schedule_fn)
+        s->cfg.has_schedule = 1; /* steps are ProfilerStep#N, as with a schedule */
     if (!s->cfg.buffer_cap_bytes)
         s->cfg.buffer_cap_bytes = 64u * 1024u * 1024u;
     s->dir_name = config->dir_name ? strdup(config->dir_name) : NULL;
@@ -119,6 +121,15 @@ static aip_status check_started(const aip_session *s, const char *what)
 
 static aip_action schedule_at(const aip_session *s, int64_t step)
 {
+    if (s->cfg.schedule_fn) {
+        aip_action a = s->cfg.schedule_fn(s->cfg.schedule_fn_data, step);
+        if (a < AIP_ACTION_NONE || a > AIP_ACTION_RECORD_AND_SAVE) {
+            aip__warn("the schedule returned %d for step %lld: taken as NONE", (int)a,
+                      (long long)step);
+            a = AIP_ACTION_NONE;
+        }
+        return a;
+    }
     if (!s->cfg.has_schedule)
         return AIP_ACTION_RECORD; /* torch's default schedule */
     return aip_schedule_action(&s->cfg.schedule, step);

@@ -38,7 +38,9 @@ static json_t *common_config(const aip_session *s)
         json_array_append_new(acts, json_string("ProfilerActivity.CUDA"));
     json_object_set_new(o, "activities", acts);
     json_t *sch = json_object();
-    if (c->has_schedule) {
+    if (c->schedule_fn) {
+        json_object_set_new(sch, "custom", json_true()); /* the host's own function */
+    } else if (c->has_schedule) {
         json_object_set_new(sch, "wait", json_integer(c->schedule.wait));
         json_object_set_new(sch, "active", json_integer(c->schedule.active));
         json_object_set_new(sch, "warmup", json_integer(c->schedule.warmup));

@@ -143,6 +143,37 @@ def test_torch_schedule_object_is_accepted():
     assert steps == [2, 4]
 
 
+def test_callable_schedule_followed_like_torch():
+    """torch.profiler takes any callable step -> ProfilerAction as its
+    schedule: the session asks it at every step, and the traces come at
+    the steps torch's come at, with the same ops."""
+    import torch
+    import train_mlp
+    A = torch.profiler.ProfilerAction
+    cycle = [A.NONE, A.WARMUP, A.RECORD, A.RECORD_AND_SAVE, A.NONE, A.RECORD_AND_SAVE]
+    asked = []
+
+    def life(step):
+        asked.append(step)
+        return cycle[step % len(cycle)]
+
+    model, optimizer, x, y = train_mlp.build()
+    t_traces, a_traces = [], []
+    tp = torch.profiler.profile(schedule=life, on_trace_ready=lambda p: t_traces.append(
+        (p.step_num, _aten_counts(p))))
+    ap = aiprof.profiler.profile(schedule=life, on_trace_ready=lambda p: a_traces.append(
+        (p.step_num, (_aten_counts(p), _close_calls(p)))))
+    with ap, tp:
+        for _ in range(13):
+            train_mlp.train_step(model, optimizer, x, y)
+            ap.step()
+            tp.step()
+    assert [s for s, _ in a_traces] == [s for s, _ in t_traces] == [4, 6, 10, 12]
+    for (_, t), (_, (a, close)) in zip(t_traces, a_traces):
+        _assert_same_counts(t, a, close)
+    assert set(asked) == set(range(14))  # step 0 at start, then each step
+
+
 def _flops_by_key(prof):
     return {e.key: e.flops for e in prof.key_averages() if e.flops}
 

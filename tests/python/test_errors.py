@@ -26,7 +26,6 @@ def test_bool_parameters(cls, name):
     (dict(activities="CPU"), TypeError, "activities"),
     (dict(activities=[1]), ValueError, "activities"),
     (dict(activities=[]), ValueError, "activities"),
-    (dict(schedule=lambda step: P.ProfilerAction.RECORD), TypeError, "schedule"),
     (dict(schedule=5), TypeError, "schedule"),
     (dict(on_trace_ready=5), TypeError, "on_trace_ready"),
     (dict(experimental_config={"mstx": True}), TypeError, "experimental_config"),
@@ -163,6 +162,37 @@ def test_handler_exception_comes_out_of_step():
     prof.step()  # the profile goes on: the next trace is saved
     prof.stop()
     assert calls == [1, 2, 2]
+
+
+def test_schedule_function_errors_come_out_of_step():
+    """A schedule function that raises, or returns no ProfilerAction: the
+    error comes out of the start()/step() that asked, that step records
+    nothing, and the profile goes on."""
+    def life(step):
+        if step == 2:
+            raise KeyError("schedule says no")
+        if step == 3:
+            return "RECORD"
+        if step == 4:
+            return 7
+        return P.ProfilerAction.RECORD_AND_SAVE
+    saved = []
+    prof = P.profile(schedule=life, on_trace_ready=lambda p: saved.append(p.step_num))
+    prof.start()
+    prof.step()  # step 1: saves step 0's trace
+    with pytest.raises(KeyError, match="schedule says no"):
+        prof.step()
+    with pytest.raises(TypeError, match="schedule\\(3\\) returned 'RECORD'"):
+        prof.step()
+    with pytest.raises(TypeError, match="schedule\\(4\\) returned 7"):
+        prof.step()
+    prof.step()  # step 5 records again
+    prof.stop()
+    assert saved == [1, 2, 5]
+    with pytest.raises(ZeroDivisionError):  # at step 0: out of start(), not started
+        P.profile(schedule=lambda step: 1 / 0).start()
+    with P.profile(schedule=lambda step: 2):  # an int value is an action
+        pass
 
 
 def test_metadata_errors():

@@ -31,7 +31,7 @@ from ._results import TraceResult, empty_events
 from ._validate import (check_bool, check_callable, check_optional_bool, check_path,
                         check_str, check_worker_name)
 from .experimental_config import ExportType, _ExperimentalConfig, _export_bits
-from .scheduler import ProfilerAction, as_schedule
+from .scheduler import ProfilerAction, _CallableSchedule, as_schedule
 
 __all__ = ["profile", "_KinetoProfile", "tensorboard_trace_handler", "analyse"]
 
@@ -122,7 +122,7 @@ class _KinetoProfile:
         sched = self._schedule
         self._session = _C.Session(
             activities=self._activities,
-            schedule=None if sched is None else sched._fields(),
+            **({} if sched is None else sched._session_kwargs()),
             record_shapes=self.record_shapes, profile_memory=self.profile_memory,
             with_stack=self.with_stack, with_flops=self.with_flops,
             with_modules=self.with_modules, use_cuda=self._use_cuda,
@@ -141,6 +141,7 @@ class _KinetoProfile:
         self._call_session(self._session.start)
         self._running = True
         self._sync()
+        self._raise_handler_error()  # the schedule's, for step 0
 
     def stop(self):
         if not self._running:
@@ -226,6 +227,8 @@ class _KinetoProfile:
 
     def _raise_handler_error(self):
         e, self._handler_error = self._handler_error, None
+        if e is None and isinstance(self._schedule, _CallableSchedule):
+            e = self._schedule._take_error()
         if e is not None:
             raise e
 

@@ -3,7 +3,8 @@
 The step → action rule lives in libaiprof (aip_schedule_action); a
 schedule object only carries the five numbers, which the C session uses to
 drive traces, and asks the library when called like torch's schedule
-function.
+function.  Any other callable step -> ProfilerAction (torch.profiler
+accepts one) is asked by the session itself at every step.
 """
 from enum import Enum
 
@@ -42,6 +43,9 @@ class schedule:
     def _fields(self):
         return (self.skip_first, self.wait, self.warmup, self.active, self.repeat)
 
+    def _session_kwargs(self):
+        return {"schedule": self._fields()}
+
     def __call__(self, step):
         step = check_int("step", step, 0)
         return ProfilerAction(_C.schedule_action(*self._fields(), step))
@@ -57,22 +61,60 @@ class schedule:
         return hash(self._fields())
 
 
+class _CallableSchedule:
+    """A user's own schedule function, as torch.profiler allows: the C
+    session asks it for every step's action (a ProfilerAction of ours or
+    torch's, or its int value).  What it raises, or a result that is no
+    action, is kept (that step's action is NONE) and raised by the profile
+    after the start()/step() that asked, like an on_trace_ready error."""
+    __slots__ = ("fn", "error")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.error = None
+
+    def __call__(self, step):
+        return self.fn(step)
+
+    def _ask(self, step):
+        try:
+            action = self.fn(step)
+            value = getattr(action, "value", action)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
+                raise TypeError(f"schedule({step}) returned {action!r}, not a ProfilerAction")
+            return value
+        except BaseException as e:
+            if self.error is None:
+                self.error = e
+            return 0
+
+    def _take_error(self):
+        e, self.error = self.error, None
+        return e
+
+    def _session_kwargs(self):
+        return {"schedule_fn": self._ask}
+
+    def __repr__(self):
+        return f"schedule function {self.fn!r}"
+
+
 _FIELDS = ("wait", "active", "warmup", "repeat", "skip_first")
 
 
 def as_schedule(value):
-    """The schedule a profile runs: ours, or an equivalent of torch's.
+    """The schedule a profile runs: ours, an equivalent of torch's, or any
+    callable step -> ProfilerAction.
 
     torch.profiler.schedule() returns a closure and torch_npu's an object
-    with the same five numbers; both are converted, since the C session
-    drives traces from the numbers.  Any other callable cannot be followed
-    by the session and is refused.
+    with the same five numbers; both are converted, so the C session
+    follows the numbers without calling Python at each step.
     """
     if value is None or isinstance(value, schedule):
         return value
     if not callable(value):
-        raise TypeError(f"schedule must be aiprof.profiler.schedule(...) or None, "
-                        f"got {type(value).__name__}")
+        raise TypeError(f"schedule must be aiprof.profiler.schedule(...), a callable "
+                        f"step -> ProfilerAction, or None; got {type(value).__name__}")
     found = {}
     code, cells = getattr(value, "__code__", None), getattr(value, "__closure__", None)
     if code is not None and cells:
@@ -81,7 +123,8 @@ def as_schedule(value):
     else:
         found = {n: getattr(value, n) for n in _FIELDS + ("skip_first_wait",) if hasattr(value, n)}
     if all(n in found for n in _FIELDS) and not found.get("skip_first_wait"):
-        return schedule(**{n: found[n] for n in _FIELDS})
-    raise TypeError("schedule must be aiprof.profiler.schedule(wait, active, warmup, repeat, "
-                    "skip_first) or torch.profiler.schedule(...); other callables are not "
-                    "supported by the C session")
+        try:
+            return schedule(**{n: found[n] for n in _FIELDS})
+        except (TypeError, ValueError):
+            pass  # numbers of another kind: ask the function itself
+    return _CallableSchedule(value)
