@@ -195,6 +195,42 @@ def test_schedule_function_errors_come_out_of_step():
         pass
 
 
+@pytest.mark.parametrize("call", ["stop", "step"])
+def test_stop_or_step_inside_on_trace_ready(call):
+    # Refused with a RuntimeError naming the call; the profile keeps running
+    # and can be stopped, and the next profile starts.
+    errors = []
+
+    def handler(prof):
+        try:
+            getattr(prof, call)()
+        except RuntimeError as e:
+            errors.append(str(e))
+    prof = P.profile(schedule=P.schedule(wait=0, active=1), on_trace_ready=handler)
+    prof.start()
+    prof.step()
+    assert len(errors) == 1 and f"{call}() cannot be called from inside on_trace_ready" \
+        in errors[0]
+    prof.step()  # still running: the schedule goes on
+    prof.stop()
+    assert len(errors) == 3
+    with P.profile():
+        pass
+
+
+def test_uncaught_stop_inside_on_trace_ready_leaves_no_profile_running():
+    prof = P.profile(schedule=P.schedule(wait=0, active=1),
+                     on_trace_ready=lambda p: p.stop())
+    prof.start()
+    with pytest.raises(RuntimeError, match=r"stop\(\) cannot be called from inside"):
+        prof.step()
+    # The handler's error comes out of stop() too, after the profile stopped.
+    with pytest.raises(RuntimeError, match=r"stop\(\) cannot be called from inside"):
+        prof.stop()
+    with P.profile():
+        pass
+
+
 def test_metadata_errors():
     prof = P.profile()
     with pytest.raises(TypeError, match="key"):

@@ -97,6 +97,7 @@ class _KinetoProfile:
         self._result = None
         self._metadata = []         # added before start
         self._handler_error = None
+        self._in_handler = False    # on_trace_ready is running
         self._used_path_creator = False
         self._export_dir = None
 
@@ -144,6 +145,7 @@ class _KinetoProfile:
         self._raise_handler_error()  # the schedule's, for step 0
 
     def stop(self):
+        self._refuse_in_handler("stop")
         if not self._running:
             raise RuntimeError(f"{type(self).__name__}.stop() called before start()")
         try:
@@ -153,20 +155,36 @@ class _KinetoProfile:
         self._raise_handler_error()
 
     def _teardown(self):
+        # Whatever fails here, the profile must end up stopped and no longer
+        # the process's running profile, or no profile could start again.
         global _active
         self._running = False
-        if self._collectors is not None:
-            self._collectors.stop()
-            self._collectors = None
-        if self._session is not None:
-            session, self._session = self._session, None
-            session.close()
-        if self._used_path_creator:
-            ProfPathCreator().reset()
-            self._used_path_creator = False
-        with _active_lock:
-            if _active is self:
-                _active = None
+        try:
+            try:
+                collectors, self._collectors = self._collectors, None
+                if collectors is not None:
+                    collectors.stop()
+            finally:
+                session, self._session = self._session, None
+                if session is not None:
+                    session.close()
+        finally:
+            if self._used_path_creator:
+                ProfPathCreator().reset()
+                self._used_path_creator = False
+            with _active_lock:
+                if _active is self:
+                    _active = None
+
+    def _refuse_in_handler(self, what):
+        # on_trace_ready runs inside the step() or stop() that saved the
+        # trace; stopping or stepping from there would pull the session out
+        # from under that call.  Refused before anything changes.
+        if self._in_handler:
+            raise RuntimeError(
+                f"{type(self).__name__}.{what}() cannot be called from inside on_trace_ready: "
+                "the handler runs inside the step() or stop() that saved the trace; the "
+                f"profile keeps running, call {what}() after that call returns")
 
     def __enter__(self):
         self.start()
@@ -219,11 +237,14 @@ class _KinetoProfile:
         self._result = None
         if self._on_trace_ready is None:
             return
+        self._in_handler = True
         try:
             self._on_trace_ready(self)
         except BaseException as e:  # raised again from step()/stop()
             if self._handler_error is None:
                 self._handler_error = e
+        finally:
+            self._in_handler = False
 
     def _raise_handler_error(self):
         e, self._handler_error = self._handler_error, None
@@ -422,6 +443,7 @@ class profile(_KinetoProfile):
 
     def step(self):
         """End the current step and begin the next (applies the schedule)."""
+        self._refuse_in_handler("step")
         if not self._running:
             raise RuntimeError("profile.step(): the profile is not started (call start() "
                                "or use it in a with statement)")
