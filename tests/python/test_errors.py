@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import textwrap
+import warnings
 
 import pytest
 
@@ -291,6 +292,27 @@ def test_analyse_errors(recwarn):
     analyse("./empty", max_process_number=0)  # seed: invalid → default, with warnings
     messages = " ".join(str(w.message) for w in recwarn.list)
     assert "max_process_number" in messages and "no *_ascend_pt" in messages
+
+
+@pytest.mark.parametrize("export_type", [None, "bogus", ["bogus"]])
+def test_analyse_invalid_export_type_uses_the_traces_own(export_type):
+    # Seed (guide.md, offline analysis): an invalid or missing export_type
+    # reads export_type from profiler_info.json; here the trace recorded Db.
+    from aiprof.profiler.profiler import analyse
+    cfg = P._ExperimentalConfig(export_type=[P.ExportType.Db])
+    with P.profile(experimental_config=cfg,
+                   on_trace_ready=P.tensorboard_trace_handler("./r", analyse_flag=False)):
+        with P.record_function("x"):
+            pass
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        analyse("./r", max_process_number=1, export_type=export_type)
+    out = os.listdir(os.path.join(result_dirs("./r")[0], "ASCEND_PROFILER_OUTPUT"))
+    assert any(f.endswith(".db") for f in out)
+    assert "trace_view.json" not in out
+    messages = [str(w.message) for w in caught]
+    if export_type is not None:
+        assert any("'bogus'" in m and "profiler_info.json" in m for m in messages), messages
 
 
 @needs_torch

@@ -76,16 +76,24 @@ def supported_export_type():
     return {ExportType.Text, ExportType.Db}
 
 
-def _export_bits(value):
-    """Seed: an invalid export_type falls back to Text (with a warning)."""
+def _known_export_bits(value):
+    """(aip_export_type bits of the valid entries of `value`, the invalid entries)."""
     items = value if isinstance(value, (list, tuple, set)) else [value]
-    bits = 0
+    bits, invalid = 0, []
     for item in items:
-        if item in _EXPORT_BIT:
+        if isinstance(item, str) and item in _EXPORT_BIT:
             bits |= _EXPORT_BIT[item]
         else:
-            warnings.warn(f"export_type {item!r} is not ExportType.Text or ExportType.Db; "
-                          "using ExportType.Text", stacklevel=3)
+            invalid.append(item)
+    return bits, invalid
+
+
+def _export_bits(value):
+    """Seed: an invalid export_type falls back to Text (with a warning)."""
+    bits, invalid = _known_export_bits(value)
+    for item in invalid:
+        warnings.warn(f"export_type {item!r} is not ExportType.Text or ExportType.Db; "
+                      "using ExportType.Text", stacklevel=3)
     return bits or _EXPORT_BIT[ExportType.Text]
 
 

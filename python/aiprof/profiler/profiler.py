@@ -30,7 +30,7 @@ from ._profiler_path_creator import ProfPathCreator
 from ._results import TraceResult, empty_events
 from ._validate import (check_bool, check_callable, check_optional_bool, check_path,
                         check_str, check_worker_name)
-from .experimental_config import ExportType, _ExperimentalConfig, _export_bits
+from .experimental_config import ExportType, _ExperimentalConfig, _known_export_bits
 from .scheduler import ProfilerAction, _CallableSchedule, as_schedule
 
 __all__ = ["profile", "_KinetoProfile", "tensorboard_trace_handler", "analyse"]
@@ -543,8 +543,16 @@ def analyse(profiler_path, max_process_number=None, export_type=None):
         workers = default
     else:
         workers = min(max_process_number, cpus)
-    bits = 0 if export_type is None else _export_bits(
-        export_type if isinstance(export_type, (list, tuple)) else [export_type])
+    # Seed (offline analysis): an invalid or missing export_type means the
+    # one each trace recorded in profiler_info.json (bits 0 to the analyser).
+    bits = 0
+    if export_type is not None:
+        bits, invalid = _known_export_bits(export_type)
+        for item in invalid:
+            warnings.warn(f"analyse: export_type {item!r} is not ExportType.Text or "
+                          "ExportType.Db; " + ("ignored" if bits else "using the export_type "
+                                               "each trace recorded (profiler_info.json)"),
+                          stacklevel=2)
     dirs = find_result_dirs(profiler_path)
     if not dirs:
         warnings.warn(f"no *_ascend_pt result directory under {profiler_path}", stacklevel=2)
