@@ -154,6 +154,26 @@ def test_mstx_level_none_db(train_one_step):
     assert any(e.key == "ProfilerStep*" for e in prof.key_averages())
 
 
+def test_mstx_range_on_compute_stream(train_one_step):
+    # guide.md 420-425.  The seed's `torch.matmul()` stands for "a compute
+    # stream operation"; it is given two tensors here.  There is no NPU:
+    # the stream is ignored (warned once) and the host-side range recorded.
+    import torch
+    experimental_config = torch_npu.profiler._ExperimentalConfig(mstx=True)
+    with torch_npu.profiler.profile(
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./result"),
+            experimental_config=experimental_config):
+
+        stream = torch_npu.npu.current_stream()
+        id = torch_npu.npu.mstx.range_start("matmul", stream)    # 第二个入参设置有效的stream，记录Host侧range耗时和Device侧对应的range耗时
+        torch.matmul(torch.randn(4, 4), torch.randn(4, 4))    # 计算流操作示意
+        torch_npu.npu.mstx.range_end(id)
+
+    trace = trace_of(result_dirs("./result")[0])
+    mstx = [(e["ph"], e["name"]) for e in trace["traceEvents"] if e.get("cat") == "mstx"]
+    assert mstx == [("b", "matmul"), ("e", "matmul")]
+
+
 def test_mstx_domains(train_one_step, monkeypatch):
     # The seed sleeps 1 s six times per step; sleeps are shortened here.
     real_sleep = time.sleep
