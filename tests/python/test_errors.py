@@ -295,6 +295,30 @@ def test_analyse_errors(recwarn):
     assert "max_process_number" in messages and "no *_ascend_pt" in messages
 
 
+def test_tilde_in_paths_is_expanded(tmp_path, monkeypatch):
+    # A leading ~ means $HOME in every path parameter, checked and expanded
+    # at once (the C core takes no '~'), and never a literal ./~ directory.
+    from aiprof.profiler.profiler import analyse
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    handler = P.tensorboard_trace_handler("~/res")
+    assert handler.dir_name == str(home / "res")
+    with P.profile(on_trace_ready=handler) as prof:
+        with P.record_function("x"):
+            pass
+    assert len(result_dirs(str(home / "res"))) == 1
+    prof.export_chrome_trace("~/t.json")
+    prof.export_stacks("~/s.log")
+    assert (home / "t.json").exists() and (home / "s.log").exists()
+    analyse("~/res", max_process_number=1)
+    assert not os.path.exists("~")
+    with pytest.raises(ValueError, match="dir_name"):
+        P.tensorboard_trace_handler("a/~b")
+    with pytest.raises(ValueError, match="profiler_path"):
+        analyse("~nosuchuser_aiprof/res")
+
+
 @pytest.mark.parametrize("export_type", [None, "bogus", ["bogus"]])
 def test_analyse_invalid_export_type_uses_the_traces_own(export_type):
     # Seed (guide.md, offline analysis): an invalid or missing export_type

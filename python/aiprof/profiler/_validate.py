@@ -11,7 +11,7 @@ import re
 # torch_npu accepts result paths made of letters, digits, '_', '-', '.', '/'
 # (the C core enforces the same set; checking here gives a Python error
 # before a directory is touched).
-_PATH_RE = re.compile(r"^[A-Za-z0-9_./~-]+$")
+_PATH_RE = re.compile(r"^[A-Za-z0-9_./-]+$")
 
 
 def check_bool(name, value):
@@ -48,13 +48,18 @@ def check_callable(name, value):
 
 
 def check_path(name, value):
-    """A result path: str or os.PathLike, characters torch_npu accepts."""
+    """A path parameter: str or os.PathLike.  A leading ~ or ~user is
+    expanded here, as users expect (the C core takes no '~'); the result
+    may only hold the characters torch_npu and the C core accept."""
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     check_str(name, value)
-    if not _PATH_RE.match(value):
-        raise ValueError(f"{name} {value!r} may only contain letters, digits and '_-./~'")
-    return value
+    expanded = os.path.expanduser(value)
+    if not _PATH_RE.match(expanded):
+        shown = repr(value) if expanded == value else f"{value!r} (expanded to {expanded!r})"
+        raise ValueError(f"{name} {shown} may only contain letters, digits and '_-./' "
+                         "(a leading '~' is expanded)")
+    return expanded
 
 
 def check_worker_name(name, value):
