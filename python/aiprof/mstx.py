@@ -11,7 +11,7 @@ import functools
 import warnings
 
 from . import _C
-from .profiler._validate import check_int, check_str
+from .profiler._validate import UINT64_MAX, check_int, check_str
 
 __all__ = ["mark", "range_start", "range_end", "mstx_range"]
 
@@ -57,7 +57,7 @@ def range_start(message, stream=None, domain="default"):
 
 def range_end(range_id, domain="default"):
     """End the range `range_id` returned by range_start()."""
-    check_int("range_id", range_id, 0)
+    check_int("range_id", range_id, 0, UINT64_MAX)
     check_str("domain", domain)
     if not _off:
         _C.range_end(range_id)

@@ -233,6 +233,22 @@ def test_uncaught_stop_inside_on_trace_ready_leaves_no_profile_running():
         pass
 
 
+@pytest.mark.parametrize("call, word", [
+    (lambda: P.schedule(wait=2**64, active=1), "wait"),
+    (lambda: P.schedule(wait=0, active=2**63), "active"),
+    (lambda: P.schedule(wait=0, active=1, skip_first=2**70), "skip_first"),
+    (lambda: P.schedule(0, 1)(2**70), "step"),
+    (lambda: aiprof.mstx.range_end(2**70), "range_id"),
+    (lambda: P.profile().add_metadata("k\0", "v"), "key"),
+    (lambda: P.profile().add_metadata("k", "v\0"), "value"),
+    (lambda: P.profile().add_metadata_json("k", "\"\ud800\""), "value"),
+])
+def test_out_of_range_values_name_the_parameter(call, word):
+    # Not OverflowError "int too big to convert" / "embedded null character".
+    with pytest.raises(ValueError, match=word):
+        call()
+
+
 def test_metadata_errors():
     prof = P.profile()
     with pytest.raises(TypeError, match="key"):

@@ -24,12 +24,20 @@ def check_optional_bool(name, value):
     return None if value is None else check_bool(name, value)
 
 
-def check_int(name, value, minimum=None):
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def check_int(name, value, minimum=None, maximum=None):
+    """`maximum`: the largest value the C type behind it holds, so that a
+    huge int is a ValueError naming `name`, not OverflowError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}")
     return value
 
 
@@ -38,6 +46,19 @@ def check_str(name, value, allow_empty=False):
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
     if not allow_empty and not value:
         raise ValueError(f"{name} must not be empty")
+    return value
+
+
+def check_c_str(name, value, allow_empty=False):
+    """A str that reaches the C core whole: no NUL, valid UTF-8."""
+    check_str(name, value, allow_empty)
+    if "\0" in value:
+        raise ValueError(f"{name} must not contain a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{name} is not valid UTF-8 text: {e.reason} at position "
+                         f"{e.start}") from None
     return value
 
 

@@ -28,8 +28,8 @@ from ._collectors import Collectors
 from ._events import EventList
 from ._profiler_path_creator import ProfPathCreator
 from ._results import TraceResult, empty_events
-from ._validate import (check_bool, check_callable, check_optional_bool, check_path,
-                        check_str, check_worker_name)
+from ._validate import (check_bool, check_c_str, check_callable, check_optional_bool, check_path,
+                        check_worker_name)
 from .experimental_config import ExportType, _ExperimentalConfig, _known_export_bits
 from .scheduler import ProfilerAction, _CallableSchedule, as_schedule
 
@@ -280,11 +280,11 @@ class _KinetoProfile:
     # ---- metadata --------------------------------------------------------
     def add_metadata(self, key, value):
         """A string entry in the result's profiler_metadata.json."""
-        self._add_metadata(check_str("key", key), check_str("value", value, True), False)
+        self._add_metadata(check_c_str("key", key), check_c_str("value", value, True), False)
 
     def add_metadata_json(self, key, value):
         """An entry whose value is JSON text (e.g. json.dumps(...))."""
-        self._add_metadata(check_str("key", key), check_str("value", value), True)
+        self._add_metadata(check_c_str("key", key), check_c_str("value", value), True)
 
     def _add_metadata(self, key, value, as_json):
         if self._session is not None:

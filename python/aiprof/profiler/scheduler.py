@@ -9,7 +9,7 @@ accepts one) is asked by the session itself at every step.
 from enum import Enum
 
 from .. import _C
-from ._validate import check_int
+from ._validate import INT64_MAX, check_int
 
 __all__ = ["ProfilerAction", "schedule"]
 
@@ -33,11 +33,11 @@ class schedule:
     __slots__ = ("wait", "active", "warmup", "repeat", "skip_first")
 
     def __init__(self, wait, active, warmup=0, repeat=0, skip_first=0):
-        self.wait = check_int("wait", wait, 0)
-        self.active = check_int("active", active, 1)
-        self.warmup = check_int("warmup", warmup, 0)
-        self.repeat = check_int("repeat", repeat, 0)
-        self.skip_first = check_int("skip_first", skip_first, 0)
+        self.wait = check_int("wait", wait, 0, INT64_MAX)
+        self.active = check_int("active", active, 1, INT64_MAX)
+        self.warmup = check_int("warmup", warmup, 0, INT64_MAX)
+        self.repeat = check_int("repeat", repeat, 0, INT64_MAX)
+        self.skip_first = check_int("skip_first", skip_first, 0, INT64_MAX)
         _C.schedule_validate(*self._fields())
 
     def _fields(self):
@@ -47,7 +47,7 @@ class schedule:
         return {"schedule": self._fields()}
 
     def __call__(self, step):
-        step = check_int("step", step, 0)
+        step = check_int("step", step, 0, INT64_MAX)
         return ProfilerAction(_C.schedule_action(*self._fields(), step))
 
     def __repr__(self):
