@@ -266,6 +266,9 @@ def test_result_errors():
     prof = P.profile()
     with pytest.raises(RuntimeError, match="no trace"):
         prof.export_chrome_trace("t.json")
+    with pytest.raises(RuntimeError, match=r"export_stacks\(\): no trace has been saved yet"):
+        prof.export_stacks("s.log")
+    assert not os.path.exists("s.log")
     assert len(prof.key_averages()) == 0 and prof.key_averages().table() == ""
     with prof:
         with P.record_function("x"):

@@ -325,14 +325,17 @@ class _KinetoProfile:
             return self.events().key_averages(group_by_input_shape, group_by_stack_n)
         return r.key_averages(group_by_input_shape, group_by_stack_n)
 
+    def _saved_trace(self, what):
+        r = self._trace_result()
+        if r is None:
+            raise RuntimeError(f"{what}(): no trace has been saved yet (the schedule has not "
+                               "finished a RECORD phase, or the profile is still running)")
+        return r
+
     def export_chrome_trace(self, path):
         """Write the last trace as Chrome trace JSON (gzip if `path` ends in .gz)."""
         path = check_path("path", path)
-        r = self._trace_result()
-        if r is None:
-            raise RuntimeError("export_chrome_trace(): no trace has been saved yet (the "
-                               "schedule has not finished a RECORD phase, or the profile "
-                               "is still running)")
+        r = self._saved_trace("export_chrome_trace")
         src = r.trace_path()
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
@@ -349,11 +352,12 @@ class _KinetoProfile:
         if metric not in _STACK_METRICS:
             raise ValueError(f"metric must be one of {', '.join(_STACK_METRICS)}; "
                              f"got {metric!r}")
+        events = self._saved_trace("export_stacks").events()
         if not self.with_stack:
             _warn_once("stacks", "export_stacks(): the profile ran with with_stack=False, "
                        "so there are no stacks to write")
         totals = {}
-        for e in self.events():
+        for e in events:
             if not e.stack:
                 continue
             key = ";".join(_stack_frame(f) for f in reversed(e.stack)) + ";" + \
@@ -373,9 +377,7 @@ class _KinetoProfile:
         if not self.profile_memory:
             _warn_once("memtl", "export_memory_timeline(): profile_memory=False, so no "
                        "memory events were recorded")
-        r = self._trace_result()
-        if r is None:
-            raise RuntimeError("export_memory_timeline(): no trace has been saved yet")
+        r = self._saved_trace("export_memory_timeline")
         device_type, _ = _memory_timeline.parse_device(device)
         if not any(output_path.endswith(s) for s in (".html", ".json", ".json.gz")):
             raise ValueError("output_path must end in .html, .json, .json.gz or .raw.json.gz, "
