@@ -151,6 +151,11 @@ class _ExperimentalConfig:
             warnings.warn("mstx_domain_include and mstx_domain_exclude are both set; only "
                           "mstx_domain_include is used", stacklevel=2)
             self._mstx_domain_exclude = []
+        if (self._mstx_domain_include or self._mstx_domain_exclude) and not self._mstx:
+            # Seed: both need mstx=True.  Kept (profiler_info.json records them).
+            which = "mstx_domain_include" if self._mstx_domain_include else "mstx_domain_exclude"
+            warnings.warn(f"{which} has no effect without mstx=True: no mstx data is "
+                          "recorded", stacklevel=2)
         hosts = check_str_list("host_sys", host_sys)
         for h in hosts:
             if h not in _HOST_BIT:
