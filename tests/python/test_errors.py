@@ -134,11 +134,26 @@ def test_lifecycle_errors():
         with P._KinetoProfile():
             pass
     prof.stop()
-    with pytest.raises(RuntimeError, match="before start"):
+    with pytest.raises(RuntimeError, match="already stopped"):
         prof.stop()
     # After a refused start, the next profile starts normally.
     with P.profile():
         pass
+
+
+def test_dynamic_profile_before_init_names_init():
+    # A fresh process: libaiprof's dynamic state is per process.
+    code = textwrap.dedent("""
+        from aiprof.profiler import dynamic_profile as dp
+        for call in (dp.step, dp.start):
+            try:
+                call()
+            except RuntimeError as e:
+                print(e)
+    """)
+    out = run_python(code).stdout.splitlines()
+    assert out == ["dynamic_profile.step() called before dynamic_profile.init(path)",
+                   "dynamic_profile.start() called before dynamic_profile.init(path)"]
 
 
 def test_kineto_profile_has_no_step():

@@ -51,9 +51,19 @@ def init(path):
     _C.dynamic_init(path)
 
 
+def _before_init(what):
+    # The library's message names its C function; the user called ours.
+    if _C.dynamic_state() < 0:
+        raise RuntimeError(f"dynamic_profile.{what}() called before dynamic_profile.init(path)")
+
+
 def step():
     """Mark the end of a training step; starts, steps and ends collections."""
-    _C.dynamic_step()
+    try:
+        _C.dynamic_step()
+    except RuntimeError:  # checked only on failure: step() runs every step
+        _before_init("step")
+        raise
 
 
 def start(config_path=None):
@@ -61,6 +71,7 @@ def start(config_path=None):
     an invalid file: the one of init())."""
     if config_path is not None:
         config_path = check_path("config_path", config_path)
+    _before_init("start")
     _C.dynamic_start(config_path)
 
 

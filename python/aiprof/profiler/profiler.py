@@ -98,6 +98,7 @@ class _KinetoProfile:
         self._metadata = []         # added before start
         self._handler_error = None
         self._in_handler = False    # on_trace_ready is running
+        self._has_run = False       # started at least once
         self._used_path_creator = False
         self._export_dir = None
 
@@ -142,12 +143,16 @@ class _KinetoProfile:
         _mstx._set_off(self.experimental_config._mstx_off_at_level_none())
         self._call_session(self._session.start)
         self._running = True
+        self._has_run = True
         self._sync()
         self._raise_handler_error()  # the schedule's, for step 0
 
     def stop(self):
         self._refuse_in_handler("stop")
         if not self._running:
+            if self._has_run:
+                raise RuntimeError(f"{type(self).__name__}.stop(): the profile is already "
+                                   "stopped")
             raise RuntimeError(f"{type(self).__name__}.stop() called before start()")
         try:
             self._call_session(self._session.stop)
