@@ -36,7 +36,7 @@ def test_names_resolve_as_torch_npu():
     assert P.supported_export_type() == {P.ExportType.Text, P.ExportType.Db}
     assert P.ProfilerLevel.Level0 in P.supported_profiler_level()
     assert [a.value for a in P.ProfilerAction] == [0, 1, 2, 3]
-    assert {a.name for a in P.ProfilerActivity} == {"CPU", "NPU", "CUDA"}
+    assert {a.name for a in P.ProfilerActivity} == {"CPU", "NPU", "CUDA", "XPU", "MTIA"}
 
 
 def test_record_function_and_threads():
@@ -58,6 +58,22 @@ def test_record_function_and_threads():
     events = prof.events()
     inner = [e for e in events if e.name.startswith("inner")]
     assert all(e.cpu_parent.name == "decorated" for e in inner)
+
+
+def test_xpu_and_mtia_activities_accepted_as_unsupported():
+    # torch.profiler.ProfilerActivity has XPU and MTIA; as with NPU/CUDA,
+    # they are accepted, warned about, and only CPU activity is recorded.
+    class TorchMember:  # torch's members are matched by name
+        name = "MTIA"
+    with pytest.warns(RuntimeWarning, match="no XPU/MTIA back end"):
+        with _one_trace(activities=[P.ProfilerActivity.CPU, P.ProfilerActivity.XPU,
+                                    TorchMember()]):
+            with P.record_function("on_cpu"):
+                pass
+    assert slices(trace_of(result_dirs("./r")[0]), "user_annotation", "on_cpu")
+    with pytest.warns(RuntimeWarning, match="no MTIA back end"):
+        with P.profile(activities=[P.ProfilerActivity.MTIA]):
+            pass
 
 
 def test_mstx_and_itt_recorded_with_mstx_on():

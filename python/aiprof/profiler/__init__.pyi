@@ -11,6 +11,8 @@ class ProfilerActivity(Enum):
     CPU: str
     NPU: str
     CUDA: str
+    XPU: str
+    MTIA: str
 
 class ProfilerAction(Enum):
     NONE: int

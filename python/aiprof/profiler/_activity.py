@@ -6,27 +6,38 @@ __all__ = ["ProfilerActivity", "supported_activities"]
 
 class ProfilerActivity(Enum):
     """What to record: CPU (framework ops, annotations, memory, Python
-    stacks) and the device kinds.  NPU and CUDA are accepted so scripts
-    written for torch_npu or torch run unchanged; this machine has no device
-    back end, which supported_activities() tells."""
+    stacks) and the device kinds.  NPU, CUDA, XPU and MTIA are accepted so
+    scripts written for torch_npu or torch run unchanged; this machine has
+    no device back end, which supported_activities() tells."""
     CPU = "CPU"
     NPU = "NPU"
     CUDA = "CUDA"
+    XPU = "XPU"
+    MTIA = "MTIA"
 
 
-# aiprof.h aip_activity bits.
-_BITS = {ProfilerActivity.CPU: 1, ProfilerActivity.NPU: 2, ProfilerActivity.CUDA: 4}
+# aiprof.h aip_activity bits; XPU and MTIA have none in libaiprof (the
+# bits above C_BITS stay in Python, for the warning).
+_BITS = {ProfilerActivity.CPU: 1, ProfilerActivity.NPU: 2, ProfilerActivity.CUDA: 4,
+         ProfilerActivity.XPU: 8, ProfilerActivity.MTIA: 16}
+C_BITS = 7
 
 
 def supported_activities():
-    """The activities this machine really records: CPU only (no NPU or CUDA
-    back end is built into aiprof yet)."""
+    """The activities this machine really records: CPU only (no NPU, CUDA,
+    XPU or MTIA back end is built into aiprof yet)."""
     return {ProfilerActivity.CPU}
 
 
+def device_names(bits):
+    """The device kinds in `bits`, in ProfilerActivity order."""
+    return [a.name for a, b in _BITS.items() if b & bits and a is not ProfilerActivity.CPU]
+
+
 def activity_bits(activities):
-    """aip_activity bits for `activities` (an iterable of ProfilerActivity,
-    or of torch.profiler.ProfilerActivity members, matched by name)."""
+    """Activity bits for `activities` (an iterable of ProfilerActivity, or
+    of torch.profiler.ProfilerActivity members, matched by name); `& C_BITS`
+    gives libaiprof's aip_activity bits."""
     if activities is None:
         return _BITS[ProfilerActivity.CPU] | _BITS[ProfilerActivity.NPU]
     if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
@@ -37,7 +48,8 @@ def activity_bits(activities):
         if not isinstance(a, ProfilerActivity):
             name = getattr(a, "name", None)
             if not isinstance(name, str) or name not in ProfilerActivity.__members__:
-                raise ValueError(f"activities: {a!r} is not a ProfilerActivity (CPU, NPU, CUDA)")
+                raise ValueError(f"activities: {a!r} is not a ProfilerActivity "
+                                 f"({', '.join(ProfilerActivity.__members__)})")
             a = ProfilerActivity[name]
         bits |= _BITS[a]
     if not bits:

@@ -22,7 +22,7 @@ import warnings
 
 from .. import _C, mstx as _mstx
 from . import _memory_timeline
-from ._activity import activity_bits
+from ._activity import C_BITS, activity_bits, device_names
 from ._analyse import analyse_in_background, analyse_now, find_result_dirs
 from ._collectors import Collectors
 from ._events import EventList
@@ -123,7 +123,7 @@ class _KinetoProfile:
         dir_name, worker_name = self._result_location()
         sched = self._schedule
         self._session = _C.Session(
-            activities=self._activities,
+            activities=self._activities & C_BITS,
             **({} if sched is None else sched._session_kwargs()),
             record_shapes=self.record_shapes, profile_memory=self.profile_memory,
             with_stack=self.with_stack, with_flops=self.with_flops,
@@ -274,9 +274,10 @@ class _KinetoProfile:
                               RuntimeWarning, stacklevel=3)
 
     def _warn_unsupported(self):
-        if self._activities & ~1 or self._use_cuda:
-            _warn_once("device", "no NPU/CUDA back end on this machine: only CPU activity is "
-                       "recorded (see supported_activities())")
+        devices = device_names(self._activities)  # use_cuda has set CUDA's bit
+        if devices:
+            _warn_once(("device",) + tuple(devices), f"no {'/'.join(devices)} back end on this "
+                       "machine: only CPU activity is recorded (see supported_activities())")
         off = self.experimental_config._not_collected()
         if off:
             _warn_once(("config",) + tuple(off), "not collected on this machine (no Ascend "
