@@ -76,6 +76,29 @@ def test_xpu_and_mtia_activities_accepted_as_unsupported():
             pass
 
 
+@pytest.mark.parametrize("async_mode", [False, True])
+def test_trace_handler_use_gzip(async_mode):
+    # torch.profiler's use_gzip: trace_view.json.gz beside trace_view.json.
+    from aiprof.profiler import _analyse
+    for use_gzip in (False, True):
+        handler = P.tensorboard_trace_handler(f"./r{use_gzip}", async_mode=async_mode,
+                                              use_gzip=use_gzip)
+        with P.profile(on_trace_ready=handler):
+            with P.record_function("x"):
+                pass
+        d = result_dirs(f"./r{use_gzip}")[0]
+        _analyse.wait_for(d)
+        out = os.path.join(d, "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+        assert os.path.exists(out + ".gz") is use_gzip
+        if use_gzip:
+            with gzip.open(out + ".gz") as fz, open(out, "rb") as f:
+                assert fz.read() == f.read()
+    with pytest.raises(TypeError, match="use_gzip"):
+        P.tensorboard_trace_handler(use_gzip="yes")
+    with pytest.warns(UserWarning, match="use_gzip has no effect"):
+        P.tensorboard_trace_handler(analyse_flag=False, use_gzip=True)
+
+
 def test_mstx_and_itt_recorded_with_mstx_on():
     cfg = P._ExperimentalConfig(mstx=True)
     with _one_trace(experimental_config=cfg):

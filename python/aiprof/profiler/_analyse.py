@@ -1,10 +1,12 @@
 """Running the C analyser: in-process, in a background process, or offline
 over many result directories (torch_npu.profiler.profiler.analyse).
 
-`python -m aiprof.profiler._analyse DIR [EXPORT_BITS]` is the background
-worker tensorboard_trace_handler(async_mode=True) starts.
+`python -m aiprof.profiler._analyse DIR [EXPORT_BITS [gzip]]` is the
+background worker tensorboard_trace_handler(async_mode=True) starts.
 """
+import gzip
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -28,15 +30,41 @@ def analyse_now(result_dir, export_bits=0):
     _C.analyse_dir(result_dir, export_bits, True)
 
 
-def analyse_in_background(result_dir, export_bits=0):
+def gzip_file(src, dst):
+    """`dst` = gzip of `src`, written beside it and renamed into place, so
+    that a reader never sees a partial file.  Level 1: traces are large."""
+    tmp = f"{dst}.tmp{os.getpid()}"
+    try:
+        with open(src, "rb") as fi, gzip.open(tmp, "wb", compresslevel=1) as fo:
+            shutil.copyfileobj(fi, fo, 1 << 20)
+        os.replace(tmp, dst)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def gzip_trace(result_dir):
+    """tensorboard_trace_handler(use_gzip=True): trace_view.json.gz beside
+    trace_view.json (which the analysis and other tools keep reading).
+    Returns False when the analysis wrote no trace (export_type Db)."""
+    src = trace_file(result_dir)
+    if not os.path.exists(src):
+        return False
+    gzip_file(src, src + ".gz")
+    return True
+
+
+def analyse_in_background(result_dir, export_bits=0, gzip_trace=False):
     """Start the analysis of `result_dir` in another process and return."""
     pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"]
                                       if env.get("PYTHONPATH") else "")
-    proc = subprocess.Popen([sys.executable, "-m", "aiprof.profiler._analyse", result_dir,
-                             str(export_bits)], env=env, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
+    argv = [sys.executable, "-m", "aiprof.profiler._analyse", result_dir, str(export_bits)]
+    if gzip_trace:
+        argv.append("gzip")
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
     with _pending_lock:
         _pending[os.path.abspath(result_dir)] = proc
     return proc
@@ -78,13 +106,15 @@ def find_result_dirs(path):
 
 
 def _main(argv):
-    if len(argv) < 2:
-        print("usage: python -m aiprof.profiler._analyse RESULT_DIR [EXPORT_BITS]",
+    if len(argv) < 2 or argv[3:] not in ([], ["gzip"]):
+        print("usage: python -m aiprof.profiler._analyse RESULT_DIR [EXPORT_BITS [gzip]]",
               file=sys.stderr)
         return 2
     try:
         _C.analyse_dir(argv[1], int(argv[2]) if len(argv) > 2 else 0, False)
-    except Exception as e:  # reported in the directory's logs too
+        if argv[3:] == ["gzip"]:
+            gzip_trace(argv[1])
+    except Exception as e:  # the analysis's own errors are in the directory's logs too
         print(f"aiprof analyse {argv[1]}: {e}", file=sys.stderr)
         return 1
     return 0

@@ -13,7 +13,6 @@ and saves the trace; a profile still running at interpreter exit is
 stopped and saved.
 """
 import atexit
-import gzip
 import os
 import shutil
 import tempfile
@@ -23,7 +22,8 @@ import warnings
 from .. import _C, mstx as _mstx
 from . import _memory_timeline
 from ._activity import C_BITS, activity_bits, device_names
-from ._analyse import analyse_in_background, analyse_now, find_result_dirs
+from ._analyse import (analyse_in_background, analyse_now, find_result_dirs, gzip_file,
+                       gzip_trace)
 from ._collectors import Collectors
 from ._events import EventList
 from ._profiler_path_creator import ProfPathCreator
@@ -55,9 +55,11 @@ class _ProfInterface:
     def __init__(self, prof):
         self._prof = prof
 
-    def analyse(self, async_mode=False, **_ignored):
-        """Analyse the trace just saved (in a background process if async)."""
-        self._prof._analyse_last(check_bool("async_mode", async_mode))
+    def analyse(self, async_mode=False, use_gzip=False, **_ignored):
+        """Analyse the trace just saved (in a background process if async);
+        use_gzip also writes trace_view.json.gz."""
+        self._prof._analyse_last(check_bool("async_mode", async_mode),
+                                 check_bool("use_gzip", use_gzip))
 
 
 class _KinetoProfile:
@@ -260,18 +262,21 @@ class _KinetoProfile:
         if e is not None:
             raise e
 
-    def _analyse_last(self, async_mode):
+    def _analyse_last(self, async_mode, use_gzip=False):
         if self._trace_dir is None:
             raise RuntimeError("no trace has been saved yet")
         bits = self.experimental_config._export_bits
         if async_mode:
-            analyse_in_background(self._trace_dir, bits)
-        else:
-            try:
-                analyse_now(self._trace_dir, bits)
-            except (OSError, RuntimeError, ValueError) as e:
-                warnings.warn(f"aiprof: analysis of {self._trace_dir} failed: {e}",
-                              RuntimeWarning, stacklevel=3)
+            analyse_in_background(self._trace_dir, bits, use_gzip)
+            return
+        try:
+            analyse_now(self._trace_dir, bits)
+            if use_gzip and not gzip_trace(self._trace_dir):
+                _warn_once("gzip-db", "use_gzip: the analysis wrote no trace_view.json "
+                           "(export_type Db), so there is nothing to gzip")
+        except (OSError, RuntimeError, ValueError) as e:
+            warnings.warn(f"aiprof: analysis of {self._trace_dir} failed: {e}",
+                          RuntimeWarning, stacklevel=3)
 
     def _warn_unsupported(self):
         devices = device_names(self._activities)  # use_cuda has set CUDA's bit
@@ -346,8 +351,7 @@ class _KinetoProfile:
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)
         if path.endswith(".gz"):
-            with open(src, "rb") as fi, gzip.open(path, "wb", compresslevel=1) as fo:
-                shutil.copyfileobj(fi, fo, 1 << 20)
+            gzip_file(src, path)
         else:
             shutil.copyfile(src, path)
 
@@ -501,35 +505,42 @@ _KinetoProfile.step = property(_no_step)
 class _TensorboardTraceHandler:
     """The callable tensorboard_trace_handler() returns."""
 
-    def __init__(self, dir_name, worker_name, analyse_flag, async_mode):
+    def __init__(self, dir_name, worker_name, analyse_flag, async_mode, use_gzip):
         self.dir_name = dir_name
         self.worker_name = worker_name
         self.analyse_flag = analyse_flag
         self.async_mode = async_mode
+        self.use_gzip = use_gzip
 
     def __call__(self, prof):
         if self.analyse_flag:
-            prof.prof_if.analyse(async_mode=self.async_mode)
+            prof.prof_if.analyse(async_mode=self.async_mode, use_gzip=self.use_gzip)
 
     def __repr__(self):
         return (f"tensorboard_trace_handler(dir_name={self.dir_name!r}, "
                 f"worker_name={self.worker_name!r}, analyse_flag={self.analyse_flag}, "
-                f"async_mode={self.async_mode})")
+                f"async_mode={self.async_mode}, use_gzip={self.use_gzip})")
 
 
 def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True,
-                              async_mode=False):
+                              async_mode=False, use_gzip=False):
     """on_trace_ready handler: traces go to `dir_name` (default
     $ASCEND_WORK_PATH/profiling_data, else the current directory) as
     {worker_name}_{timestamp}_ascend_pt; with analyse_flag the C analyser
     writes ASCEND_PROFILER_OUTPUT/ at once, in a background process if
-    async_mode."""
+    async_mode.  use_gzip (torch.profiler's; pass it by keyword, torch's
+    third parameter is torch_npu's analyse_flag) also writes
+    trace_view.json.gz beside trace_view.json."""
     if dir_name is not None:
         dir_name = check_path("dir_name", dir_name)
     if worker_name is not None:
         worker_name = check_worker_name("worker_name", worker_name)
-    return _TensorboardTraceHandler(dir_name, worker_name, check_bool("analyse_flag", analyse_flag),
-                                    check_bool("async_mode", async_mode))
+    analyse_flag = check_bool("analyse_flag", analyse_flag)
+    if check_bool("use_gzip", use_gzip) and not analyse_flag:
+        warnings.warn("tensorboard_trace_handler: use_gzip has no effect with "
+                      "analyse_flag=False (no trace_view.json is written)", stacklevel=2)
+    return _TensorboardTraceHandler(dir_name, worker_name, analyse_flag,
+                                    check_bool("async_mode", async_mode), use_gzip)
 
 
 def analyse(profiler_path, max_process_number=None, export_type=None):
