@@ -1,11 +1,10 @@
 """mstx: custom marks and ranges (torch_npu.npu.mstx).
 
-Recorded when the running profile has experimental_config mstx=True (the
-seed's only switch for them: profiler_level=Level_none does not turn them
-on), filtered by mstx_domain_include/_exclude.  The default domain is
-"default".  A `stream` argument asks for a device-side range as well;
-there is no NPU here, so only the host range is recorded and a warning
-says so once.
+Recorded when the running profile has experimental_config mstx=True (or
+profiler_level=Level_none), filtered by mstx_domain_include/_exclude.  The
+default domain is "default".  A `stream` argument asks for a device-side
+range as well; there is no NPU here, so only the host range is recorded
+and a warning says so once.
 """
 import functools
 import warnings
@@ -16,17 +15,6 @@ from .profiler._validate import UINT64_MAX, check_int, check_str
 __all__ = ["mark", "range_start", "range_end", "mstx_range"]
 
 _warned_stream = False
-
-# libaiprof records mstx whenever profiler_level is Level_none, mstx or not
-# (src/core/trace.c).  The seed turns mstx on only with mstx=True, so a
-# profile started with Level_none and mstx=False sets this while it runs and
-# the calls below (and itt's) record nothing.
-_off = False
-
-
-def _set_off(off):
-    global _off
-    _off = off
 
 
 def _check_stream(stream):
@@ -42,8 +30,7 @@ def mark(message, stream=None, domain="default"):
     check_str("message", message)
     check_str("domain", domain)
     _check_stream(stream)
-    if not _off:
-        _C.mark(message, domain)
+    _C.mark(message, domain)
 
 
 def range_start(message, stream=None, domain="default"):
@@ -52,15 +39,14 @@ def range_start(message, stream=None, domain="default"):
     check_str("message", message)
     check_str("domain", domain)
     _check_stream(stream)
-    return 0 if _off else _C.range_start(message, domain)
+    return _C.range_start(message, domain)
 
 
 def range_end(range_id, domain="default"):
     """End the range `range_id` returned by range_start()."""
     check_int("range_id", range_id, 0, UINT64_MAX)
     check_str("domain", domain)
-    if not _off:
-        _C.range_end(range_id)
+    _C.range_end(range_id)
 
 
 def mstx_range(message, stream=None, domain="default"):

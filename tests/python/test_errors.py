@@ -83,11 +83,10 @@ def test_experimental_config_documented_fallbacks():
     with pytest.warns(UserWarning, match="aic_metrics"):
         cfg = P._ExperimentalConfig(aic_metrics=P.AiCMetrics.PipeUtilization)
     assert cfg.aic_metrics == P.AiCMetrics.AiCoreNone
-    # Level1 defaults to PipeUtilization; msprof_tx = mstx; Level_none leaves
-    # mstx off (seed: off by default, turned on by mstx/msprof_tx only).
+    # Level1 defaults to PipeUtilization; Level_none forces mstx; msprof_tx = mstx.
     assert P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level1).aic_metrics == \
         P.AiCMetrics.PipeUtilization
-    assert not P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level_none).mstx
+    assert P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level_none).mstx
     assert P._ExperimentalConfig(msprof_tx=True).mstx
     with pytest.warns(UserWarning, match="only mstx_domain_include"):
         cfg = P._ExperimentalConfig(mstx=True, mstx_domain_include=["a"],

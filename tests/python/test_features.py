@@ -132,28 +132,6 @@ def test_mstx_off_records_nothing():
     assert not [e for e in trace["traceEvents"] if e.get("cat") == "mstx"]
 
 
-@pytest.mark.parametrize("mstx", [None, False, True])
-def test_level_none_leaves_mstx_to_the_mstx_switch(mstx):
-    # Seed: mstx is off by default; Level_none only switches off the data
-    # profiler_level controls.  Ranges still nest while left out.
-    kwargs = {} if mstx is None else {"mstx": mstx}
-    cfg = P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level_none, **kwargs)
-    assert cfg.mstx is bool(mstx)
-    with _one_trace(experimental_config=cfg):
-        aiprof.mstx.mark("m")
-        rid = aiprof.mstx.range_start("r")
-        aiprof.mstx.range_end(rid)
-        assert P.itt.range_push("outer") == 0
-        assert P.itt.range_push("inner") == 1
-        P.itt.mark("itt_mark")
-        assert P.itt.range_pop() == 1
-        assert P.itt.range_pop() == 0
-        assert P.itt.range_pop() == -1
-    names = {e["name"] for e in trace_of(result_dirs("./r")[0])["traceEvents"]
-             if e.get("cat") == "mstx"}
-    assert names == ({"m", "r", "outer", "inner", "itt_mark"} if mstx else set())
-
-
 def test_gc_events():
     cfg = P._ExperimentalConfig(gc_detect_threshold=0)
     with _one_trace(experimental_config=cfg):

@@ -60,8 +60,8 @@ _HOST_BIT = {HostSystem.CPU: 1, HostSystem.MEM: 2, HostSystem.DISK: 4,
 
 
 def supported_profiler_level():
-    """Levels accepted here.  Host data is the same at every level (mstx
-    is recorded only with mstx=True, at every level)."""
+    """Levels accepted here.  Host data is the same at every level;
+    Level_none also turns mstx on (as in torch_npu)."""
     return set(_LEVEL_CODE)
 
 
@@ -132,10 +132,10 @@ class _ExperimentalConfig:
         self._op_attr = check_bool("op_attr", op_attr)
         self._data_simplification = check_bool("data_simplification", data_simplification)
         self.record_op_args = check_bool("record_op_args", record_op_args)
-        # msprof_tx is the old name of mstx; either turns it on, and only
-        # they do: the seed's Level_none switches Level-controlled data off
-        # and leaves mstx alone (off by default).
+        # msprof_tx is the old name of mstx; either turns it on.
         self._mstx = check_bool("mstx", mstx) | check_bool("msprof_tx", msprof_tx)
+        if profiler_level == ProfilerLevel.Level_none:
+            self._mstx = True
         if gc_detect_threshold is not None:
             if isinstance(gc_detect_threshold, bool) or \
                     not isinstance(gc_detect_threshold, numbers.Real):
@@ -213,11 +213,6 @@ class _ExperimentalConfig:
             mstx_domain_include=self._mstx_domain_include or None,
             mstx_domain_exclude=self._mstx_domain_exclude or None,
             sys_io=self._sys_io, sys_interconnection=self._sys_interconnection)
-
-    def _mstx_off_at_level_none(self):
-        """libaiprof records mstx at Level_none whatever mstx says; the
-        profile turns the Python calls off instead (aiprof.mstx._off)."""
-        return self._profiler_level == ProfilerLevel.Level_none and not self._mstx
 
     def _not_collected(self):
         """Switches that ask for data this machine cannot give."""

@@ -4,28 +4,16 @@ There is no VTune here: range_push/range_pop/mark become mstx ranges and
 marks in the domain "itt", recorded when the profile has mstx on, so
 is_available() is True.  range_push and range_pop return the zero-based
 depth of the range started or ended, as torch documents (range_pop
-returns -1 when no range is open).  The depths are counted here, per
-thread, so that while a profile runs with mstx off at Level_none (see
-aiprof.mstx) a range can be left out of the library and still nest.
+returns -1 when no range is open).
 """
-import threading
 from contextlib import contextmanager
 
-from .. import _C, mstx
+from .. import _C
 from ._validate import check_str
 
 __all__ = ["is_available", "range_push", "range_pop", "mark", "range"]
 
 _DOMAIN = "itt"
-_thread = threading.local()   # .open: per open range, innermost last: did the library get it
-
-
-def _open_ranges():
-    try:
-        return _thread.open
-    except AttributeError:
-        _thread.open = []
-        return _thread.open
 
 
 def is_available():
@@ -33,28 +21,15 @@ def is_available():
 
 
 def range_push(msg):
-    msg = check_str("msg", msg)
-    ranges = _open_ranges()
-    passed = not mstx._off
-    if passed:
-        _C.range_push(msg, _DOMAIN)
-    ranges.append(passed)
-    return len(ranges) - 1
+    return _C.range_push(check_str("msg", msg), _DOMAIN)
 
 
 def range_pop():
-    ranges = _open_ranges()
-    if not ranges:
-        return -1
-    if ranges.pop():
-        _C.range_pop()
-    return len(ranges)
+    return _C.range_pop()
 
 
 def mark(msg):
-    msg = check_str("msg", msg)
-    if not mstx._off:
-        _C.mark(msg, _DOMAIN)
+    _C.mark(check_str("msg", msg), _DOMAIN)
 
 
 @contextmanager

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import warnings
 
-from .. import _C, mstx as _mstx
+from .. import _C
 from . import _memory_timeline
 from ._activity import C_BITS, activity_bits, device_names
 from ._analyse import (analyse_in_background, analyse_now, find_result_dirs, gzip_file,
@@ -142,7 +142,6 @@ class _KinetoProfile:
                                       self.with_stack, self.with_modules, gc_on,
                                       self.with_flops)
         self._handler_error = None
-        _mstx._set_off(self.experimental_config._mstx_off_at_level_none())
         self._call_session(self._session.start)
         self._running = True
         self._has_run = True
@@ -177,7 +176,6 @@ class _KinetoProfile:
                 if session is not None:
                     session.close()
         finally:
-            _mstx._set_off(False)
             if self._used_path_creator:
                 ProfPathCreator().reset()
                 self._used_path_creator = False
