@@ -33,6 +33,7 @@
 #include <torch/csrc/api/include/torch/version.h>
 
 #include <atomic>
+#include <pthread.h>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -471,6 +472,22 @@ void apply_enabled(int kind)
     g_enabled_kind = kind;
 }
 
+/* Each thread keeps its own copy of torch's callback list and brings it up
+ * to date, under torch's global callback mutex, at its first op after the
+ * list changed (apply_enabled changes it at every trace start and stop).
+ * That mutex is not fork-safe: a child forked (a DataLoader worker) while
+ * another thread of the parent held it, whose first op then needs the
+ * update, waits forever.  Updating the forking thread's copy just before
+ * the fork (waiting for the mutex if another thread holds it) leaves the
+ * child's thread nothing to update. */
+void sync_callbacks_before_fork()
+{
+    try {
+        (void)at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION);
+    } catch (...) {
+    }
+}
+
 } // namespace
 
 extern "C" {
@@ -500,6 +517,7 @@ int aiprof_torch_install(void)
         g_inputs = at::addGlobalCallback(
             at::RecordFunctionCallback(&on_enter, &on_exit).needsInputs(true));
         at::disableCallback(g_inputs);
+        pthread_atfork(sync_callbacks_before_fork, nullptr, nullptr);
     } catch (const std::exception &e) {
         t_error = std::string("cannot register RecordFunction callbacks: ") + e.what();
         return -1;

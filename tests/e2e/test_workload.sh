@@ -29,10 +29,15 @@ for d in "$TMP"/ex/*_ascend_pt; do
 done
 
 # A program killed mid-trace leaves analysable data.
-( "$BUILD/bin/prog_killed" "$TMP/k" & echo $! >"$TMP/pid"; wait ) >"$TMP/killed_dir" 2>/dev/null &
+( "$BUILD/bin/prog_killed" "$TMP/k" & echo $! >"$TMP/pid"; wait ) >"$TMP/killed_dir" \
+  2>"$TMP/killed_stderr" &
 for i in $(seq 50); do [ -s "$TMP/killed_dir" ] && break; sleep 0.1; done
 sleep 0.5
-kill -9 "$(cat "$TMP/pid")"
+if ! kill -9 "$(cat "$TMP/pid")"; then  # it must still be running: say why not
+  wait || echo "prog_killed exited with $?" >&2
+  cat "$TMP/killed_stderr" >&2
+  exit 1
+fi
 wait || true
 kdir=$(head -1 "$TMP/killed_dir")
 "$BUILD/bin/aiprof" analyse "$kdir" >/dev/null 2>"$TMP/killed_err"

@@ -13,6 +13,8 @@ import threading
 import warnings
 
 from .. import _C
+from ._validate import check_path
+from .experimental_config import _known_export_bits
 
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
 TRACE_FILE = "trace_view.json"
@@ -118,6 +120,62 @@ def _main(argv):
         print(f"aiprof analyse {argv[1]}: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def analyse(profiler_path, max_process_number=None, export_type=None):
+    """Offline analysis of every ..._ascend_pt directory under profiler_path.
+
+    max_process_number: 1..CPU count (more is clamped; an invalid value
+    falls back to half the CPUs, as the seed documents).  export_type:
+    "text", "db" or a list; None uses what each trace recorded.
+    """
+    profiler_path = check_path("profiler_path", profiler_path)
+    if not os.path.isdir(profiler_path):
+        raise ValueError(f"profiler_path {profiler_path!r} is not a directory")
+    cpus = os.cpu_count() or 1
+    default = max(1, cpus // 2)
+    if max_process_number is None:
+        workers = default
+    elif isinstance(max_process_number, bool) or not isinstance(max_process_number, int) \
+            or max_process_number < 1:
+        warnings.warn(f"max_process_number {max_process_number!r} is invalid; using {default}",
+                      stacklevel=2)
+        workers = default
+    else:
+        workers = min(max_process_number, cpus)
+    # Seed (offline analysis): an invalid or missing export_type means the
+    # one each trace recorded in profiler_info.json (bits 0 to the analyser).
+    bits = 0
+    if export_type is not None:
+        bits, invalid = _known_export_bits(export_type)
+        for item in invalid:
+            warnings.warn(f"analyse: export_type {item!r} is not ExportType.Text or "
+                          "ExportType.Db; " + ("ignored" if bits else "using the export_type "
+                                               "each trace recorded (profiler_info.json)"),
+                          stacklevel=2)
+    dirs = find_result_dirs(profiler_path)
+    if not dirs:
+        warnings.warn(f"no *_ascend_pt result directory under {profiler_path}", stacklevel=2)
+        return
+    # aip_analyse_dir releases the GIL and keeps no global state: threads
+    # analyse directories in parallel.
+    failures = []
+
+    def one(d):
+        try:
+            analyse_now(d, bits)
+        except Exception as e:
+            failures.append(f"{d}: {e}")
+
+    if workers == 1 or len(dirs) == 1:
+        for d in dirs:
+            one(d)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=min(workers, len(dirs))) as pool:
+            list(pool.map(one, dirs))
+    for f in failures:
+        warnings.warn(f"aiprof analyse: {f}", RuntimeWarning, stacklevel=2)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,14 @@ import warnings
 from .. import _C
 from . import _memory_timeline
 from ._activity import C_BITS, activity_bits, device_names
-from ._analyse import (analyse_in_background, analyse_now, find_result_dirs, gzip_file,
-                       gzip_trace)
+from ._analyse import analyse, analyse_in_background, analyse_now, gzip_file, gzip_trace
 from ._collectors import Collectors
 from ._events import EventList
 from ._profiler_path_creator import ProfPathCreator
 from ._results import TraceResult, empty_events
-from ._validate import (check_bool, check_c_str, check_callable, check_optional_bool, check_path,
-                        check_worker_name)
-from .experimental_config import ExportType, _ExperimentalConfig, _known_export_bits
+from ._trace_handler import _TensorboardTraceHandler, tensorboard_trace_handler
+from ._validate import check_bool, check_c_str, check_callable, check_optional_bool, check_path
+from .experimental_config import ExportType, _ExperimentalConfig
 from .scheduler import ProfilerAction, _CallableSchedule, as_schedule
 
 __all__ = ["profile", "_KinetoProfile", "tensorboard_trace_handler", "analyse"]
@@ -498,103 +497,6 @@ def _no_step(self):
 
 
 _KinetoProfile.step = property(_no_step)
-
-
-class _TensorboardTraceHandler:
-    """The callable tensorboard_trace_handler() returns."""
-
-    def __init__(self, dir_name, worker_name, analyse_flag, async_mode, use_gzip):
-        self.dir_name = dir_name
-        self.worker_name = worker_name
-        self.analyse_flag = analyse_flag
-        self.async_mode = async_mode
-        self.use_gzip = use_gzip
-
-    def __call__(self, prof):
-        if self.analyse_flag:
-            prof.prof_if.analyse(async_mode=self.async_mode, use_gzip=self.use_gzip)
-
-    def __repr__(self):
-        return (f"tensorboard_trace_handler(dir_name={self.dir_name!r}, "
-                f"worker_name={self.worker_name!r}, analyse_flag={self.analyse_flag}, "
-                f"async_mode={self.async_mode}, use_gzip={self.use_gzip})")
-
-
-def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True,
-                              async_mode=False, use_gzip=False):
-    """on_trace_ready handler: traces go to `dir_name` (default
-    $ASCEND_WORK_PATH/profiling_data, else the current directory) as
-    {worker_name}_{timestamp}_ascend_pt; with analyse_flag the C analyser
-    writes ASCEND_PROFILER_OUTPUT/ at once, in a background process if
-    async_mode.  use_gzip (torch.profiler's; pass it by keyword, torch's
-    third parameter is torch_npu's analyse_flag) also writes
-    trace_view.json.gz beside trace_view.json."""
-    if dir_name is not None:
-        dir_name = check_path("dir_name", dir_name)
-    if worker_name is not None:
-        worker_name = check_worker_name("worker_name", worker_name)
-    analyse_flag = check_bool("analyse_flag", analyse_flag)
-    if check_bool("use_gzip", use_gzip) and not analyse_flag:
-        warnings.warn("tensorboard_trace_handler: use_gzip has no effect with "
-                      "analyse_flag=False (no trace_view.json is written)", stacklevel=2)
-    return _TensorboardTraceHandler(dir_name, worker_name, analyse_flag,
-                                    check_bool("async_mode", async_mode), use_gzip)
-
-
-def analyse(profiler_path, max_process_number=None, export_type=None):
-    """Offline analysis of every ..._ascend_pt directory under profiler_path.
-
-    max_process_number: 1..CPU count (more is clamped; an invalid value
-    falls back to half the CPUs, as the seed documents).  export_type:
-    "text", "db" or a list; None uses what each trace recorded.
-    """
-    profiler_path = check_path("profiler_path", profiler_path)
-    if not os.path.isdir(profiler_path):
-        raise ValueError(f"profiler_path {profiler_path!r} is not a directory")
-    cpus = os.cpu_count() or 1
-    default = max(1, cpus // 2)
-    if max_process_number is None:
-        workers = default
-    elif isinstance(max_process_number, bool) or not isinstance(max_process_number, int) \
-            or max_process_number < 1:
-        warnings.warn(f"max_process_number {max_process_number!r} is invalid; using {default}",
-                      stacklevel=2)
-        workers = default
-    else:
-        workers = min(max_process_number, cpus)
-    # Seed (offline analysis): an invalid or missing export_type means the
-    # one each trace recorded in profiler_info.json (bits 0 to the analyser).
-    bits = 0
-    if export_type is not None:
-        bits, invalid = _known_export_bits(export_type)
-        for item in invalid:
-            warnings.warn(f"analyse: export_type {item!r} is not ExportType.Text or "
-                          "ExportType.Db; " + ("ignored" if bits else "using the export_type "
-                                               "each trace recorded (profiler_info.json)"),
-                          stacklevel=2)
-    dirs = find_result_dirs(profiler_path)
-    if not dirs:
-        warnings.warn(f"no *_ascend_pt result directory under {profiler_path}", stacklevel=2)
-        return
-    # aip_analyse_dir releases the GIL and keeps no global state: threads
-    # analyse directories in parallel.
-    failures = []
-
-    def one(d):
-        try:
-            analyse_now(d, bits)
-        except Exception as e:
-            failures.append(f"{d}: {e}")
-
-    if workers == 1 or len(dirs) == 1:
-        for d in dirs:
-            one(d)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=min(workers, len(dirs))) as pool:
-            list(pool.map(one, dirs))
-    for f in failures:
-        warnings.warn(f"aiprof analyse: {f}", RuntimeWarning, stacklevel=2)
 
 
 def _stop_at_exit():
