@@ -6,11 +6,15 @@
  * process (k-th start of an id with its k-th end, in time order); what has
  * no partner is counted, not fatal.
  *
- * Forward→backward links follow PyTorch's generateForwardBackwardLinks: ops
- * sharing an autograd sequence number; the backward op (fwd_thread_id ≠ 0)
- * with the earliest start is linked from the forward op (fwd_thread_id 0)
- * that started last before it — preferring forward ops on the thread the
- * backward op names, since sequence numbers are per thread in autograd.
+ * Forward→backward links follow PyTorch's generateForwardBackwardLinks.
+ * Autograd numbers ops per thread, so a sequence number alone names
+ * nothing: a backward op (fwd_thread_id ≠ 0) belongs to the ops with its
+ * sequence number on the thread its fwd_thread_id names, and to no other.
+ * For each (forward thread, sequence number) the backward op with the
+ * earliest start is linked from the forward op (fwd_thread_id 0) of that
+ * thread and number that started last, no later than it.  When that forward
+ * op was not recorded there is no flow: an op of another thread, or one
+ * that started after the backward op, is not its forward op.
  */
 #include "model.h"
 #include "error.h"
@@ -74,19 +78,18 @@ aip_status aip__ranges_pair(aip_process *p)
 
 /* ---- fwdbwd ------------------------------------------------------- */
 
-/* One sequence number that has a backward op: its earliest backward op and
- * the forward candidates seen so far.  `le` = started no later than the
- * backward op; `same` = on the thread the backward op names. */
+/* One (forward thread, sequence number) that has a backward op: its
+ * earliest backward op, and the forward op of that thread and number that
+ * started last no later than it. */
 typedef struct cand {
     int64_t start;
     uint32_t thread, span, set;
 } cand;
 
 typedef struct seq_slot {
+    uint64_t tid;
     int64_t seq;
-    uint64_t want_tid;
-    cand bwd;
-    cand same_le, same_any, all_le, all_any;
+    cand bwd, fwd;
 } seq_slot;
 
 typedef struct seq_map {
@@ -95,23 +98,25 @@ typedef struct seq_map {
     size_t n, cap;
 } seq_map;
 
-static size_t seq_hash(int64_t seq, size_t cap)
+static size_t seq_hash(uint64_t tid, int64_t seq, size_t cap)
 {
-    uint64_t x = (uint64_t)seq * 0x9E3779B97F4A7C15ULL;
+    uint64_t x = ((uint64_t)seq ^ (tid * 0xff51afd7ed558ccdULL)) * 0x9E3779B97F4A7C15ULL;
     return (size_t)(x ^ (x >> 29)) & (cap - 1);
 }
 
-static seq_slot *map_find(const seq_map *m, int64_t seq)
+static seq_slot *map_find(const seq_map *m, uint64_t tid, int64_t seq)
 {
     if (!m->cap)
         return NULL;
-    for (size_t j = seq_hash(seq, m->cap); m->index[j]; j = (j + 1) & (m->cap - 1))
-        if (m->slots[m->index[j] - 1].seq == seq)
-            return &m->slots[m->index[j] - 1];
+    for (size_t j = seq_hash(tid, seq, m->cap); m->index[j]; j = (j + 1) & (m->cap - 1)) {
+        seq_slot *s = &m->slots[m->index[j] - 1];
+        if (s->seq == seq && s->tid == tid)
+            return s;
+    }
     return NULL;
 }
 
-static aip_status map_add(seq_map *m, int64_t seq, seq_slot **out)
+static aip_status map_add(seq_map *m, uint64_t tid, int64_t seq, seq_slot **out)
 {
     if ((m->n + 1) * 2 > m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
@@ -125,7 +130,7 @@ static aip_status map_add(seq_map *m, int64_t seq, seq_slot **out)
         }
         m->slots = sl;
         for (size_t i = 0; i < m->n; i++) {
-            size_t j = seq_hash(sl[i].seq, cap);
+            size_t j = seq_hash(sl[i].tid, sl[i].seq, cap);
             while (idx[j])
                 j = (j + 1) & (cap - 1);
             idx[j] = (uint32_t)i + 1;
@@ -134,12 +139,13 @@ static aip_status map_add(seq_map *m, int64_t seq, seq_slot **out)
         m->index = idx;
         m->cap = cap;
     }
-    size_t j = seq_hash(seq, m->cap);
+    size_t j = seq_hash(tid, seq, m->cap);
     while (m->index[j])
         j = (j + 1) & (m->cap - 1);
     m->index[j] = (uint32_t)m->n + 1;
     seq_slot *s = &m->slots[m->n++];
     memset(s, 0, sizeof *s);
+    s->tid = tid;
     s->seq = seq;
     *out = s;
     return AIP_OK;
@@ -155,17 +161,12 @@ static int64_t span_seq(const aip_thread *t, const aip_span *s, uint64_t *fwd)
     return (int64_t)w[0];
 }
 
-/* Later (thread, span) order wins ties: iteration is in that order. */
-static void keep_latest(cand *c, int64_t start, uint32_t ti, uint32_t si)
-{
-    if (!c->set || start >= c->start)
-        *c = (cand){start, ti, si, 1};
-}
-
 static int cmp_slot(const void *a, const void *b)
 {
     const seq_slot *x = a, *y = b;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
 static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
@@ -174,7 +175,7 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
     seq_map map = {0};
     aip_status rc = AIP_OK;
     size_t nt = p->n_threads < UINT32_MAX ? p->n_threads : UINT32_MAX;
-    /* Pass 1: the earliest backward op of each sequence number. */
+    /* Pass 1: the earliest backward op of each (forward thread, number). */
     for (size_t ti = 0; ti < nt && !rc; ti++) {
         const aip_thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans && i < UINT32_MAX && !rc; i++) {
@@ -182,16 +183,16 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
             int64_t seq = span_seq(t, &t->spans[i], &fwd);
             if (seq < 0 || !fwd)
                 continue;
-            seq_slot *s = map_find(&map, seq);
-            if (!s && (rc = map_add(&map, seq, &s)))
+            seq_slot *s = map_find(&map, fwd, seq);
+            if (!s && (rc = map_add(&map, fwd, seq, &s)))
                 break;
-            if (!s->bwd.set || t->spans[i].start < s->bwd.start) {
+            if (!s->bwd.set || t->spans[i].start < s->bwd.start)
                 s->bwd = (cand){t->spans[i].start, (uint32_t)ti, (uint32_t)i, 1};
-                s->want_tid = fwd;
-            }
         }
     }
-    /* Pass 2: forward candidates, only for sequence numbers seen above. */
+    /* Pass 2: forward candidates, only for the keys seen above, so only on
+     * the thread a backward op names (tids are unique in a process).  The
+     * later span wins a tie: iteration is in span order. */
     for (size_t ti = 0; ti < nt && !rc && map.n; ti++) {
         const aip_thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans && i < UINT32_MAX; i++) {
@@ -199,27 +200,19 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
             int64_t seq = span_seq(t, &t->spans[i], &fwd);
             if (seq < 0 || fwd)
                 continue;
-            seq_slot *s = map_find(&map, seq);
-            if (!s)
-                continue;
+            seq_slot *s = map_find(&map, t->tid, seq);
             int64_t st = t->spans[i].start;
-            int same = t->tid == s->want_tid;
-            keep_latest(&s->all_any, st, (uint32_t)ti, (uint32_t)i);
-            if (same)
-                keep_latest(&s->same_any, st, (uint32_t)ti, (uint32_t)i);
-            if (st <= s->bwd.start) {
-                keep_latest(&s->all_le, st, (uint32_t)ti, (uint32_t)i);
-                if (same)
-                    keep_latest(&s->same_le, st, (uint32_t)ti, (uint32_t)i);
-            }
+            if (!s || st > s->bwd.start)
+                continue;
+            if (!s->fwd.set || st >= s->fwd.start)
+                s->fwd = (cand){st, (uint32_t)ti, (uint32_t)i, 1};
         }
     }
     if (map.n)
         qsort(map.slots, map.n, sizeof *map.slots, cmp_slot);
     for (size_t k = 0; k < map.n && !rc; k++) {
         const seq_slot *s = &map.slots[k];
-        const cand *f = s->same_any.set ? (s->same_le.set ? &s->same_le : &s->same_any)
-                                        : (s->all_le.set ? &s->all_le : &s->all_any);
+        const cand *f = &s->fwd;
         if (!f->set)
             continue;
         rc = aip__array_grow((void **)&m->flows, cap, m->n_flows + 1, sizeof *m->flows);

@@ -443,6 +443,67 @@ static void test_fwdbwd_choice(void)
     aip__model_free(&m);
 }
 
+/* The flow of a backward op starting at `bwd_start`, or NULL. */
+static const aip_flow *flow_to(const aip_model *m, int64_t bwd_start)
+{
+    const aip_process *p = &m->procs[0];
+    for (size_t k = 0; k < m->n_flows; k++) {
+        const aip_flow *f = &m->flows[k];
+        if (p->threads[f->bwd_thread].spans[f->bwd_span].start == bwd_start)
+            return f;
+    }
+    return NULL;
+}
+
+static void test_fwdbwd_per_thread(void)
+{
+    /* Sequence numbers are per thread: thread 11 and thread 33 both have
+     * forward ops numbered 0 and 3.  Backward ops on thread 22 name their
+     * forward thread; each links only to that thread's op. */
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    const char *nm[] = {"fwd", "bwd"};
+    rb_strings(&b, 1, nm, NULL, 2);
+    rb_clock(&b, 0, 0, 0);
+    ev_op_full(&e, 1, 10, 11, AIP_OPF_SEQ, 3, 0, 0, 0, 0, 0);
+    ev_op_full(&e, 1, 15, 16, AIP_OPF_SEQ, 4, 0, 0, 0, 0, 0);
+    ev_op_full(&e, 1, 300, 301, AIP_OPF_SEQ, 7, 0, 0, 0, 0, 0); /* after its backward */
+    rb_events(&b, 11, &e);
+    rb_free(&e);
+    ev_op_full(&e, 1, 30, 31, AIP_OPF_SEQ, 0, 0, 0, 0, 0, 0);
+    ev_op_full(&e, 1, 40, 41, AIP_OPF_SEQ, 3, 0, 0, 0, 0, 0); /* latest seq 3 of all */
+    ev_op_full(&e, 1, 45, 46, AIP_OPF_SEQ, 4, 0, 0, 0, 0, 0);
+    ev_op_full(&e, 1, 50, 51, AIP_OPF_SEQ, 7, 0, 0, 0, 0, 0);
+    rb_events(&b, 33, &e);
+    rb_free(&e);
+    /* seq 0 of thread 11: its forward op was not recorded → no flow, even
+     * though thread 33 has a seq 0 op that started before. */
+    ev_op_full(&e, 2, 100, 110, AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 0, 11, 0, 0, 0, 0);
+    ev_op_full(&e, 2, 120, 130, AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 3, 11, 0, 0, 0, 0);
+    ev_op_full(&e, 2, 140, 150, AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 3, 33, 0, 0, 0, 0);
+    /* seq 4 of thread 11 is linked; thread 33's seq 4 has no backward op */
+    ev_op_full(&e, 2, 160, 170, AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 4, 11, 0, 0, 0, 0);
+    /* seq 7 of thread 11 started only after: no flow (not thread 33's) */
+    ev_op_full(&e, 2, 180, 190, AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 7, 11, 0, 0, 0, 0);
+    rb_events(&b, 22, &e);
+    rb_free(&e);
+    aip_model m;
+    ASSERT_EQ(load_built(&b, "flows_threads.raw", &m), AIP_OK);
+    const aip_process *p = &m.procs[0];
+    ASSERT_EQ(m.n_flows, 3);
+    ASSERT_TRUE(flow_to(&m, 100) == NULL);
+    ASSERT_TRUE(flow_to(&m, 180) == NULL);
+    static const int64_t bwd[] = {120, 140, 160}, fwd[] = {10, 40, 15};
+    static const uint64_t tid[] = {11, 33, 11};
+    for (int k = 0; k < 3; k++) {
+        const aip_flow *f = flow_to(&m, bwd[k]);
+        ASSERT_TRUE(f != NULL);
+        ASSERT_EQ(p->threads[f->fwd_thread].tid, tid[k]);
+        ASSERT_EQ(p->threads[f->fwd_thread].spans[f->fwd_span].start, fwd[k]);
+    }
+    aip__model_free(&m);
+}
+
 static void test_clock_single_sync_uses_frequency(void)
 {
     rb_buf b = {0}, e = {0};
@@ -530,6 +591,7 @@ static void teardown(void) { rb_rmtree(dir); }
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_round_trip), TEST_CASE(test_nesting_and_step_trace),
           TEST_CASE(test_random_trees_completion_order), TEST_CASE(test_random_trees_shuffled),
           TEST_CASE(test_damaged_contents), TEST_CASE(test_fwdbwd_choice),
+          TEST_CASE(test_fwdbwd_per_thread),
           TEST_CASE(test_clock_single_sync_uses_frequency), TEST_CASE(test_every_cut_and_flip),
           TEST_CASE(test_step_names),
           TEST_CASE(teardown))
