@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define AIPROF_TORCH_ABI 2
+#define AIPROF_TORCH_ABI 3
 #define AIPROF_TORCH_API __attribute__((visibility("default")))
 
 /* @return AIPROF_TORCH_ABI of the library. */
@@ -38,7 +38,16 @@ AIPROF_TORCH_API int aiprof_torch_install(void);
 AIPROF_TORCH_API void aiprof_torch_configure(int record_shapes, int with_flops, unsigned want,
                                              void *context_fn);
 
-/* Turn the op callbacks on (while a trace records) or off. */
+/* Note the calling thread's (RecordFunction thread id → OS tid) pair, so
+ * backward ops of forward ops it ran get its OS tid as "Fwd thread id"
+ * even if it never runs an op while a trace records (or has exited by
+ * then).  Cheap (no lock, no allocation); call it once per thread, early:
+ * the Python package calls it when a threading.Thread starts.  Needs no
+ * aiprof_torch_install(). */
+AIPROF_TORCH_API void aiprof_torch_note_thread(void);
+
+/* Turn the op callbacks on (while a trace records) or off; notes the
+ * calling thread as aiprof_torch_note_thread() does. */
 AIPROF_TORCH_API void aiprof_torch_enable(int on);
 
 /* Put the allocation-tracking wrapper in front of the CPU allocator

@@ -13,8 +13,13 @@
  *
  * "Fwd thread id": RecordFunction numbers threads itself; backward ops
  * carry the forward thread's number.  The analyser knows OS thread ids, so
- * each thread records its (RecordFunction id → OS tid) pair the first time
- * it runs a recorded op, and backward ops carry the OS tid.
+ * backward ops carry the OS tid, from a (RecordFunction id → OS tid) table.
+ * A thread notes its pair the first time it runs a recorded op; but the
+ * forward thread may never run one while a trace records (the forward ran
+ * before the trace, in a thread that is gone by now), so threads are also
+ * noted when they start (aiprof_torch_note_thread(), called by the Python
+ * package on every threading.Thread it starts) and when they switch
+ * recording on — once per thread, nothing per op.
  *
  * Cost: everything on the path is per-thread and lock-free; op names and
  * input descriptions are cached per thread (below), so a repeated op costs
@@ -135,6 +140,16 @@ void free_state(void *p)
 
 void make_state_key() { pthread_key_create(&g_state_key, free_state); }
 
+/* Put the calling thread's pair in the table; its OS tid. */
+uint64_t note_thread()
+{
+    uint64_t os_tid = (uint64_t)syscall(SYS_gettid);
+    uint64_t rf = at::RecordFunction::currentThreadId();
+    if (rf < kMaxRfThreads)
+        g_os_tid[rf].store(os_tid, std::memory_order_relaxed);
+    return os_tid;
+}
+
 ThreadState *thread_state()
 {
     ThreadState *s = t_state;
@@ -145,10 +160,7 @@ ThreadState *thread_state()
     if (!s)
         return nullptr;
     pthread_setspecific(g_state_key, s);
-    s->os_tid = (uint64_t)syscall(SYS_gettid);
-    uint64_t rf = at::RecordFunction::currentThreadId();
-    if (rf < kMaxRfThreads)
-        g_os_tid[rf].store(s->os_tid, std::memory_order_relaxed);
+    s->os_tid = note_thread();
     t_state = s;
     return s;
 }
@@ -537,11 +549,16 @@ void aiprof_torch_configure(int record_shapes, int with_flops, unsigned want, vo
         apply_enabled(record_shapes || with_flops ? 2 : 1);
 }
 
+void aiprof_torch_note_thread(void) { note_thread(); }
+
 void aiprof_torch_enable(int on)
 {
     std::lock_guard<std::mutex> guard(g_lock);
     if (g_plain == at::INVALID_CALLBACK_HANDLE)
         return;
+    /* The thread that starts a trace may only wait in it while others run
+     * the backward of its forward ops. */
+    note_thread();
     apply_enabled(on ? (g_record_shapes.load() ? 2 : 1) : 0);
 }
 

@@ -1,20 +1,32 @@
 """Loading and driving the PyTorch adapter (libaiprof_torch.so).
 
 The adapter is C++ compiled against libtorch; it is loaded with ctypes only
-when a profile starts and `torch` is already imported (it needs the
+once `torch` is imported, when a profile or a thread starts (it needs the
 libtorch libraries torch has loaded, and importing torch ourselves would
-cost seconds for scripts that never use it).  A missing or mismatched
+cost seconds for scripts that never use it); its callbacks are installed
+when a profile starts.  A missing or mismatched
 adapter is reported once; the profile goes on without ATen ops.
+
+Backward ops name their forward thread by torch's own thread number; the
+adapter turns it into an OS thread id with a table each thread fills in
+for itself.  A thread that ran its forward before any trace and never runs
+an op while one records would be missing from it, so every threading.Thread
+notes itself when it starts (or, if torch was not imported yet, when it
+ends): the adapter is then loaded, without its callbacks, once torch is.
 """
 import ctypes
 import os
 import sys
+import threading
 import warnings
 
 from .. import _C
 
-_lib = None
+_lib = None              # loaded, checked and its callbacks installed
+_loaded_lib = None       # loaded and checked
 _problem = None          # why the adapter is not used, once known
+_warned = False
+_load_lock = threading.Lock()
 _memory_problem = None
 
 
@@ -22,46 +34,105 @@ def _warn_once(msg):
     warnings.warn(f"aiprof: {msg}", RuntimeWarning, stacklevel=4)
 
 
+def _load(torch):
+    """The adapter loaded and checked against `torch`, or None with the
+    reason in _problem (not reported here: new threads load it too)."""
+    global _loaded_lib, _problem
+    with _load_lock:
+        if _loaded_lib is not None or _problem is not None:
+            return _loaded_lib
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "libaiprof_torch.so")
+        if not os.path.exists(path):
+            _problem = "the PyTorch adapter was not built (libtorch headers missing?); ATen " \
+                       "ops are not recorded"
+            return None
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            _problem = f"cannot load the PyTorch adapter: {e}; ATen ops are not recorded"
+            return None
+        lib.aiprof_torch_built_for.restype = ctypes.c_char_p
+        lib.aiprof_torch_error.restype = ctypes.c_char_p
+        lib.aiprof_torch_configure.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint,
+                                               ctypes.c_void_p]
+        lib.aiprof_torch_enable.argtypes = [ctypes.c_int]
+        lib.aiprof_torch_memory_enable.argtypes = [ctypes.c_int]
+        built = lib.aiprof_torch_built_for().decode()
+        running = ".".join(str(getattr(torch, "__version__", "")).split(".")[:2])
+        if built != running:
+            _problem = (f"the PyTorch adapter was built for torch {built}, this is torch "
+                        f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
+            return None
+        if lib.aiprof_torch_abi() != 3:
+            _problem = "PyTorch adapter: ABI mismatch"
+            return None
+        _loaded_lib = lib
+        return lib
+
+
 def adapter():
     """The loaded adapter, or None (torch not imported, or unusable)."""
-    global _lib, _problem
-    if _lib is not None or _problem is not None:
+    global _lib, _problem, _warned
+    if _lib is not None:
         return _lib
     torch = sys.modules.get("torch")
     if torch is None:
         return None
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "libaiprof_torch.so")
-    if not os.path.exists(path):
-        _problem = "the PyTorch adapter was not built (libtorch headers missing?); ATen ops " \
-                   "are not recorded"
-        _warn_once(_problem)
-        return None
-    try:
-        lib = ctypes.CDLL(path)
-    except OSError as e:
-        _problem = f"cannot load the PyTorch adapter: {e}; ATen ops are not recorded"
-        _warn_once(_problem)
-        return None
-    lib.aiprof_torch_built_for.restype = ctypes.c_char_p
-    lib.aiprof_torch_error.restype = ctypes.c_char_p
-    lib.aiprof_torch_configure.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_uint,
-                                           ctypes.c_void_p]
-    lib.aiprof_torch_enable.argtypes = [ctypes.c_int]
-    lib.aiprof_torch_memory_enable.argtypes = [ctypes.c_int]
-    built = lib.aiprof_torch_built_for().decode()
-    running = ".".join(str(getattr(torch, "__version__", "")).split(".")[:2])
-    if built != running:
-        _problem = (f"the PyTorch adapter was built for torch {built}, this is torch "
-                    f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
-        _warn_once(_problem)
-        return None
-    if lib.aiprof_torch_abi() != 2 or lib.aiprof_torch_install() != 0:
-        _problem = "PyTorch adapter: " + (lib.aiprof_torch_error().decode() or "ABI mismatch")
-        _warn_once(_problem)
+    lib = _loaded_lib or _load(torch)
+    if lib is not None and _problem is None and lib.aiprof_torch_install() != 0:
+        _problem = "PyTorch adapter: " + lib.aiprof_torch_error().decode()
+    if _problem is not None:
+        if not _warned:
+            _warned = True
+            _warn_once(_problem)
         return None
     _lib = lib
     return lib
+
+
+def _note_thread():
+    """Note the calling thread's torch thread number → OS tid in the
+    adapter; False if torch is not (fully) imported yet."""
+    lib = _loaded_lib
+    if lib is None:
+        torch = sys.modules.get("torch")
+        # A thread may start while another is still importing torch.
+        if torch is None or getattr(getattr(torch, "__spec__", None), "_initializing", False) \
+                or _problem is not None:
+            return False
+        lib = _load(torch)
+        if lib is None:
+            return False
+    lib.aiprof_torch_note_thread()
+    return True
+
+
+def _hook_thread_start():
+    """Wrap threading.Thread's thread body (once) to call _note_thread()."""
+    inner = getattr(threading.Thread, "_bootstrap_inner", None)
+    if inner is None or getattr(inner, "_aiprof_wrapped", False):
+        return
+
+    def _bootstrap_inner(self):
+        try:
+            noted = _note_thread()
+        except Exception:
+            noted = True        # never break a thread; nor retry at its end
+        try:
+            inner(self)
+        finally:
+            if not noted:
+                try:
+                    _note_thread()
+                except Exception:
+                    pass
+
+    _bootstrap_inner._aiprof_wrapped = True
+    threading.Thread._bootstrap_inner = _bootstrap_inner
+
+
+_hook_thread_start()
 
 
 class _NativeLabels:
