@@ -174,6 +174,37 @@ def test_callable_schedule_followed_like_torch():
     assert set(asked) == set(range(14))  # step 0 at start, then each step
 
 
+def test_long_input_descriptions_match_torch():
+    """Ops with many input dimensions (three 16-D or 64-D tensors, three
+    7-D ones) get the input shapes torch.profiler gives them, not []."""
+    import torch
+    a16, a64, a7 = torch.ones([1] * 16), torch.ones([1] * 64), torch.ones(2, 3, 4, 5, 6, 7, 8)
+    c16, c64 = a16 > 0, a64 > 0
+
+    def work():
+        torch.where(c16, a16, a16)
+        torch.where(c64, a64, a64)
+        torch.addcmul(a7, a7, a7)
+
+    def shapes(prof):
+        return sorted((e.key, str(e.input_shapes), e.count)
+                      for e in prof.key_averages(group_by_input_shape=True)
+                      if e.key in ("aten::where", "aten::addcmul"))
+
+    with torch.profiler.profile(record_shapes=True) as tp:
+        work()
+    with aiprof.profiler.profile(
+            record_shapes=True,
+            on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r")) as ap:
+        work()
+    want = shapes(tp)
+    assert {w[1] for w in want} >= {str([[1] * 16] * 3), str([[1] * 64] * 3)}
+    assert shapes(ap) == want
+    from conftest import result_dirs, slices, trace_of
+    wheres = slices(trace_of(result_dirs("./r")[0]), "cpu_op", "aten::where")
+    assert [w["args"]["Input type"] for w in wheres] == ["[bool, float, float]"] * 2
+
+
 def _flops_by_key(prof):
     return {e.key: e.flops for e in prof.key_averages() if e.flops}
 

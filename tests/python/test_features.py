@@ -246,6 +246,22 @@ def test_many_distinct_shapes_each_described():
 
 
 @needs_torch
+def test_inputs_too_long_to_describe_are_cut_visibly():
+    # Input texts stay under libaiprof's string limit: inputs past about
+    # 60000 characters become one last "..." entry, never an empty list.
+    import torch
+    a = torch.ones([1] * 12000)          # "1, " x 12000: two of them are too long
+    c = a > 0
+    with _one_trace(record_shapes=True) as prof:
+        torch.where(c, a, a)
+    where = slices(trace_of(result_dirs("./r")[0]), "cpu_op", "aten::where")[0]
+    assert json.loads(where["args"]["Input Dims"]) == [[1] * 12000, "..."]
+    assert where["args"]["Input type"] == "[bool, ...]"
+    events = [e for e in prof.events() if e.name == "aten::where"]
+    assert events[0].input_shapes == [[1] * 12000, "..."]
+
+
+@needs_torch
 def test_every_free_matches_its_allocation():
     # Thousands of live blocks freed in a shuffled order: the adapter's
     # block table grows and deletes out of order, and every free must still
