@@ -305,6 +305,13 @@ AIP_API void aip_annotation_push(const char *name);
 AIP_API void aip_annotation_push_id(aip_string_id name);
 AIP_API void aip_annotation_pop(void);
 
+/*! aip_thread_pause() : while `paused` is non-zero the calling thread's
+ *  framework ops and annotations are not recorded, in this trace and later
+ *  ones, until it calls aip_thread_pause(0); other threads are unaffected
+ *  (torch_npu's disable_profiler_in_child_thread).  Its mstx ranges and
+ *  marks, Python calls and memory events are still recorded. */
+AIP_API void aip_thread_pause(int paused);
+
 /* mstx ranges and marks.  domain NULL or "" means "default".  Recorded when
  * the config's mstx is on, filtered by mstx_domain_include/_exclude. */
 AIP_API void aip_range_push(const char *domain, const char *message);

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define AIPROF_TORCH_ABI 3
+#define AIPROF_TORCH_ABI 4
 #define AIPROF_TORCH_API __attribute__((visibility("default")))
 
 /* @return AIPROF_TORCH_ABI of the library. */
@@ -45,6 +45,11 @@ AIPROF_TORCH_API void aiprof_torch_configure(int record_shapes, int with_flops, 
  * the Python package calls it when a threading.Thread starts.  Needs no
  * aiprof_torch_install(). */
 AIPROF_TORCH_API void aiprof_torch_note_thread(void);
+
+/* disable_profiler_in_child_thread() / enable_...(): the calling thread's
+ * ops and record_function ranges are not recorded while paused (other
+ * threads' are).  @return 0, or -1 out of memory. */
+AIPROF_TORCH_API int aiprof_torch_thread_pause(int paused);
 
 /* Turn the op callbacks on (while a trace records) or off; notes the
  * calling thread as aiprof_torch_note_thread() does. */

@@ -128,6 +128,7 @@ struct TextBuf {
 
 struct ThreadState {
     uint64_t os_tid;
+    int paused; /* disable_profiler_in_child_thread(): this thread's ops are not recorded */
     NameSlot names[256];
     TextSlot texts[256];
     ShapeCache shapes;
@@ -516,7 +517,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     if (!AIP_RECORDING())
         return nullptr;
     ThreadState *s = thread_state();
-    if (!s)
+    if (!s || s->paused)
         return nullptr;
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
         aip_annotation_push_id(name_id(s, fn.name()));
@@ -560,6 +561,11 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
 void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
 {
     if (!AIP_RECORDING())
+        return;
+    /* Like a trace that starts or stops inside an op, a pause that does:
+     * libaiprof copes with an end whose begin it did not see, and the
+     * other way round. */
+    if (t_state && t_state->paused)
         return;
     if (fn.scope() == at::RecordScope::USER_SCOPE)
         aip_annotation_pop();
@@ -648,6 +654,15 @@ void aiprof_torch_configure(int record_shapes, int with_flops, unsigned want, vo
 }
 
 void aiprof_torch_note_thread(void) { note_thread(); }
+
+int aiprof_torch_thread_pause(int paused)
+{
+    ThreadState *s = thread_state();
+    if (!s)
+        return -1;
+    s->paused = paused ? 1 : 0;
+    return 0;
+}
 
 void aiprof_torch_enable(int on)
 {

@@ -196,10 +196,22 @@ static PyObject *py_op_context_address(PyObject *self, PyObject *unused)
     return PyLong_FromVoidPtr((void *)fn);
 }
 
+static PyObject *py_thread_pause(PyObject *self, PyObject *arg)
+{
+    int paused = PyObject_IsTrue(arg);
+    if (paused < 0)
+        return NULL;
+    aip_thread_pause(paused);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"now_ns", py_now_ns, METH_NOARGS, "now_ns() -> int: the recording clock in ns."},
     {"is_recording", py_is_recording, METH_NOARGS,
      "is_recording() -> bool: a trace is being recorded."},
+    {"thread_pause", py_thread_pause, METH_O,
+     "thread_pause(paused): the calling thread's ops and annotations are not recorded "
+     "while paused."},
     {"set_process_name", py_set_process_name, METH_O,
      "set_process_name(name): the process name shown in traces."},
     {"thread_name", py_thread_name, METH_O, "thread_name(name): name the calling thread."},

@@ -50,10 +50,16 @@ uint64_t aip_now_ns(void) { return aip__mono_ns(); }
 
 /* ---- annotations (record_function) ---------------------------------- */
 
+/* aip_thread_pause(): per thread and across traces, so not in aip__tstate
+ * (which belongs to one trace). */
+static __thread int thread_paused __attribute__((tls_model("initial-exec")));
+
+void aip_thread_pause(int paused) { thread_paused = paused != 0; }
+
 void aip_annotation_push_id(aip_string_id name)
 {
     aip__tstate *t = aip__current();
-    if (!t || !(aip__rec_mask & AIP_MASK_CPU))
+    if (!t || !(aip__rec_mask & AIP_MASK_CPU) || UNLIKELY(thread_paused))
         return;
     t->ann_pushed = 1;
     if (UNLIKELY(t->ann_depth >= AIP_STACK_DEPTH)) {
@@ -86,7 +92,7 @@ static inline void emit_span(aip__tstate *t, uint8_t kind, uint32_t name, uint64
 void aip_annotation_pop(void)
 {
     aip__tstate *t = aip__current();
-    if (!t || !(aip__rec_mask & AIP_MASK_CPU))
+    if (!t || !(aip__rec_mask & AIP_MASK_CPU) || UNLIKELY(thread_paused))
         return;
     if (UNLIKELY(t->ann_depth == 0)) {
         if (t->ann_pushed)
@@ -241,7 +247,7 @@ void aip_mark(const char *domain, const char *message)
 void aip_op_begin(const aip_op_info *op)
 {
     aip__tstate *t = aip__current();
-    if (!t || !op || !(aip__rec_mask & AIP_MASK_CPU))
+    if (!t || !op || !(aip__rec_mask & AIP_MASK_CPU) || UNLIKELY(thread_paused))
         return;
     t->op_pushed = 1;
     if (UNLIKELY(t->op_depth >= AIP_STACK_DEPTH)) {
@@ -281,7 +287,7 @@ void aip_op_begin(const aip_op_info *op)
 void aip_op_end(void)
 {
     aip__tstate *t = aip__current();
-    if (!t || !(aip__rec_mask & AIP_MASK_CPU))
+    if (!t || !(aip__rec_mask & AIP_MASK_CPU) || UNLIKELY(thread_paused))
         return;
     if (UNLIKELY(t->op_depth == 0)) {
         if (t->op_pushed)

@@ -375,6 +375,39 @@ def test_callbacks_off_between_traces(train_one_step):
     assert len(slices(trace, "cpu_op", "aten::mse_loss")) == 1
 
 
+@needs_torch
+def test_disable_profiler_in_child_thread_leaves_its_ops_out():
+    """A thread that calls disable_profiler_in_child_thread() is not
+    recorded until it calls enable_...() again; other threads are."""
+    import torch
+    x = torch.ones(4)
+    tids = {}
+
+    def child():
+        tids["child"] = threading.get_native_id()
+        P.profile.disable_profiler_in_child_thread()
+        torch.neg(x)                       # left out
+        with P.record_function("hidden"):  # left out
+            pass
+        P.profile.enable_profiler_in_child_thread()
+        torch.abs(x)                       # recorded
+
+    with P.profile(on_trace_ready=P.tensorboard_trace_handler("./r")):
+        t = threading.Thread(target=child)
+        t.start()
+        t.join()
+        torch.neg(x)                       # the main thread: recorded
+    trace = trace_of(result_dirs("./r")[0])
+    # (an op may call its own out= variant: same name, nested)
+    assert {e["tid"] for e in slices(trace, "cpu_op", "aten::neg")} == \
+        {threading.get_native_id()}
+    assert {e["tid"] for e in slices(trace, "cpu_op", "aten::abs")} == {tids["child"]}
+    assert not slices(trace, name="hidden")
+    with pytest.warns(RuntimeWarning, match="record_shapes not added"):
+        with P.profile():
+            P.profile.enable_profiler_in_child_thread(record_shapes=True)
+
+
 def test_package_works_without_torch():
     code = """
 import sys, json, glob, gc

@@ -124,6 +124,50 @@ static void test_threads_exiting_mid_trace(void)
     aip_session_destroy(s);
 }
 
+/* A paused thread records no ops and no annotations, in this trace or the
+ * next, until it resumes; its mstx marks still count; others are unaffected. */
+static void *paused_worker(void *arg)
+{
+    (void)arg;
+    aip_op_info op = {.name = "paused_op", .sequence_number = -1};
+    aip_thread_pause(1);
+    for (int i = 0; i < 100; i++) {
+        aip_annotation_push("paused_ann");
+        aip_op_begin(&op);
+        aip_op_end();
+        aip_annotation_pop();
+    }
+    aip_mark("dom", "paused_mark");
+    aip_thread_pause(0);
+    op.name = "resumed_op";
+    aip_op_begin(&op);
+    aip_op_end();
+    return NULL;
+}
+
+static void test_paused_thread_is_left_out(void)
+{
+    aip_config c;
+    cpu_config(&c);
+    c.mstx = 1;
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    pthread_t th;
+    pthread_create(&th, NULL, paused_worker, NULL);
+    pthread_join(th, NULL);
+    aip_op_info op = {.name = "main_op", .sequence_number = -1};
+    aip_op_begin(&op);
+    aip_op_end();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, "paused_", &rc));
+    ASSERT_EQ(rc.prefix_hits, 1); /* the mark only */
+    ASSERT_EQ(rc.by_kind[AIP_REC_OP], 2); /* resumed_op, main_op */
+    ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 0);
+    aip_session_destroy(s);
+}
+
 /* Stop while threads are still recording: nothing torn, counts consistent. */
 static volatile int keep_going;
 static void *spinner(void *arg)
@@ -278,7 +322,7 @@ static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
           TEST_CASE(test_no_drops_with_room), TEST_CASE(test_threads_exiting_mid_trace),
-          TEST_CASE(test_stop_while_threads_record),
+          TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_paused_thread_is_left_out),
           TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
           TEST_CASE(test_sigkill_recovers_flushed_chunks),
           TEST_CASE(teardown))

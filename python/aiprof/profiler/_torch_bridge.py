@@ -64,7 +64,7 @@ def _load(torch):
             _problem = (f"the PyTorch adapter was built for torch {built}, this is torch "
                         f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
             return None
-        if lib.aiprof_torch_abi() != 3:
+        if lib.aiprof_torch_abi() != 4:
             _problem = "PyTorch adapter: ABI mismatch"
             return None
         _loaded_lib = lib
@@ -105,6 +105,19 @@ def _note_thread():
         if lib is None:
             return False
     lib.aiprof_torch_note_thread()
+    return True
+
+
+def pause_thread(paused):
+    """disable_/enable_profiler_in_child_thread(): the calling thread's ops
+    and record_function ranges are (not) recorded: libaiprof leaves them
+    out, and the adapter skips describing ops nobody records."""
+    _C.thread_pause(paused)
+    torch = sys.modules.get("torch")
+    lib = _loaded_lib or (_load(torch) if torch is not None else None)
+    if lib is None:
+        return False
+    lib.aiprof_torch_thread_pause(int(paused))
     return True
 
 

@@ -20,7 +20,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _memory_timeline
+from . import _memory_timeline, _torch_bridge
 from ._activity import C_BITS, activity_bits, device_names
 from ._analyse import analyse, analyse_in_background, analyse_now, gzip_file, gzip_trace
 from ._collectors import Collectors
@@ -477,17 +477,30 @@ class profile(_KinetoProfile):
     @staticmethod
     def enable_profiler_in_child_thread(record_shapes=False, profile_memory=False,
                                         with_stack=False, with_flops=False, with_modules=False):
-        """Compatibility: aiprof records every thread (its PyTorch callbacks
-        are global), so a child thread needs no registration.  The options
-        of the running profile apply to all threads."""
-        for name, value in (("record_shapes", record_shapes),
-                            ("profile_memory", profile_memory), ("with_stack", with_stack),
-                            ("with_flops", with_flops), ("with_modules", with_modules)):
-            check_bool(name, value)
+        """Record this thread's PyTorch ops (again).  aiprof's callbacks are
+        global, so every thread is recorded without this call; it undoes
+        disable_profiler_in_child_thread() on this thread.  The running
+        profile's options apply to every thread: an option asked for here
+        that the profile does not have is not added (a warning says so)."""
+        asked = {name: check_bool(name, value) for name, value in (
+            ("record_shapes", record_shapes), ("profile_memory", profile_memory),
+            ("with_stack", with_stack), ("with_flops", with_flops),
+            ("with_modules", with_modules))}
+        _torch_bridge.pause_thread(False)
+        prof = _active
+        if prof is not None:
+            missing = [n for n, on in asked.items() if on and not getattr(prof, n)]
+            if missing:
+                _warn_once(("child-options",) + tuple(missing),
+                           "enable_profiler_in_child_thread: the running profile's options "
+                           "apply to every thread; " + ", ".join(missing) + " not added for "
+                           "this thread")
 
     @staticmethod
     def disable_profiler_in_child_thread():
-        """Compatibility counterpart of enable_profiler_in_child_thread()."""
+        """This thread's PyTorch ops (and record_function ranges) are no
+        longer recorded, until enable_profiler_in_child_thread() on it."""
+        _torch_bridge.pause_thread(True)
 
 
 # _KinetoProfile has no step(): say so clearly instead of a bare AttributeError.
