@@ -143,6 +143,18 @@ def test_torch_schedule_object_is_accepted():
     assert steps == [2, 4]
 
 
+def _profile_both(work, **options):
+    """`work()` under torch.profiler, then under aiprof (its trace saved
+    in ./r); both profiles."""
+    import torch
+    with torch.profiler.profile(**options) as tp:
+        work()
+    with aiprof.profiler.profile(
+            on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r"), **options) as ap:
+        work()
+    return tp, ap
+
+
 def test_callable_schedule_followed_like_torch():
     """torch.profiler takes any callable step -> ProfilerAction as its
     schedule: the session asks it at every step, and the traces come at
@@ -191,12 +203,7 @@ def test_long_input_descriptions_match_torch():
                       for e in prof.key_averages(group_by_input_shape=True)
                       if e.key in ("aten::where", "aten::addcmul"))
 
-    with torch.profiler.profile(record_shapes=True) as tp:
-        work()
-    with aiprof.profiler.profile(
-            record_shapes=True,
-            on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r")) as ap:
-        work()
+    tp, ap = _profile_both(work, record_shapes=True)
     want = shapes(tp)
     assert {w[1] for w in want} >= {str([[1] * 16] * 3), str([[1] * 64] * 3)}
     assert shapes(ap) == want
@@ -232,12 +239,7 @@ def test_flops_match_torch():
         a + a
         conv(x).sum().backward()
 
-    with torch.profiler.profile(with_flops=True) as tp:
-        work()
-    with aiprof.profiler.profile(
-            with_flops=True,
-            on_trace_ready=aiprof.profiler.tensorboard_trace_handler("./r")) as ap:
-        work()
+    tp, ap = _profile_both(work, with_flops=True)
     want = _flops_by_key(tp)
     assert {"aten::conv2d", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mm",
             "aten::mul", "aten::add"} <= set(want)

@@ -20,6 +20,14 @@ static inline void base_config(aip_config *c, const char *dir)
     c->mstx = 1;
 }
 
+/* base_config() with a step schedule. */
+static inline void scheduled_config(aip_config *c, const char *dir, aip_schedule schedule)
+{
+    base_config(c, dir);
+    c->has_schedule = 1;
+    c->schedule = schedule;
+}
+
 /* A session of `c`, created and started; NULL if either failed. */
 static inline aip_session *start_new(const aip_config *c)
 {

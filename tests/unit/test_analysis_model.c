@@ -412,15 +412,21 @@ static void test_damaged_contents(void)
     aip__model_free(&m);
 }
 
+/* A raw file's start for the fwdbwd tests: names 1 "fwd", 2 "bwd". */
+static void flows_raw_begin(rb_buf *b)
+{
+    rb_header(b, 1, 0);
+    const char *nm[] = {"fwd", "bwd"};
+    rb_strings(b, 1, nm, NULL, 2);
+    rb_clock(b, 0, 0, 0);
+}
+
 static void test_fwdbwd_choice(void)
 {
     /* seq 5: two forward ops (the later one launches backward), a backward
      * op on another thread; seq 6: backward only → no flow. */
     rb_buf b = {0}, e = {0};
-    rb_header(&b, 1, 0);
-    const char *nm[] = {"fwd", "bwd"};
-    rb_strings(&b, 1, nm, NULL, 2);
-    rb_clock(&b, 0, 0, 0);
+    flows_raw_begin(&b);
     ev_op_full(&e, 1, 10, 11, AIP_OPF_SEQ, 5, 0, 0, 0, 0, 0);
     ev_op_full(&e, 1, 20, 21, AIP_OPF_SEQ | AIP_OPF_FWD, 5, 0, 0, 0, 0, 0);
     ev_op_full(&e, 1, 200, 201, AIP_OPF_SEQ, 5, 0, 0, 0, 0, 0); /* after the backward */
@@ -461,10 +467,7 @@ static void test_fwdbwd_per_thread(void)
      * forward ops numbered 0 and 3.  Backward ops on thread 22 name their
      * forward thread; each links only to that thread's op. */
     rb_buf b = {0}, e = {0};
-    rb_header(&b, 1, 0);
-    const char *nm[] = {"fwd", "bwd"};
-    rb_strings(&b, 1, nm, NULL, 2);
-    rb_clock(&b, 0, 0, 0);
+    flows_raw_begin(&b);
     ev_op_full(&e, 1, 10, 11, AIP_OPF_SEQ, 3, 0, 0, 0, 0, 0);
     ev_op_full(&e, 1, 15, 16, AIP_OPF_SEQ, 4, 0, 0, 0, 0, 0);
     ev_op_full(&e, 1, 300, 301, AIP_OPF_SEQ, 7, 0, 0, 0, 0, 0); /* after its backward */

@@ -224,9 +224,7 @@ static void test_default_schedule_records_without_steps(void)
 static void test_step_offset_numbers_steps(void)
 {
     aip_config c;
-    base_config(&c, tmp);
-    c.has_schedule = 1;
-    c.schedule = (aip_schedule){0, 0, 0, 3, 1};
+    scheduled_config(&c, tmp, (aip_schedule){0, 0, 0, 3, 1});
     aip_session *s;
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
     ASSERT_EQ(aip_session_set_step_offset(s, 100), AIP_OK);
@@ -520,9 +518,7 @@ static void test_switches_gate_records(void)
 static void test_pairs_straddling_trace_start_are_not_unbalanced(void)
 {
     aip_config c;
-    base_config(&c, tmp);
-    c.has_schedule = 1;
-    c.schedule = (aip_schedule){0, 1, 0, 1, 1};
+    scheduled_config(&c, tmp, (aip_schedule){0, 1, 0, 1, 1});
     aip_session *s;
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
     ASSERT_EQ(aip_session_start(s), AIP_OK); /* step 0: NONE */
@@ -638,9 +634,7 @@ static double slice_ts(const char *text, const char *name)
 static void test_step_started_moves_the_step_start(void)
 {
     aip_config c;
-    base_config(&c, tmp);
-    c.has_schedule = 1;
-    c.schedule = (aip_schedule){.wait = 1, .warmup = 0, .active = 1, .repeat = 1};
+    scheduled_config(&c, tmp, (aip_schedule){.wait = 1, .warmup = 0, .active = 1, .repeat = 1});
     aip_session *s = start_new(&c);
     ASSERT_TRUE(s != NULL);
     ASSERT_EQ(aip_session_step_started(s), AIP_OK); /* no trace yet: nothing to move */

@@ -108,9 +108,8 @@ static void test_info_records_host_uid(void)
 static void test_steps_outside_traces_intern_nothing(void)
 {
     aip_config c;
-    base_config(&c, tmp);
-    c.has_schedule = 1;
-    c.schedule = (aip_schedule){.wait = 100000, .warmup = 0, .active = 1, .repeat = 1};
+    scheduled_config(&c, tmp,
+                     (aip_schedule){.wait = 100000, .warmup = 0, .active = 1, .repeat = 1});
     aip_session *s = start_new(&c);
     ASSERT_TRUE(s != NULL);
     ASSERT_EQ(aip_session_step(s), AIP_OK);
