@@ -10,7 +10,7 @@ import functools
 import warnings
 
 from . import _C
-from .profiler._validate import UINT64_MAX, check_int, check_str
+from .profiler._validate import UINT64_MAX, check_c_str, check_int
 
 __all__ = ["mark", "range_start", "range_end", "mstx_range"]
 
@@ -27,8 +27,8 @@ def _check_stream(stream):
 
 def mark(message, stream=None, domain="default"):
     """An instant event named `message` in `domain`."""
-    check_str("message", message)
-    check_str("domain", domain)
+    check_c_str("message", message)
+    check_c_str("domain", domain)
     _check_stream(stream)
     _C.mark(message, domain)
 
@@ -36,8 +36,8 @@ def mark(message, stream=None, domain="default"):
 def range_start(message, stream=None, domain="default"):
     """Start a range; returns its id for range_end() (0 when not recorded).
     The range may end on another thread."""
-    check_str("message", message)
-    check_str("domain", domain)
+    check_c_str("message", message)
+    check_c_str("domain", domain)
     _check_stream(stream)
     return _C.range_start(message, domain)
 
@@ -45,14 +45,14 @@ def range_start(message, stream=None, domain="default"):
 def range_end(range_id, domain="default"):
     """End the range `range_id` returned by range_start()."""
     check_int("range_id", range_id, 0, UINT64_MAX)
-    check_str("domain", domain)
+    check_c_str("domain", domain)
     _C.range_end(range_id)
 
 
 def mstx_range(message, stream=None, domain="default"):
     """Decorator: the decorated function's calls are ranges named `message`."""
-    check_str("message", message)
-    check_str("domain", domain)
+    check_c_str("message", message)
+    check_c_str("domain", domain)
 
     def wrapper(func):
         @functools.wraps(func)

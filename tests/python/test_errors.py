@@ -327,6 +327,13 @@ def test_mstx_and_itt_errors():
         P.itt.range_push(None)
     with pytest.raises(TypeError, match="name"):
         P.record_function(5)
+    # A NUL would cut the name in the C core: refused, recording or not.
+    with pytest.raises(ValueError, match="name must not contain a NUL"):
+        P.record_function("a\0b")
+    with pytest.raises(ValueError, match="message must not contain a NUL"):
+        aiprof.mstx.mark("a\0b")
+    with pytest.raises(ValueError, match="domain is not valid UTF-8"):
+        aiprof.mstx.range_start("m", domain="\ud800")
 
 
 def test_analyse_errors(recwarn):

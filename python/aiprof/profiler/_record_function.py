@@ -7,7 +7,7 @@ C call when nothing records.
 from contextlib import ContextDecorator
 
 from .. import _C
-from ._validate import check_str
+from ._validate import check_c_str
 
 __all__ = ["record_function"]
 
@@ -20,7 +20,7 @@ class record_function(ContextDecorator):
     __slots__ = ("name", "args")
 
     def __init__(self, name, args=None):
-        self.name = check_str("name", name)
+        self.name = check_c_str("name", name)
         if args is not None and not isinstance(args, str):
             raise TypeError(f"args must be a str or None, got {type(args).__name__}")
         self.args = args
