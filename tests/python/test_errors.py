@@ -442,3 +442,39 @@ def test_sigkill_leaves_analysable_raw_data():
     assert len(slices(trace_of(dirs[0]), "cpu_op", "aten::add")) > 1000
     with open(os.path.join(dirs[0], "profiler_info.json")) as f:
         assert "config" in json.load(f)
+
+
+def test_exports_refuse_symlinks_and_keep_modes(tmp_path):
+    """export_chrome_trace / export_stacks / use_gzip's trace_view.json.gz
+    follow libaiprof's rules for its own files: no symbolic link on the
+    path (an OSError naming it, nothing written through it), directories
+    0750 and files 0640 at most even under umask 000."""
+    import stat
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "dirlink")
+    (tmp_path / "victim").write_text("keep")
+    os.symlink(tmp_path / "victim", tmp_path / "t.json")
+    old = os.umask(0)
+    try:
+        with P.profile(with_stack=True, on_trace_ready=P.tensorboard_trace_handler(
+                str(tmp_path / "r"), use_gzip=True)) as prof:
+            aiprof.mstx.mark("m")
+        for bad in ("t.json", "dirlink/t.json", "dirlink/t.json.gz"):
+            with pytest.raises(OSError, match="symbolic link"):
+                prof.export_chrome_trace(str(tmp_path / bad))
+        with pytest.raises(OSError, match="symbolic link"):
+            prof.export_stacks(str(tmp_path / "dirlink" / "s.txt"))
+        assert (tmp_path / "victim").read_text() == "keep"
+        assert not os.listdir(tmp_path / "real")
+        prof.export_chrome_trace(str(tmp_path / "out" / "sub" / "t.json"))
+        prof.export_chrome_trace(str(tmp_path / "out" / "t.json.gz"))
+        prof.export_stacks(str(tmp_path / "out" / "s.txt"))
+    finally:
+        os.umask(old)
+    written = [tmp_path / "out", tmp_path / "out" / "sub"] + \
+        [p for p in (tmp_path / "out").rglob("*") if p.is_file()] + \
+        list((tmp_path / "r").rglob("trace_view.json.gz"))
+    assert len(written) == 6
+    for p in written:
+        limit = 0o750 if p.is_dir() else 0o640
+        assert stat.S_IMODE(p.stat().st_mode) & ~limit == 0, (p, oct(p.stat().st_mode))

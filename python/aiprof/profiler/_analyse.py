@@ -13,6 +13,7 @@ import threading
 import warnings
 
 from .. import _C
+from . import _output
 from ._validate import check_path
 from .experimental_config import _known_export_bits
 
@@ -34,10 +35,14 @@ def analyse_now(result_dir, export_bits=0):
 
 def gzip_file(src, dst):
     """`dst` = gzip of `src`, written beside it and renamed into place, so
-    that a reader never sees a partial file.  Level 1: traces are large."""
+    that a reader never sees a partial file.  Level 1: traces are large.
+    `dst` follows _output's rules (no symbolic link, 0640)."""
+    dst = os.path.abspath(dst)
+    _output.refuse_links(dst)
     tmp = f"{dst}.tmp{os.getpid()}"
     try:
-        with open(src, "rb") as fi, gzip.open(tmp, "wb", compresslevel=1) as fo:
+        with open(src, "rb") as fi, _output.open_output(tmp) as raw, \
+                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1) as fo:
             shutil.copyfileobj(fi, fo, 1 << 20)
         os.replace(tmp, dst)
     except BaseException:

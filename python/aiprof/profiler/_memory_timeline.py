@@ -20,6 +20,7 @@ import os
 import re
 
 from .. import _C
+from . import _output
 
 _CREATE, _DESTROY = 2, 4
 _UNKNOWN_RAW = 7
@@ -105,27 +106,24 @@ def write_native(result_dir, path, device):
     export = getattr(_C, "export_memory_timeline", None)
     if export is None:
         return None
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    _output.make_dirs(os.path.dirname(os.path.abspath(path)))
     return export(result_dir, path, device)
 
 
 def write(path, trace, device):
     device_type, index = parse_device(device)
     points = memory_points(trace, device_type, index)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if path.endswith(".html"):
-        with open(path, "w") as f:
+        with _output.open_output(path, "w") as f:
             f.write('<html><head><meta charset="utf-8" /><title>Memory Timeline HTML</title>'
                     f'</head><body><h3>Memory timeline ({device or "cpu"}), all bytes in the '
                     f'unknown category</h3>{_svg(points)}</body></html>')
-    elif path.endswith("raw.json.gz"):
-        with gzip.open(path, "wt") as f:
-            json.dump(_raw(points), f)
     elif path.endswith(".json.gz"):
-        with gzip.open(path, "wt") as f:
-            json.dump(_coalesced(points), f)
+        data = _raw(points) if path.endswith("raw.json.gz") else _coalesced(points)
+        with _output.open_output(path) as raw, gzip.open(raw, "wt") as f:
+            json.dump(data, f)
     elif path.endswith(".json"):
-        with open(path, "w") as f:
+        with _output.open_output(path, "w") as f:
             json.dump(_coalesced(points), f)
     else:
         raise ValueError(f"output_path must end in .html, .json, .json.gz or .raw.json.gz, "

@@ -20,7 +20,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _memory_timeline, _torch_bridge
+from . import _memory_timeline, _output, _torch_bridge
 from ._activity import C_BITS, activity_bits, device_names
 from ._analyse import analyse, analyse_in_background, analyse_now, gzip_file, gzip_trace
 from ._collectors import Collectors
@@ -345,12 +345,12 @@ class _KinetoProfile:
         path = check_path("path", path)
         r = self._saved_trace("export_chrome_trace")
         src = r.trace_path()
-        parent = os.path.dirname(os.path.abspath(path))
-        os.makedirs(parent, exist_ok=True)
         if path.endswith(".gz"):
+            _output.make_dirs(os.path.dirname(os.path.abspath(path)))
             gzip_file(src, path)
         else:
-            shutil.copyfile(src, path)
+            with open(src, "rb") as fi, _output.open_output(path) as fo:
+                shutil.copyfileobj(fi, fo, 1 << 20)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """FlameGraph collapsed stacks: one line per distinct Python stack
@@ -370,8 +370,7 @@ class _KinetoProfile:
             key = ";".join(_stack_frame(f) for f in reversed(e.stack)) + ";" + \
                 _stack_frame(e.name)
             totals[key] = totals.get(key, 0.0) + getattr(e, metric)
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as f:
+        with _output.open_output(path, "w") as f:
             for key, value in totals.items():
                 if int(value) > 0:
                     f.write(f"{key} {int(value)}\n")
