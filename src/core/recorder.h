@@ -154,6 +154,7 @@ typedef struct aip__trace_totals {
     uint64_t dropped;
     uint64_t unbalanced;
     uint64_t bytes;
+    int io_error;               /* errno of a failed raw-file write, 0 if none */
     aip_clock_sync start, end;
 } aip__trace_totals;
 

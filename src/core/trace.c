@@ -182,7 +182,10 @@ aip_status aip__trace_end(aip_session *s, int save)
     s->trace_open = 0;
     aip__trace_totals *t = &s->last_totals;
     aip_status st = aip__recorder_end(t);
-    if (t->dropped)
+    if (t->dropped && t->io_error)
+        aip__warn("%llu events could not be written (%s); they are missing from %s",
+                  (unsigned long long)t->dropped, strerror(t->io_error), s->result_dir);
+    else if (t->dropped)
         aip__warn("%llu events were dropped at the %zu-byte buffer cap (buffer_cap_bytes); "
                   "they are missing from %s",
                   (unsigned long long)t->dropped, s->cfg.buffer_cap_bytes, s->result_dir);

@@ -7,7 +7,11 @@
  * partly filled buffers every 100 ms (so a killed program loses at most that
  * much), CLOCK sync points, and STATS/CLOCK/END at stop.  Each chunk goes out
  * in one writev(); a write error (disk full) is reported once, and the
- * events that could not be written are counted as dropped.
+ * events that could not be written are counted as dropped.  A chunk cut
+ * short by a full disk is taken back (the file ends at its last whole
+ * chunk, which a reader can use), and EVENTS that do not fit are written in
+ * smaller pieces cut at record boundaries: what fits of the collected
+ * events reaches the disk.
  */
 #include "recorder_int.h"
 #include "clock.h"
@@ -44,10 +48,10 @@ typedef struct writer {
 
 static writer W = {.fd = -1};
 
-static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+/* One chunk; 0, or the errno of a failed write, after which the file is
+ * cut back to its last whole chunk. */
+static int put_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
 {
-    if (W.io_error)
-        return;
     aip_chunk_header h;
     aip__chunk_fill(&h, type, tid, payload, size);
     static const uint8_t zeros[8];
@@ -62,11 +66,10 @@ static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            W.io_error = errno;
-            snprintf(W.io_message, sizeof W.io_message, "writing %.200s failed: %s", W.path,
-                     strerror(errno));
-            aip__warn("%s; further events of this trace are dropped", W.io_message);
-            return;
+            int e = errno;
+            if (ftruncate(W.fd, (off_t)W.bytes) == 0)
+                (void)lseek(W.fd, (off_t)W.bytes, SEEK_SET);
+            return e;
         }
         left -= (size_t)w;
         while (cnt && (size_t)w >= v->iov_len) {
@@ -80,6 +83,62 @@ static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32
         }
     }
     W.bytes += total;
+    return 0;
+}
+
+static void write_failed(int e)
+{
+    W.io_error = e;
+    snprintf(W.io_message, sizeof W.io_message, "writing %.200s failed: %s", W.path,
+             strerror(e));
+    aip__warn("%s; further events of this trace are dropped", W.io_message);
+}
+
+static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+{
+    if (W.io_error)
+        return;
+    int e = put_chunk(type, tid, payload, size);
+    if (e)
+        write_failed(e);
+}
+
+/* The last record boundary at or before `target` (the first record's end
+ * if it is longer); 0 if `p` holds no whole record. */
+static uint32_t record_cut(const uint8_t *p, uint32_t size, uint32_t target)
+{
+    uint32_t cut = 0;
+    for (uint32_t off = 0; off + sizeof(aip_rec_header) <= size;) {
+        const aip_rec_header *h = (const aip_rec_header *)(p + off);
+        if (h->size < sizeof *h || off + h->size > size)
+            break;
+        off += h->size;
+        if (off > target && cut)
+            break;
+        cut = off;
+    }
+    return cut;
+}
+
+#define MIN_SPLIT_BYTES 4096u
+
+/* EVENTS; the bytes of `p` written, in halves when the whole does not fit. */
+static uint32_t put_events(uint64_t tid, const uint8_t *p, uint32_t size)
+{
+    int e = put_chunk(AIP_CHUNK_EVENTS, tid, p, size);
+    if (!e)
+        return size;
+    if ((e == ENOSPC || e == EDQUOT || e == EFBIG) && size > MIN_SPLIT_BYTES) {
+        uint32_t half = record_cut(p, size, size / 2);
+        if (half > 0 && half < size) {
+            uint32_t done = put_events(tid, p, half);
+            if (done < half || W.io_error)
+                return done;
+            return half + put_events(tid, p + half, size - half);
+        }
+    }
+    write_failed(e);
+    return 0;
 }
 
 static void write_strings_chunk(void *ctx, uint16_t type, const void *payload, uint32_t size)
@@ -88,12 +147,15 @@ static void write_strings_chunk(void *ctx, uint16_t type, const void *payload, u
     write_chunk(type, 0, payload, size);
 }
 
-/* Strings first: every id an EVENTS chunk uses is defined before it. */
-static void write_events(uint64_t tid, const uint8_t *p, uint32_t size)
+/* Strings first: every id an EVENTS chunk uses is defined before it.
+ * Returns the bytes of `p` written. */
+static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size)
 {
     aip__trace_strings_scan(&W.strings, p, size);
     aip__trace_strings_flush(&W.strings, STRINGS_CHUNK_BYTES, write_strings_chunk, NULL);
-    write_chunk(AIP_CHUNK_EVENTS, tid, p, size);
+    if (W.io_error)
+        return 0;
+    return put_events(tid, p, size);
 }
 
 static uint64_t count_records(const uint8_t *p, uint32_t size)
@@ -132,14 +194,13 @@ static void write_buffers(aip__buf *list)
         uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
         uint32_t size = used - b->start;
         uint64_t n = count_records(b->data + b->start, size);
-        write_events(b->tid, b->data + b->start, size);
+        uint32_t done = write_events(b->tid, b->data + b->start, size);
+        uint64_t ok = done == size ? n : count_records(b->data + b->start, done);
         pthread_mutex_lock(&P.lock);
         aip__tid_stats *st = aip__stats_for(b->tid);
         if (st) {
-            if (W.io_error)
-                st->dropped += n;
-            else
-                st->recorded += n;
+            st->recorded += ok;
+            st->dropped += n - ok;
         }
         pthread_mutex_unlock(&P.lock);
     }
@@ -299,6 +360,7 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     write_chunk(AIP_CHUNK_CLOCK, 0, &totals->end, sizeof totals->end);
     write_chunk(AIP_CHUNK_END, 0, NULL, 0);
     totals->start = W.start;
+    totals->io_error = W.io_error;
     aip_status s = AIP_OK;
     if (W.io_error)
         s = aip__fail(AIP_ERR_IO, "%s", W.io_message);
