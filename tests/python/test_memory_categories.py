@@ -207,6 +207,33 @@ def test_inputs_in_a_list_argument(labels, monkeypatch):
     assert live.get(INPUT, 0) == _nbytes(pair + [scale]), live
 
 
+@needs_torch
+def test_optimizer_stepping_before_the_trace_is_labelled_at_its_start():
+    """An optimizer that stepped before the trace (wait step) is known at
+    the trace start: its parameters are PARAMETER in a trace where it does
+    not step again (no heap scan finds it; the step hook, installed when the
+    profile is made, did)."""
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.Linear(32, 16)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 32)
+    calls = []
+
+    def step():
+        if not calls:  # the wait step: a training step
+            model(x).sum().backward()
+            optimizer.step()
+        else:          # the recorded step: forward only
+            with torch.no_grad():
+                model(x)
+        calls.append(1)
+    prof = _profile(model, optimizer, step, 2, schedule=__import__(
+        "aiprof").profiler.schedule(wait=1, active=1, repeat=1))
+    live = _live_at_end(_raw_timeline(prof))
+    assert live.get(PARAMETER, 0) == _nbytes(model.parameters()), live
+
+
 FORKS = 20
 CHURN_MAX = 300_000  # allocations: some 25 MB of raw data at most
 

@@ -32,9 +32,9 @@ Optimizers are found without importing torch ourselves: torch calls
 Optimizer._optimizer_step_code() after every step() (torch 1.13 and 2.x;
 torch's own profiler hooks the same place), so a wrapper there
 (_C.StepHook, python/_C/step_hook.c) sees every optimizer that steps, and
-_after_step keeps it in a weak set for the next trace start.  The first
-trace of a profile that knows no optimizer yet looks for them once among
-the garbage collector's objects.  Once an optimizer's first step in a
+_after_step keeps it in a weak set for the next trace start; the wrapper
+is installed when a profile with profile_memory is made, so optimizers
+stepping before its first trace are known there.  Once an optimizer's first step in a
 trace has been handled here, its later steps are labelled by the adapter
 straight from the C wrapper, with no Python in between.
 
@@ -49,7 +49,6 @@ slow every module call; from the first optimizer or profiler step on, only
 those modules keep hooks of their own (a pre-hook), and the global ones are
 removed.
 """
-import gc
 import sys
 import threading
 import weakref
@@ -63,7 +62,7 @@ _GRADIENT = _C.MEM_GRADIENT
 _INPUT = _C.MEM_INPUT
 _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
 
-_optimizers = weakref.WeakSet()   # optimizers seen stepping (or found at a trace start)
+_optimizers = weakref.WeakSet()   # optimizers seen stepping
 _active = 0                       # Labellers currently labelling
 _hooked = False                   # Optimizer._optimizer_step_code wrapped
 _module_hooks = None              # the two global nn.Module hook handles (discovery)
@@ -364,25 +363,18 @@ def _inputs_by_frames(on):
     return _C.inputs_by_frames(code, ctypes.cast(native.label, ctypes.c_void_p).value)
 
 
-def _find_optimizers():
-    optim = sys.modules.get("torch.optim.optimizer")
-    base = getattr(optim, "Optimizer", None)
-    if base is None:
-        return
-    for obj in gc.get_objects():
-        if isinstance(obj, base):
-            try:
-                _optimizers.add(obj)
-            except TypeError:
-                pass
-
-
 class Labeller:
     """One profile's labels: on while its traces record with profile_memory."""
 
     def __init__(self):
         self.on = False
-        self._searched = False
+        # Optimizers are known from their steps (the step hook), installed
+        # now so that those stepping before the first trace are labelled at
+        # its start.  No heap scan (gc.get_objects()): on torch 1.13 it races
+        # with tensors other threads are freeing, which torch reports as
+        # tensors whose Python objects "will now fail".
+        if "torch" in sys.modules:
+            _install()
 
     def set_on(self, on):
         global _active
@@ -399,9 +391,6 @@ class Labeller:
             _depth.n = 0  # a forward that raised must not hide later inputs
             if not _inputs_by_frames(True):
                 _install_module_hooks()
-            if not _optimizers and not self._searched:
-                self._searched = True
-                _find_optimizers()
             try:
                 _label(list(_optimizers), grads=False)
             except Exception:
