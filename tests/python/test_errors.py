@@ -478,3 +478,18 @@ def test_exports_refuse_symlinks_and_keep_modes(tmp_path):
     for p in written:
         limit = 0o750 if p.is_dir() else 0o640
         assert stat.S_IMODE(p.stat().st_mode) & ~limit == 0, (p, oct(p.stat().st_mode))
+
+
+def test_interrupted_analysis_says_how_to_finish(monkeypatch):
+    """Ctrl-C while the handler analyses: the KeyboardInterrupt goes on, and
+    a warning says the raw data is complete and how to analyse it."""
+    from aiprof.profiler import profiler as module
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(module, "analyse_now", interrupted)
+    with pytest.warns(RuntimeWarning, match="interrupted; its raw data is complete: "
+                                            "run `aiprof analyse "):
+        with pytest.raises(KeyboardInterrupt):
+            with P.profile(on_trace_ready=P.tensorboard_trace_handler("./r")):
+                aiprof.mstx.mark("m")

@@ -274,6 +274,12 @@ class _KinetoProfile:
         except (OSError, RuntimeError, ValueError) as e:
             warnings.warn(f"aiprof: analysis of {self._trace_dir} failed: {e}",
                           RuntimeWarning, stacklevel=3)
+        except KeyboardInterrupt:
+            # The raw data is complete: say how to finish the job.
+            warnings.warn(f"aiprof: analysis of {self._trace_dir} interrupted; its raw data "
+                          f"is complete: run `aiprof analyse {self._trace_dir}`",
+                          RuntimeWarning, stacklevel=3)
+            raise
 
     def _warn_unsupported(self):
         devices = device_names(self._activities)  # use_cuda has set CUDA's bit
