@@ -241,7 +241,7 @@ AIP_API aip_status aip_session_step(aip_session *session);
 /*! aip_session_step_started() : the current step begins now rather than
  *  when aip_session_start()/aip_session_step() returned.  A host that
  *  switches its own collectors on once the session began a trace (loading
- *  hooks, scanning the heap, replaying the running Python frames) calls it
+ *  hooks, labelling known tensors, replaying the running Python frames) calls it
  *  when they are on: that set-up is then not timed as part of the step, and
  *  frames found running start before the step that runs inside them.  No
  *  effect without a schedule or while no trace records.  AIP_ERR_STATE

@@ -233,8 +233,8 @@ class _KinetoProfile:
         if self._collectors is not None:
             self._collectors.set_recording(_C.is_recording())
             # The step the session just opened begins once the collectors
-            # are on: their set-up (the adapter's first load, the optimizer
-            # scan of profile_memory) is not the user's step time.
+            # are on: their set-up (the adapter's first load, profile_memory's
+            # labels of known tensors) is not the user's step time.
             self._session.step_started()
 
     def _c_trace_ready(self, result_dir):
