@@ -465,7 +465,8 @@ static PyObject *py_read_trace(PyObject *self, PyObject *args)
                          (Py_ssize_t)(r.s.p - (const char *)map));
         goto done;
     }
-    qsort(r.evs, r.nev, sizeof *r.evs, by_tid_start);
+    if (r.nev) /* qsort wants a non-NULL array even for zero items */
+        qsort(r.evs, r.nev, sizeof *r.evs, by_tid_start);
     build_tree(r.evs, r.nev);
     js_buf memory_name = {.data = "[memory]", .len = 8};
     int32_t mem_id = r.nmem ? str_id(&r.strings, &memory_name) : -1;
