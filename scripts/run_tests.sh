@@ -66,9 +66,17 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 if [ -d build/python/aiprof/ ] && [ -f "$asan_rt" ]; then
   if build build-asan-py -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS=$san" \
        "-DCMAKE_CXX_FLAGS=$san"; then
-    run_pytest build-asan-py LD_PRELOAD="$asan_rt" ASAN_OPTIONS=detect_leaks=0 \
-      UBSAN_OPTIONS=print_stacktrace=1 $PYTEST --ignore="$PWD/tests/python/test_no_code_change.py" \
-      "$PWD/tests/python"
+    # Reports go to files too: pytest captures a test's stderr, and a report
+    # that ends the process would be lost with it.
+    san_logs="$PWD/build-asan-py/sanitizer"
+    rm -f "$san_logs".*
+    run_pytest build-asan-py LD_PRELOAD="$asan_rt" \
+      ASAN_OPTIONS="detect_leaks=0:log_path=$san_logs" \
+      UBSAN_OPTIONS="print_stacktrace=1:log_path=$san_logs" \
+      $PYTEST --ignore="$PWD/tests/python/test_no_code_change.py" "$PWD/tests/python"
+    for f in "$san_logs".*; do
+      if [ -f "$f" ]; then echo "-- sanitizer report $f:"; head -n 60 "$f"; fi
+    done
   else total_fail=$((total_fail+1)); fi
 else
   echo "skipped: no Python package built, or no ASan runtime"
