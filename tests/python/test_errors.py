@@ -493,3 +493,17 @@ def test_interrupted_analysis_says_how_to_finish(monkeypatch):
         with pytest.raises(KeyboardInterrupt):
             with P.profile(on_trace_ready=P.tensorboard_trace_handler("./r")):
                 aiprof.mstx.mark("m")
+
+
+def test_export_after_a_failed_start_says_why(tmp_path):
+    """A trace that could not be opened (a symlinked result directory): the
+    program goes on, and an export says why there is no trace."""
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    with pytest.warns(RuntimeWarning, match="symbolic link"):
+        with P.profile(on_trace_ready=P.tensorboard_trace_handler(str(tmp_path / "link"))) \
+                as prof:
+            aiprof.mstx.mark("m")
+    with pytest.raises(RuntimeError, match="opening or saving it failed: .*symbolic link"):
+        prof.export_chrome_trace(str(tmp_path / "t.json"))
+    assert not os.listdir(tmp_path / "real")

@@ -98,6 +98,7 @@ class _KinetoProfile:
         self._result = None
         self._metadata = []         # added before start
         self._handler_error = None
+        self._session_error = None  # why the last start/step/stop failed, if it did
         self._in_handler = False    # on_trace_ready is running
         self._has_run = False       # started at least once
         self._used_path_creator = False
@@ -141,6 +142,7 @@ class _KinetoProfile:
                                       self.with_stack, self.with_modules, gc_on,
                                       self.with_flops)
         self._handler_error = None
+        self._session_error = None
         self._call_session(self._session.start)
         self._running = True
         self._has_run = True
@@ -227,6 +229,7 @@ class _KinetoProfile:
         try:
             fn()
         except (OSError, ValueError) as e:
+            self._session_error = str(e)  # the reason an export gives later
             warnings.warn(f"aiprof: {e}", RuntimeWarning, stacklevel=3)
 
     def _sync(self):
@@ -342,8 +345,10 @@ class _KinetoProfile:
     def _saved_trace(self, what):
         r = self._trace_result()
         if r is None:
-            raise RuntimeError(f"{what}(): no trace has been saved yet (the schedule has not "
-                               "finished a RECORD phase, or the profile is still running)")
+            why = (f"opening or saving it failed: {self._session_error}" if self._session_error
+                   else "the schedule has not finished a RECORD phase, or the profile is still "
+                   "running")
+            raise RuntimeError(f"{what}(): no trace has been saved yet ({why})")
         return r
 
     def export_chrome_trace(self, path):
