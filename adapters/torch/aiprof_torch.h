@@ -46,9 +46,9 @@ AIPROF_TORCH_API void aiprof_torch_configure(int record_shapes, int with_flops, 
  * aiprof_torch_install(). */
 AIPROF_TORCH_API void aiprof_torch_note_thread(void);
 
-/* disable_profiler_in_child_thread() / enable_...(): the calling thread's
- * ops and record_function ranges are not recorded while paused (other
- * threads' are).  @return 0, or -1 out of memory. */
+/* disable_profiler_in_child_thread() / enable_...(): while paused the
+ * calling thread's ops are not described (libaiprof's aip_thread_pause()
+ * is what leaves them out).  @return 0, or -1 out of memory. */
 AIPROF_TORCH_API int aiprof_torch_thread_pause(int paused);
 
 /* Turn the op callbacks on (while a trace records) or off; notes the

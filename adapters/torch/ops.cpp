@@ -88,7 +88,9 @@ struct TextSlot {
 
 struct ThreadState {
     uint64_t os_tid;
-    int paused; /* disable_profiler_in_child_thread(): this thread's ops are not recorded */
+    /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
+     * (aip_thread_pause); this spares describing ops nobody records. */
+    int paused;
     NameSlot names[256];
     TextSlot texts[256];
     aiprof_torch::InputTexts inputs;
@@ -237,11 +239,6 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
 void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
 {
     if (!AIP_RECORDING())
-        return;
-    /* Like a trace that starts or stops inside an op, a pause that does:
-     * libaiprof copes with an end whose begin it did not see, and the
-     * other way round. */
-    if (t_state && t_state->paused)
         return;
     if (fn.scope() == at::RecordScope::USER_SCOPE)
         aip_annotation_pop();

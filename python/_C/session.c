@@ -63,32 +63,19 @@ static void trace_ready(aip_session *session, const char *result_dir, void *data
     PyGILState_Release(g);
 }
 
-/* config.schedule_fn: torch.profiler's schedule may be any callable
- * step -> ProfilerAction (ours, torch's, or anything with .value / an int).
- * Called from start()/step() with the GIL released; an exception is kept
- * like a handler's and that step's action is NONE. */
+/* config.schedule_fn: the callable answers a step's action as an int (the
+ * Python layer's _CallableSchedule turns the user's ProfilerAction into
+ * one).  Called from start()/step() with the GIL released; an exception
+ * is kept like a handler's and that step's action is NONE. */
 static aip_action call_schedule(void *data, int64_t step)
 {
     SessionObject *self = data;
     if (!self->schedule_fn)
         return AIP_ACTION_NONE; /* cleared by the garbage collector */
     PyGILState_STATE g = PyGILState_Ensure();
-    long v = -1;
     PyObject *r = PyObject_CallFunction(self->schedule_fn, "L", (long long)step);
-    if (r) {
-        PyObject *num = PyObject_HasAttrString(r, "value") ? PyObject_GetAttrString(r, "value")
-                                                           : (Py_INCREF(r), r);
-        if (num && PyLong_Check(num))
-            v = PyLong_AsLong(num);
-        else if (num)
-            PyErr_Format(PyExc_TypeError, "schedule(%lld) returned %R, not a ProfilerAction",
-                         (long long)step, r);
-        Py_XDECREF(num);
-        Py_DECREF(r);
-        if (!PyErr_Occurred() && (v < AIP_ACTION_NONE || v > AIP_ACTION_RECORD_AND_SAVE))
-            PyErr_Format(PyExc_ValueError, "schedule(%lld) returned %ld, not a ProfilerAction",
-                         (long long)step, v);
-    }
+    long v = r ? PyLong_AsLong(r) : -1; /* a value out of range: libaiprof takes it as NONE */
+    Py_XDECREF(r);
     if (PyErr_Occurred()) {
         v = AIP_ACTION_NONE;
         if (!self->pending_exc)

@@ -132,7 +132,7 @@ static uint32_t put_events(uint64_t tid, const uint8_t *p, uint32_t size)
         uint32_t half = record_cut(p, size, size / 2);
         if (half > 0 && half < size) {
             uint32_t done = put_events(tid, p, half);
-            if (done < half || W.io_error)
+            if (done < half)
                 return done;
             return half + put_events(tid, p + half, size - half);
         }

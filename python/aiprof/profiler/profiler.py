@@ -357,7 +357,6 @@ class _KinetoProfile:
         r = self._saved_trace("export_chrome_trace")
         src = r.trace_path()
         if path.endswith(".gz"):
-            _output.make_dirs(os.path.dirname(os.path.abspath(path)))
             gzip_file(src, path)
         else:
             with open(src, "rb") as fi, _output.open_output(path) as fo:
