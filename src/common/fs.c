@@ -70,9 +70,16 @@ static aip_status refuse_link(const char *prefix, const char *path)
 
 static aip_status make_dir(const char *prefix, const char *path)
 {
-    (void)path;
-    if (mkdir(prefix, AIP_DIR_MODE) != 0 && errno != EEXIST)
+    struct stat st;
+    if (mkdir(prefix, AIP_DIR_MODE) == 0)
+        return AIP_OK;
+    if (errno != EEXIST)
         return aip__fail(AIP_ERR_IO, "cannot create directory %s: %s", prefix, strerror(errno));
+    /* Name the file in the way: the OS would only say "Not a directory"
+     * about the component below it. */
+    if (stat(prefix, &st) == 0 && !S_ISDIR(st.st_mode))
+        return aip__fail(AIP_ERR_IO, "cannot create directory %s: %s is a file, not a directory",
+                         path, prefix);
     return AIP_OK;
 }
 

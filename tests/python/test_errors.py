@@ -480,6 +480,22 @@ def test_exports_refuse_symlinks_and_keep_modes(tmp_path):
         assert stat.S_IMODE(p.stat().st_mode) & ~limit == 0, (p, oct(p.stat().st_mode))
 
 
+def test_export_under_a_file_names_the_file(tmp_path):
+    """A path that runs through a regular file: the error names that file,
+    not only the whole path (the OS's bare "Not a directory")."""
+    (tmp_path / "plain").write_text("keep")
+    prof = P._KinetoProfile()
+    prof.start()
+    aiprof.mstx.mark("m")
+    prof.stop()
+    for bad in ("plain/t.json", "plain/sub/t.json.gz"):
+        with pytest.raises(NotADirectoryError, match=f"{tmp_path / 'plain'} is a file"):
+            prof.export_chrome_trace(str(tmp_path / bad))
+    with pytest.raises(NotADirectoryError, match="is a file, not a directory"):
+        prof.export_stacks(str(tmp_path / "plain/s.txt"))
+    assert (tmp_path / "plain").read_text() == "keep"
+
+
 def test_interrupted_analysis_says_how_to_finish(monkeypatch):
     """Ctrl-C while the handler analyses: the KeyboardInterrupt goes on, and
     a warning says the raw data is complete and how to analyse it."""

@@ -346,7 +346,7 @@ static void test_bad_output_paths_keep_program_running(void)
     base_config(&c, sub); /* a regular file in the path: not creatable */
     ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
     ASSERT_EQ(aip_session_start(s), AIP_ERR_IO);
-    ASSERT_TRUE(strstr(aip_last_error(), "plainfile") != NULL);
+    ASSERT_TRUE(strstr(aip_last_error(), "plainfile is a file, not a directory") != NULL);
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
     aip_session_destroy(s);
 

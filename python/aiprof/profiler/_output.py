@@ -20,8 +20,8 @@ def refuse_links(path):
             if stat.S_ISLNK(os.lstat(prefix).st_mode):
                 raise OSError(errno.ELOOP, f"refusing path {path}: component {prefix} is a "
                                            "symbolic link")
-        except FileNotFoundError:
-            return  # nothing below a missing component exists yet
+        except (FileNotFoundError, NotADirectoryError):
+            return  # nothing below a missing component (or a file) exists
 
 
 def make_dirs(path):
@@ -32,6 +32,10 @@ def make_dirs(path):
     while not os.path.lexists(p):
         missing.append(p)
         p = os.path.dirname(p)
+    if not os.path.isdir(p):
+        # Name the culprit: the OS's "Not a directory" names the path only.
+        raise NotADirectoryError(errno.ENOTDIR, f"cannot make directory {path}: {p} is a "
+                                                "file, not a directory")
     for d in reversed(missing):
         try:
             os.mkdir(d, DIR_MODE)
