@@ -10,6 +10,7 @@
  * ≤ 0 → default, above the CPU count → the CPU count.
  */
 #include "cli.h"
+#include "fs.h"
 
 #include "aiprof.h"
 
@@ -240,9 +241,8 @@ static int discover(const char *path, list *out)
         fprintf(stderr, "aiprof analyse: %s: refusing path: %s is a symbolic link\n", path, link);
         return 1;
     }
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "aiprof analyse: %s: no such directory\n", path);
+    if (aip__existing_dir(path, "path")) {
+        fprintf(stderr, "aiprof analyse: %s\n", aip_last_error());
         return 1;
     }
     if (is_result_dir(path))
@@ -254,6 +254,7 @@ static int discover(const char *path, list *out)
     }
     list found = {0};
     struct dirent *e;
+    struct stat st;
     int err = 0;
     while (!err && (e = readdir(d))) {
         if (e->d_name[0] == '.')

@@ -68,6 +68,16 @@ static aip_status refuse_link(const char *prefix, const char *path)
     return AIP_OK;
 }
 
+aip_status aip__existing_dir(const char *path, const char *what)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return aip__fail(AIP_ERR_NOT_FOUND, "%s %s: %s", what, path, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return aip__fail(AIP_ERR_NOT_FOUND, "%s %s is a file, not a directory", what, path);
+    return AIP_OK;
+}
+
 static aip_status make_dir(const char *prefix, const char *path)
 {
     struct stat st;

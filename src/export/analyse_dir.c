@@ -272,9 +272,8 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
         s = aip__path_no_symlink(result_dir);
     if (s)
         return s;
-    struct stat st;
-    if (stat(result_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return aip__fail(AIP_ERR_NOT_FOUND, "result directory %s does not exist", result_dir);
+    if ((s = aip__existing_dir(result_dir, "result directory")))
+        return s;
     if (opt.export_type & ~(unsigned)(AIP_EXPORT_TEXT | AIP_EXPORT_DB))
         return aip__fail(AIP_ERR_INVALID_ARG, "export_type 0x%x has unknown bits", opt.export_type);
     if (opt.outputs > AIP_OUTPUTS_TRACE_VIEW)

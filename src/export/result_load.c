@@ -180,9 +180,8 @@ aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r,
     aip_status s = aip__path_check(result_dir, "result directory");
     if (!s)
         s = aip__path_no_symlink(result_dir);
-    struct stat st;
-    if (!s && (stat(result_dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-        s = aip__fail(AIP_ERR_NOT_FOUND, "result directory %s does not exist", result_dir);
+    if (!s)
+        s = aip__existing_dir(result_dir, "result directory");
     if (!s)
         s = aip__profiler_info_read(result_dir, info);
     if (!s)

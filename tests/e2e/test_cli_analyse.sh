@@ -98,6 +98,20 @@ ln -s "$TMP/runs/plain_ascend_pt" "$TMP/link"
 "$AIPROF" analyse "$TMP/link" >/dev/null 2>"$TMP/err"; [ $? = 1 ] || fail "symlink"
 set -e
 grep -q "symbolic link" "$TMP/err" || fail "symlink message"
+# A path that is a file, or missing: exit 1, and the message says which.
+: > "$TMP/plainfile"
+for cmd in analyse summary; do
+  set +e
+  "$AIPROF" $cmd "$TMP/plainfile" >/dev/null 2>"$TMP/err"; rc=$?
+  set -e
+  [ $rc = 1 ] || fail "$cmd on a file gave $rc"
+  grep -q "plainfile is a file, not a directory" "$TMP/err" || fail "$cmd file: $(cat "$TMP/err")"
+  set +e
+  "$AIPROF" $cmd "$TMP/missing" >/dev/null 2>"$TMP/err"; rc=$?
+  set -e
+  [ $rc = 1 ] || fail "$cmd on a missing path gave $rc"
+  grep -q "missing: No such file or directory" "$TMP/err" || fail "$cmd missing: $(cat "$TMP/err")"
+done
 "$AIPROF" --version | grep -q "^aiprof " || fail "version"
 "$AIPROF" analyse --help | grep -q "export-type" || fail "analyse help"
 echo "e2e cli analyse: 1 passed, 0 failed"
