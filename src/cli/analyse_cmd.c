@@ -166,37 +166,6 @@ static int parse_args(int argc, char **argv, opts *o)
 
 /* The seed's path rule, checked here too so that a bad PATH is reported
  * before any directory is scanned. */
-static int path_ok(const char *p)
-{
-    if (!*p || strlen(p) >= PATH_MAX - 64)
-        return 0;
-    for (const unsigned char *c = (const unsigned char *)p; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              *c == '_' || *c == '-' || *c == '.' || *c == '/'))
-            return 0;
-    return 1;
-}
-
-static const char *symlink_component(const char *p)
-{
-    static char buf[PATH_MAX];
-    size_t n = strlen(p);
-    if (n >= sizeof buf)
-        return p;
-    memcpy(buf, p, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (i < n && buf[i] != '/')
-            continue;
-        char saved = buf[i];
-        buf[i] = 0;
-        struct stat st;
-        if (lstat(buf, &st) == 0 && S_ISLNK(st.st_mode))
-            return buf;
-        buf[i] = saved;
-    }
-    return NULL;
-}
-
 static int is_result_dir(const char *p)
 {
     char fw[PATH_MAX + 16];
@@ -231,17 +200,9 @@ static int cmp_str(const void *a, const void *b)
 /* Add PATH or its result subdirectories; @return 0, or 1 if PATH fails. */
 static int discover(const char *path, list *out)
 {
-    if (!path_ok(path)) {
-        fprintf(stderr, "aiprof analyse: %s: invalid path: only letters, digits and _ - . / are "
-                "allowed\n", path);
-        return 1;
-    }
-    const char *link = symlink_component(path);
-    if (link) {
-        fprintf(stderr, "aiprof analyse: %s: refusing path: %s is a symbolic link\n", path, link);
-        return 1;
-    }
-    if (aip__existing_dir(path, "path")) {
+    /* The library's own rules for paths (fs.h), with its messages. */
+    if (aip__path_check(path, "path") || aip__path_no_symlink(path) ||
+        aip__existing_dir(path, "path")) {
         fprintf(stderr, "aiprof analyse: %s\n", aip_last_error());
         return 1;
     }
