@@ -56,12 +56,14 @@ static void run_usage(FILE *f)
           f);
 }
 
-static int is_number(const char *s)
+/* A number of seconds: >= 0, or > 0 when zero would mean nothing (a
+ * recording that lasts no time). */
+static int is_seconds(const char *s, int allow_zero)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    return !errno && end != s && !*end && v >= 0 && v < 1e9;
+    return !errno && end != s && !*end && (allow_zero ? v >= 0 : v > 0) && v < 1e9;
 }
 
 /* <install root> from /proc/self/exe: bin/aiprof → root. */
@@ -184,10 +186,10 @@ int cli_run(int argc, char **argv)
     }
     if (i >= argc)
         return cli_usage_error("run", "no COMMAND given (aiprof run [options] -- COMMAND ARGS...)");
-    if (delay && !is_number(delay))
+    if (delay && !is_seconds(delay, 1))
         return cli_usage_error("run", "--delay needs a number of seconds >= 0, not '%s'", delay);
-    if (duration && !is_number(duration))
-        return cli_usage_error("run", "--duration needs a number of seconds >= 0, not '%s'", duration);
+    if (duration && !is_seconds(duration, 0))
+        return cli_usage_error("run", "--duration needs a number of seconds > 0, not '%s'", duration);
     if (config && (delay || duration))
         return cli_usage_error("run", "--config (dynamic mode) cannot be combined with --delay/--duration");
 

@@ -65,4 +65,11 @@ grep -q "salvaged and analysed" "$TMP/kill_out"
 if "$AIPROF" run 2>/dev/null; then exit 1; fi
 if "$AIPROF" run --delay abc -- true 2>/dev/null; then exit 1; fi
 if "$AIPROF" run --bogus -- true 2>/dev/null; then exit 1; fi
+# A recording of no time is a usage error (exit 2), not an empty run.
+set +e
+"$AIPROF" run --duration 0 -- true 2>"$TMP/err"
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "--duration 0: exit $rc"; exit 1; }
+grep -q "seconds > 0" "$TMP/err"
 echo "e2e aiprof run: 1 passed, 0 failed"
