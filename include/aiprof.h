@@ -312,6 +312,19 @@ AIP_API void aip_annotation_pop(void);
  *  marks, Python calls and memory events are still recorded. */
 AIP_API void aip_thread_pause(int paused);
 
+/*! Per-thread additions to the trace's op options (torch_npu's
+ *  enable_profiler_in_child_thread(record_shapes=..., with_flops=...)). */
+enum {
+    AIP_THREAD_RECORD_SHAPES = 1u << 0, /* keep input shapes/dtypes of this thread's ops */
+    AIP_THREAD_WITH_FLOPS = 1u << 1     /* keep FLOPs estimates (implies shapes) */
+};
+
+/*! aip_thread_op_options() : the calling thread's ops keep what `options`
+ *  (AIP_THREAD_* bits) names even when the trace's config does not ask for
+ *  it, in this trace and later ones, until called again (0: the config
+ *  alone decides).  The host fills the fields in aip_op_info as usual. */
+AIP_API void aip_thread_op_options(unsigned options);
+
 /* mstx ranges and marks.  domain NULL or "" means "default".  Recorded when
  * the config's mstx is on, filtered by mstx_domain_include/_exclude. */
 AIP_API void aip_range_push(const char *domain, const char *message);

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define AIPROF_TORCH_ABI 4
+#define AIPROF_TORCH_ABI 5
 #define AIPROF_TORCH_API __attribute__((visibility("default")))
 
 /* @return AIPROF_TORCH_ABI of the library. */
@@ -50,6 +50,13 @@ AIPROF_TORCH_API void aiprof_torch_note_thread(void);
  * calling thread's ops are not described (libaiprof's aip_thread_pause()
  * is what leaves them out).  @return 0, or -1 out of memory. */
 AIPROF_TORCH_API int aiprof_torch_thread_pause(int paused);
+
+/* enable_profiler_in_child_thread(record_shapes=, with_flops=): the calling
+ * thread's ops are described with input shapes (and FLOPs) even when the
+ * trace's options lack them; libaiprof's aip_thread_op_options() is what
+ * keeps them.  While any thread asks for shapes the input-boxing callback
+ * is the one enabled.  @return 0, or -1 out of memory. */
+AIPROF_TORCH_API int aiprof_torch_thread_options(int record_shapes, int with_flops);
 
 /* Turn the op callbacks on (while a trace records) or off; notes the
  * calling thread as aiprof_torch_note_thread() does. */

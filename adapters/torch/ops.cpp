@@ -55,6 +55,8 @@ at::CallbackHandle g_inputs = at::INVALID_CALLBACK_HANDLE;
 int g_enabled_kind = 0; /* 0 off, 1 plain, 2 with inputs */
 std::atomic<int> g_record_shapes{0};
 std::atomic<int> g_with_flops{0};
+/* Threads that asked for shapes on their own (aiprof_torch_thread_options). */
+std::atomic<int> g_thread_shapes{0};
 std::atomic<unsigned> g_want{0};
 std::atomic<aiprof_op_context_fn> g_context_fn{nullptr};
 thread_local std::string t_error;
@@ -91,6 +93,8 @@ struct ThreadState {
     /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
      * (aip_thread_pause); this spares describing ops nobody records. */
     int paused;
+    /* enable_profiler_in_child_thread(record_shapes=, with_flops=) */
+    int want_shapes, want_flops;
     NameSlot names[256];
     TextSlot texts[256];
     aiprof_torch::InputTexts inputs;
@@ -105,6 +109,8 @@ pthread_once_t g_state_once = PTHREAD_ONCE_INIT;
 void free_state(void *p)
 {
     auto *s = static_cast<ThreadState *>(p);
+    if (s->want_shapes) /* the boxing callback stays on until the next switch */
+        g_thread_shapes.fetch_sub(1);
     aiprof_torch::free_inputs(s->inputs);
     free(s);
     t_state = nullptr;
@@ -205,7 +211,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     op.sequence_number = fn.seqNr();
     op.is_backward = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
     op.fwd_thread_id = os_tid_of(fn.forwardThreadId());
-    if (g_record_shapes.load(std::memory_order_relaxed) && fn.needsInputs()) {
+    if ((g_record_shapes.load(std::memory_order_relaxed) || s->want_shapes) &&
+        fn.needsInputs()) {
         try {
             if (const aiprof_torch::ShapeEntry *in =
                     aiprof_torch::describe_inputs(s->inputs, fn, op.name_id)) {
@@ -214,7 +221,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
             }
         } catch (...) { /* an input that cannot be described: no shapes */
         }
-        if (g_with_flops.load(std::memory_order_relaxed)) {
+        if (g_with_flops.load(std::memory_order_relaxed) || s->want_flops) {
             try {
                 op.flops = aiprof_torch::op_flops(op.name_id, fn.inputs());
             } catch (...) { /* no estimate */
@@ -244,6 +251,13 @@ void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
         aip_annotation_pop();
     else
         aip_op_end();
+}
+
+/* The callback a recording trace needs: with inputs when the trace or
+ * any thread wants shapes. */
+int wanted_kind()
+{
+    return g_record_shapes.load() || g_thread_shapes.load() > 0 ? 2 : 1;
 }
 
 void apply_enabled(int kind)
@@ -323,7 +337,7 @@ void aiprof_torch_configure(int record_shapes, int with_flops, unsigned want, vo
     g_want.store(want);
     g_context_fn.store(reinterpret_cast<aiprof_op_context_fn>(context_fn));
     if (g_enabled_kind)
-        apply_enabled(record_shapes || with_flops ? 2 : 1);
+        apply_enabled(wanted_kind());
 }
 
 void aiprof_torch_note_thread(void) { note_thread(); }
@@ -345,7 +359,24 @@ void aiprof_torch_enable(int on)
     /* The thread that starts a trace may only wait in it while others run
      * the backward of its forward ops. */
     note_thread();
-    apply_enabled(on ? (g_record_shapes.load() ? 2 : 1) : 0);
+    apply_enabled(on ? wanted_kind() : 0);
+}
+
+int aiprof_torch_thread_options(int record_shapes, int with_flops)
+{
+    ThreadState *s = thread_state();
+    if (!s)
+        return -1;
+    int shapes = record_shapes || with_flops ? 1 : 0; /* FLOPs come from the inputs */
+    s->want_flops = with_flops ? 1 : 0;
+    if (shapes == s->want_shapes)
+        return 0;
+    s->want_shapes = shapes;
+    g_thread_shapes.fetch_add(shapes ? 1 : -1);
+    std::lock_guard<std::mutex> guard(g_lock);
+    if (g_enabled_kind)
+        apply_enabled(wanted_kind());
+    return 0;
 }
 
 } // extern "C"

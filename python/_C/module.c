@@ -205,6 +205,16 @@ static PyObject *py_thread_pause(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_thread_op_options(PyObject *self, PyObject *args)
+{
+    int shapes, flops;
+    if (!PyArg_ParseTuple(args, "pp:thread_op_options", &shapes, &flops))
+        return NULL;
+    aip_thread_op_options((shapes ? AIP_THREAD_RECORD_SHAPES : 0u) |
+                          (flops ? AIP_THREAD_WITH_FLOPS : 0u));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"now_ns", py_now_ns, METH_NOARGS, "now_ns() -> int: the recording clock in ns."},
     {"is_recording", py_is_recording, METH_NOARGS,
@@ -212,6 +222,9 @@ static PyMethodDef methods[] = {
     {"thread_pause", py_thread_pause, METH_O,
      "thread_pause(paused): the calling thread's ops and annotations are not recorded "
      "while paused."},
+    {"thread_op_options", py_thread_op_options, METH_VARARGS,
+     "thread_op_options(record_shapes, with_flops): the calling thread's ops keep input "
+     "shapes (and FLOPs) whatever the trace's options."},
     {"set_process_name", py_set_process_name, METH_O,
      "set_process_name(name): the process name shown in traces."},
     {"thread_name", py_thread_name, METH_O, "thread_name(name): name the calling thread."},

@@ -56,6 +56,20 @@ static __thread int thread_paused __attribute__((tls_model("initial-exec")));
 
 void aip_thread_pause(int paused) { thread_paused = paused != 0; }
 
+/* aip_thread_op_options(), as AIP_MASK_* bits ORed into the trace's mask
+ * for this thread's op fields. */
+static __thread uint32_t thread_op_mask __attribute__((tls_model("initial-exec")));
+
+void aip_thread_op_options(unsigned options)
+{
+    uint32_t m = 0;
+    if (options & (AIP_THREAD_RECORD_SHAPES | AIP_THREAD_WITH_FLOPS))
+        m |= AIP_MASK_SHAPES;
+    if (options & AIP_THREAD_WITH_FLOPS)
+        m |= AIP_MASK_FLOPS;
+    thread_op_mask = m;
+}
+
 void aip_annotation_push_id(aip_string_id name)
 {
     aip__tstate *t = aip__current();
@@ -254,7 +268,7 @@ void aip_op_begin(const aip_op_info *op)
         t->op_depth++;
         return;
     }
-    uint32_t m = aip__rec_mask;
+    uint32_t m = aip__rec_mask | thread_op_mask;
     aip__op_frame *f = &t->op[t->op_depth++];
     f->name = op->name_id ? op->name_id : aip_intern(op->name);
     f->flags = op->is_backward ? AIP_OPF_BACKWARD : 0;

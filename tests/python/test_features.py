@@ -403,9 +403,47 @@ def test_disable_profiler_in_child_thread_leaves_its_ops_out():
         {threading.get_native_id()}
     assert {e["tid"] for e in slices(trace, "cpu_op", "aten::abs")} == {tids["child"]}
     assert not slices(trace, name="hidden")
-    with pytest.warns(RuntimeWarning, match="record_shapes not added"):
+    with pytest.warns(RuntimeWarning, match="with_modules cannot be turned on for one thread"):
         with P.profile():
-            P.profile.enable_profiler_in_child_thread(record_shapes=True)
+            P.profile.enable_profiler_in_child_thread(with_modules=True)
+
+
+@needs_torch
+def test_child_thread_options_shapes_and_flops():
+    """enable_profiler_in_child_thread(record_shapes=True, with_flops=True)
+    is that thread's collection configuration (the seed): its ops carry
+    input shapes and FLOPs though the profile has neither; the main
+    thread's ops do not, and disable_...() ends it for the thread."""
+    import torch
+    a = torch.ones(8, 4)
+    b = torch.ones(4, 2)
+    tids = {}
+
+    def child():
+        tids["child"] = threading.get_native_id()
+        P.profile.enable_profiler_in_child_thread(record_shapes=True, with_flops=True)
+        torch.mm(a, b)                     # shapes and FLOPs
+        P.profile.disable_profiler_in_child_thread()
+        P.profile.enable_profiler_in_child_thread()
+        torch.mm(b.t(), a.t())             # the options are set anew: none
+
+    with P.profile(on_trace_ready=P.tensorboard_trace_handler("./r")):
+        torch.mm(a, b)                     # the main thread: the profile's options
+        t = threading.Thread(target=child)
+        t.start()
+        t.join()
+    trace = trace_of(result_dirs("./r")[0])
+    main = threading.get_native_id()
+    mms = [e for e in slices(trace, "cpu_op", "aten::mm")]
+    by_thread = {}
+    for e in mms:
+        by_thread.setdefault(e["tid"], []).append(e)
+    assert set(by_thread) == {main, tids["child"]}, mms
+    assert all("Input Dims" not in e.get("args", {}) for e in by_thread[main])
+    first, second = sorted(by_thread[tids["child"]], key=lambda e: e["ts"])
+    assert first["args"]["Input Dims"] == "[[8, 4], [4, 2]]", first
+    assert first["args"]["flops"] == 2 * 8 * 4 * 2, first
+    assert "Input Dims" not in second.get("args", {}) and "flops" not in second.get("args", {})
 
 
 def test_package_works_without_torch():

@@ -20,6 +20,7 @@ typedef struct raw_counts {
     uint64_t stats_recorded, stats_dropped;
     uint64_t chunks, event_chunks;
     uint64_t prefix_hits;        /* records whose name starts with `prefix` */
+    uint64_t ops_with_shapes, ops_with_flops;
     uint64_t strings;
     int clean_end;
     uint64_t corrupt, truncated;
@@ -93,6 +94,10 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
                 if (h.size < 8)
                     break;
                 c.by_kind[h.kind & 15]++;
+                if (h.kind == AIP_REC_OP) {
+                    c.ops_with_shapes += (h.flags & AIP_OPF_SHAPES) != 0;
+                    c.ops_with_flops += (h.flags & AIP_OPF_FLOPS) != 0;
+                }
                 if (prefix && h.name < n && texts[h.name] &&
                     strncmp(texts[h.name], prefix, strlen(prefix)) == 0)
                     c.prefix_hits++;

@@ -168,6 +168,45 @@ static void test_paused_thread_is_left_out(void)
     aip_session_destroy(s);
 }
 
+/* aip_thread_op_options(): a thread's ops keep shapes and FLOPs the config
+ * lacks; other threads' do not, and 0 ends it. */
+static void *options_worker(void *arg)
+{
+    (void)arg;
+    aip_op_info op = {.name = "opt_op", .sequence_number = -1, .input_shapes = "[[2, 3]]",
+                      .input_dtypes = "[float]", .flops = 12};
+    aip_thread_op_options(AIP_THREAD_WITH_FLOPS); /* implies shapes */
+    aip_op_begin(&op);
+    aip_op_end();
+    aip_thread_op_options(0);
+    aip_op_begin(&op);
+    aip_op_end();
+    return NULL;
+}
+
+static void test_thread_op_options(void)
+{
+    aip_config c;
+    cpu_config(&c); /* no record_shapes, no with_flops */
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    pthread_t th;
+    pthread_create(&th, NULL, options_worker, NULL);
+    pthread_join(th, NULL);
+    aip_op_info op = {.name = "main_op", .sequence_number = -1, .input_shapes = "[[1]]",
+                      .flops = 5};
+    aip_op_begin(&op);
+    aip_op_end();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
+    ASSERT_EQ(rc.by_kind[AIP_REC_OP], 3);
+    ASSERT_EQ(rc.ops_with_shapes, 1);
+    ASSERT_EQ(rc.ops_with_flops, 1);
+    aip_session_destroy(s);
+}
+
 /* Stop while threads are still recording: nothing torn, counts consistent. */
 static volatile int keep_going;
 static void *spinner(void *arg)
@@ -323,6 +362,7 @@ static void teardown(void) { rm_rf(tmp); }
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
           TEST_CASE(test_no_drops_with_room), TEST_CASE(test_threads_exiting_mid_trace),
           TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_paused_thread_is_left_out),
+          TEST_CASE(test_thread_op_options),
           TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
           TEST_CASE(test_sigkill_recovers_flushed_chunks),
           TEST_CASE(teardown))

@@ -64,7 +64,7 @@ def _load(torch):
             _problem = (f"the PyTorch adapter was built for torch {built}, this is torch "
                         f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
             return None
-        if lib.aiprof_torch_abi() != 4:
+        if lib.aiprof_torch_abi() != 5:
             _problem = "PyTorch adapter: ABI mismatch"
             return None
         _loaded_lib = lib
@@ -118,6 +118,19 @@ def pause_thread(paused):
     if lib is None:
         return False
     lib.aiprof_torch_thread_pause(int(paused))
+    return True
+
+
+def thread_options(record_shapes, with_flops):
+    """enable_profiler_in_child_thread(record_shapes=, with_flops=): the
+    calling thread's ops keep input shapes (and FLOPs) whatever the running
+    profile's options: libaiprof keeps them, the adapter describes them."""
+    _C.thread_op_options(bool(record_shapes), bool(with_flops))
+    torch = sys.modules.get("torch")
+    lib = _loaded_lib or (_load(torch) if torch is not None else None)
+    if lib is None:
+        return False
+    lib.aiprof_torch_thread_options(int(record_shapes), int(with_flops))
     return True
 
 

@@ -488,28 +488,34 @@ class profile(_KinetoProfile):
                                         with_stack=False, with_flops=False, with_modules=False):
         """Record this thread's PyTorch ops (again).  aiprof's callbacks are
         global, so every thread is recorded without this call; it undoes
-        disable_profiler_in_child_thread() on this thread.  The running
-        profile's options apply to every thread: an option asked for here
-        that the profile does not have is not added (a warning says so)."""
+        disable_profiler_in_child_thread() on this thread.  record_shapes
+        and with_flops apply to this thread's ops even when the running
+        profile lacks them.  profile_memory, with_stack and with_modules are
+        process-wide collectors: one asked for here that the profile does
+        not have is not added (a warning says so)."""
         asked = {name: check_bool(name, value) for name, value in (
             ("record_shapes", record_shapes), ("profile_memory", profile_memory),
             ("with_stack", with_stack), ("with_flops", with_flops),
             ("with_modules", with_modules))}
         _torch_bridge.pause_thread(False)
+        _torch_bridge.thread_options(asked["record_shapes"], asked["with_flops"])
         prof = _active
         if prof is not None:
-            missing = [n for n, on in asked.items() if on and not getattr(prof, n)]
+            missing = [n for n in ("profile_memory", "with_stack", "with_modules")
+                       if asked[n] and not getattr(prof, n)]
             if missing:
                 _warn_once(("child-options",) + tuple(missing),
-                           "enable_profiler_in_child_thread: the running profile's options "
-                           "apply to every thread; " + ", ".join(missing) + " not added for "
-                           "this thread")
+                           "enable_profiler_in_child_thread: " + ", ".join(missing) +
+                           " cannot be turned on for one thread (process-wide collectors); "
+                           "not added for this thread")
 
     @staticmethod
     def disable_profiler_in_child_thread():
         """This thread's PyTorch ops (and record_function ranges) are no
-        longer recorded, until enable_profiler_in_child_thread() on it."""
+        longer recorded, until enable_profiler_in_child_thread() on it,
+        which also sets its options anew."""
         _torch_bridge.pause_thread(True)
+        _torch_bridge.thread_options(False, False)
 
 
 # _KinetoProfile has no step(): say so clearly instead of a bare AttributeError.
