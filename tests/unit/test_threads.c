@@ -145,23 +145,38 @@ static void *paused_worker(void *arg)
     return NULL;
 }
 
-static void test_paused_thread_is_left_out(void)
+/* A CPU (and mstx) trace in which `worker` runs on its own thread, then the
+ * main thread runs `main_op`; the raw data counted (names by `prefix`). */
+static aip_session *trace_with_worker(void *(*worker)(void *), const aip_op_info *main_op,
+                                      const char *prefix, raw_counts *rc)
 {
     aip_config c;
-    cpu_config(&c);
+    cpu_config(&c); /* no record_shapes, no with_flops */
     c.mstx = 1;
     aip_session *s;
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    if (aip_session_create(&c, &s) != AIP_OK)
+        return NULL;
     pthread_t th;
-    pthread_create(&th, NULL, paused_worker, NULL);
+    if (aip_session_start(s) != AIP_OK || pthread_create(&th, NULL, worker, NULL) != 0) {
+        aip_session_destroy(s);
+        return NULL;
+    }
     pthread_join(th, NULL);
-    aip_op_info op = {.name = "main_op", .sequence_number = -1};
-    aip_op_begin(&op);
+    aip_op_begin(main_op);
     aip_op_end();
-    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    if (aip_session_stop(s) != AIP_OK || !raw_count_session(s, prefix, rc)) {
+        aip_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void test_paused_thread_is_left_out(void)
+{
+    aip_op_info op = {.name = "main_op", .sequence_number = -1};
     raw_counts rc;
-    ASSERT_TRUE(raw_count_session(s, "paused_", &rc));
+    aip_session *s = trace_with_worker(paused_worker, &op, "paused_", &rc);
+    ASSERT_TRUE(s != NULL);
     ASSERT_EQ(rc.prefix_hits, 1); /* the mark only */
     ASSERT_EQ(rc.by_kind[AIP_REC_OP], 2); /* resumed_op, main_op */
     ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 0);
@@ -186,21 +201,11 @@ static void *options_worker(void *arg)
 
 static void test_thread_op_options(void)
 {
-    aip_config c;
-    cpu_config(&c); /* no record_shapes, no with_flops */
-    aip_session *s;
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
-    pthread_t th;
-    pthread_create(&th, NULL, options_worker, NULL);
-    pthread_join(th, NULL);
     aip_op_info op = {.name = "main_op", .sequence_number = -1, .input_shapes = "[[1]]",
                       .flops = 5};
-    aip_op_begin(&op);
-    aip_op_end();
-    ASSERT_EQ(aip_session_stop(s), AIP_OK);
     raw_counts rc;
-    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
+    aip_session *s = trace_with_worker(options_worker, &op, NULL, &rc);
+    ASSERT_TRUE(s != NULL);
     ASSERT_EQ(rc.by_kind[AIP_REC_OP], 3);
     ASSERT_EQ(rc.ops_with_shapes, 1);
     ASSERT_EQ(rc.ops_with_flops, 1);
