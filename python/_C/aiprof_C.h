@@ -3,8 +3,9 @@
  *
  * The extension is the Python face of libaiprof: session control
  * (session.c), annotations and mstx (annotate.c), and the collectors that
- * need the interpreter — the Python call-stack tracer (pytracer.c), the
- * nn.Module path (modules.c) and GC passes (gc.c).  The PyTorch adapter
+ * need the interpreter — the Python call-stack tracer (pytracer.c,
+ * eval_frame.c), the nn.Module path (nn_module_path.c, nn_module_calls.c)
+ * and GC passes (gc.c).  aiprof_C.c defines the module itself.  The PyTorch adapter
  * (adapters/torch) reads the tracer's and module path's per-thread state
  * through op_context.h, never through Python.
  */
@@ -16,7 +17,7 @@
 
 #include "aiprof.h"
 
-/* module.c : raise the Python exception matching an aip_status, with
+/* aiprof_C.c : raise the Python exception matching an aip_status, with
  * aip_last_error() as the message.  Returns NULL for `return raise_...`. */
 PyObject *aipy_raise(aip_status status, const char *what);
 
@@ -24,26 +25,26 @@ PyObject *aipy_raise(aip_status status, const char *what);
 int aipy_session_init(PyObject *module);
 int aipy_annotate_init(PyObject *module);
 int aipy_tracer_init(PyObject *module);
-int aipy_modules_init(PyObject *module);
+int aipy_nn_module_path_init(PyObject *module);
 int aipy_gc_init(PyObject *module);
 int aipy_dynamic_init(PyObject *module);
 int aipy_trace_reader_init(PyObject *module);
 int aipy_step_hook_init(PyObject *module);
-int aipy_module_frames_init(PyObject *module);
+int aipy_nn_module_calls_init(PyObject *module);
 
-/* pytracer.c / modules.c : the current thread's call stack and module
+/* pytracer.c / nn_module_path.c : the current thread's call stack and module
  * path as text (NULL when none) and its string id; safe without the GIL,
  * see op_context.h. */
 const char *aipy_tracer_current_stack(aip_string_id *id);
 const char *aipy_modules_current_path(aip_string_id *id);
 
-/* with_modules (modules.c), with the GIL: `module` starts running / has
+/* with_modules (nn_module_path.c), with the GIL: `module` starts running / has
  * returned (or raised) on this thread.  enter returns -1 with a Python
  * error set, else 0. */
 int aipy_module_enter(PyObject *module);
 void aipy_module_leave(PyObject *module);
 
-/* pytracer.c : false when module calls are followed through the frame
+/* nn_module_calls.c : false when module calls are followed through the frame
  * evaluator and another evaluator has replaced ours (no GIL needed). */
 int aipy_modules_by_frame_current(void);
 

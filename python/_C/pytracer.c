@@ -1,20 +1,17 @@
 /*
  * pytracer.c — with_stack: python_function events and the Python call
- * stack of every recorded op.
+ * stack of every recorded op; the per-thread shadow stacks, the profile-hook
+ * mode, what the adapter reads, start and stop.
  *
- * A per-thread shadow stack follows the Python frames of its thread.  Two
- * ways of seeing calls feed it:
+ * A per-thread shadow stack (pytracer.h) follows the Python frames of its
+ * thread.  Two ways of seeing calls feed it:
  *
- *   - eval-frame mode (CPython 3.11): our function is the interpreter's
- *     frame evaluator (PEP 523), so each Python call and generator resume
- *     runs through eval_cb, which pushes, evaluates, and pops.  Python-to-
- *     Python calls then take the C path instead of being inlined, but the
- *     specialising interpreter keeps running: a profile hook would make
- *     CPython 3.11 de-specialise every instruction and build a frame object
- *     for every call, which made with_stack cost ~340 ns per call.
- *   - profile mode (other versions, or when someone else owns the frame
- *     evaluator; AIPROF_PY_TRACER=profile forces it): a C profile hook
- *     (PyEval_SetProfile) on every thread.
+ *   - eval-frame mode (CPython 3.11, eval_frame.c): our function is the
+ *     interpreter's frame evaluator (PEP 523) and pushes, evaluates and
+ *     pops each frame; the specialising interpreter keeps running;
+ *   - profile mode (here; other versions, or when someone else owns the
+ *     frame evaluator; AIPROF_PY_TRACER=profile forces it): a C profile
+ *     hook (PyEval_SetProfile) on every thread.
  *
  * When the PyTorch adapter records an op it asks for the thread's stack
  * (aipy_tracer_current_stack), usually with the GIL released, so it reads
@@ -38,19 +35,13 @@
  * its own push (aipy_pyfunc_pop_to), so pushes and pops stay paired through
  * exceptions and generator suspends.
  */
-#include "pystack_text.h"
-#include "eval_frame.h"
+#include "pytracer.h"
 
 #include <frameobject.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define MAX_DEPTH 128
-
-enum { MODE_PROFILE = 1, MODE_EVAL = 2 };
-
-/* ---- python_function events (shared with modules.c) ------------------ */
+/* ---- python_function events (shared with nn_module_path.c) ----------- */
 
 static __thread uint32_t pf_gen;   /* the trace pf_level counts events of */
 static __thread uint32_t pf_level; /* events this thread has open in it */
@@ -82,50 +73,26 @@ void aipy_pyfunc_pop_to(aipy_pyfunc_mark m)
 
 /* ---- per-thread shadow stacks ---------------------------------------- */
 
-typedef struct frame_entry {
-    const void *frame;       /* _PyInterpreterFrame (eval) or PyFrameObject (profile) */
-    uint64_t serial;         /* which push this is (see shadow.last_*) */
-    const code_info *ci;     /* NULL if it could not be made */
-    int caller_lasti;        /* the caller's offset when this frame was called */
-    const stack_node *outer; /* node of the frames below, once computed */
-    int outer_known;
-    aipy_pyfunc_mark pf;     /* its python_function event, gen 0 = none */
-} frame_entry;
-
-typedef struct shadow {
-    unsigned epoch;
-    int mode;
-    int depth; /* may exceed MAX_DEPTH: deeper frames are only counted */
-    uint64_t pushes;
-    PyThreadState *ts; /* eval mode: whose current frame tells what returned */
-    /* The last answer: one Python line often runs several ops (F.linear →
-     * aten::linear, aten::t, aten::addmm), which then share a stack. */
-    uint64_t last_serial;
-    int last_lasti;
-    const stack_node *last_node;
-    frame_entry e[MAX_DEPTH];
-} shadow;
-
-static unsigned tracer_epoch; /* changes at every start and stop */
-static int tracer_on;
-static int tracer_mode;
-static __thread shadow *tls_shadow __attribute__((tls_model("initial-exec")));
+unsigned aipy_tracer_epoch; /* changes at every start and stop */
+int aipy_tracer_on;
+int aipy_tracer_mode;
+__thread shadow *aipy_tls_shadow __attribute__((tls_model("initial-exec")));
 static pthread_key_t shadow_key;
 
 static void shadow_free(void *p) { free(p); }
 
-static shadow *shadow_fresh(void)
+shadow *aipy_shadow_fresh(void)
 {
-    shadow *s = tls_shadow;
+    shadow *s = aipy_tls_shadow;
     if (!s) {
         s = malloc(sizeof *s);
         if (!s)
             return NULL;
-        tls_shadow = s;
+        aipy_tls_shadow = s;
         pthread_setspecific(shadow_key, s); /* freed when the thread exits */
     }
-    s->epoch = tracer_epoch;
-    s->mode = tracer_mode;
+    s->epoch = aipy_tracer_epoch;
+    s->mode = aipy_tracer_mode;
     s->depth = 0;
     s->ts = NULL;
     s->last_node = NULL;
@@ -136,7 +103,7 @@ static shadow *shadow_fresh(void)
 static int frame_lasti(const shadow *s, const void *frame)
 {
 #ifdef AIPY_EVAL_FRAME
-    if (s->mode == MODE_EVAL) {
+    if (s->mode == TRACER_MODE_EVAL) {
         const _PyInterpreterFrame *f = frame;
         return _PyInterpreterFrame_LASTI(f) * (int)sizeof(_Py_CODEUNIT);
     }
@@ -146,10 +113,10 @@ static int frame_lasti(const shadow *s, const void *frame)
 
 /* With the GIL: push `frame` running `code`; `event` makes it a
  * python_function event too. */
-static void shadow_push(shadow *s, const void *frame, PyCodeObject *code, int event)
+void aipy_shadow_push(shadow *s, const void *frame, PyCodeObject *code, int event)
 {
     int d = s->depth++;
-    if (d >= MAX_DEPTH)
+    if (d >= SHADOW_MAX_DEPTH)
         return; /* deeper frames are only counted, and are no events */
     frame_entry *e = &s->e[d];
     e->ci = aipy_code_info(code);
@@ -164,114 +131,12 @@ static void shadow_push(shadow *s, const void *frame, PyCodeObject *code, int ev
     e->outer_known = d == 0;
 }
 
-/* Pop entries [d, depth), ending their python_function events (the first
- * of them that has one was pushed before all the others' events).  Needs
- * no GIL: it touches only this thread's state. */
-static void shadow_pop_to(shadow *s, int d)
-{
-    int top = s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH;
-    for (int i = d; i < top; i++)
-        if (s->e[i].pf.gen) {
-            aipy_pyfunc_pop_to(s->e[i].pf);
-            break;
-        }
-    s->depth = d;
-}
-
-/* ---- eval-frame mode (CPython 3.11) ----------------------------------- */
-
-#ifdef AIPY_EVAL_FRAME
-
-/* `cur` is the thread's running frame: entries above it returned unseen
- * (frames replayed at the start).  Cheap when nothing did: one compare. */
-static void eval_sync(shadow *s, const _PyInterpreterFrame *cur)
-{
-    int top = s->depth;
-    if (top == 0 || top > MAX_DEPTH || s->e[top - 1].frame == cur)
-        return;
-    for (int k = top - 2; k >= 0; k--)
-        if (s->e[k].frame == cur) {
-            shadow_pop_to(s, k + 1);
-            return;
-        }
-    if (!cur)
-        shadow_pop_to(s, 0);
-}
-
-/* With the GIL: push the thread's running frames, outermost first, as
- * python_function events that start now. */
-static void eval_replay(shadow *s, PyThreadState *ts)
-{
-    int n = 0;
-    for (_PyInterpreterFrame *f = ts->cframe->current_frame; f; f = f->previous)
-        if (!_PyFrame_IsIncomplete(f))
-            n++;
-    if (!n)
-        return;
-    _PyInterpreterFrame **chain = malloc(sizeof *chain * (size_t)n);
-    if (!chain)
-        return;
-    int i = n;
-    for (_PyInterpreterFrame *f = ts->cframe->current_frame; f; f = f->previous)
-        if (!_PyFrame_IsIncomplete(f))
-            chain[--i] = f;
-    for (i = 0; i < n; i++)
-        shadow_push(s, chain[i], chain[i]->f_code, 1);
-    free(chain);
-}
-
-/* Module calls are handed to module_frames.c (with_modules, INPUT labels). */
-static inline PyObject *eval_frame_of(PyThreadState *ts, _PyInterpreterFrame *frame,
-                                      int throwflag)
-{
-    if (aipy_module_frames_on && frame->f_code == aipy_module_call_code && !throwflag)
-        return aipy_eval_module_call(ts, frame, throwflag);
-    return _PyEval_EvalFrameDefault(ts, frame, throwflag);
-}
-
-static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
-{
-    shadow *s = tls_shadow;
-    if (__builtin_expect(!s || s->epoch != tracer_epoch || s->mode != MODE_EVAL, 0)) {
-        if (!tracer_on || tracer_mode != MODE_EVAL || !(s = shadow_fresh()))
-            return eval_frame_of(ts, frame, throwflag);
-        eval_replay(s, ts);
-    }
-    s->ts = ts;
-    eval_sync(s, ts->cframe->current_frame);
-    int d = s->depth;
-    shadow_push(s, frame, frame->f_code, 1);
-    uint64_t serial = s->pushes;
-    unsigned epoch = s->epoch;
-    PyObject *r = eval_frame_of(ts, frame, throwflag);
-    if (s->epoch == epoch && s->depth > d && (d >= MAX_DEPTH || s->e[d].serial == serial))
-        shadow_pop_to(s, d);
-    return r;
-}
-
-static PyInterpreterState *eval_interp; /* where eval_cb was installed */
-
-/* Our evaluator is installed while it follows calls or module calls; it
- * never replaces another one (torch.compile's). */
-void aipy_eval_update(PyInterpreterState *interp)
-{
-    eval_interp = interp;
-    int need = (tracer_on && tracer_mode == MODE_EVAL) || aipy_module_frames_on;
-    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
-    if (need && cur == _PyEval_EvalFrameDefault)
-        _PyInterpreterState_SetEvalFrameFunc(interp, eval_cb);
-    else if (!need && cur == eval_cb)
-        _PyInterpreterState_SetEvalFrameFunc(interp, _PyEval_EvalFrameDefault);
-}
-
-#endif /* AIPY_EVAL_FRAME */
-
 /* ---- profile mode ------------------------------------------------------ */
 
 static void profile_push(shadow *s, PyFrameObject *frame, int event)
 {
     PyCodeObject *code = PyFrame_GetCode(frame);
-    shadow_push(s, frame, code, event);
+    aipy_shadow_push(s, frame, code, event);
     Py_DECREF(code);
 }
 
@@ -279,16 +144,16 @@ static void profile_pop(shadow *s, PyFrameObject *frame)
 {
     if (s->depth <= 0)
         return;
-    if (s->depth <= MAX_DEPTH && s->e[s->depth - 1].frame != frame) {
+    if (s->depth <= SHADOW_MAX_DEPTH && s->e[s->depth - 1].frame != frame) {
         /* A missed return (an exception through C code): unwind to it. */
         for (int d = s->depth - 1; d >= 0; d--)
             if (s->e[d].frame == frame) {
-                shadow_pop_to(s, d);
+                aipy_shadow_pop_to(s, d);
                 return;
             }
         return; /* not ours: a frame entered before tracing without replay */
     }
-    shadow_pop_to(s, s->depth - 1);
+    aipy_shadow_pop_to(s, s->depth - 1);
 }
 
 /* Push `frames` (a tuple, outermost first) onto the calling thread's stack. */
@@ -349,12 +214,12 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 {
     if (what != PyTrace_CALL && what != PyTrace_RETURN)
         return 0;
-    shadow *s = tls_shadow;
-    if (!s || s->epoch != tracer_epoch) {
-        if (!(s = shadow_fresh()))
+    shadow *s = aipy_tls_shadow;
+    if (!s || s->epoch != aipy_tracer_epoch) {
+        if (!(s = aipy_shadow_fresh()))
             return 0;
         ReplayObject *r = (ReplayObject *)obj;
-        if (r && r->frames && r->epoch == tracer_epoch) {
+        if (r && r->frames && r->epoch == aipy_tracer_epoch) {
             profile_replay(s, r->frames);
             Py_CLEAR(r->frames);
         }
@@ -375,6 +240,50 @@ static int profile_hook_is_ours(void)
 {
     PyThreadState *ts = PyGILState_GetThisThreadState();
     return ts && __atomic_load_n(&ts->c_profilefunc, __ATOMIC_RELAXED) == profile_cb;
+}
+
+/* A profile function that is not ours belongs to another profiler (torch's
+ * with_stack tracer, a debugger, cProfile): it is never replaced or
+ * removed — CPython has one slot, and taking it would break that tool. */
+static int foreign_hook(PyThreadState *ts)
+{
+    return ts->c_profilefunc && ts->c_profilefunc != profile_cb;
+}
+
+/* Profile mode: the hook on every thread whose slot is free (or ours). */
+static PyObject *profile_start(PyThreadState *me)
+{
+    long skipped = 0;
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
+         ts = PyThreadState_Next(ts)) {
+        if (foreign_hook(ts)) {
+            skipped++;
+            continue;
+        }
+        PyObject *frames = thread_frames(ts);
+        if (!frames)
+            return NULL;
+        if (ts == me) {
+            shadow *s = aipy_shadow_fresh();
+            if (s)
+                profile_replay(s, frames);
+            Py_DECREF(frames);
+            PyEval_SetProfile(profile_cb, NULL);
+            continue;
+        }
+        ReplayObject *r = PyObject_New(ReplayObject, &ReplayType);
+        if (!r) {
+            Py_DECREF(frames);
+            return NULL;
+        }
+        r->frames = frames;
+        r->epoch = aipy_tracer_epoch;
+        int rc = _PyEval_SetProfile(ts, profile_cb, (PyObject *)r);
+        Py_DECREF(r);
+        if (rc < 0)
+            return NULL;
+    }
+    return PyLong_FromLong(skipped);
 }
 
 /* ---- what the adapter calls (no GIL) --------------------------------- */
@@ -400,13 +309,13 @@ static const stack_node *outer_of(shadow *s, int k)
 static int shadow_current(shadow *s)
 {
 #ifdef AIPY_EVAL_FRAME
-    if (s->mode == MODE_EVAL) {
-        if (s->depth > MAX_DEPTH) /* the counted-only frames are above */
+    if (s->mode == TRACER_MODE_EVAL) {
+        if (s->depth > SHADOW_MAX_DEPTH) /* the counted-only frames are above */
             return 1;
         if (!s->ts)
             return 0;
         const _PyInterpreterFrame *cur = s->ts->cframe->current_frame;
-        eval_sync(s, cur);
+        aipy_eval_sync(s, cur);
         return s->depth > 0 && s->e[s->depth - 1].frame == cur;
     }
 #endif
@@ -415,11 +324,11 @@ static int shadow_current(shadow *s)
 
 const char *aipy_tracer_current_stack(aip_string_id *id)
 {
-    shadow *s = tls_shadow;
-    if (!s || !__atomic_load_n(&tracer_on, __ATOMIC_RELAXED) || s->epoch != tracer_epoch ||
-        s->depth <= 0 || !shadow_current(s))
+    shadow *s = aipy_tls_shadow;
+    if (!s || !__atomic_load_n(&aipy_tracer_on, __ATOMIC_RELAXED) ||
+        s->epoch != aipy_tracer_epoch || s->depth <= 0 || !shadow_current(s))
         return NULL;
-    int top = (s->depth < MAX_DEPTH ? s->depth : MAX_DEPTH) - 1;
+    int top = (s->depth < SHADOW_MAX_DEPTH ? s->depth : SHADOW_MAX_DEPTH) - 1;
     frame_entry *e = &s->e[top];
     if (!e->ci)
         return NULL;
@@ -441,88 +350,30 @@ const char *aipy_tracer_current_stack(aip_string_id *id)
 
 /* ---- start / stop ------------------------------------------------------ */
 
-/* A profile function that is not ours belongs to another profiler (torch's
- * with_stack tracer, a debugger, cProfile): it is never replaced or
- * removed — CPython has one slot, and taking it would break that tool. */
-static int foreign_hook(PyThreadState *ts)
-{
-    return ts->c_profilefunc && ts->c_profilefunc != profile_cb;
-}
-
-int aipy_want_eval_mode(PyInterpreterState *interp)
-{
-#ifdef AIPY_EVAL_FRAME
-    const char *force = getenv("AIPROF_PY_TRACER");
-    if (force && !strcmp(force, "profile"))
-        return 0;
-    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
-    return cur == eval_cb || cur == _PyEval_EvalFrameDefault;
-#else
-    (void)interp;
-    return 0;
-#endif
-}
-
-/* Profile mode: the hook on every thread whose slot is free (or ours). */
-static PyObject *profile_start(PyThreadState *me)
-{
-    long skipped = 0;
-    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
-         ts = PyThreadState_Next(ts)) {
-        if (foreign_hook(ts)) {
-            skipped++;
-            continue;
-        }
-        PyObject *frames = thread_frames(ts);
-        if (!frames)
-            return NULL;
-        if (ts == me) {
-            shadow *s = shadow_fresh();
-            if (s)
-                profile_replay(s, frames);
-            Py_DECREF(frames);
-            PyEval_SetProfile(profile_cb, NULL);
-            continue;
-        }
-        ReplayObject *r = PyObject_New(ReplayObject, &ReplayType);
-        if (!r) {
-            Py_DECREF(frames);
-            return NULL;
-        }
-        r->frames = frames;
-        r->epoch = tracer_epoch;
-        int rc = _PyEval_SetProfile(ts, profile_cb, (PyObject *)r);
-        Py_DECREF(r);
-        if (rc < 0)
-            return NULL;
-    }
-    return PyLong_FromLong(skipped);
-}
-
 /* tracer_start() -> int: start following calls; returns how many threads
  * kept another profiler's hook (profile mode), 0 in eval-frame mode. */
 static PyObject *py_tracer_start(PyObject *self, PyObject *unused)
 {
     PyThreadState *me = PyThreadState_Get();
-    __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&aipy_tracer_epoch, aipy_tracer_epoch + 1, __ATOMIC_RELAXED);
     PyObject *r;
 #ifdef AIPY_EVAL_FRAME
     if (aipy_want_eval_mode(me->interp)) {
-        tracer_mode = MODE_EVAL;
-        shadow *s = shadow_fresh();
+        aipy_tracer_mode = TRACER_MODE_EVAL;
+        shadow *s = aipy_shadow_fresh();
         if (s) {
             s->ts = me;
-            eval_replay(s, me);
+            aipy_eval_replay(s, me);
         }
         r = PyLong_FromLong(0);
     } else
 #endif
     {
-        tracer_mode = MODE_PROFILE;
+        aipy_tracer_mode = TRACER_MODE_PROFILE;
         r = profile_start(me);
     }
     if (r)
-        __atomic_store_n(&tracer_on, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&aipy_tracer_on, 1, __ATOMIC_RELAXED);
 #ifdef AIPY_EVAL_FRAME
     aipy_eval_update(me->interp);
 #endif
@@ -539,8 +390,8 @@ static PyObject *py_tracer_own_dir(PyObject *self, PyObject *dir)
 static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
 {
     PyThreadState *me = PyThreadState_Get();
-    __atomic_store_n(&tracer_on, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&tracer_epoch, tracer_epoch + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&aipy_tracer_on, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&aipy_tracer_epoch, aipy_tracer_epoch + 1, __ATOMIC_RELAXED);
 #ifdef AIPY_EVAL_FRAME
     aipy_eval_update(me->interp);
 #endif
@@ -556,14 +407,14 @@ static PyObject *py_tracer_stop(PyObject *self, PyObject *unused)
  * thread's frames. */
 static PyObject *py_tracer_thread_hook(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (!tracer_on || tracer_mode != MODE_PROFILE) {
+    if (!aipy_tracer_on || aipy_tracer_mode != TRACER_MODE_PROFILE) {
         PyEval_SetProfile(NULL, NULL);
         Py_RETURN_NONE;
     }
     PyObject *frames = thread_frames(PyThreadState_Get());
     if (!frames)
         return NULL;
-    shadow *s = shadow_fresh();
+    shadow *s = aipy_shadow_fresh();
     if (s)
         profile_replay(s, frames);
     Py_DECREF(frames);
@@ -577,29 +428,19 @@ static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
 {
     PyThreadState *ts = PyThreadState_Get();
 #ifdef AIPY_EVAL_FRAME
-    if (tracer_mode == MODE_EVAL) {
-        _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(ts->interp);
-        return PyLong_FromLong(cur == eval_cb ? 0 : cur == _PyEval_EvalFrameDefault ? 1 : 2);
-    }
+    if (aipy_tracer_mode == TRACER_MODE_EVAL)
+        return PyLong_FromLong(aipy_eval_hook_state(ts->interp));
 #endif
     return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
 }
 
-int aipy_eval_is_ours(void)
-{
-#ifdef AIPY_EVAL_FRAME
-    return eval_interp && _PyInterpreterState_GetEvalFrameFunc(eval_interp) == eval_cb;
-#else
-    return 0;
-#endif
-}
-
 static PyObject *py_tracer_mode(PyObject *self, PyObject *unused)
 {
-    int mode = tracer_on ? tracer_mode : 0;
+    int mode = aipy_tracer_on ? aipy_tracer_mode : 0;
     if (!mode) /* not following calls now: what a start would choose */
-        mode = aipy_want_eval_mode(PyThreadState_Get()->interp) ? MODE_EVAL : MODE_PROFILE;
-    return PyUnicode_FromString(mode == MODE_EVAL ? "eval_frame" : "profile");
+        mode = aipy_want_eval_mode(PyThreadState_Get()->interp) ? TRACER_MODE_EVAL
+                                                                : TRACER_MODE_PROFILE;
+    return PyUnicode_FromString(mode == TRACER_MODE_EVAL ? "eval_frame" : "profile");
 }
 
 static PyObject *py_tracer_stats(PyObject *self, PyObject *unused)

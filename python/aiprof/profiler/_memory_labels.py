@@ -41,13 +41,13 @@ straight from the C wrapper, with no Python in between.
 Cost.  Storages are read by the PyTorch adapter (labels.cpp, one call per
 list of tensors) when it is built with pybind11's headers, else here in
 Python (~0.65 us a tensor).  Top-level module inputs: on CPython 3.11 with
-the adapter's labels, the frame evaluator (module_frames.c) labels the arguments
-of each Module._call_impl frame that runs with no module call below it on
-the thread, and no module hook is installed.  Otherwise top-level modules
-are found during a trace's first step with global nn.Module hooks, which
-slow every module call; from the first optimizer or profiler step on, only
-those modules keep hooks of their own (a pre-hook), and the global ones are
-removed.
+the adapter's labels, the frame evaluator (nn_module_calls.c) labels the
+arguments of each Module._call_impl frame that runs with no module call
+below it on the thread, and no module hook is installed.  Otherwise
+top-level modules are found during a trace's first step with global
+nn.Module hooks, which slow every module call; from the first optimizer or
+profiler step on, only those modules keep hooks of their own (a pre-hook),
+and the global ones are removed.
 """
 import sys
 import threading
@@ -350,8 +350,8 @@ def _end_discovery(force=False):
 
 def _inputs_by_frames(on):
     """Top-level module inputs labelled from the frame evaluator
-    (module_frames.c: frames of Module._call_impl with no module call running on
-    the thread), with no module hook at all; True if that is how they are
+    (nn_module_calls.c: frames of Module._call_impl with no module call running
+    on the thread), with no module hook at all; True if that is how they are
     labelled now, False when the hooks must do it (another Python, no
     adapter labels, a foreign evaluator)."""
     native = _torch_bridge.native_labels() if on else None

@@ -204,7 +204,7 @@ def native_labels():
 
 def module_call_code():
     """The code of torch's nn.Module._call_impl, whose frames are module
-    calls (python/_C/module_frames.c), or None."""
+    calls (python/_C/nn_module_calls.c), or None."""
     mod = sys.modules.get("torch.nn.modules.module")
     return getattr(getattr(getattr(mod, "Module", None), "_call_impl", None), "__code__", None)
 

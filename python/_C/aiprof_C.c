@@ -1,6 +1,7 @@
 /*
- * module.c — the aiprof._C module: process-level calls (clock, names,
- * analysis) and the error mapping every other part uses.
+ * aiprof_C.c — the aiprof._C extension module itself: its definition and
+ * init (each part registers its own functions), process-level calls
+ * (clock, names, analysis) and the error mapping every other part uses.
  *
  * aip_status → Python exception: bad arguments and paths are ValueError
  * (the message from aip_last_error() names the parameter), a call at the
@@ -258,9 +259,9 @@ PyMODINIT_FUNC PyInit__C(void)
     if (!m)
         return NULL;
     if (aipy_session_init(m) || aipy_annotate_init(m) || aipy_tracer_init(m) ||
-        aipy_modules_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m) ||
+        aipy_nn_module_path_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m) ||
         aipy_trace_reader_init(m) || aipy_step_hook_init(m) ||
-        aipy_module_frames_init(m)) {
+        aipy_nn_module_calls_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -1,12 +1,12 @@
 /*
- * modules.c — with_modules: the nn.Module path of every recorded op.
+ * nn_module_path.c — with_modules: the nn.Module path of every recorded op.
  *
  * Modules are entered and left (aipy_module_enter / aipy_module_leave)
  * from one of two places while a profile with with_modules records:
  *
- *   - the frame evaluator (pytracer.c, CPython 3.11): every frame of
- *     nn.Module._call_impl enters its `self` and leaves it when the frame
- *     ends, raising or not.  No Python hook is installed, so torch keeps
+ *   - the frame evaluator (eval_frame.c, nn_module_calls.c; CPython 3.11):
+ *     every frame of nn.Module._call_impl enters its `self` and leaves it
+ *     when the frame ends, raising or not.  No Python hook is installed, so torch keeps
  *     the fast path of _call_impl (global hooks send every module call of
  *     the program down its slow path, ~1.5 us each);
  *   - otherwise torch's global forward pre-hook and forward hook
@@ -325,7 +325,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int aipy_modules_init(PyObject *module)
+int aipy_nn_module_path_init(PyObject *module)
 {
     if (pthread_key_create(&mods_key, stack_free) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "cannot create the module tracker's thread key");

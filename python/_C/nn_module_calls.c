@@ -1,12 +1,13 @@
 /*
- * module_frames.c — nn.Module calls followed through the frame evaluator
+ * nn_module_calls.c — nn.Module calls followed through the frame evaluator
  * (CPython 3.11): every frame of Module._call_impl is one module call, its
  * `self` the frame's first local and its positional arguments the *args
  * tuple after it.  Two users:
  *
- *   - with_modules (modules.c): the call enters and leaves its module, so
- *     ops get their module path and the module its python_function event,
- *     exactly, exceptions included, with no module hook;
+ *   - with_modules (nn_module_path.c): the call enters and leaves its
+ *     module, so ops get their module path and the module its
+ *     python_function event, exactly, exceptions included, with no module
+ *     hook;
  *   - profile_memory (_memory_labels.py): the arguments of a top-level call
  *     (no module call running below it on the thread) are labelled INPUT
  *     through the adapter, again with no hook.
@@ -21,7 +22,7 @@
  * run one module call each (its `self` the frame's first local, its
  * positional arguments the *args tuple after it).  Set once, kept. */
 PyCodeObject *aipy_module_call_code;
-int aipy_module_frames_on;
+int aipy_module_calls_on;
 
 #ifdef AIPY_EVAL_FRAME
 static int module_args_index; /* localsplus index of the *args tuple */
@@ -92,7 +93,7 @@ static PyObject *py_modules_by_frames(PyObject *self, PyObject *code)
 #ifdef AIPY_EVAL_FRAME
     PyThreadState *me = PyThreadState_Get();
     modules_by_frame = code != Py_None && use_module_code(me->interp, code);
-    aipy_module_frames_on = modules_by_frame || inputs_label;
+    aipy_module_calls_on = modules_by_frame || inputs_label;
     aipy_eval_update(me->interp);
     return PyBool_FromLong(modules_by_frame);
 #else
@@ -119,7 +120,7 @@ static PyObject *py_inputs_by_frames(PyObject *self, PyObject *args)
 #ifdef AIPY_EVAL_FRAME
     PyThreadState *me = PyThreadState_Get();
     inputs_label = fn && use_module_code(me->interp, code) ? (input_label_fn)fn : NULL;
-    aipy_module_frames_on = modules_by_frame || inputs_label;
+    aipy_module_calls_on = modules_by_frame || inputs_label;
     aipy_eval_update(me->interp);
     return PyBool_FromLong(inputs_label != NULL);
 #else
@@ -148,4 +149,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int aipy_module_frames_init(PyObject *module) { return PyModule_AddFunctions(module, methods); }
+int aipy_nn_module_calls_init(PyObject *module)
+{
+    return PyModule_AddFunctions(module, methods);
+}

@@ -1,0 +1,87 @@
+/*
+ * pytracer.h — the with_stack tracer's per-thread shadow stacks, shared by
+ * the two ways of seeing Python calls: the profile hook and the rest of the
+ * tracer (pytracer.c, which owns the stacks) and the frame evaluator
+ * (eval_frame.c, CPython 3.11).  Internal to those two files.
+ */
+#ifndef AIPY_PYTRACER_H
+#define AIPY_PYTRACER_H
+
+#include "eval_frame.h"
+#include "pystack_text.h"
+
+#include <stdint.h>
+
+/* Frames deeper than this are only counted: they get no entry, no event. */
+#define SHADOW_MAX_DEPTH 128
+
+/* How calls are followed (aipy_tracer_mode, shadow.mode). */
+enum { TRACER_MODE_PROFILE = 1, TRACER_MODE_EVAL = 2 };
+
+typedef struct frame_entry {
+    const void *frame;       /* _PyInterpreterFrame (eval) or PyFrameObject (profile) */
+    uint64_t serial;         /* which push this is (see shadow.last_*) */
+    const code_info *ci;     /* NULL if it could not be made */
+    int caller_lasti;        /* the caller's offset when this frame was called */
+    const stack_node *outer; /* node of the frames below, once computed */
+    int outer_known;
+    aipy_pyfunc_mark pf;     /* its python_function event, gen 0 = none */
+} frame_entry;
+
+typedef struct shadow {
+    unsigned epoch;
+    int mode;
+    int depth; /* may exceed SHADOW_MAX_DEPTH: deeper frames are only counted */
+    uint64_t pushes;
+    PyThreadState *ts; /* eval mode: whose current frame tells what returned */
+    /* The last answer: one Python line often runs several ops (F.linear →
+     * aten::linear, aten::t, aten::addmm), which then share a stack. */
+    uint64_t last_serial;
+    int last_lasti;
+    const stack_node *last_node;
+    frame_entry e[SHADOW_MAX_DEPTH];
+} shadow;
+
+/* pytracer.c: the tracer's state.  The epoch changes at every start and
+ * stop; a thread's shadow stack of another epoch is stale.  The calling
+ * thread's stack is NULL until its first call seen. */
+extern unsigned aipy_tracer_epoch;
+extern int aipy_tracer_on;
+extern int aipy_tracer_mode;
+extern __thread shadow *aipy_tls_shadow __attribute__((tls_model("initial-exec")));
+
+/* pytracer.c: the calling thread's stack emptied for the current epoch and
+ * mode (made at its first use); NULL if out of memory. */
+shadow *aipy_shadow_fresh(void);
+/* pytracer.c, with the GIL: push `frame` running `code`; `event` makes it a
+ * python_function event too. */
+void aipy_shadow_push(shadow *s, const void *frame, PyCodeObject *code, int event);
+
+/* Pop entries [d, depth), ending their python_function events (the first
+ * of them that has one was pushed before all the others' events).  Needs
+ * no GIL: it touches only this thread's state.  Inline: the frame
+ * evaluator pops at every return. */
+static inline void aipy_shadow_pop_to(shadow *s, int d)
+{
+    int top = s->depth < SHADOW_MAX_DEPTH ? s->depth : SHADOW_MAX_DEPTH;
+    for (int i = d; i < top; i++)
+        if (s->e[i].pf.gen) {
+            aipy_pyfunc_pop_to(s->e[i].pf);
+            break;
+        }
+    s->depth = d;
+}
+
+#ifdef AIPY_EVAL_FRAME
+/* eval_frame.c: drop the entries above `cur`, the thread's running frame
+ * (frames replayed at the start return unseen). */
+void aipy_eval_sync(shadow *s, const _PyInterpreterFrame *cur);
+/* eval_frame.c, with the GIL: push the running frames of `ts`, outermost
+ * first, as python_function events that start now. */
+void aipy_eval_replay(shadow *s, PyThreadState *ts);
+/* eval_frame.c: 0 our evaluator is installed in `interp`, 1 the default
+ * one, 2 someone else's. */
+int aipy_eval_hook_state(PyInterpreterState *interp);
+#endif
+
+#endif
