@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Builds and runs every test: the normal build, an ASan+UBSan build, and a
-# TSan build of the tests labelled for it, then pytest twice: on the normal
-# build, and with everything Python loads from us (libaiprof, the aiprof._C
-# extension, the PyTorch adapter) built under ASan+UBSan.  Ends with
-# "N passed, N failed" summed over all runs.
+# Builds and runs every test: the normal build (all of ctest), an ASan+UBSan
+# build (all but the e2e_* scripts), and a TSan build of the threaded tests
+# (test_threads, test_session, test_strings: chosen by name below, there are
+# no ctest labels), then pytest twice: on the normal build, and with
+# everything Python loads from us (libaiprof, the aiprof._C extension, the
+# PyTorch adapter) built under ASan+UBSan.  AIP_SANITIZER (asan, tsan) tells
+# the tests which sanitizer they run under.  Ends with "N passed, N failed"
+# summed over all runs.
 set -u
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)

@@ -1,7 +1,9 @@
 /*
- * cli.h — the `aiprof` command's subcommands.  The command is a client of
- * libaiprof: it includes the public header, aiprof.h, and for `memory` and
- * `summary` the export entry points that are meant to join it.
+ * cli.h — the `aiprof` command's subcommands (one file each: analyse_cmd.c,
+ * run_cmd.c, memory_cmd.c, summary_cmd.c; main.c dispatches, usage.c
+ * reports bad command lines).  The command is a client of libaiprof: it
+ * includes the public header, aiprof.h, and the src/common helpers (fs.h's
+ * path checks); CMake gives it no other include directory.
  */
 #ifndef AIP_CLI_H
 #define AIP_CLI_H
@@ -11,15 +13,15 @@
 #define AIP_EXIT_FAILED 1   /* something could not be done */
 #define AIP_EXIT_USAGE 2    /* bad command line */
 
-/* cli_usage_error() : print "aiprof COMMAND: <message>" and a --help hint on
- * stderr; @return AIP_EXIT_USAGE. */
+/* cli_usage_error() (usage.c) : print "aiprof COMMAND: <message>" and a
+ * --help hint on stderr; @return AIP_EXIT_USAGE. */
 int cli_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* cli_analyse() : `aiprof analyse ...`; argv[0] is "analyse". */
+/* cli_analyse() : `aiprof analyse ...` (analyse_cmd.c); argv[0] is "analyse". */
 int cli_analyse(int argc, char **argv);
 
-/* cli_run() : `aiprof run [options] -- COMMAND ...`; argv[0] is "run". */
+/* cli_run() : `aiprof run [options] -- COMMAND ...` (run_cmd.c); argv[0] is "run". */
 int cli_run(int argc, char **argv);
 
 /* cli_memory() : `aiprof memory DIR --output FILE [--device D]` (memory_cmd.c). */

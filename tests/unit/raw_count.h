@@ -1,13 +1,15 @@
 /*
  * raw_count.h — test helper: read a result directory's raw file with the
  * library's reader and count records by kind (and by name prefix), plus the
- * STATS totals, so tests can check "recorded + dropped == emitted".
+ * STATS totals, so tests can check "recorded + dropped == emitted".  Includes
+ * tmp_dir.h, the temporary directories those tests record into.
  */
 #ifndef AIP_RAW_COUNT_H
 #define AIP_RAW_COUNT_H
 
 #include "aiprof.h"
 #include "raw.h"
+#include "tmp_dir.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -132,24 +134,6 @@ static inline uint64_t raw_total_events(const raw_counts *c)
     for (int i = 0; i < 16; i++)
         t += c->by_kind[i];
     return t;
-}
-
-/* A fresh, empty temporary directory (the caller removes it with rm_rf). */
-static inline void make_tmpdir(char *out, size_t cap, const char *tag)
-{
-    snprintf(out, cap, "/tmp/aiprof_test_%s_XXXXXX", tag);
-    if (!mkdtemp(out))
-        out[0] = '\0';
-}
-
-static inline void rm_rf(const char *dir)
-{
-    char cmd[PATH_MAX + 16];
-    if (dir && *dir && strncmp(dir, "/tmp/", 5) == 0) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    }
 }
 
 /* Count the records of a stopped session's raw file into *out (see

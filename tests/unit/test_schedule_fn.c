@@ -6,8 +6,8 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
-#include "raw_count.h"
 #include "session_helpers.h"
+#include "tmp_dir.h"
 
 #include <jansson.h>
 
