@@ -1,5 +1,5 @@
 /*
- * test_export_outbuf.c — the buffered output stream: content, all-or-nothing
+ * test_export_out_buffer.c — the buffered output stream: content, all-or-nothing
  * files, write errors (disk full) with and without the writer thread.
  */
 #include "aip_test.h"
