@@ -1,8 +1,8 @@
 /*
  * pytracer.h — the with_stack tracer's per-thread shadow stacks, shared by
- * the two ways of seeing Python calls: the profile hook and the rest of the
- * tracer (pytracer.c, which owns the stacks) and the frame evaluator
- * (eval_frame.c, CPython 3.11).  Internal to those two files.
+ * its two halves: pytracer.c (the stacks themselves, the profile hook, what
+ * the adapter reads, start and stop) and eval_frame.c (the frame evaluator
+ * of CPython 3.11).  Internal to those two files.
  */
 #ifndef AIPY_PYTRACER_H
 #define AIPY_PYTRACER_H
