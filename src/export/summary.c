@@ -5,15 +5,12 @@
  * that does not exist here, a collector aiprof does not have.
  */
 #include "summary.h"
-#include "result.h"
 #include "error.h"
-#include "fs.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 
@@ -301,46 +298,4 @@ aip_status aip__summary_text(const aip_summary *s, aip_out *o)
     for (size_t i = 0; i < s->n_notes; i++)
         outf(o, "  - %s\n", s->notes[i]);
     return o->status;
-}
-
-aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet)
-{
-    aip_status st = AIP_OK;
-    if (html_path) {
-        st = aip__path_check(html_path, "HTML report path");
-        if (!st)
-            st = aip__path_no_symlink(html_path);
-        if (st)
-            return st;
-    }
-    aip_run_log r;
-    aip_profiler_info info;
-    aip_model m;
-    st = aip__result_open(result_dir, quiet, &r, &info, &m);
-    aip_summary s;
-    if (!st)
-        st = aip__summary_build(result_dir, &m, &info, &s);
-    if (!st) {
-        aip_out o;
-        if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
-            aip__summary_text(&s, &o);
-            st = aip__out_close(&o);
-        }
-        if (!st && html_path && !(st = aip__out_open(&o, html_path))) {
-            st = aip__summary_html(&s, &o);
-            if (st)
-                aip__out_abort(&o);
-            else
-                st = aip__out_close(&o);
-        }
-        aip__summary_free(&s);
-    }
-    aip__model_free(&m);
-    aip__runlog_free(&r);
-    return st;
-}
-
-aip_status aip_summarize(const char *result_dir, int fd, const char *html_path)
-{
-    return aip__summary(result_dir, fd, html_path, 0);
 }

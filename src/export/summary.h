@@ -2,7 +2,8 @@
  * summary.h — `aiprof summary`: what a profile says at a glance — top ops
  * by self time, step times, memory peaks, dropped events and raw-data
  * problems, and what was not collected and why — as terminal text
- * (summary.c) or one self-contained HTML page (summary_html.c).
+ * (summary.c) or one self-contained HTML page (summary_html.c).  The
+ * driver, aip_summarize(), is src/result/reports.c.
  */
 #ifndef AIP_SUMMARY_H
 #define AIP_SUMMARY_H
@@ -37,10 +38,5 @@ void aip__summary_free(aip_summary *s);
 /* Terminal text: control characters in recorded names are neutralised. */
 aip_status aip__summary_text(const aip_summary *s, aip_out *o);
 aip_status aip__summary_html(const aip_summary *s, aip_out *o);
-
-/* aip__summary() : load `result_dir`; the text to `fd` (-1: none) and, if
- * `html_path`, the page.  What `aiprof summary` runs; meant to become
- * public as aip_summary(). */
-aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet);
 
 #endif

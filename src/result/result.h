@@ -2,7 +2,8 @@
  * result.h — working on a whole result directory: reading it into a model
  * (result_load.c), tidying it after an analysis (result_clean.c), the
  * record_op_args directory beside it (op_args.c), and the reports the
- * commands make from it (memory timeline, summary).
+ * commands make from it (reports.c: memory timeline, summary).  The
+ * analysis itself, aip_analyse_dir(), is analyse_dir.c.
  */
 #ifndef AIP_RESULT_H
 #define AIP_RESULT_H
@@ -39,5 +40,16 @@ aip_status aip__remove_tree(const char *path);
 /* aip__write_op_args() : record_op_args — `{result_dir}_op_args/` beside
  * the result directory (op_args.c). */
 aip_status aip__write_op_args(aip_run_log *r, const aip_model *m);
+
+/* --- reports.c: the reports made straight from a result directory --- */
+/* aip__summary() : load `result_dir`; the text to `fd` (-1: none) and, if
+ * `html_path`, the page (summary.h).  aip_summarize() with a quiet switch. */
+aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet);
+
+/* aip__export_memory_timeline() : load `result_dir` and write `path` for
+ * `device` (NULL: "cpu"; memory_timeline.h).  aip_export_memory_timeline()
+ * with a quiet switch. */
+aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
+                                       const char *device, int quiet, uint64_t *events);
 
 #endif
