@@ -24,10 +24,10 @@ static const aip_db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
-aip_status aip__export_analysis_db(const aip_model *m, const char *path)
+aip_status aip__export_analysis_db(const aip_model *m, aip_out *o)
 {
     aip_db d;
-    aip_status s = aip__db_open(&d, path);
+    aip_status s = o->status ? o->status : aip__db_open(&d, o->path);
     if (s)
         return s;
     aip_db_insert ins;

@@ -157,6 +157,15 @@ aip_status aip__out_open(aip_out *o, const char *path)
     return AIP_OK;
 }
 
+aip_status aip__out_target(aip_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path)
+        return o->status = aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    return AIP_OK;
+}
+
 aip_status aip__out_init_fd(aip_out *o, int fd)
 {
     memset(o, 0, sizeof *o);

@@ -42,6 +42,11 @@ aip_status aip__out_open(aip_out *o, const char *path);
 /* aip__out_init_fd() : write to an already open fd (tests, fuzzing); the
  * fd is not closed. */
 aip_status aip__out_init_fd(aip_out *o, int fd);
+/* aip__out_target() : an aip_out that only names the file `path`, for a
+ * writer that builds its file itself (SQLite, db.c: also via a temporary
+ * name).  Nothing may be put into it and it needs no close; o->status is
+ * set if the path is too long. */
+aip_status aip__out_target(aip_out *o, const char *path);
 /* aip__out_close() : flush; for a file, fsync-free close and rename into
  * place.  On any error the temporary file is removed.  @return status. */
 aip_status aip__out_close(aip_out *o);

@@ -103,13 +103,12 @@ static void data_notes(aip_summary *s)
     }
 }
 
-aip_status aip__summary_build(const char *dir, const aip_model *m, const aip_profiler_info *info,
-                              aip_summary *s)
+aip_status aip__summary_build(const char *dir, const aip_model *m, aip_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->dir = dir;
     s->m = m;
-    s->info = info;
+    s->info = &m->info;
     aip_status st = aip__op_stats(m, AIP_STAT_OPS, &s->ops, &s->n_ops);
     if (st)
         return st;

@@ -478,8 +478,8 @@ static void header(tj *w, const aip_profiler_info *info)
     PUT_LIT(w->o, ",\"pid\":");
     aip__out_i64(w->o, p0 ? p0->pid : 0);
     PUT_LIT(w->o, ",\"rank\":");
-    aip__out_i64(w->o, info ? info->rank : -1);
-    if (info && info->has_config) {
+    aip__out_i64(w->o, info->rank);
+    if (info->has_config) {
         PUT_LIT(w->o, ",\"record_shapes\":");
         aip__out_u64(w->o, (uint64_t)info->record_shapes);
         PUT_LIT(w->o, ",\"profile_memory\":");
@@ -508,12 +508,12 @@ static void header(tj *w, const aip_profiler_info *info)
     PUT_LIT(w->o, "},\n\"traceEvents\":[");
 }
 
-aip_status aip__export_trace_json(const aip_model *m, const aip_profiler_info *info, aip_out *o)
+aip_status aip__export_trace_json(const aip_model *m, aip_out *o)
 {
     tj w = {.o = o, .m = m, .first = 1};
     /* Whole seconds below the earliest time: short, exact, reproducible. */
     w.base = m->first_ns - m->first_ns % 1000000000;
-    header(&w, info);
+    header(&w, &m->info);
     for (size_t pi = 0; pi < m->n_procs && !w.status; pi++) {
         const aip_process *p = &m->procs[pi];
         w.status = aip__esc_init(&w.esc, p, AIP_ESC_JSON);

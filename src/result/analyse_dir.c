@@ -12,9 +12,11 @@
  * Afterwards ASCEND_PROFILER_OUTPUT holds only this analysis's files, and
  * data_simplification / record_op_args are applied.  Outputs appear under
  * their real names only when complete (outbuf.c, db.c).
+ *
+ * The outputs are one table (file name, when it is written, exporter):
+ * every exporter has the shape of export.h, reading only the model.
  */
 #include "export.h"
-#include "db_pytorch.h"
 #include "result.h"
 #include "error.h"
 #include "fs.h"
@@ -26,81 +28,37 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define MAX_OUTPUTS 16
+/* When an exporter runs (exporter.when). */
+enum {
+    W_TEXT = AIP_EXPORT_TEXT,  /* export type text */
+    W_DB = AIP_EXPORT_DB,      /* export type db */
+    W_LEVEL1 = 1u << 8,        /* profiler_level Level1 or Level2 */
+    W_MEMORY = 1u << 9,        /* profile_memory */
+    W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
+    W_DATABASE = 1u << 11      /* built by SQLite at the aip_out's path (aip__out_target) */
+};
 
-typedef struct outputs {
-    const char *names[MAX_OUTPUTS + 1]; /* written so far, NULL-terminated */
-    size_t n;
-    char db_name[64];
-} outputs;
+typedef struct exporter {
+    const char *name;          /* in ASCEND_PROFILER_OUTPUT; NULL: the rank's database */
+    unsigned when;             /* W_* */
+    aip_export_fn fn;
+} exporter;
 
-typedef aip_status (*export_fn)(const aip_model *, const aip_profiler_info *, aip_out *);
-
-static aip_status trace_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    return aip__export_trace_json(m, i, o);
-}
-static aip_status details_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    (void)i;
-    return aip__export_operator_details(m, o);
-}
-static aip_status steps_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    (void)i;
-    return aip__export_step_trace(m, o);
-}
-static aip_status op_stat_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    (void)i;
-    return aip__export_op_statistic(m, o);
-}
-static aip_status api_stat_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    (void)i;
-    return aip__export_api_statistic(m, o);
-}
-static aip_status mem_record_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    (void)i;
-    return aip__export_memory_record(m, o);
-}
-static aip_status op_mem_fn(const aip_model *m, const aip_profiler_info *i, aip_out *o)
-{
-    (void)i;
-    return aip__export_operator_memory(m, o);
-}
-
-static void wrote(aip_run_log *r, outputs *w, const char *name, const char *path)
-{
-    struct stat st;
-    long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
-    aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, name, size,
-                     aip__runlog_lap(r));
-    if (w->n < MAX_OUTPUTS)
-        w->names[w->n++] = name;
-}
-
-static aip_status export_one(aip_run_log *r, outputs *w, const char *outdir, const char *name,
-                             export_fn fn, const aip_model *m, const aip_profiler_info *info)
-{
-    char path[PATH_MAX];
-    aip_out o;
-    aip_status s = aip__join(path, sizeof path, outdir, name);
-    if (!s)
-        s = aip__out_open(&o, path);
-    if (s)
-        return s;
-    s = fn(m, info, &o);
-    if (s) {
-        aip__out_abort(&o);
-        return s;
-    }
-    s = aip__out_close(&o);
-    if (!s)
-        wrote(r, w, name, path);
-    return s;
-}
+/* Every output, in the order written.  The databases come with both export
+ * types (the seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、
+ * analysis.db). */
+static const exporter exporters[] = {
+    {"trace_view.json", W_TEXT | W_TRACE_VIEW, aip__export_trace_json},
+    {"operator_details.csv", W_TEXT, aip__export_operator_details},
+    {"step_trace_time.csv", W_TEXT, aip__export_step_trace},
+    {"op_statistic.csv", W_TEXT, aip__export_op_statistic},
+    {"api_statistic.csv", W_TEXT | W_LEVEL1, aip__export_api_statistic},
+    {"memory_record.csv", W_TEXT | W_MEMORY, aip__export_memory_record},
+    {"operator_memory.csv", W_TEXT | W_MEMORY, aip__export_operator_memory},
+    {NULL, W_TEXT | W_DB | W_DATABASE, aip__export_pytorch_db},
+    {"analysis.db", W_TEXT | W_DB | W_DATABASE, aip__export_analysis_db},
+};
+#define N_EXPORTERS (sizeof exporters / sizeof exporters[0])
 
 static int has_memory(const aip_model *m)
 {
@@ -110,43 +68,39 @@ static int has_memory(const aip_model *m)
     return 0;
 }
 
-static aip_status export_text(aip_run_log *r, outputs *w, const char *outdir, const aip_model *m,
-                              const aip_profiler_info *info)
+static int enabled(const exporter *e, const aip_model *m, unsigned export_type, unsigned which)
 {
-    aip_status s = export_one(r, w, outdir, "trace_view.json", trace_fn, m, info);
-    if (!s)
-        s = export_one(r, w, outdir, "operator_details.csv", details_fn, m, info);
-    if (!s)
-        s = export_one(r, w, outdir, "step_trace_time.csv", steps_fn, m, info);
-    if (!s)
-        s = export_one(r, w, outdir, "op_statistic.csv", op_stat_fn, m, info);
-    if (!s && info->profiler_level >= AIP_LEVEL1)
-        s = export_one(r, w, outdir, "api_statistic.csv", api_stat_fn, m, info);
+    if (which == AIP_OUTPUTS_TRACE_VIEW)
+        return !!(e->when & W_TRACE_VIEW);
+    if (!(e->when & export_type))
+        return 0;
+    if ((e->when & W_LEVEL1) && m->info.profiler_level < AIP_LEVEL1)
+        return 0;
     /* The switch decides; a profile that lost its profiler_info.json still
      * shows the memory records it has. */
-    if (!s && (info->has_config ? info->profile_memory : has_memory(m))) {
-        s = export_one(r, w, outdir, "memory_record.csv", mem_record_fn, m, info);
-        if (!s)
-            s = export_one(r, w, outdir, "operator_memory.csv", op_mem_fn, m, info);
-    }
-    return s;
+    if ((e->when & W_MEMORY) && !(m->info.has_config ? m->info.profile_memory : has_memory(m)))
+        return 0;
+    return 1;
 }
 
-/* The databases are written on their own thread while this one writes
- * the text outputs: SQLite inserts and JSON formatting each keep a core
- * busy, and the model is read-only by now.  The job keeps its results for
- * the log (the run log is not shared between threads). */
-typedef struct db_job {
-    const char *dir, *outdir;
+/* One group of exporters run in table order, stopping at the first error:
+ * the databases, or the streamed files.  The databases are written on
+ * their own thread while this one writes the streamed files: SQLite
+ * inserts and JSON formatting each keep a core busy, and the model is
+ * read-only by now.  A group keeps its results for the log (the run log is
+ * not shared between threads). */
+typedef struct group {
     const aip_model *m;
-    const aip_profiler_info *info;
+    const char *outdir;
+    unsigned export_type, which;
+    int databases;             /* the W_DATABASE exporters, or the others */
+    size_t n;                  /* outputs written */
+    char names[N_EXPORTERS][64];
+    long long bytes[N_EXPORTERS];
+    double secs[N_EXPORTERS];
     aip_status status;
     char error[512];
-    char note[200];
-    char db_name[64];
-    char paths[2][PATH_MAX];
-    double secs[2];
-} db_job;
+} group;
 
 static double seconds_since(const struct timespec *t0)
 {
@@ -155,52 +109,72 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static void *db_work(void *arg)
+static int in_group(const group *g, const exporter *e)
 {
-    db_job *j = arg;
-    aip_metadata md;
+    return !(e->when & W_DATABASE) == !g->databases &&
+           enabled(e, g->m, g->export_type, g->which);
+}
+
+static size_t group_size(const group *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_EXPORTERS; i++)
+        n += (size_t)in_group(g, &exporters[i]);
+    return n;
+}
+
+static aip_status export_one(group *g, const exporter *e)
+{
+    char *name = g->names[g->n], path[PATH_MAX];
+    if (e->name)
+        snprintf(name, sizeof g->names[0], "%s", e->name);
+    else
+        aip__db_name(g->m->info.rank, name, sizeof g->names[0]);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    aip_status s = aip__metadata_read(j->dir, &md);
-    if (!s && !md.found)
-        snprintf(j->note, sizeof j->note, "note: %s; META_DATA has no rows from it", md.problem);
-    aip__db_name(j->info->rank, j->db_name, sizeof j->db_name);
-    aip_db_inputs in = {j->m, j->info, &md};
+    aip_out o;
+    aip_status s = aip__join(path, sizeof path, g->outdir, name);
     if (!s)
-        s = aip__join(j->paths[0], sizeof j->paths[0], j->outdir, j->db_name);
-    if (!s)
-        s = aip__export_pytorch_db(&in, j->paths[0]);
-    j->secs[0] = seconds_since(&t0);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (!s)
-        s = aip__join(j->paths[1], sizeof j->paths[1], j->outdir, "analysis.db");
-    if (!s)
-        s = aip__export_analysis_db(j->m, j->paths[1]);
-    j->secs[1] = seconds_since(&t0);
-    if (md.found)
-        aip__metadata_free(&md);
+        s = e->when & W_DATABASE ? aip__out_target(&o, path) : aip__out_open(&o, path);
     if (s)
-        snprintf(j->error, sizeof j->error, "%s", aip_last_error());
-    j->status = s;
+        return s;
+    s = e->fn(g->m, &o);
+    if (!(e->when & W_DATABASE)) { /* a database is renamed into place by its exporter */
+        if (s)
+            aip__out_abort(&o);
+        else
+            s = aip__out_close(&o);
+    }
+    if (s)
+        return s;
+    struct stat st;
+    g->bytes[g->n] = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+    g->secs[g->n++] = seconds_since(&t0);
+    return AIP_OK;
+}
+
+static void *group_run(void *arg)
+{
+    group *g = arg;
+    aip_status s = AIP_OK;
+    for (size_t i = 0; i < N_EXPORTERS && !s; i++)
+        if (in_group(g, &exporters[i]))
+            s = export_one(g, &exporters[i]);
+    if (s)
+        snprintf(g->error, sizeof g->error, "%s", aip_last_error());
+    g->status = s;
     return NULL;
 }
 
-static aip_status db_finish(aip_run_log *r, outputs *w, db_job *j)
+/* Log what group `g` wrote and add the names to `keep`; its error, if any. */
+static aip_status group_finish(aip_run_log *r, const group *g, const char **keep, size_t *n_keep)
 {
-    if (j->note[0])
-        aip__runlog_line(r, "%s", j->note);
-    if (j->status)
-        return aip__fail(j->status, "%s", j->error);
-    snprintf(w->db_name, sizeof w->db_name, "%s", j->db_name);
-    const char *names[2] = {w->db_name, "analysis.db"};
-    for (int i = 0; i < 2; i++) {
-        struct stat st;
-        aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, names[i],
-                         stat(j->paths[i], &st) == 0 ? (long long)st.st_size : -1LL, j->secs[i]);
-        if (w->n < MAX_OUTPUTS)
-            w->names[w->n++] = names[i];
+    for (size_t i = 0; i < g->n; i++) {
+        aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, g->names[i],
+                         g->bytes[i], g->secs[i]);
+        keep[(*n_keep)++] = g->names[i];
     }
-    return AIP_OK;
+    return g->status ? aip__fail(g->status, "%s", g->error) : AIP_OK;
 }
 
 static aip_status analyse(aip_run_log *r, unsigned export_type, unsigned which,
@@ -211,36 +185,38 @@ static aip_status analyse(aip_run_log *r, unsigned export_type, unsigned which,
     if (s)
         return s;
     char outdir[PATH_MAX];
-    outputs w = {.n = 0};
     s = aip__join(outdir, sizeof outdir, r->dir, AIP_OUTPUT_DIR);
     if (!s)
         s = aip__mkdirs(outdir);
-    if (which == AIP_OUTPUTS_TRACE_VIEW) {
-        /* Only the trace: other outputs of an earlier full run stay. */
-        if (!s)
-            s = export_one(r, &w, outdir, "trace_view.json", trace_fn, &m, info);
-        aip__model_free(&m);
-        return s;
-    }
-    db_job job = {.dir = r->dir, .outdir = outdir, .m = &m, .info = info};
+    group files = {.m = &m, .outdir = outdir, .export_type = export_type, .which = which};
+    group dbs = files;
+    dbs.databases = 1;
     pthread_t th;
     int threaded = 0;
-    if (!s && (export_type & AIP_EXPORT_TEXT)) {
-        threaded = pthread_create(&th, NULL, db_work, &job) == 0;
-        s = export_text(r, &w, outdir, &m, info);
+    if (!s && group_size(&files)) {
+        threaded = group_size(&dbs) && pthread_create(&th, NULL, group_run, &dbs) == 0;
+        group_run(&files);
     }
     if (threaded)
         pthread_join(th, NULL);
-    else if (!s)
-        db_work(&job);
+    else if (!s && !files.status)
+        group_run(&dbs);
+    const char *keep[2 * N_EXPORTERS + 1] = {NULL};
+    size_t n_keep = 0;
     if (!s)
-        s = db_finish(r, &w, &job);
+        s = group_finish(r, &files, keep, &n_keep);
+    if (!s && group_size(&dbs) && !m.meta.found)
+        aip__runlog_line(r, "note: %s; META_DATA has no rows from it", m.meta.problem);
     if (!s)
-        s = aip__output_prune(r, w.names);
-    if (!s && info->data_simplification)
-        s = aip__simplify(r);
-    if (!s && info->record_op_args)
-        s = aip__write_op_args(r, &m);
+        s = group_finish(r, &dbs, keep, &n_keep);
+    /* Only the trace: other outputs of an earlier full run stay. */
+    if (!s && which != AIP_OUTPUTS_TRACE_VIEW) {
+        s = aip__output_prune(r, keep);
+        if (!s && m.info.data_simplification)
+            s = aip__simplify(r);
+        if (!s && m.info.record_op_args)
+            s = aip__write_op_args(r, &m);
+    }
     aip__model_free(&m);
     return s;
 }

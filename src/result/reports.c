@@ -25,12 +25,11 @@ aip_status aip__summary(const char *result_dir, int fd, const char *html_path, i
             return st;
     }
     aip_run_log r;
-    aip_profiler_info info;
     aip_model m;
-    st = aip__result_open(result_dir, quiet, &r, &info, &m);
+    st = aip__result_open(result_dir, quiet, &r, &m);
     aip_summary s;
     if (!st)
-        st = aip__summary_build(result_dir, &m, &info, &s);
+        st = aip__summary_build(result_dir, &m, &s);
     if (!st) {
         aip_out o;
         if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
@@ -85,9 +84,8 @@ aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
     if (s)
         return s;
     aip_run_log r;
-    aip_profiler_info info;
     aip_model m;
-    s = aip__result_open(result_dir, quiet, &r, &info, &m);
+    s = aip__result_open(result_dir, quiet, &r, &m);
     aip_mem_timeline t;
     if (!s)
         s = aip__mem_timeline_build(&m, device, &t);

@@ -14,14 +14,14 @@
 
 #define AIP_OUTPUT_DIR "ASCEND_PROFILER_OUTPUT"
 
-/* aip__result_load() : load every .raw file in FRAMEWORK/ of r->dir and derive.
- * On error the model is empty. */
+/* aip__result_load() : load every .raw file in FRAMEWORK/ of r->dir and
+ * derive; m->info is a copy of *info (read by the caller), m->meta is read
+ * from profiler_metadata.json.  On error the model is empty. */
 aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_model *m);
 
 /* aip__result_open() : check the path, read profiler_info, load.  The run
  * log is initialised in every case (free it). */
-aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r,
-                            aip_profiler_info *info, aip_model *m);
+aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r, aip_model *m);
 
 /* aip__output_prune() : remove from ASCEND_PROFILER_OUTPUT every entry
  * whose name is not in `keep` (NULL-terminated): outputs of an earlier

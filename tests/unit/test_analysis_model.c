@@ -563,7 +563,7 @@ static void test_every_cut_and_flip(void)
             }
             aip_out o;
             ASSERT_EQ(aip__out_init_fd(&o, devnull), AIP_OK);
-            ASSERT_EQ(aip__export_trace_json(&m, NULL, &o), AIP_OK);
+            ASSERT_EQ(aip__export_trace_json(&m, &o), AIP_OK);
             ASSERT_EQ(aip__export_operator_details(&m, &o), AIP_OK);
             ASSERT_EQ(aip__export_step_trace(&m, &o), AIP_OK);
             ASSERT_EQ(aip__out_close(&o), AIP_OK);
