@@ -7,11 +7,9 @@
  */
 #include "export.h"
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
 aip_status aip__export_step_trace(const aip_model *m, aip_out *o)
 {
-    PUT_LIT(o, AIP_STEP_TRACE_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_STEP_TRACE_HEADER "\r\n");
     for (size_t i = 0; i < m->n_step_rows; i++) {
         const aip_step_row *r = &m->step_rows[i];
         int64_t dur = r->end - r->start, bubble = 0, comm = 0, comm_not_overlapped = 0;

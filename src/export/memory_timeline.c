@@ -25,8 +25,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
 aip_status aip__device_parse(const char *device, uint8_t *type, int *index)
 {
     char low[32];

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -203,6 +204,29 @@ void aip__out_flush_buffer(aip_out *o)
         o->total += o->len;
     }
     o->len = 0;
+}
+
+void aip__out_printf(aip_out *o, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof small) {
+        aip__out_put(o, small, (size_t)n);
+    } else if (n > 0) { /* longer than any line the reports print: not worth a fast path */
+        char *big = malloc((size_t)n + 1);
+        if (big) {
+            vsnprintf(big, (size_t)n + 1, fmt, again);
+            aip__out_put(o, big, (size_t)n);
+            free(big);
+        } else if (!o->status) {
+            o->status = aip__fail(AIP_ERR_NOMEM, "no memory for an output line");
+        }
+    }
+    va_end(again);
 }
 
 void aip__out_write_big(aip_out *o, const void *p, size_t n)

@@ -15,6 +15,7 @@
 #define AIP_OUTBUF_H
 
 #include "aiprof.h"
+#include "error.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -80,6 +81,13 @@ static inline void aip__out_put(aip_out *o, const void *p, size_t n)
 }
 
 static inline void aip__out_str(aip_out *o, const char *s) { aip__out_put(o, s, strlen(s)); }
+
+/* A string literal, its length known at compile time. */
+#define AIP_OUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+/* aip__out_printf() : printf into the stream (not for the hot paths:
+ * the number formatters below are several times faster). */
+void aip__out_printf(aip_out *o, const char *fmt, ...) AIP_PRINTF(2, 3);
 
 /* ---- number formatting into a buffer; each returns the end pointer ---- */
 
