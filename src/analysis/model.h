@@ -199,11 +199,22 @@ typedef struct aip_step {       /* derived from ProfilerStep#N annotations */
     int64_t start, end;
 } aip_step;
 
-typedef struct aip_step_row {   /* derived: one step_trace_time.csv row, ns */
+/* Derived: one row of the step trace (step_trace_time.csv and analysis.db's
+ * StepTraceTime both print these), ns; the columns in the files' order.
+ * Host-only definitions (docs/RESULT_LAYOUT.md): no communication without a
+ * device back end, so those columns and Bubble are 0. */
+typedef struct aip_step_row {
     int has_number;             /* 0: the whole-profile row without steps */
     int64_t number;
     int64_t start, end;
     int64_t computing;          /* union of top-level op time inside the step */
+    int64_t comm_not_overlapped;          /* Communication(Not Overlapped) */
+    int64_t overlapped;                   /* Communication - Not Overlapped */
+    int64_t communication;
+    int64_t free;                         /* step - Computing, at least 0 */
+    int64_t stage;                        /* step - Bubble */
+    int64_t bubble;
+    int64_t comm_not_overlapped_excl_recv; /* Not Overlapped - Bubble, at least 0 */
     int64_t preparing;          /* first top-level op start - step start, 0 if none */
 } aip_step_row;
 
@@ -339,8 +350,13 @@ aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_
                           size_t *cap);
 /* aip__steps_finish() : sort by number and merge equal numbers. */
 void aip__steps_finish(aip_model *m);
-/* aip__step_trace_compute() : m->step_rows from steps (or the whole profile). */
+/* aip__step_trace_compute() : m->step_rows, every column, from steps (or
+ * the whole profile). */
 aip_status aip__step_trace_compute(aip_model *m);
+/* aip__step_row_columns() : a row's values in the files' column order,
+ * Computing ... Preparing (after Device_id and Step); ns. */
+#define AIP_STEP_TRACE_COLS 9
+void aip__step_row_columns(const aip_step_row *r, int64_t out[AIP_STEP_TRACE_COLS]);
 
 /* --- memory.c --------------------------------------------------------- */
 /* aip__memory_derive() : time order, alloc/free pairs, op names and
