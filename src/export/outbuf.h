@@ -9,7 +9,10 @@
  * the page cache costs as much CPU as formatting, and the two overlap.
  * Errors are sticky: writers keep appending without checking, and
  * aip__out_close() reports the first error.  Number formatting is
- * hand-written (hot path: millions of timestamps).
+ * hand-written (hot path: millions of timestamps); AIP_OUT_LIT and
+ * aip__out_printf are the one copy every writer uses for literals and the
+ * rare formatted line.  A database exporter is given an aip_out that only
+ * names its file (aip__out_target): SQLite builds it, the same way.
  */
 #ifndef AIP_OUTBUF_H
 #define AIP_OUTBUF_H
