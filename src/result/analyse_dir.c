@@ -33,7 +33,7 @@ enum {
     W_TEXT = AIP_EXPORT_TEXT,  /* export type text */
     W_DB = AIP_EXPORT_DB,      /* export type db */
     W_LEVEL1 = 1u << 8,        /* profiler_level Level1 or Level2 */
-    W_MEMORY = 1u << 9,        /* profile_memory */
+    W_MEMORY = 1u << 9,        /* profile_memory (no profiler_info.json: memory recorded) */
     W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
     W_DATABASE = 1u << 11      /* built by SQLite at the aip_out's path (aip__out_target) */
 };
@@ -44,9 +44,9 @@ typedef struct exporter {
     aip_export_fn fn;
 } exporter;
 
-/* Every output, in the order written.  The databases come with both export
- * types (the seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、
- * analysis.db). */
+/* Every output, in the order written (the databases on their own thread,
+ * beside the others).  The databases come with both export types (the
+ * seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、analysis.db). */
 static const exporter exporters[] = {
     {"trace_view.json", W_TEXT | W_TRACE_VIEW, aip__export_trace_json},
     {"operator_details.csv", W_TEXT, aip__export_operator_details},
