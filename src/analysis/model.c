@@ -1,6 +1,7 @@
 /*
- * model.c — lifetime of the analysis model and small accessors exporters
- * share: string lookup and decoding of a span's side fields.
+ * model.c — lifetime of the analysis model (and of the profiler_info /
+ * profiler_metadata parts src/result/ fills in) and small accessors
+ * exporters share: string lookup and decoding of a span's side fields.
  */
 #include "model.h"
 #include "error.h"
@@ -8,7 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-void aip__model_init(aip_model *m) { memset(m, 0, sizeof *m); }
+void aip__profiler_info_defaults(aip_profiler_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->rank = -1;
+    info->profiler_level = AIP_LEVEL0;
+    info->data_simplification = 1;
+}
+
+void aip__metadata_free(aip_metadata *md)
+{
+    for (size_t i = 0; i < md->n; i++) {
+        free(md->keys[i]);
+        free(md->values[i]);
+    }
+    free(md->keys);
+    free(md->values);
+    memset(md, 0, sizeof *md);
+}
+
+void aip__model_init(aip_model *m)
+{
+    memset(m, 0, sizeof *m);
+    aip__profiler_info_defaults(&m->info);
+}
 
 static void process_free(aip_process *p)
 {
@@ -47,7 +71,8 @@ void aip__model_free(aip_model *m)
     free(m->step_rows);
     aip__array_free(m->flows);
     free(m->mem_peaks);
-    memset(m, 0, sizeof *m);
+    aip__metadata_free(&m->meta);
+    aip__model_init(m);
 }
 
 aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem)

@@ -1,7 +1,9 @@
 /*
  * model.h — the analysis model: what a result directory's raw files say,
  * after loading (model_load.c), clock conversion (tick_convert.c) and
- * derivation (derive.c).  Exporters only read it.
+ * derivation (derive.c), with what the directory's profiler_info.json and
+ * profiler_metadata.json said (read by src/result/).  Exporters only read
+ * it.
  *
  * Memory is the design constraint: a profile holds millions of ops, so each
  * is one 24-byte aip_span in a per-thread array (plus an 8-byte self time);
@@ -197,11 +199,22 @@ typedef struct aip_step {       /* derived from ProfilerStep#N annotations */
     int64_t start, end;
 } aip_step;
 
-typedef struct aip_step_row {   /* derived: one step_trace_time.csv row, ns */
+/* Derived: one row of the step trace (step_trace_time.csv and analysis.db's
+ * StepTraceTime both print these), ns; the columns in the files' order.
+ * Host-only definitions (docs/RESULT_LAYOUT.md): no communication without a
+ * device back end, so those columns and Bubble are 0. */
+typedef struct aip_step_row {
     int has_number;             /* 0: the whole-profile row without steps */
     int64_t number;
     int64_t start, end;
     int64_t computing;          /* union of top-level op time inside the step */
+    int64_t comm_not_overlapped;          /* Communication(Not Overlapped) */
+    int64_t overlapped;                   /* Communication - Not Overlapped */
+    int64_t communication;
+    int64_t free;                         /* step - Computing, at least 0 */
+    int64_t stage;                        /* step - Bubble */
+    int64_t bubble;
+    int64_t comm_not_overlapped_excl_recv; /* Not Overlapped - Bubble, at least 0 */
     int64_t preparing;          /* first top-level op start - step start, 0 if none */
 } aip_step_row;
 
@@ -211,11 +224,52 @@ typedef struct aip_flow {       /* derived: forward op -> backward op (fwdbwd) *
     size_t fwd_span, bwd_span;  /* indices after derive's sort */
 } aip_flow;
 
+/* What profiler_info[_{rank}].json says (read by src/result/profiler_info.c):
+ * the export type, the rank, the config flags shown in trace metadata, and
+ * the start clock sync (used only when a raw file lost its CLOCK chunks).
+ * A missing or unreadable file is normal (the program may have crashed
+ * before writing it): the defaults (aip__profiler_info_defaults) stay and
+ * the reason is kept in `problem`. */
+typedef struct aip_profiler_info {
+    int found;                /* a file was read and parsed */
+    char file[64];            /* its name */
+    unsigned export_type;     /* AIP_EXPORT_* from _export_type; 0 = not given */
+    int64_t rank;             /* rank_id; -1 = none */
+    int has_config;
+    int record_shapes, profile_memory, with_stack, with_flops, with_modules;
+    /* What the seed makes outputs depend on (defaults when absent). */
+    unsigned activities;      /* AIP_ACTIVITY_* named in common_config; 0 = not given */
+    int has_schedule;         /* a non-empty schedule object */
+    aip_profiler_level profiler_level;  /* _profiler_level; Level0 when absent */
+    int data_simplification;  /* _data_simplification; 1 when absent */
+    int record_op_args;       /* record_op_args */
+    int mstx;                 /* _mstx or _msprof_tx */
+    int gc_detect;            /* _gc_detect_threshold is a number (not null) */
+    unsigned host_sys;        /* AIP_HOST_SYS_* named in _host_sys */
+    int l2_cache, sys_io, sys_interconnection, op_attr;
+    int has_start_sync;
+    aip_clock_sync start_sync;
+    char problem[256];        /* why nothing (or not everything) was read */
+} aip_profiler_info;
+
+/* profiler_metadata.json as (key, JSON text) pairs, in the file's key order
+ * (read by src/result/profiler_metadata.c; the META_DATA table). */
+typedef struct aip_metadata {
+    int found;
+    size_t n;
+    char **keys;
+    char **values;            /* json.dumps()-style text of each value */
+    char problem[160];        /* why nothing was read, "" if read */
+} aip_metadata;
+
 typedef struct aip_model {
     aip_process *procs;
     size_t n_procs, cap_procs;
-    aip_clock_sync fallback_sync; /* from profiler_info.json start_info, if any */
-    int has_fallback_sync;
+    /* What the result directory's JSON files said, beside the raw data
+     * (defaults until src/result/ fills them); every exporter reads the
+     * model alone. */
+    aip_profiler_info info;
+    aip_metadata meta;
     /* derived */
     aip_step *steps;            /* sorted by number */
     size_t n_steps;
@@ -232,8 +286,15 @@ typedef struct aip_model {
 } aip_model;
 
 /* --- model.c ---------------------------------------------------------- */
+/* aip__model_init() : an empty model, info at its defaults. */
 void aip__model_init(aip_model *m);
+/* aip__model_free() : free everything; the model is empty again (as after init). */
 void aip__model_free(aip_model *m);
+/* aip__profiler_info_defaults() : what holds without profiler_info.json:
+ * rank -1, Level0, data_simplification on, everything else off. */
+void aip__profiler_info_defaults(aip_profiler_info *info);
+/* aip__metadata_free() : free the pairs; *md is empty again. */
+void aip__metadata_free(aip_metadata *md);
 /* aip__model_grow() : make room for `need` elements of `elem` bytes in a
  * growable array; AIP_ERR_NOMEM on failure. */
 aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem);
@@ -289,8 +350,13 @@ aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_
                           size_t *cap);
 /* aip__steps_finish() : sort by number and merge equal numbers. */
 void aip__steps_finish(aip_model *m);
-/* aip__step_trace_compute() : m->step_rows from steps (or the whole profile). */
+/* aip__step_trace_compute() : m->step_rows, every column, from steps (or
+ * the whole profile). */
 aip_status aip__step_trace_compute(aip_model *m);
+/* aip__step_row_columns() : a row's values in the files' column order,
+ * Computing ... Preparing (after Device_id and Step); ns. */
+#define AIP_STEP_TRACE_COLS 9
+void aip__step_row_columns(const aip_step_row *r, int64_t out[AIP_STEP_TRACE_COLS]);
 
 /* --- memory.c --------------------------------------------------------- */
 /* aip__memory_derive() : time order, alloc/free pairs, op names and

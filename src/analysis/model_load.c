@@ -11,7 +11,6 @@
 #include "model.h"
 #include "error.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,50 +85,30 @@ static aip_status thread_index(loader *L, uint64_t tid, uint32_t *out)
     return AIP_OK;
 }
 
-static char *json_str_dup(json_t *o, const char *key)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? strdup(v) : NULL;
-}
-
 static void decode_info(aip_process *p, const aip_raw_chunk *c)
 {
-    json_error_t err;
-    json_t *o = json_loadb((const char *)c->payload, c->size, JSON_DISABLE_EOF_CHECK, &err);
-    if (!o || !json_is_object(o)) {
+    aip_raw_info in;
+    if (aip__raw_info_parse(c->payload, c->size, &in)) {
         p->bad_other_chunks++;
         load_problem(p, "INFO chunk at offset %llu is not a JSON object", c->offset);
-        json_decref(o);
         return;
     }
-    json_t *pid = json_object_get(o, "pid");
-    if (json_is_integer(pid))
-        p->pid = (int64_t)json_integer_value(pid);
+    if (in.has_pid)
+        p->pid = in.pid;
+    /* A later INFO replaces the strings of an earlier one. */
     free(p->hostname);
     free(p->program);
     free(p->clock_name);
     free(p->writer_version);
-    p->hostname = json_str_dup(o, "hostname");
-    p->program = json_str_dup(o, "program");
-    p->clock_name = json_str_dup(o, "clock");
-    p->writer_version = json_str_dup(o, "aiprof_version");
-    /* Not written by aiprof 0.1 (the host's identity belongs to the
-     * recording machine, so only the writer can know it); read if present,
-     * as a decimal string or number. */
     free(p->host_uid);
-    p->host_uid = NULL;
-    json_t *uid = json_object_get(o, "host_uid");
-    char num[32];
-    if (json_is_string(uid))
-        p->host_uid = strdup(json_string_value(uid));
-    else if (json_is_integer(uid) &&
-             snprintf(num, sizeof num, "%llu", (unsigned long long)json_integer_value(uid)) > 0)
-        p->host_uid = strdup(num);
-    json_t *tps = json_object_get(o, "ticks_per_second");
-    if (json_is_number(tps))
-        p->ticks_per_second = json_number_value(tps);
+    p->hostname = in.hostname;
+    p->program = in.program;
+    p->clock_name = in.clock;
+    p->writer_version = in.version;
+    p->host_uid = in.host_uid;
+    if (in.has_ticks_per_second)
+        p->ticks_per_second = in.ticks_per_second;
     p->has_info = 1;
-    json_decref(o);
 }
 
 static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)

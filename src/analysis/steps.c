@@ -7,7 +7,9 @@
  * of top-level op intervals inside the step; Preparing is the first
  * top-level op start in the step minus the step start.  Both come from one
  * sweep over every thread's top-level ops in start order (a k-way merge of
- * the already sorted per-thread arrays), so no interval list is built.
+ * the already sorted per-thread arrays), so no interval list is built.  The
+ * other columns follow from them here (derive_columns), once for both files
+ * that print the step trace.
  */
 #include "model.h"
 #include "error.h"
@@ -229,6 +231,27 @@ static aip_status run_sweep(aip_model *m, sweep *w)
     return AIP_OK;
 }
 
+/* The columns that follow from Computing and the step's length.  The
+ * communication columns stay 0 until a device back end adds communication
+ * ops; the formulas are the seed's, so they hold then too. */
+static void derive_columns(aip_step_row *r)
+{
+    int64_t dur = r->end - r->start;
+    r->overlapped = r->communication - r->comm_not_overlapped;
+    r->free = dur - r->computing > 0 ? dur - r->computing : 0;
+    r->stage = dur - r->bubble;
+    r->comm_not_overlapped_excl_recv =
+        r->comm_not_overlapped - r->bubble > 0 ? r->comm_not_overlapped - r->bubble : 0;
+}
+
+void aip__step_row_columns(const aip_step_row *r, int64_t out[AIP_STEP_TRACE_COLS])
+{
+    const int64_t cols[AIP_STEP_TRACE_COLS] = {
+        r->computing, r->comm_not_overlapped, r->overlapped, r->communication, r->free,
+        r->stage, r->bubble, r->comm_not_overlapped_excl_recv, r->preparing};
+    memcpy(out, cols, sizeof cols);
+}
+
 aip_status aip__step_trace_compute(aip_model *m)
 {
     size_t n = m->n_steps ? m->n_steps : 1;
@@ -242,10 +265,10 @@ aip_status aip__step_trace_compute(aip_model *m)
     m->n_step_rows = n;
     if (m->n_steps) {
         for (size_t i = 0; i < n; i++)
-            m->step_rows[i] = (aip_step_row){1, m->steps[i].number, m->steps[i].start,
-                                             m->steps[i].end, 0, 0};
+            m->step_rows[i] = (aip_step_row){.has_number = 1, .number = m->steps[i].number,
+                                             .start = m->steps[i].start, .end = m->steps[i].end};
     } else {
-        m->step_rows[0] = (aip_step_row){0, 0, m->first_ns, m->last_ns, 0, 0};
+        m->step_rows[0] = (aip_step_row){.start = m->first_ns, .end = m->last_ns};
     }
     sweep w = {.rows = m->step_rows, .n_rows = n, .order = buf, .pending = buf + n,
                .active = buf + 2 * n};
@@ -254,5 +277,7 @@ aip_status aip__step_trace_compute(aip_model *m)
     qsort_r(buf, n, sizeof *buf, cmp_row_start, m->step_rows);
     aip_status s = run_sweep(m, &w);
     free(buf);
+    for (size_t i = 0; i < n; i++)
+        derive_columns(&m->step_rows[i]);
     return s;
 }

@@ -60,8 +60,8 @@ static void setup(conv *c, aip_process *p, const aip_model *m)
     const aip_clock_sync *anchor = NULL;
     if (p->n_syncs >= 1) {
         anchor = a;
-    } else if (m->has_fallback_sync) {
-        anchor = &m->fallback_sync;
+    } else if (m->info.has_start_sync) { /* profiler_info.json start_info */
+        anchor = &m->info.start_sync;
         p->clock_fallback = 1;
     } else {
         p->clock_fallback = 1;

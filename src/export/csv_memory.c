@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 #define MB (1024 * 1024)
 
 char *aip__fmt_device_tag(char *d, uint8_t type, int8_t index)
@@ -81,7 +80,7 @@ static void record_row(aip_out *o, const char *component, size_t clen, const aip
 
 aip_status aip__export_memory_record(const aip_model *m, aip_out *o)
 {
-    PUT_LIT(o, AIP_MEMORY_RECORD_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_MEMORY_RECORD_HEADER "\r\n");
     aip_mem_iter it;
     aip_status s = aip__mem_iter_init(&it, m);
     if (s)
@@ -98,7 +97,7 @@ aip_status aip__export_memory_record(const aip_model *m, aip_out *o)
 
 aip_status aip__export_operator_memory(const aip_model *m, aip_out *o)
 {
-    PUT_LIT(o, AIP_OPERATOR_MEMORY_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_OPERATOR_MEMORY_HEADER "\r\n");
     aip_mem_iter it;
     aip_status s = aip__mem_iter_init(&it, m);
     if (s)

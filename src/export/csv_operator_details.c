@@ -15,8 +15,6 @@
 #include "text_escape.h"
 #include "error.h"
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
 static aip_status put_cell(aip_out *o, aip_esc_cache *c, uint32_t id)
 {
     size_t n;
@@ -29,7 +27,7 @@ static aip_status put_cell(aip_out *o, aip_esc_cache *c, uint32_t id)
 
 aip_status aip__export_operator_details(const aip_model *m, aip_out *o)
 {
-    PUT_LIT(o, AIP_OPERATOR_DETAILS_HOST_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_OPERATOR_DETAILS_HOST_HEADER "\r\n");
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
         const aip_process *p = &m->procs[pi];
@@ -44,13 +42,13 @@ aip_status aip__export_operator_details(const aip_model *m, aip_out *o)
                 aip_op_fields f;
                 aip__model_op_fields(t, sp, &f);
                 s = put_cell(o, &c, sp->name);
-                PUT_LIT(o, ",");
+                AIP_OUT_LIT(o, ",");
                 if (!s && f.has_shapes)
                     s = put_cell(o, &c, f.input_shapes);
-                PUT_LIT(o, ",");
+                AIP_OUT_LIT(o, ",");
                 if (!s && f.has_stack)
                     s = put_cell(o, &c, f.call_stack);
-                PUT_LIT(o, ",");
+                AIP_OUT_LIT(o, ",");
                 char *d = aip__out_reserve(o, 80);
                 d = aip__fmt_us3(d, t->self_ns[i]);
                 *d++ = ',';

@@ -24,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
 static void put_name(aip_out *o, const aip_op_stat *st)
 {
     size_t max = AIP_CSV_ESC_MAX(st->len);
@@ -56,12 +54,12 @@ aip_status aip__export_op_statistic(const aip_model *m, aip_out *o)
     aip_status s = aip__op_stats(m, AIP_STAT_OPS, &st, &n);
     if (s)
         return s;
-    PUT_LIT(o, AIP_OP_STATISTIC_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_OP_STATISTIC_HEADER "\r\n");
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += (double)st[i].total_ns;
     for (size_t i = 0; i < n; i++) {
-        PUT_LIT(o, "host,");
+        AIP_OUT_LIT(o, "host,");
         put_name(o, &st[i]);
         char *d = aip__out_reserve(o, 160);
         memcpy(d, ",CPU,", 5);
@@ -77,7 +75,7 @@ aip_status aip__export_op_statistic(const aip_model *m, aip_out *o)
         *d++ = ',';
         aip__out_commit(o, d);
         put_double(o, sum > 0 ? 100.0 * (double)st[i].total_ns / sum : 0.0, 2);
-        PUT_LIT(o, "\r\n");
+        AIP_OUT_LIT(o, "\r\n");
     }
     free(st);
     return o->status;
@@ -90,12 +88,12 @@ aip_status aip__export_api_statistic(const aip_model *m, aip_out *o)
     aip_status s = aip__op_stats(m, AIP_STAT_OPS | AIP_STAT_ANNOTATIONS | AIP_STAT_RANGES, &st, &n);
     if (s)
         return s;
-    PUT_LIT(o, AIP_API_STATISTIC_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_API_STATISTIC_HEADER "\r\n");
     for (size_t i = 0; i < n; i++) {
         if (st[i].level == AIP_STAT_LEVEL_MSTX)
-            PUT_LIT(o, "host,mstx,");
+            AIP_OUT_LIT(o, "host,mstx,");
         else
-            PUT_LIT(o, "host,op,");
+            AIP_OUT_LIT(o, "host,op,");
         put_name(o, &st[i]);
         char *d = aip__out_reserve(o, 160);
         *d++ = ',';
@@ -111,7 +109,7 @@ aip_status aip__export_api_statistic(const aip_model *m, aip_out *o)
         *d++ = ',';
         aip__out_commit(o, d);
         put_double(o, st[i].m2_us / (double)st[i].count, 3);
-        PUT_LIT(o, "\r\n");
+        AIP_OUT_LIT(o, "\r\n");
     }
     free(st);
     return o->status;

@@ -1,6 +1,7 @@
 /*
  * db_analysis.c — analysis.db: the StepTraceTime table (seed analysis.db
- * 表4, reference §2.5) from the same step rows as step_trace_time.csv.
+ * 表4, reference §2.5) from the same step rows as step_trace_time.csv
+ * (their columns are computed once, in src/analysis/steps.c).
  *
  * Units: µs as REAL, which is what torch_npu's code writes
  * (convert_ns2us_float) although its table says ms; tools compare these
@@ -24,19 +25,16 @@ static const aip_db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
-aip_status aip__export_analysis_db(const aip_model *m, const char *path)
+aip_status aip__export_analysis_db(const aip_model *m, aip_out *o)
 {
     aip_db d;
-    aip_status s = aip__db_open(&d, path);
+    aip_status s = o->status ? o->status : aip__db_open(&d, o->path);
     if (s)
         return s;
     aip_db_insert ins;
     if (!aip__db_insert_begin(&d, &tbl_step_trace_time, &ins)) {
         for (size_t i = 0; i < m->n_step_rows; i++) {
             const aip_step_row *r = &m->step_rows[i];
-            /* the host-only arithmetic of csv_step_trace.c */
-            int64_t dur = r->end - r->start, comm = 0, not_overlapped = 0, bubble = 0;
-            int64_t free_ns = dur - r->computing;
             aip__db_i64(&ins, 0, -1);
             char step[24];
             if (r->has_number)
@@ -44,15 +42,10 @@ aip_status aip__export_analysis_db(const aip_model *m, const char *path)
                              (size_t)snprintf(step, sizeof step, "%lld", (long long)r->number));
             else
                 aip__db_null(&ins, 1);
-            aip__db_f64(&ins, 2, us(r->computing));
-            aip__db_f64(&ins, 3, us(not_overlapped));
-            aip__db_f64(&ins, 4, us(comm - not_overlapped));
-            aip__db_f64(&ins, 5, us(comm));
-            aip__db_f64(&ins, 6, us(free_ns > 0 ? free_ns : 0));
-            aip__db_f64(&ins, 7, us(dur - bubble));
-            aip__db_f64(&ins, 8, us(bubble));
-            aip__db_f64(&ins, 9, us(not_overlapped - bubble > 0 ? not_overlapped - bubble : 0));
-            aip__db_f64(&ins, 10, us(r->preparing));
+            int64_t v[AIP_STEP_TRACE_COLS];
+            aip__step_row_columns(r, v);
+            for (int c = 0; c < AIP_STEP_TRACE_COLS; c++)
+                aip__db_f64(&ins, 2 + c, us(v[c]));
             aip__db_row(&ins);
         }
         aip__db_insert_end(&ins);

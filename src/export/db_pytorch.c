@@ -86,7 +86,7 @@ static void meta_data(aip_db *d, const aip_metadata *md)
     aip_db_insert ins;
     if (aip__db_insert_begin(d, &tbl_meta_data, &ins))
         return;
-    for (size_t i = 0; md && i < md->n; i++) {
+    for (size_t i = 0; i < md->n; i++) {
         put_text(&ins, 0, md->keys[i]);
         put_text(&ins, 1, md->values[i]);
         aip__db_row(&ins);
@@ -94,19 +94,18 @@ static void meta_data(aip_db *d, const aip_metadata *md)
     aip__db_insert_end(&ins);
 }
 
-static void small_tables(aip_db *d, const aip_db_inputs *in)
+static void small_tables(aip_db *d, const aip_model *m)
 {
-    const aip_model *m = in->m;
     aip_db_insert ins;
     if (!aip__db_insert_begin(d, &tbl_rank_device_map, &ins)) {
-        aip__db_i64(&ins, 0, in->info->rank);
+        aip__db_i64(&ins, 0, m->info.rank);
         aip__db_i64(&ins, 1, -1); /* no device: the seed's "not collected" value */
         aip__db_row(&ins);
         aip__db_insert_end(&ins);
     }
     host_info(d, m);
-    meta_data(d, in->meta);
-    if ((m->n_steps || in->info->has_schedule) && !aip__db_insert_begin(d, &tbl_step_time, &ins)) {
+    meta_data(d, &m->meta);
+    if ((m->n_steps || m->info.has_schedule) && !aip__db_insert_begin(d, &tbl_step_time, &ins)) {
         for (size_t i = 0; i < m->n_steps; i++) {
             aip__db_i64(&ins, 0, m->steps[i].number);
             aip__db_i64(&ins, 1, m->steps[i].start);
@@ -118,7 +117,7 @@ static void small_tables(aip_db *d, const aip_db_inputs *in)
     size_t n_gc = 0;
     for (size_t i = 0; i < m->n_procs; i++)
         n_gc += m->procs[i].gc.n;
-    if ((n_gc || in->info->gc_detect) && !aip__db_insert_begin(d, &tbl_gc_record, &ins)) {
+    if ((n_gc || m->info.gc_detect) && !aip__db_insert_begin(d, &tbl_gc_record, &ins)) {
         for (size_t pi = 0; pi < m->n_procs; pi++) {
             const aip_process *p = &m->procs[pi];
             for (size_t i = 0; i < p->gc.n; i++) {
@@ -133,24 +132,24 @@ static void small_tables(aip_db *d, const aip_db_inputs *in)
     }
 }
 
-aip_status aip__export_pytorch_db(const aip_db_inputs *in, const char *path)
+aip_status aip__export_pytorch_db(const aip_model *m, aip_out *o)
 {
     aip_db d;
-    aip_status s = aip__db_open(&d, path);
+    aip_status s = o->status ? o->status : aip__db_open(&d, o->path);
     if (s)
         return s;
     aip_db_strings api, mem;
-    s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, in->m);
+    s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, m);
     if (!s)
-        s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, in->m);
+        s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, m);
     else
         memset(&mem, 0, sizeof mem);
     if (!s)
-        s = aip__db_write_api(&d, in->m, in->info, &api);
+        s = aip__db_write_api(&d, m, &api);
     if (!s)
-        s = aip__db_write_memory(&d, in->m, in->info, &mem);
+        s = aip__db_write_memory(&d, m, &mem);
     if (!s)
-        small_tables(&d, in);
+        small_tables(&d, m);
     aip_db_insert ins;
     if (!s && !d.status && !aip__db_insert_begin(&d, &tbl_string_ids, &ins)) {
         aip__dbs_write(&api, &ins);

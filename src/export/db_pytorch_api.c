@@ -292,8 +292,7 @@ static aip_status collect_conns(api_writer *w)
     return AIP_OK;
 }
 
-aip_status aip__db_write_api(aip_db *d, const aip_model *m, const aip_profiler_info *info,
-                             aip_db_strings *str)
+aip_status aip__db_write_api(aip_db *d, const aip_model *m, aip_db_strings *str)
 {
     /* inserts hold a batch of values each: too big for a thread's stack */
     api_writer *w = calloc(1, sizeof *w);
@@ -307,7 +306,7 @@ aip_status aip__db_write_api(aip_db *d, const aip_model *m, const aip_profiler_i
     if (!s && w->n_conns)
         s = aip__db_insert_begin(d, &aip__tbl_connection_ids, &w->conn_ins);
     /* with_stack on: the table exists even if no op carried a stack */
-    if (!s && info->with_stack) {
+    if (!s && m->info.with_stack) {
         s = aip__db_insert_begin(d, &aip__tbl_callchains, &w->chain_ins);
         w->with_chains = !s;
     }

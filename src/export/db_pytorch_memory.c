@@ -81,13 +81,12 @@ static void op_row(aip_db_insert *ins, int64_t name, const aip_mem_ev *a, const 
     aip__db_row(ins);
 }
 
-aip_status aip__db_write_memory(aip_db *d, const aip_model *m, const aip_profiler_info *info,
-                                aip_db_strings *str)
+aip_status aip__db_write_memory(aip_db *d, const aip_model *m, aip_db_strings *str)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->n_procs; i++)
         n += m->procs[i].memory.n;
-    if (!n && !info->profile_memory)
+    if (!n && !m->info.profile_memory)
         return AIP_OK;
     aip_db_insert rec, op;
     if (aip__db_insert_begin(d, &tbl_memory_record, &rec))

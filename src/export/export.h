@@ -1,17 +1,23 @@
 /*
- * export.h — the output formats.  Each exporter reads a derived model and
- * streams one file through an aip_out; none of them changes the model.
+ * export.h — the output formats analysis writes into ASCEND_PROFILER_OUTPUT.
+ * Every exporter has one shape, aip_export_fn: it reads a derived model
+ * (raw data plus what profiler_info / profiler_metadata said) and writes
+ * one file through an aip_out; none of them changes the model.  The
+ * driver, src/result/analyse_dir.c, runs them from one table.  Streamed
+ * formats put bytes into the aip_out; the databases are built by SQLite at
+ * the aip_out's path (aip__out_target, outbuf.h).
  */
 #ifndef AIP_EXPORT_H
 #define AIP_EXPORT_H
 
 #include "model.h"
 #include "outbuf.h"
-#include "profiler_info.h"
 
-/* trace_json.c : ASCEND_PROFILER_OUTPUT/trace_view.json (Chrome trace
- * events with Kineto's metadata keys).  `info` may be NULL. */
-aip_status aip__export_trace_json(const aip_model *m, const aip_profiler_info *info, aip_out *o);
+typedef aip_status (*aip_export_fn)(const aip_model *m, aip_out *o);
+
+/* trace_json.c : trace_view.json (Chrome trace events with Kineto's
+ * metadata keys; rank and config flags from m->info). */
+aip_status aip__export_trace_json(const aip_model *m, aip_out *o);
 
 /* csv_operator_details.c : operator_details.csv, one row per framework op. */
 aip_status aip__export_operator_details(const aip_model *m, aip_out *o);
@@ -25,10 +31,18 @@ aip_status aip__export_operator_memory(const aip_model *m, aip_out *o);
 /* aip__fmt_device_tag() : "CPU", "NPU:0", "CUDA:1" (at most 24 bytes). */
 char *aip__fmt_device_tag(char *d, uint8_t type, int8_t index);
 
-/* csv_op_statistic.c : op_statistic.csv (host: framework ops, Core Type CPU). */
+/* csv_statistic.c : op_statistic.csv (host: framework ops, Core Type CPU)
+ * and api_statistic.csv (Level1/Level2; host APIs). */
 aip_status aip__export_op_statistic(const aip_model *m, aip_out *o);
-/* csv_api_statistic.c : api_statistic.csv (Level1/Level2; host APIs). */
 aip_status aip__export_api_statistic(const aip_model *m, aip_out *o);
+
+/* db_pytorch.c : ascend_pytorch_profiler[_{rank}].db at o->path (an
+ * aip__out_target); db_analysis.c : analysis.db the same way. */
+aip_status aip__export_pytorch_db(const aip_model *m, aip_out *o);
+aip_status aip__export_analysis_db(const aip_model *m, aip_out *o);
+/* aip__db_name() : "ascend_pytorch_profiler.db" (rank -1) or
+ * "ascend_pytorch_profiler_{rank}.db". */
+void aip__db_name(int64_t rank, char *out, size_t cap);
 
 /* The first line of each CSV file, exactly as the seed spells it. */
 /* operator_details.csv: the host columns; the seed's Device columns

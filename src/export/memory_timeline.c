@@ -18,16 +18,12 @@
  * stamp, so the same profile gives the same bytes.
  */
 #include "memory_timeline.h"
-#include "result.h"
 #include "error.h"
-#include "fs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 
 aip_status aip__device_parse(const char *device, uint8_t *type, int *index)
 {
@@ -323,58 +319,4 @@ aip_status aip__mem_timeline_write(const aip_mem_timeline *t, const char *path)
         return s;
     }
     return aip__out_close(&o);
-}
-
-static aip_status make_parent(const char *path)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash || slash == path)
-        return AIP_OK;
-    size_t n = (size_t)(slash - path);
-    if (n >= sizeof dir)
-        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
-    memcpy(dir, path, n);
-    dir[n] = 0;
-    return aip__mkdirs(dir);
-}
-
-aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
-                                       const char *device, int quiet, uint64_t *events)
-{
-    if (!result_dir || !path)
-        return aip__fail(AIP_ERR_INVALID_ARG, "result directory and output path are required");
-    aip_status s = aip__path_check(path, "output path");
-    if (!s)
-        s = aip__path_no_symlink(path);
-    uint8_t type;
-    int index;
-    if (!s)
-        s = aip__device_parse(device ? device : "cpu", &type, &index);
-    if (s)
-        return s;
-    aip_run_log r;
-    aip_profiler_info info;
-    aip_model m;
-    s = aip__result_open(result_dir, quiet, &r, &info, &m);
-    aip_mem_timeline t;
-    if (!s)
-        s = aip__mem_timeline_build(&m, device, &t);
-    if (!s) {
-        if (events)
-            *events = t.records;
-        s = make_parent(path);
-        if (!s)
-            s = aip__mem_timeline_write(&t, path);
-        aip__mem_timeline_free(&t);
-    }
-    aip__model_free(&m);
-    aip__runlog_free(&r);
-    return s;
-}
-
-aip_status aip_export_memory_timeline(const char *result_dir, const char *path, const char *device,
-                                      uint64_t *records)
-{
-    return aip__export_memory_timeline(result_dir, path, device, 0, records);
 }

@@ -1,6 +1,7 @@
 /*
- * memory_timeline.h — export_memory_timeline(): memory use of one device
- * over time, by category, in torch's file formats (seed 显存可视化;
+ * memory_timeline.h — the memory timeline (export_memory_timeline(); the
+ * driver is src/result/reports.c): memory use of one device over time, by
+ * category, in torch's file formats (seed 显存可视化;
  * reference torch_profiler_facts §3.4), chosen by the output's suffix:
  *   .html         one self-contained page with an inline SVG chart
  *   .json[.gz]    [times_us, sizes]: sizes[i] has 9 slots, slot 0 the
@@ -53,11 +54,5 @@ aip_status aip__mem_timeline_html(const aip_mem_timeline *t, aip_out *o);
 aip_status aip__mem_timeline_svg(const aip_mem_timeline *t, aip_out *o, const char *id, int width,
                                  int height, size_t *drawn);
 void aip__mem_timeline_peaks(const aip_mem_timeline *t, aip_out *o);
-
-/* aip__export_memory_timeline() : load `result_dir` and write `path` for
- * `device` (NULL: "cpu").  What `aiprof memory` runs; meant to become
- * public as aip_export_memory_timeline(). */
-aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
-                                       const char *device, int quiet, uint64_t *events);
 
 #endif

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 #define SLOTS 1200
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -114,26 +113,26 @@ void aip__mem_timeline_peaks(const aip_mem_timeline *t, aip_out *o)
 
 aip_status aip__mem_timeline_html(const aip_mem_timeline *t, aip_out *o)
 {
-    PUT_LIT(o, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/>"
-               "<title>Memory Timeline HTML</title>\n<style>body{font-family:sans-serif;"
-               "margin:20px;color:#222}li{margin:2px 0}.note{color:#555;font-size:13px}</style>"
-               "</head><body>\n<h1>Memory timeline (");
+    AIP_OUT_LIT(o, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/>"
+                   "<title>Memory Timeline HTML</title>\n<style>body{font-family:sans-serif;"
+                   "margin:20px;color:#222}li{margin:2px 0}.note{color:#555;font-size:13px}</style>"
+                   "</head><body>\n<h1>Memory timeline (");
     aip__out_html_str(o, t->device);
-    PUT_LIT(o, ")</h1>\n<ul class=\"peaks\">\n");
+    AIP_OUT_LIT(o, ")</h1>\n<ul class=\"peaks\">\n");
     aip__mem_timeline_peaks(t, o);
     char b[200];
     int k = snprintf(b, sizeof b, "<li>Memory records: %llu; points: %zu</li>\n</ul>\n",
                      (unsigned long long)t->records, t->n_points);
     aip__out_put(o, b, (size_t)k);
     if (!t->n_points)
-        PUT_LIT(o, "<p class=\"empty\">No memory records for this device.</p>\n");
+        AIP_OUT_LIT(o, "<p class=\"empty\">No memory records for this device.</p>\n");
     aip_status s = aip__mem_timeline_svg(t, o, "memory-timeline", 1100, 520, NULL);
     if (s)
         return s;
-    PUT_LIT(o, "<p class=\"note\">Categories are what the raw allocation records support: "
-               "TEMPORARY = allocated and freed inside one top-level op on one thread; "
-               "AUTOGRAD_DETAIL = allocated by an autograd node and freed before the backward "
-               "pass ended; everything else Unknown unless the framework labelled it "
-               "(docs/MEMORY.md).</p>\n</body></html>\n");
+    AIP_OUT_LIT(o, "<p class=\"note\">Categories are what the raw allocation records support: "
+                   "TEMPORARY = allocated and freed inside one top-level op on one thread; "
+                   "AUTOGRAD_DETAIL = allocated by an autograd node and freed before the backward "
+                   "pass ended; everything else Unknown unless the framework labelled it "
+                   "(docs/MEMORY.md).</p>\n</body></html>\n");
     return o->status;
 }

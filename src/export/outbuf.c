@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -157,6 +158,15 @@ aip_status aip__out_open(aip_out *o, const char *path)
     return AIP_OK;
 }
 
+aip_status aip__out_target(aip_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path)
+        return o->status = aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    return AIP_OK;
+}
+
 aip_status aip__out_init_fd(aip_out *o, int fd)
 {
     memset(o, 0, sizeof *o);
@@ -194,6 +204,29 @@ void aip__out_flush_buffer(aip_out *o)
         o->total += o->len;
     }
     o->len = 0;
+}
+
+void aip__out_printf(aip_out *o, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof small) {
+        aip__out_put(o, small, (size_t)n);
+    } else if (n > 0) { /* longer than any line the reports print: not worth a fast path */
+        char *big = malloc((size_t)n + 1);
+        if (big) {
+            vsnprintf(big, (size_t)n + 1, fmt, again);
+            aip__out_put(o, big, (size_t)n);
+            free(big);
+        } else if (!o->status) {
+            o->status = aip__fail(AIP_ERR_NOMEM, "no memory for an output line");
+        }
+    }
+    va_end(again);
 }
 
 void aip__out_write_big(aip_out *o, const void *p, size_t n)

@@ -9,12 +9,16 @@
  * the page cache costs as much CPU as formatting, and the two overlap.
  * Errors are sticky: writers keep appending without checking, and
  * aip__out_close() reports the first error.  Number formatting is
- * hand-written (hot path: millions of timestamps).
+ * hand-written (hot path: millions of timestamps); AIP_OUT_LIT and
+ * aip__out_printf are the one copy every writer uses for literals and the
+ * rare formatted line.  A database exporter is given an aip_out that only
+ * names its file (aip__out_target): SQLite builds it, the same way.
  */
 #ifndef AIP_OUTBUF_H
 #define AIP_OUTBUF_H
 
 #include "aiprof.h"
+#include "error.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -42,6 +46,11 @@ aip_status aip__out_open(aip_out *o, const char *path);
 /* aip__out_init_fd() : write to an already open fd (tests, fuzzing); the
  * fd is not closed. */
 aip_status aip__out_init_fd(aip_out *o, int fd);
+/* aip__out_target() : an aip_out that only names the file `path`, for a
+ * writer that builds its file itself (SQLite, db.c: also via a temporary
+ * name).  Nothing may be put into it and it needs no close; o->status is
+ * set if the path is too long. */
+aip_status aip__out_target(aip_out *o, const char *path);
 /* aip__out_close() : flush; for a file, fsync-free close and rename into
  * place.  On any error the temporary file is removed.  @return status. */
 aip_status aip__out_close(aip_out *o);
@@ -75,6 +84,13 @@ static inline void aip__out_put(aip_out *o, const void *p, size_t n)
 }
 
 static inline void aip__out_str(aip_out *o, const char *s) { aip__out_put(o, s, strlen(s)); }
+
+/* A string literal, its length known at compile time. */
+#define AIP_OUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
+
+/* aip__out_printf() : printf into the stream (not for the hot paths:
+ * the number formatters below are several times faster). */
+void aip__out_printf(aip_out *o, const char *fmt, ...) AIP_PRINTF(2, 3);
 
 /* ---- number formatting into a buffer; each returns the end pointer ---- */
 

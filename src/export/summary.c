@@ -5,17 +5,12 @@
  * that does not exist here, a collector aiprof does not have.
  */
 #include "summary.h"
-#include "result.h"
 #include "error.h"
-#include "fs.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 
 static void note(aip_summary *s, const char *fmt, ...) AIP_PRINTF(2, 3);
 static void note(aip_summary *s, const char *fmt, ...)
@@ -106,13 +101,12 @@ static void data_notes(aip_summary *s)
     }
 }
 
-aip_status aip__summary_build(const char *dir, const aip_model *m, const aip_profiler_info *info,
-                              aip_summary *s)
+aip_status aip__summary_build(const char *dir, const aip_model *m, aip_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->dir = dir;
     s->m = m;
-    s->info = info;
+    s->info = &m->info;
     aip_status st = aip__op_stats(m, AIP_STAT_OPS, &s->ops, &s->n_ops);
     if (st)
         return st;
@@ -175,18 +169,6 @@ void aip__summary_free(aip_summary *s)
 
 /* ---- terminal text ----------------------------------------------------- */
 
-static void outf(aip_out *o, const char *fmt, ...) AIP_PRINTF(2, 3);
-static void outf(aip_out *o, const char *fmt, ...)
-{
-    char b[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        aip__out_put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
-
 /* A recorded name for a terminal: control bytes (escape sequences!) and
  * invalid UTF-8 become '?', at most `max` characters. */
 static void put_term(aip_out *o, const char *s, size_t n, size_t max)
@@ -221,13 +203,13 @@ static void put_bytes(aip_out *o, int64_t b)
 {
     double v = (double)b;
     if (b >= 1 << 30)
-        outf(o, "%.2f GiB", v / (1 << 30));
+        aip__out_printf(o, "%.2f GiB", v / (1 << 30));
     else if (b >= 1 << 20)
-        outf(o, "%.2f MiB", v / (1 << 20));
+        aip__out_printf(o, "%.2f MiB", v / (1 << 20));
     else if (b >= 1 << 10)
-        outf(o, "%.2f KiB", v / (1 << 10));
+        aip__out_printf(o, "%.2f KiB", v / (1 << 10));
     else
-        outf(o, "%lld B", (long long)b);
+        aip__out_printf(o, "%lld B", (long long)b);
 }
 
 static const char *device_name(uint8_t type)
@@ -239,108 +221,69 @@ static const char *device_name(uint8_t type)
 aip_status aip__summary_text(const aip_summary *s, aip_out *o)
 {
     const aip_model *m = s->m;
-    PUT_LIT(o, "aiprof summary: ");
+    AIP_OUT_LIT(o, "aiprof summary: ");
     put_term(o, s->dir, strlen(s->dir), 200);
-    PUT_LIT(o, "\n");
+    AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < m->n_procs; i++) {
         const aip_process *p = &m->procs[i];
         const char *h = p->hostname ? p->hostname : "?", *prog = p->program ? p->program : "?";
-        PUT_LIT(o, "  process ");
+        AIP_OUT_LIT(o, "  process ");
         put_term(o, prog, strlen(prog), 40);
-        outf(o, ", pid %lld on ", (long long)p->pid);
+        aip__out_printf(o, ", pid %lld on ", (long long)p->pid);
         put_term(o, h, strlen(h), 60);
-        outf(o, ": %llu events, %zu threads\n", (unsigned long long)p->events, p->n_threads);
+        aip__out_printf(o, ": %llu events, %zu threads\n", (unsigned long long)p->events,
+                        p->n_threads);
     }
-    outf(o, "  recorded span: %.3f ms, %llu events, %llu dropped\n",
-         (double)(m->last_ns - m->first_ns) / 1e6, (unsigned long long)m->n_events,
-         (unsigned long long)m->dropped_events);
+    aip__out_printf(o, "  recorded span: %.3f ms, %llu events, %llu dropped\n",
+                    (double)(m->last_ns - m->first_ns) / 1e6, (unsigned long long)m->n_events,
+                    (unsigned long long)m->dropped_events);
     size_t top = s->n_ops < AIP_SUMMARY_TOP ? s->n_ops : AIP_SUMMARY_TOP;
-    outf(o, "\nTop %zu of %zu ops by self time:\n", top, s->n_ops);
-    outf(o, "  %12s %7s %8s %12s %12s  %s\n", "Self(ms)", "Self%", "Calls", "Total(ms)",
-         "AvgSelf(us)", "Name");
+    aip__out_printf(o, "\nTop %zu of %zu ops by self time:\n", top, s->n_ops);
+    aip__out_printf(o, "  %12s %7s %8s %12s %12s  %s\n", "Self(ms)", "Self%", "Calls", "Total(ms)",
+                    "AvgSelf(us)", "Name");
     for (size_t i = 0; i < top; i++) {
         const aip_op_stat *st = &s->ops[i];
-        outf(o, "  %12.3f %6.2f%% %8llu %12.3f %12.3f  ", (double)st->self_ns / 1e6,
-             s->ops_self_total ? 100.0 * (double)st->self_ns / (double)s->ops_self_total : 0.0,
-             (unsigned long long)st->count, (double)st->total_ns / 1e6,
-             (double)st->self_ns / 1e3 / (double)st->count);
+        double self_pct =
+            s->ops_self_total ? 100.0 * (double)st->self_ns / (double)s->ops_self_total : 0.0;
+        aip__out_printf(o, "  %12.3f %6.2f%% %8llu %12.3f %12.3f  ", (double)st->self_ns / 1e6,
+                        self_pct, (unsigned long long)st->count, (double)st->total_ns / 1e6,
+                        (double)st->self_ns / 1e3 / (double)st->count);
         put_term(o, st->name, st->len, 70);
-        PUT_LIT(o, "\n");
+        AIP_OUT_LIT(o, "\n");
     }
     if (s->n_steps) {
-        outf(o, "\nSteps: %zu  min %.3f ms  median %.3f ms  max %.3f ms  mean %.3f ms\n",
-             s->n_steps, (double)s->step_min / 1e6, (double)s->step_median / 1e6,
-             (double)s->step_max / 1e6, (double)s->step_mean / 1e6);
+        aip__out_printf(o, "\nSteps: %zu  min %.3f ms  median %.3f ms  max %.3f ms  mean %.3f ms\n",
+                        s->n_steps, (double)s->step_min / 1e6, (double)s->step_median / 1e6,
+                        (double)s->step_max / 1e6, (double)s->step_mean / 1e6);
         for (size_t i = 0; i < s->n_steps && i < 20; i++)
-            outf(o, "  step %-8lld %10.3f ms\n", (long long)m->steps[i].number,
-                 (double)s->step_ns[i] / 1e6);
+            aip__out_printf(o, "  step %-8lld %10.3f ms\n", (long long)m->steps[i].number,
+                            (double)s->step_ns[i] / 1e6);
         if (s->n_steps > 20)
-            outf(o, "  ... %zu more\n", s->n_steps - 20);
+            aip__out_printf(o, "  ... %zu more\n", s->n_steps - 20);
     } else {
-        PUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
+        AIP_OUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
     }
-    PUT_LIT(o, "\nMemory:");
+    AIP_OUT_LIT(o, "\nMemory:");
     if (!m->n_mem_peaks)
-        PUT_LIT(o, " no memory records");
-    PUT_LIT(o, "\n");
+        AIP_OUT_LIT(o, " no memory records");
+    AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < m->n_mem_peaks; i++) {
         const aip_mem_peak *pk = &m->mem_peaks[i];
-        outf(o, "  pid %lld %s", (long long)m->procs[pk->process].pid, device_name(pk->device_type));
+        aip__out_printf(o, "  pid %lld %s", (long long)m->procs[pk->process].pid,
+                        device_name(pk->device_type));
         if (pk->device_type != AIP_DEVICE_CPU)
-            outf(o, ":%d", pk->device_index);
-        PUT_LIT(o, ": peak allocated ");
+            aip__out_printf(o, ":%d", pk->device_index);
+        AIP_OUT_LIT(o, ": peak allocated ");
         put_bytes(o, pk->max_allocated);
-        PUT_LIT(o, ", peak reserved ");
+        AIP_OUT_LIT(o, ", peak reserved ");
         put_bytes(o, pk->max_reserved);
-        outf(o, " (%llu records)\n", (unsigned long long)pk->records);
+        aip__out_printf(o, " (%llu records)\n", (unsigned long long)pk->records);
     }
-    PUT_LIT(o, "\nNot collected / problems:");
+    AIP_OUT_LIT(o, "\nNot collected / problems:");
     if (!s->n_notes)
-        PUT_LIT(o, " none");
-    PUT_LIT(o, "\n");
+        AIP_OUT_LIT(o, " none");
+    AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < s->n_notes; i++)
-        outf(o, "  - %s\n", s->notes[i]);
+        aip__out_printf(o, "  - %s\n", s->notes[i]);
     return o->status;
-}
-
-aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet)
-{
-    aip_status st = AIP_OK;
-    if (html_path) {
-        st = aip__path_check(html_path, "HTML report path");
-        if (!st)
-            st = aip__path_no_symlink(html_path);
-        if (st)
-            return st;
-    }
-    aip_run_log r;
-    aip_profiler_info info;
-    aip_model m;
-    st = aip__result_open(result_dir, quiet, &r, &info, &m);
-    aip_summary s;
-    if (!st)
-        st = aip__summary_build(result_dir, &m, &info, &s);
-    if (!st) {
-        aip_out o;
-        if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
-            aip__summary_text(&s, &o);
-            st = aip__out_close(&o);
-        }
-        if (!st && html_path && !(st = aip__out_open(&o, html_path))) {
-            st = aip__summary_html(&s, &o);
-            if (st)
-                aip__out_abort(&o);
-            else
-                st = aip__out_close(&o);
-        }
-        aip__summary_free(&s);
-    }
-    aip__model_free(&m);
-    aip__runlog_free(&r);
-    return st;
-}
-
-aip_status aip_summarize(const char *result_dir, int fd, const char *html_path)
-{
-    return aip__summary(result_dir, fd, html_path, 0);
 }

@@ -2,7 +2,8 @@
  * summary.h — `aiprof summary`: what a profile says at a glance — top ops
  * by self time, step times, memory peaks, dropped events and raw-data
  * problems, and what was not collected and why — as terminal text
- * (summary.c) or one self-contained HTML page (summary_html.c).
+ * (summary.c) or one self-contained HTML page (summary_html.c).  The
+ * driver, aip_summarize(), is src/result/reports.c.
  */
 #ifndef AIP_SUMMARY_H
 #define AIP_SUMMARY_H
@@ -10,7 +11,6 @@
 #include "memory_timeline.h"
 #include "model.h"
 #include "outbuf.h"
-#include "profiler_info.h"
 
 #define AIP_SUMMARY_TOP 15
 #define AIP_SUMMARY_NOTES 24
@@ -18,7 +18,7 @@
 typedef struct aip_summary {
     const char *dir;
     const aip_model *m;
-    const aip_profiler_info *info;
+    const aip_profiler_info *info; /* &m->info */
     aip_op_stat *ops;         /* framework ops by self time, longest first */
     size_t n_ops;
     int64_t ops_self_total;   /* sum of every op's self time */
@@ -31,16 +31,12 @@ typedef struct aip_summary {
     int has_mem;
 } aip_summary;
 
-aip_status aip__summary_build(const char *dir, const aip_model *m, const aip_profiler_info *info,
-                              aip_summary *s);
+/* aip__summary_build() : the facts of `dir`'s model (its info says which
+ * switches were on). */
+aip_status aip__summary_build(const char *dir, const aip_model *m, aip_summary *s);
 void aip__summary_free(aip_summary *s);
 /* Terminal text: control characters in recorded names are neutralised. */
 aip_status aip__summary_text(const aip_summary *s, aip_out *o);
 aip_status aip__summary_html(const aip_summary *s, aip_out *o);
-
-/* aip__summary() : load `result_dir`; the text to `fd` (-1: none) and, if
- * `html_path`, the page.  What `aiprof summary` runs; meant to become
- * public as aip_summary(). */
-aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet);
 
 #endif

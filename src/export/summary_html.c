@@ -8,71 +8,59 @@
 #include "summary.h"
 #include "svg_chart.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
-static void outf(aip_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void outf(aip_out *o, const char *fmt, ...)
-{
-    char b[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        aip__out_put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
 
 static void overview(const aip_summary *s, aip_out *o)
 {
     const aip_model *m = s->m;
-    PUT_LIT(o, "<h2>Profile</h2>\n<table id=\"processes\"><tr><th>Process</th><th>pid</th>"
-               "<th>Host</th><th>Events</th><th>Threads</th></tr>\n");
+    AIP_OUT_LIT(o, "<h2>Profile</h2>\n<table id=\"processes\"><tr><th>Process</th><th>pid</th>"
+                   "<th>Host</th><th>Events</th><th>Threads</th></tr>\n");
     for (size_t i = 0; i < m->n_procs; i++) {
         const aip_process *p = &m->procs[i];
-        PUT_LIT(o, "<tr><td>");
+        AIP_OUT_LIT(o, "<tr><td>");
         aip__out_html_str(o, p->program ? p->program : "?");
-        outf(o, "</td><td>%lld</td><td>", (long long)p->pid);
+        aip__out_printf(o, "</td><td>%lld</td><td>", (long long)p->pid);
         aip__out_html_str(o, p->hostname ? p->hostname : "?");
-        outf(o, "</td><td>%llu</td><td>%zu</td></tr>\n", (unsigned long long)p->events,
-             p->n_threads);
+        aip__out_printf(o, "</td><td>%llu</td><td>%zu</td></tr>\n", (unsigned long long)p->events,
+                        p->n_threads);
     }
-    outf(o, "</table>\n<p>Recorded span %.3f ms, %llu events, %llu dropped.</p>\n",
-         (double)(m->last_ns - m->first_ns) / 1e6, (unsigned long long)m->n_events,
-         (unsigned long long)m->dropped_events);
+    aip__out_printf(o, "</table>\n<p>Recorded span %.3f ms, %llu events, %llu dropped.</p>\n",
+                    (double)(m->last_ns - m->first_ns) / 1e6, (unsigned long long)m->n_events,
+                    (unsigned long long)m->dropped_events);
 }
 
 static void top_ops(const aip_summary *s, aip_out *o)
 {
     size_t top = s->n_ops < AIP_SUMMARY_TOP ? s->n_ops : AIP_SUMMARY_TOP;
-    outf(o, "<h2>Top %zu of %zu ops by self time</h2>\n<table id=\"top-ops\"><tr><th>Name</th>"
-         "<th>Calls</th><th>Self (ms)</th><th>Self %%</th><th>Total (ms)</th>"
-         "<th>Avg self (&micro;s)</th></tr>\n", top, s->n_ops);
+    aip__out_printf(o, "<h2>Top %zu of %zu ops by self time</h2>\n<table id=\"top-ops\">"
+                    "<tr><th>Name</th><th>Calls</th><th>Self (ms)</th><th>Self %%</th>"
+                    "<th>Total (ms)</th><th>Avg self (&micro;s)</th></tr>\n", top, s->n_ops);
     for (size_t i = 0; i < top; i++) {
         const aip_op_stat *st = &s->ops[i];
-        PUT_LIT(o, "<tr><td class=\"name\">");
+        AIP_OUT_LIT(o, "<tr><td class=\"name\">");
         aip__out_html(o, st->name, st->len);
-        outf(o, "</td><td>%llu</td><td>%.3f</td><td>%.2f</td><td>%.3f</td><td>%.3f</td></tr>\n",
-             (unsigned long long)st->count, (double)st->self_ns / 1e6,
-             s->ops_self_total ? 100.0 * (double)st->self_ns / (double)s->ops_self_total : 0.0,
-             (double)st->total_ns / 1e6, (double)st->self_ns / 1e3 / (double)st->count);
+        double self_pct =
+            s->ops_self_total ? 100.0 * (double)st->self_ns / (double)s->ops_self_total : 0.0;
+        aip__out_printf(o, "</td><td>%llu</td><td>%.3f</td><td>%.2f</td><td>%.3f</td>"
+                        "<td>%.3f</td></tr>\n", (unsigned long long)st->count,
+                        (double)st->self_ns / 1e6, self_pct, (double)st->total_ns / 1e6,
+                        (double)st->self_ns / 1e3 / (double)st->count);
     }
-    PUT_LIT(o, "</table>\n");
+    AIP_OUT_LIT(o, "</table>\n");
 }
 
 static aip_status steps(const aip_summary *s, aip_out *o)
 {
-    PUT_LIT(o, "<h2>Step times</h2>\n");
+    AIP_OUT_LIT(o, "<h2>Step times</h2>\n");
     if (!s->n_steps) {
-        PUT_LIT(o, "<p id=\"no-steps\">No ProfilerStep#N: the profile had no schedule.</p>\n");
+        AIP_OUT_LIT(o, "<p id=\"no-steps\">No ProfilerStep#N: the profile had no schedule.</p>\n");
         return AIP_OK;
     }
-    outf(o, "<p id=\"step-stats\">%zu steps: min %.3f ms, median %.3f ms, max %.3f ms, "
-         "mean %.3f ms.</p>\n", s->n_steps, (double)s->step_min / 1e6,
-         (double)s->step_median / 1e6, (double)s->step_max / 1e6, (double)s->step_mean / 1e6);
+    aip__out_printf(o, "<p id=\"step-stats\">%zu steps: min %.3f ms, median %.3f ms, "
+                    "max %.3f ms, mean %.3f ms.</p>\n", s->n_steps, (double)s->step_min / 1e6,
+                    (double)s->step_median / 1e6, (double)s->step_max / 1e6,
+                    (double)s->step_mean / 1e6);
     double *v = malloc(s->n_steps * sizeof *v);
     char (*lab)[24] = malloc(s->n_steps * sizeof *lab);
     const char **labels = malloc(s->n_steps * sizeof *labels);
@@ -99,13 +87,13 @@ static aip_status steps(const aip_summary *s, aip_out *o)
 static aip_status memory(const aip_summary *s, aip_out *o)
 {
     const aip_model *m = s->m;
-    PUT_LIT(o, "<h2>Memory</h2>\n");
+    AIP_OUT_LIT(o, "<h2>Memory</h2>\n");
     if (!m->n_mem_peaks) {
-        PUT_LIT(o, "<p id=\"no-memory\">No memory records.</p>\n");
+        AIP_OUT_LIT(o, "<p id=\"no-memory\">No memory records.</p>\n");
         return AIP_OK;
     }
-    PUT_LIT(o, "<table id=\"memory-peaks\"><tr><th>pid</th><th>Device</th><th>Peak allocated "
-               "(bytes)</th><th>Peak reserved (bytes)</th><th>Records</th></tr>\n");
+    AIP_OUT_LIT(o, "<table id=\"memory-peaks\"><tr><th>pid</th><th>Device</th><th>Peak allocated "
+                   "(bytes)</th><th>Peak reserved (bytes)</th><th>Records</th></tr>\n");
     for (size_t i = 0; i < m->n_mem_peaks; i++) {
         const aip_mem_peak *pk = &m->mem_peaks[i];
         char dev[32];
@@ -114,30 +102,32 @@ static aip_status memory(const aip_summary *s, aip_out *o)
         else
             snprintf(dev, sizeof dev, "%s:%d", pk->device_type == AIP_DEVICE_NPU ? "npu" : "cuda",
                      pk->device_index);
-        outf(o, "<tr><td>%lld</td><td>%s</td><td>%lld</td><td>%lld</td><td>%llu</td></tr>\n",
-             (long long)m->procs[pk->process].pid, dev, (long long)pk->max_allocated,
-             (long long)pk->max_reserved, (unsigned long long)pk->records);
+        aip__out_printf(o, "<tr><td>%lld</td><td>%s</td><td>%lld</td><td>%lld</td><td>%llu</td>"
+                        "</tr>\n", (long long)m->procs[pk->process].pid, dev,
+                        (long long)pk->max_allocated, (long long)pk->max_reserved,
+                        (unsigned long long)pk->records);
     }
-    PUT_LIT(o, "</table>\n<h3>Memory by category (");
+    AIP_OUT_LIT(o, "</table>\n<h3>Memory by category (");
     aip__out_html_str(o, s->mem.device);
-    PUT_LIT(o, ")</h3>\n<ul>");
+    AIP_OUT_LIT(o, ")</h3>\n<ul>");
     aip__mem_timeline_peaks(&s->mem, o);
-    PUT_LIT(o, "</ul>\n");
+    AIP_OUT_LIT(o, "</ul>\n");
     return aip__mem_timeline_svg(&s->mem, o, "memory-chart", 900, 400, NULL);
 }
 
 aip_status aip__summary_html(const aip_summary *s, aip_out *o)
 {
-    PUT_LIT(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
-               "<title>aiprof summary</title>\n<style>body{font-family:sans-serif;margin:24px;"
-               "color:#222;max-width:1200px}table{border-collapse:collapse;margin:8px 0}"
-               "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}"
-               "th{background:#f0f0f0}th:first-child{text-align:left}td.name{text-align:left;white-space:pre-wrap;"
-               "font-family:monospace;max-width:560px;overflow-wrap:anywhere}"
-               "li{margin:3px 0}svg{display:block;margin:8px 0;background:#fff}</style>"
-               "</head><body>\n<h1>aiprof summary</h1>\n<p id=\"dir\">");
+    AIP_OUT_LIT(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
+                   "<title>aiprof summary</title>\n<style>body{font-family:sans-serif;margin:24px;"
+                   "color:#222;max-width:1200px}table{border-collapse:collapse;margin:8px 0}"
+                   "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}"
+                   "th{background:#f0f0f0}th:first-child{text-align:left}"
+                   "td.name{text-align:left;white-space:pre-wrap;"
+                   "font-family:monospace;max-width:560px;overflow-wrap:anywhere}"
+                   "li{margin:3px 0}svg{display:block;margin:8px 0;background:#fff}</style>"
+                   "</head><body>\n<h1>aiprof summary</h1>\n<p id=\"dir\">");
     aip__out_html_str(o, s->dir);
-    PUT_LIT(o, "</p>\n");
+    AIP_OUT_LIT(o, "</p>\n");
     overview(s, o);
     top_ops(s, o);
     aip_status st = steps(s, o);
@@ -145,14 +135,14 @@ aip_status aip__summary_html(const aip_summary *s, aip_out *o)
         st = memory(s, o);
     if (st)
         return st;
-    PUT_LIT(o, "<h2>Not collected / problems</h2>\n<ul id=\"notes\">\n");
+    AIP_OUT_LIT(o, "<h2>Not collected / problems</h2>\n<ul id=\"notes\">\n");
     if (!s->n_notes)
-        PUT_LIT(o, "<li>none</li>\n");
+        AIP_OUT_LIT(o, "<li>none</li>\n");
     for (size_t i = 0; i < s->n_notes; i++) {
-        PUT_LIT(o, "<li>");
+        AIP_OUT_LIT(o, "<li>");
         aip__out_html_str(o, s->notes[i]);
-        PUT_LIT(o, "</li>\n");
+        AIP_OUT_LIT(o, "</li>\n");
     }
-    PUT_LIT(o, "</ul>\n</body></html>\n");
+    AIP_OUT_LIT(o, "</ul>\n</body></html>\n");
     return o->status;
 }

@@ -10,11 +10,9 @@
 #include "text_escape.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 #define ML 84 /* margins: left, right, top, bottom */
 #define MR 20
 #define MT 20
@@ -35,18 +33,6 @@ void aip__out_html(aip_out *o, const char *s, size_t n)
     free(buf);
 }
 
-static void outf(aip_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void outf(aip_out *o, const char *fmt, ...)
-{
-    char b[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        aip__out_put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
-}
-
 static double nice_step(double range)
 {
     if (!(range > 0))
@@ -59,7 +45,7 @@ static double nice_step(double range)
 static void put_tick(aip_out *o, double v, double step)
 {
     int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
-    outf(o, "%.*f", dec > 9 ? 9 : dec, fabs(v) < step / 1e6 ? 0.0 : v);
+    aip__out_printf(o, "%.*f", dec > 9 ? 9 : dec, fabs(v) < step / 1e6 ? 0.0 : v);
 }
 
 typedef struct frame {
@@ -79,42 +65,44 @@ static double py(const frame *f, double y)
 
 static void axes(aip_out *o, const frame *f, const char *xl, const char *yl, int x_ticks)
 {
-    outf(o, "<g class=\"axes\" stroke=\"#333\" stroke-width=\"1\"><line x1=\"%d\" y1=\"%d\" "
-         "x2=\"%d\" y2=\"%d\"/><line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/></g>\n",
-         ML, f->h - MB, f->w - MR, f->h - MB, ML, MT, ML, f->h - MB);
-    PUT_LIT(o, "<g class=\"ticks\" font-size=\"11\" fill=\"#333\">");
+    aip__out_printf(o, "<g class=\"axes\" stroke=\"#333\" stroke-width=\"1\">"
+                    "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
+                    "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/></g>\n",
+                    ML, f->h - MB, f->w - MR, f->h - MB, ML, MT, ML, f->h - MB);
+    AIP_OUT_LIT(o, "<g class=\"ticks\" font-size=\"11\" fill=\"#333\">");
     double ys = nice_step(f->y1 - f->y0);
     for (double v = ceil(f->y0 / ys) * ys; v <= f->y1 + ys / 1e6 && v < f->y1 + 20 * ys; v += ys) {
-        outf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", ML - 6, py(f, v) + 4);
+        aip__out_printf(o, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", ML - 6, py(f, v) + 4);
         put_tick(o, v, ys);
-        outf(o, "</text><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>", ML,
-             py(f, v), f->w - MR, py(f, v));
+        aip__out_printf(o, "</text><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+                        "stroke=\"#ddd\"/>", ML, py(f, v), f->w - MR, py(f, v));
     }
     if (x_ticks) {
         double xs = nice_step(f->x1 - f->x0);
         for (double v = ceil(f->x0 / xs) * xs; v <= f->x1 + xs / 1e6 && v < f->x1 + 20 * xs;
              v += xs) {
-            outf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", px(f, v), f->h - MB + 16);
+            aip__out_printf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", px(f, v),
+                            f->h - MB + 16);
             put_tick(o, v, xs);
-            PUT_LIT(o, "</text>");
+            AIP_OUT_LIT(o, "</text>");
         }
     }
-    PUT_LIT(o, "</g>\n");
-    outf(o, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\">",
-         (ML + f->w - MR) / 2, f->h - 8);
+    AIP_OUT_LIT(o, "</g>\n");
+    aip__out_printf(o, "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+                    "font-size=\"13\">", (ML + f->w - MR) / 2, f->h - 8);
     aip__out_html_str(o, xl);
-    outf(o, "</text><text class=\"ylabel\" transform=\"translate(14,%d) rotate(-90)\" "
-         "text-anchor=\"middle\" font-size=\"13\">", (MT + f->h - MB) / 2);
+    aip__out_printf(o, "</text><text class=\"ylabel\" transform=\"translate(14,%d) rotate(-90)\" "
+                    "text-anchor=\"middle\" font-size=\"13\">", (MT + f->h - MB) / 2);
     aip__out_html_str(o, yl);
-    PUT_LIT(o, "</text>\n");
+    AIP_OUT_LIT(o, "</text>\n");
 }
 
 static void svg_open(aip_out *o, const char *id, int w, int h)
 {
-    PUT_LIT(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"");
+    AIP_OUT_LIT(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"");
     aip__out_html_str(o, id);
-    outf(o, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
-         "font-family=\"sans-serif\">\n", w, h, w, h);
+    aip__out_printf(o, "\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+                    "font-family=\"sans-serif\">\n", w, h, w, h);
 }
 
 void aip__svg_area_chart(aip_out *o, const aip_svg_area *c)
@@ -131,28 +119,30 @@ void aip__svg_area_chart(aip_out *o, const aip_svg_area *c)
     f.y1 = ymax > 0 ? ymax * 1.05 : 1;
     svg_open(o, c->id, c->width, c->height);
     for (size_t l = 0; l < c->layers && c->n; l++) {
-        PUT_LIT(o, "<polygon class=\"layer\" fill=\"");
+        AIP_OUT_LIT(o, "<polygon class=\"layer\" fill=\"");
         aip__out_html_str(o, c->colors[l]);
-        PUT_LIT(o, "\" fill-opacity=\"0.7\" stroke=\"none\" points=\"");
+        AIP_OUT_LIT(o, "\" fill-opacity=\"0.7\" stroke=\"none\" points=\"");
         for (size_t i = 0; i < c->n; i++)
-            outf(o, "%.1f,%.1f ", px(&f, c->x[i]), py(&f, c->top[l][i]));
+            aip__out_printf(o, "%.1f,%.1f ", px(&f, c->x[i]), py(&f, c->top[l][i]));
         for (size_t i = c->n; i-- > 0;)
-            outf(o, "%.1f,%.1f ", px(&f, c->x[i]), py(&f, l ? c->top[l - 1][i] : 0));
-        PUT_LIT(o, "\"><title>");
+            aip__out_printf(o, "%.1f,%.1f ", px(&f, c->x[i]), py(&f, l ? c->top[l - 1][i] : 0));
+        AIP_OUT_LIT(o, "\"><title>");
         aip__out_html_str(o, c->names[l]);
-        PUT_LIT(o, "</title></polygon>\n");
+        AIP_OUT_LIT(o, "</title></polygon>\n");
     }
     axes(o, &f, c->x_label, c->y_label, 1);
-    PUT_LIT(o, "<g class=\"legend\" font-size=\"11\">");
+    AIP_OUT_LIT(o, "<g class=\"legend\" font-size=\"11\">");
     for (size_t l = 0; l < c->layers; l++) {
         int y = MT + 4 + 15 * (int)l;
-        outf(o, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"", c->width - MR - 150, y);
+        aip__out_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"",
+                        c->width - MR - 150, y);
         aip__out_html_str(o, c->colors[l]);
-        outf(o, "\" fill-opacity=\"0.7\"/><text x=\"%d\" y=\"%d\">", c->width - MR - 135, y + 9);
+        aip__out_printf(o, "\" fill-opacity=\"0.7\"/><text x=\"%d\" y=\"%d\">",
+                        c->width - MR - 135, y + 9);
         aip__out_html_str(o, c->names[l]);
-        PUT_LIT(o, "</text>");
+        AIP_OUT_LIT(o, "</text>");
     }
-    PUT_LIT(o, "</g></svg>\n");
+    AIP_OUT_LIT(o, "</g></svg>\n");
 }
 
 void aip__svg_bar_chart(aip_out *o, const aip_svg_bars *c)
@@ -168,20 +158,20 @@ void aip__svg_bar_chart(aip_out *o, const aip_svg_bars *c)
     size_t every = c->n > 30 ? (c->n + 29) / 30 : 1; /* at most ~30 labels */
     for (size_t i = 0; i < c->n; i++) {
         double x = px(&f, (double)i) + slot * 0.1, y = py(&f, c->values[i]);
-        PUT_LIT(o, "<rect class=\"bar\" fill=\"");
+        AIP_OUT_LIT(o, "<rect class=\"bar\" fill=\"");
         aip__out_html_str(o, c->color);
-        outf(o, "\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>", x, y,
-             slot * 0.8, py(&f, 0) - y);
+        aip__out_printf(o, "\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>", x, y,
+                        slot * 0.8, py(&f, 0) - y);
         if (c->labels && c->labels[i])
             aip__out_html_str(o, c->labels[i]);
-        outf(o, ": %.3f</title></rect>\n", c->values[i]);
+        aip__out_printf(o, ": %.3f</title></rect>\n", c->values[i]);
         if (c->labels && c->labels[i] && i % every == 0) {
-            outf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">",
-                 x + slot * 0.4, c->height - MB + 16);
+            aip__out_printf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\">",
+                            x + slot * 0.4, c->height - MB + 16);
             aip__out_html_str(o, c->labels[i]);
-            PUT_LIT(o, "</text>\n");
+            AIP_OUT_LIT(o, "</text>\n");
         }
     }
     axes(o, &f, c->x_label, c->y_label, 0);
-    PUT_LIT(o, "</svg>\n");
+    AIP_OUT_LIT(o, "</svg>\n");
 }

@@ -34,15 +34,13 @@ typedef struct tj {
     size_t pfx_len;
 } tj;
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
 static void begin_event(tj *w)
 {
     if (w->first) {
-        PUT_LIT(w->o, "\n");
+        AIP_OUT_LIT(w->o, "\n");
         w->first = 0;
     } else {
-        PUT_LIT(w->o, ",\n");
+        AIP_OUT_LIT(w->o, ",\n");
     }
 }
 
@@ -53,7 +51,7 @@ static void put_id(tj *w, uint32_t id)
     if (!s) {
         if (!w->status)
             w->status = aip__fail(AIP_ERR_NOMEM, "no memory for trace strings");
-        PUT_LIT(w->o, "\"\"");
+        AIP_OUT_LIT(w->o, "\"\"");
         return;
     }
     aip__out_put(w->o, s, n);
@@ -66,7 +64,7 @@ static void put_cstr(tj *w, const char *s)
     char small[256];
     char *buf = AIP_JSON_ESC_MAX(n) <= sizeof small ? small : malloc(AIP_JSON_ESC_MAX(n));
     if (!buf) {
-        PUT_LIT(w->o, "\"\"");
+        AIP_OUT_LIT(w->o, "\"\"");
         return;
     }
     aip__out_put(w->o, buf, aip__json_quote(s, n, buf));
@@ -92,11 +90,11 @@ static void set_thread_prefix(tj *w, int64_t pid, uint64_t tid)
 static void meta_head(tj *w, const char *what, int64_t pid, uint64_t tid)
 {
     begin_event(w);
-    PUT_LIT(w->o, "{\"ph\":\"M\",\"name\":\"");
+    AIP_OUT_LIT(w->o, "{\"ph\":\"M\",\"name\":\"");
     aip__out_str(w->o, what);
-    PUT_LIT(w->o, "\",\"pid\":");
+    AIP_OUT_LIT(w->o, "\",\"pid\":");
     aip__out_i64(w->o, pid);
-    PUT_LIT(w->o, ",\"tid\":");
+    AIP_OUT_LIT(w->o, ",\"tid\":");
     aip__out_u64(w->o, tid);
 }
 
@@ -104,19 +102,19 @@ static void meta_str(tj *w, const char *what, int64_t pid, uint64_t tid, const c
                      const char *value)
 {
     meta_head(w, what, pid, tid);
-    PUT_LIT(w->o, ",\"args\":{\"");
+    AIP_OUT_LIT(w->o, ",\"args\":{\"");
     aip__out_str(w->o, key);
-    PUT_LIT(w->o, "\":");
+    AIP_OUT_LIT(w->o, "\":");
     put_cstr(w, value);
-    PUT_LIT(w->o, "}}");
+    AIP_OUT_LIT(w->o, "}}");
 }
 
 static void meta_sort(tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index)
 {
     meta_head(w, what, pid, tid);
-    PUT_LIT(w->o, ",\"args\":{\"sort_index\":");
+    AIP_OUT_LIT(w->o, ",\"args\":{\"sort_index\":");
     aip__out_u64(w->o, index);
-    PUT_LIT(w->o, "}}");
+    AIP_OUT_LIT(w->o, "}}");
 }
 
 static void process_meta(tj *w, const aip_process *p)
@@ -134,9 +132,9 @@ static void process_meta(tj *w, const aip_process *p)
         const aip_thread *t = &p->threads[i];
         if (t->name && t->name < p->strings.n_ent && p->strings.ent[t->name].defined) {
             meta_head(w, "thread_name", p->pid, t->tid);
-            PUT_LIT(w->o, ",\"args\":{\"name\":");
+            AIP_OUT_LIT(w->o, ",\"args\":{\"name\":");
             put_id(w, t->name);
-            PUT_LIT(w->o, "}}");
+            AIP_OUT_LIT(w->o, "}}");
         } else {
             char n[40];
             snprintf(n, sizeof n, "Thread %llu", (unsigned long long)t->tid);
@@ -156,9 +154,9 @@ static void op_args(tj *w, const aip_thread *t, const aip_span *s)
 #define ARG(lit)                                   \
     do {                                           \
         if (any)                                   \
-            PUT_LIT(w->o, ",\"" lit "\":");        \
+            AIP_OUT_LIT(w->o, ",\"" lit "\":");        \
         else                                       \
-            PUT_LIT(w->o, ",\"args\":{\"" lit "\":"); \
+            AIP_OUT_LIT(w->o, ",\"args\":{\"" lit "\":"); \
         any = 1;                                   \
     } while (0)
     if (f.has_seq && f.sequence_number >= 0) {
@@ -187,7 +185,7 @@ static void op_args(tj *w, const aip_thread *t, const aip_span *s)
     }
 #undef ARG
     if (any)
-        PUT_LIT(w->o, "}");
+        AIP_OUT_LIT(w->o, "}");
 }
 
 static void put_domain(tj *w, uint32_t domain)
@@ -195,7 +193,7 @@ static void put_domain(tj *w, uint32_t domain)
     if (domain)
         put_id(w, domain);
     else
-        PUT_LIT(w->o, "\"default\"");
+        AIP_OUT_LIT(w->o, "\"default\"");
 }
 
 #define HEAD(lit) {lit, sizeof(lit) - 1}
@@ -215,15 +213,15 @@ static void pyfunc_args(tj *w, const aip_thread *t, const aip_span *s)
 {
     aip_pyfunc_fields f;
     aip__model_pyfunc_fields(t, s, &f);
-    PUT_LIT(w->o, ",\"args\":{\"Python id\":");
+    AIP_OUT_LIT(w->o, ",\"args\":{\"Python id\":");
     aip__out_u64(w->o, f.python_id);
-    PUT_LIT(w->o, ",\"Python parent id\":");
+    AIP_OUT_LIT(w->o, ",\"Python parent id\":");
     aip__out_u64(w->o, f.parent_id);
     if (f.module_id) {
-        PUT_LIT(w->o, ",\"Python module id\":");
+        AIP_OUT_LIT(w->o, ",\"Python module id\":");
         aip__out_u64(w->o, f.module_id);
     }
-    PUT_LIT(w->o, "}");
+    AIP_OUT_LIT(w->o, "}");
 }
 
 /* The hot loop: one X event per span, formatted straight into the output
@@ -269,16 +267,16 @@ static void thread_spans(tj *w, const aip_thread *t)
             if (s->kind == AIP_SPAN_OP) {
                 op_args(w, t, s);
             } else if (s->kind == AIP_SPAN_RANGE) {
-                PUT_LIT(w->o, ",\"args\":{\"domain\":");
+                AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
                 put_domain(w, aip__model_range_domain(t, s));
-                PUT_LIT(w->o, "}");
+                AIP_OUT_LIT(w->o, "}");
             } else if (s->kind == AIP_SPAN_PYFUNC) {
                 pyfunc_args(w, t, s);
             }
             d = aip__out_reserve(w->o, 1);
         } else if (s->kind == AIP_SPAN_RANGE) {
             aip__out_commit(w->o, d);
-            PUT_LIT(w->o, ",\"args\":{\"domain\":\"default\"}");
+            AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":\"default\"}");
             d = aip__out_reserve(w->o, 1);
         }
         *d++ = '}';
@@ -294,13 +292,13 @@ static void marks(tj *w, const aip_process *p)
         const aip_mark_ev *k = &p->marks.v[i];
         set_thread_prefix(w, p->pid, p->threads[k->thread].tid);
         begin_event(w);
-        PUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
+        AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
         put_id(w, k->name);
         aip__out_put(w->o, w->pfx, w->pfx_len);
         put_ts(w, k->ts);
-        PUT_LIT(w->o, ",\"args\":{\"domain\":");
+        AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
         put_domain(w, k->domain);
-        PUT_LIT(w->o, "}}");
+        AIP_OUT_LIT(w->o, "}}");
     }
 }
 
@@ -309,20 +307,20 @@ static void async_point(tj *w, const aip_process *p, const aip_range_point *r, u
 {
     set_thread_prefix(w, p->pid, p->threads[r->thread].tid);
     begin_event(w);
-    PUT_LIT(w->o, "{\"ph\":\"");
+    AIP_OUT_LIT(w->o, "{\"ph\":\"");
     aip__out_str(w->o, ph);
-    PUT_LIT(w->o, "\",\"cat\":\"mstx\",\"id\":");
+    AIP_OUT_LIT(w->o, "\",\"cat\":\"mstx\",\"id\":");
     aip__out_u64(w->o, id);
-    PUT_LIT(w->o, ",\"name\":");
+    AIP_OUT_LIT(w->o, ",\"name\":");
     put_id(w, name);
     aip__out_put(w->o, w->pfx, w->pfx_len);
     put_ts(w, r->ts);
     if (with_domain) {
-        PUT_LIT(w->o, ",\"args\":{\"domain\":");
+        AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
         put_domain(w, r->domain);
-        PUT_LIT(w->o, "}");
+        AIP_OUT_LIT(w->o, "}");
     }
-    PUT_LIT(w->o, "}");
+    AIP_OUT_LIT(w->o, "}");
 }
 
 static void ranges(tj *w, const aip_process *p)
@@ -334,13 +332,13 @@ static void ranges(tj *w, const aip_process *p)
              * keeps the start visible without inventing a duration. */
             set_thread_prefix(w, p->pid, p->threads[s->thread].tid);
             begin_event(w);
-            PUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
+            AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
             put_id(w, s->name);
             aip__out_put(w->o, w->pfx, w->pfx_len);
             put_ts(w, s->ts);
-            PUT_LIT(w->o, ",\"args\":{\"domain\":");
+            AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
             put_domain(w, s->domain);
-            PUT_LIT(w->o, ",\"unmatched\":\"no range end recorded\"}}");
+            AIP_OUT_LIT(w->o, ",\"unmatched\":\"no range end recorded\"}}");
             continue;
         }
         uint64_t id = ++w->async_id;
@@ -370,38 +368,39 @@ static void memory(tj *w, const aip_process *p)
         const aip_mem_ev *e = &p->memory.v[i];
         set_thread_prefix(w, p->pid, p->threads[e->thread].tid);
         begin_event(w);
-        PUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\"");
+        AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\","
+                          "\"name\":\"[memory]\"");
         aip__out_put(w->o, w->pfx, w->pfx_len);
         put_ts(w, e->ts);
-        PUT_LIT(w->o, ",\"args\":{\"Device Type\":");
+        AIP_OUT_LIT(w->o, ",\"args\":{\"Device Type\":");
         aip__out_u64(w->o, e->device_type);
-        PUT_LIT(w->o, ",\"Device Id\":");
+        AIP_OUT_LIT(w->o, ",\"Device Id\":");
         aip__out_i64(w->o, e->device_index);
-        PUT_LIT(w->o, ",\"Addr\":");
+        AIP_OUT_LIT(w->o, ",\"Addr\":");
         aip__out_u64(w->o, e->address);
-        PUT_LIT(w->o, ",\"Bytes\":");
+        AIP_OUT_LIT(w->o, ",\"Bytes\":");
         aip__out_i64(w->o, e->bytes);
-        PUT_LIT(w->o, ",\"Total Allocated\":");
+        AIP_OUT_LIT(w->o, ",\"Total Allocated\":");
         aip__out_i64(w->o, e->total_allocated);
-        PUT_LIT(w->o, ",\"Total Reserved\":");
+        AIP_OUT_LIT(w->o, ",\"Total Reserved\":");
         aip__out_i64(w->o, e->total_reserved);
-        PUT_LIT(w->o, "}}");
+        AIP_OUT_LIT(w->o, "}}");
         /* The counter track: one series pair per device. */
         char dev[40], name[64];
         device_name(dev, sizeof dev, e->device_type, e->device_index);
         snprintf(name, sizeof name, "Memory (%s)", dev);
         begin_event(w);
-        PUT_LIT(w->o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":");
+        AIP_OUT_LIT(w->o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":");
         put_cstr(w, name);
-        PUT_LIT(w->o, ",\"pid\":");
+        AIP_OUT_LIT(w->o, ",\"pid\":");
         aip__out_i64(w->o, p->pid);
-        PUT_LIT(w->o, ",\"tid\":0,\"ts\":");
+        AIP_OUT_LIT(w->o, ",\"tid\":0,\"ts\":");
         put_ts(w, e->ts);
-        PUT_LIT(w->o, ",\"args\":{\"Total Allocated\":");
+        AIP_OUT_LIT(w->o, ",\"args\":{\"Total Allocated\":");
         aip__out_i64(w->o, e->total_allocated);
-        PUT_LIT(w->o, ",\"Total Reserved\":");
+        AIP_OUT_LIT(w->o, ",\"Total Reserved\":");
         aip__out_i64(w->o, e->total_reserved);
-        PUT_LIT(w->o, "}}");
+        AIP_OUT_LIT(w->o, "}}");
     }
 }
 
@@ -424,12 +423,12 @@ static void gc_events(tj *w, const aip_process *p)
         }
         set_thread_prefix(w, gpid, tid);
         begin_event(w);
-        PUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"GC\",\"name\":\"GC\"");
+        AIP_OUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"GC\",\"name\":\"GC\"");
         aip__out_put(w->o, w->pfx, w->pfx_len);
         put_ts(w, g->start);
-        PUT_LIT(w->o, ",\"dur\":");
+        AIP_OUT_LIT(w->o, ",\"dur\":");
         aip__out_us3(w->o, g->end - g->start);
-        PUT_LIT(w->o, "}");
+        AIP_OUT_LIT(w->o, "}");
     }
     free(named);
 }
@@ -447,13 +446,14 @@ static void flows(tj *w)
             set_thread_prefix(w, p->pid, t->tid);
             begin_event(w);
             if (end)
-                PUT_LIT(w->o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+                AIP_OUT_LIT(w->o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\","
+                                  "\"name\":\"fwdbwd\",\"id\":");
             else
-                PUT_LIT(w->o, "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+                AIP_OUT_LIT(w->o, "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
             aip__out_u64(w->o, i + 1);
             aip__out_put(w->o, w->pfx, w->pfx_len);
             put_ts(w, s->start);
-            PUT_LIT(w->o, "}");
+            AIP_OUT_LIT(w->o, "}");
         }
     }
 }
@@ -471,49 +471,49 @@ static void header(tj *w, const aip_profiler_info *info)
         truncated += p->raw.truncated_bytes;
         unmatched += p->unmatched_range_starts + p->unmatched_range_ends;
     }
-    PUT_LIT(w->o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
+    AIP_OUT_LIT(w->o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
     aip__out_i64(w->o, w->base);
-    PUT_LIT(w->o, ",\n\"hostname\":");
+    AIP_OUT_LIT(w->o, ",\n\"hostname\":");
     put_cstr(w, p0 && p0->hostname ? p0->hostname : "");
-    PUT_LIT(w->o, ",\"pid\":");
+    AIP_OUT_LIT(w->o, ",\"pid\":");
     aip__out_i64(w->o, p0 ? p0->pid : 0);
-    PUT_LIT(w->o, ",\"rank\":");
-    aip__out_i64(w->o, info ? info->rank : -1);
-    if (info && info->has_config) {
-        PUT_LIT(w->o, ",\"record_shapes\":");
+    AIP_OUT_LIT(w->o, ",\"rank\":");
+    aip__out_i64(w->o, info->rank);
+    if (info->has_config) {
+        AIP_OUT_LIT(w->o, ",\"record_shapes\":");
         aip__out_u64(w->o, (uint64_t)info->record_shapes);
-        PUT_LIT(w->o, ",\"profile_memory\":");
+        AIP_OUT_LIT(w->o, ",\"profile_memory\":");
         aip__out_u64(w->o, (uint64_t)info->profile_memory);
-        PUT_LIT(w->o, ",\"with_stack\":");
+        AIP_OUT_LIT(w->o, ",\"with_stack\":");
         aip__out_u64(w->o, (uint64_t)info->with_stack);
-        PUT_LIT(w->o, ",\"with_flops\":");
+        AIP_OUT_LIT(w->o, ",\"with_flops\":");
         aip__out_u64(w->o, (uint64_t)info->with_flops);
-        PUT_LIT(w->o, ",\"with_modules\":");
+        AIP_OUT_LIT(w->o, ",\"with_modules\":");
         aip__out_u64(w->o, (uint64_t)info->with_modules);
     }
-    PUT_LIT(w->o, ",\n\"aiprof\":{\"version\":");
+    AIP_OUT_LIT(w->o, ",\n\"aiprof\":{\"version\":");
     put_cstr(w, aip_version());
-    PUT_LIT(w->o, ",\"droppedEvents\":");
+    AIP_OUT_LIT(w->o, ",\"droppedEvents\":");
     aip__out_u64(w->o, m->dropped_events);
-    PUT_LIT(w->o, ",\"events\":");
+    AIP_OUT_LIT(w->o, ",\"events\":");
     aip__out_u64(w->o, m->n_events);
-    PUT_LIT(w->o, ",\"rawFiles\":");
+    AIP_OUT_LIT(w->o, ",\"rawFiles\":");
     aip__out_u64(w->o, m->n_procs);
-    PUT_LIT(w->o, ",\"corruptChunks\":");
+    AIP_OUT_LIT(w->o, ",\"corruptChunks\":");
     aip__out_u64(w->o, corrupt);
-    PUT_LIT(w->o, ",\"truncatedBytes\":");
+    AIP_OUT_LIT(w->o, ",\"truncatedBytes\":");
     aip__out_u64(w->o, truncated);
-    PUT_LIT(w->o, ",\"unmatchedRanges\":");
+    AIP_OUT_LIT(w->o, ",\"unmatchedRanges\":");
     aip__out_u64(w->o, unmatched);
-    PUT_LIT(w->o, "},\n\"traceEvents\":[");
+    AIP_OUT_LIT(w->o, "},\n\"traceEvents\":[");
 }
 
-aip_status aip__export_trace_json(const aip_model *m, const aip_profiler_info *info, aip_out *o)
+aip_status aip__export_trace_json(const aip_model *m, aip_out *o)
 {
     tj w = {.o = o, .m = m, .first = 1};
     /* Whole seconds below the earliest time: short, exact, reproducible. */
     w.base = m->first_ns - m->first_ns % 1000000000;
-    header(&w, info);
+    header(&w, &m->info);
     for (size_t pi = 0; pi < m->n_procs && !w.status; pi++) {
         const aip_process *p = &m->procs[pi];
         w.status = aip__esc_init(&w.esc, p, AIP_ESC_JSON);
@@ -533,6 +533,6 @@ aip_status aip__export_trace_json(const aip_model *m, const aip_profiler_info *i
     aip__esc_free(&w.esc);
     if (!w.status)
         flows(&w);
-    PUT_LIT(o, "\n]}\n");
+    AIP_OUT_LIT(o, "\n]}\n");
     return w.status ? w.status : o->status;
 }

@@ -1,5 +1,6 @@
 /*
- * raw.h — all that analysis may know of the raw format: a chunk reader.
+ * raw.h — all that analysis may know of the raw format: a chunk reader,
+ * and the decoder of the INFO chunk's JSON (raw_info.c).
  *
  * The reader walks a raw file chunk by chunk (docs/RAW_FORMAT.md), checks
  * CRCs, and reports truncated or corrupt chunks through `problems` instead of
@@ -42,5 +43,19 @@ int aip__raw_next(aip_raw_reader *reader, aip_raw_chunk *chunk);
 const aip_raw_problems *aip__raw_problems(const aip_raw_reader *reader);
 uint16_t aip__raw_version_minor(const aip_raw_reader *reader);
 void aip__raw_close(aip_raw_reader *reader);
+
+/* The INFO chunk's fields (raw_info.c); strings malloc'd, NULL if absent. */
+typedef struct aip_raw_info {
+    int has_pid, has_ticks_per_second;
+    int64_t pid;
+    double ticks_per_second;
+    char *hostname, *program, *clock, *version, *host_uid;
+} aip_raw_info;
+
+/* aip__raw_info_parse() : decode an INFO payload.  @return 0, or -1 (and
+ * nothing allocated) if it is not a JSON object.  Free with
+ * aip__raw_info_free(). */
+int aip__raw_info_parse(const uint8_t *payload, size_t size, aip_raw_info *out);
+void aip__raw_info_free(aip_raw_info *info);
 
 #endif

@@ -11,7 +11,6 @@
  * Build with libFuzzer:  tests/fuzz/run_libfuzzer.sh
  * Without libFuzzer, replay_main.c replays the corpus (a ctest).
  */
-#include "db_pytorch.h"
 #include "export.h"
 #include "memory_timeline.h"
 #include "model.h"
@@ -85,7 +84,7 @@ static void analyse(void)
         devnull >= 0) {
         aip_out o;
         if (aip__out_init_fd(&o, devnull) == AIP_OK) {
-            aip__export_trace_json(&m, NULL, &o);
+            aip__export_trace_json(&m, &o);
             aip__export_operator_details(&m, &o);
             aip__export_step_trace(&m, &o);
             aip__export_op_statistic(&m, &o);
@@ -97,19 +96,16 @@ static void analyse(void)
                 aip__mem_timeline_html(&t, &o);
                 aip__mem_timeline_free(&t);
             }
-            aip_profiler_info info;
-            memset(&info, 0, sizeof info);
-            info.rank = -1;
-            info.with_stack = info.profile_memory = 1;
+            m.info.with_stack = m.info.profile_memory = 1; /* every table */
             aip_summary sum;
-            if (aip__summary_build("fuzz", &m, &info, &sum) == AIP_OK) {
+            if (aip__summary_build("fuzz", &m, &sum) == AIP_OK) {
                 aip__summary_text(&sum, &o);
                 aip__summary_html(&sum, &o);
                 aip__summary_free(&sum);
             }
             aip__out_close(&o);
-            aip_db_inputs in = {&m, &info, NULL};
-            aip__export_pytorch_db(&in, db_path);
+            if (aip__out_target(&o, db_path) == AIP_OK)
+                aip__export_pytorch_db(&m, &o);
         }
     }
     aip__model_free(&m);

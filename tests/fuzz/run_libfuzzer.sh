@@ -11,9 +11,9 @@ SECS=${1:-180}
 shift || true
 mkdir -p "$OUT/corpus" "$OUT/artifacts"
 srcs=$(ls "$SRC"/src/common/*.c "$SRC"/src/core/*.c "$SRC"/src/raw/*.c "$SRC"/src/analysis/*.c \
-          "$SRC"/src/export/*.c "$SRC"/src/dynamic/*.c 2>/dev/null)
+          "$SRC"/src/result/*.c "$SRC"/src/export/*.c "$SRC"/src/dynamic/*.c 2>/dev/null)
 inc=""
-for d in include src src/common src/raw src/core src/analysis src/export; do inc="$inc -I$SRC/$d"; done
+for d in include src src/common src/raw src/core src/analysis src/result src/export; do inc="$inc -I$SRC/$d"; done
 # shellcheck disable=SC2086
 clang -std=gnu11 -g -O1 -D_GNU_SOURCE -DAIP_LIBFUZZER -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined $inc $srcs "$SRC/tests/fuzz/fuzz_raw_reader.c" \

@@ -244,6 +244,15 @@ static void test_nesting_and_step_trace(void)
     ASSERT_EQ(r1->end, 100);
     ASSERT_EQ(r1->computing, 90); /* union of A, D, E = [5, 95] */
     ASSERT_EQ(r1->preparing, 5);
+    ASSERT_EQ(r1->free, 100 - 90);
+    ASSERT_EQ(r1->stage, 100); /* no bubble on the host */
+    ASSERT_EQ(r1->communication | r1->overlapped | r1->bubble, 0);
+    int64_t cols[AIP_STEP_TRACE_COLS]; /* the files' order */
+    aip__step_row_columns(r1, cols);
+    ASSERT_EQ(cols[0], 90);
+    ASSERT_EQ(cols[4], 10);
+    ASSERT_EQ(cols[5], 100);
+    ASSERT_EQ(cols[AIP_STEP_TRACE_COLS - 1], 5);
     ASSERT_EQ(r2->number, 2);
     ASSERT_EQ(r2->computing, 10 + 30 + 10); /* H, F, G clipped at 200 */
     ASSERT_EQ(r2->preparing, 20);
@@ -563,7 +572,7 @@ static void test_every_cut_and_flip(void)
             }
             aip_out o;
             ASSERT_EQ(aip__out_init_fd(&o, devnull), AIP_OK);
-            ASSERT_EQ(aip__export_trace_json(&m, NULL, &o), AIP_OK);
+            ASSERT_EQ(aip__export_trace_json(&m, &o), AIP_OK);
             ASSERT_EQ(aip__export_operator_details(&m, &o), AIP_OK);
             ASSERT_EQ(aip__export_step_trace(&m, &o), AIP_OK);
             ASSERT_EQ(aip__out_close(&o), AIP_OK);

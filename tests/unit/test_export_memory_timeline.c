@@ -8,6 +8,7 @@
 #include "rich_profile.h"
 
 #include "memory_timeline.h"
+#include "result.h"
 #include "summary.h"
 
 #include <zlib.h>

@@ -1,5 +1,6 @@
 /*
- * profiler_info.c — read profiler_info*.json of a result directory (see .h).
+ * profiler_info.c — read profiler_info*.json of a result directory into
+ * the model's aip_profiler_info (see profiler_info.h, model.h).
  */
 #include "profiler_info.h"
 #include "error.h"
@@ -183,10 +184,7 @@ static void parse(json_t *root, aip_profiler_info *out)
 
 aip_status aip__profiler_info_read(const char *result_dir, aip_profiler_info *out)
 {
-    memset(out, 0, sizeof *out);
-    out->rank = -1;
-    out->profiler_level = AIP_LEVEL0;
-    out->data_simplification = 1;
+    aip__profiler_info_defaults(out);
     DIR *d = opendir(result_dir);
     if (!d) {
         snprintf(out->problem, sizeof out->problem, "cannot list %s", result_dir);

@@ -1,6 +1,7 @@
 /*
- * result_load.c — a result directory's raw data into a derived model, with
- * every problem found described in the run log.  Shared by the analysis
+ * result_load.c — a result directory into a derived model: its raw data,
+ * with every problem found described in the run log, and what
+ * profiler_info.json and profiler_metadata.json said.  Shared by the analysis
  * (analyse_dir.c) and the commands that read a profile directly (memory
  * timeline, summary).
  *
@@ -133,12 +134,13 @@ aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_m
     char **raws;
     size_t n_raws;
     aip__model_init(m);
-    aip_status s = list_raw(r, &raws, &n_raws);
-    if (s)
+    m->info = *info; /* before loading: its start sync may be needed for the clock */
+    aip_status s = aip__metadata_read(r->dir, &m->meta);
+    if (!s)
+        s = list_raw(r, &raws, &n_raws);
+    if (s) {
+        aip__model_free(m);
         return s;
-    if (info->has_start_sync) {
-        m->fallback_sync = info->start_sync;
-        m->has_fallback_sync = 1;
     }
     aip_status first_error = AIP_OK;
     char first_msg[512] = "";
@@ -172,19 +174,19 @@ aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_m
     return s;
 }
 
-aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r,
-                            aip_profiler_info *info, aip_model *m)
+aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r, aip_model *m)
 {
     aip__model_init(m);
     aip__runlog_init(r, result_dir, quiet);
+    aip_profiler_info info;
     aip_status s = aip__path_check(result_dir, "result directory");
     if (!s)
         s = aip__path_no_symlink(result_dir);
     if (!s)
         s = aip__existing_dir(result_dir, "result directory");
     if (!s)
-        s = aip__profiler_info_read(result_dir, info);
+        s = aip__profiler_info_read(result_dir, &info);
     if (!s)
-        s = aip__result_load(r, info, m);
+        s = aip__result_load(r, &info, m);
     return s;
 }

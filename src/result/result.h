@@ -2,7 +2,8 @@
  * result.h — working on a whole result directory: reading it into a model
  * (result_load.c), tidying it after an analysis (result_clean.c), the
  * record_op_args directory beside it (op_args.c), and the reports the
- * commands make from it (memory timeline, summary).
+ * commands make from it (reports.c: memory timeline, summary).  The
+ * analysis itself, aip_analyse_dir(), is analyse_dir.c.
  */
 #ifndef AIP_RESULT_H
 #define AIP_RESULT_H
@@ -13,14 +14,14 @@
 
 #define AIP_OUTPUT_DIR "ASCEND_PROFILER_OUTPUT"
 
-/* aip__result_load() : load every .raw file in FRAMEWORK/ of r->dir and derive.
- * On error the model is empty. */
+/* aip__result_load() : load every .raw file in FRAMEWORK/ of r->dir and
+ * derive; m->info is a copy of *info (read by the caller), m->meta is read
+ * from profiler_metadata.json.  On error the model is empty. */
 aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_model *m);
 
 /* aip__result_open() : check the path, read profiler_info, load.  The run
  * log is initialised in every case (free it). */
-aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r,
-                            aip_profiler_info *info, aip_model *m);
+aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r, aip_model *m);
 
 /* aip__output_prune() : remove from ASCEND_PROFILER_OUTPUT every entry
  * whose name is not in `keep` (NULL-terminated): outputs of an earlier
@@ -39,5 +40,16 @@ aip_status aip__remove_tree(const char *path);
 /* aip__write_op_args() : record_op_args — `{result_dir}_op_args/` beside
  * the result directory (op_args.c). */
 aip_status aip__write_op_args(aip_run_log *r, const aip_model *m);
+
+/* --- reports.c: the reports made straight from a result directory --- */
+/* aip__summary() : load `result_dir`; the text to `fd` (-1: none) and, if
+ * `html_path`, the page (summary.h).  aip_summarize() with a quiet switch. */
+aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet);
+
+/* aip__export_memory_timeline() : load `result_dir` and write `path` for
+ * `device` (NULL: "cpu"; memory_timeline.h).  aip_export_memory_timeline()
+ * with a quiet switch. */
+aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
+                                       const char *device, int quiet, uint64_t *events);
 
 #endif

@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
-
 typedef struct arg_key {      /* per process: raw string ids */
     uint32_t name, shapes, dtypes;
     uint32_t proc;
@@ -115,7 +113,7 @@ static aip_status write_csv(const aip_model *m, keyset *k, const char *path)
     aip_status s = aip__out_open(&o, path);
     if (s)
         return s;
-    PUT_LIT(&o, "Name,Input Shapes,Input Data Types,Count\r\n");
+    AIP_OUT_LIT(&o, "Name,Input Shapes,Input Data Types,Count\r\n");
     for (size_t i = 0; i < k->n;) {
         /* equal texts from several processes: one row */
         size_t j = i + 1;
@@ -124,13 +122,13 @@ static aip_status write_csv(const aip_model *m, keyset *k, const char *path)
             count += k->v[j++].count;
         const aip_process *p = &m->procs[k->v[i].proc];
         put_cell(&o, p, k->v[i].name);
-        PUT_LIT(&o, ",");
+        AIP_OUT_LIT(&o, ",");
         put_cell(&o, p, k->v[i].shapes);
-        PUT_LIT(&o, ",");
+        AIP_OUT_LIT(&o, ",");
         put_cell(&o, p, k->v[i].dtypes);
-        PUT_LIT(&o, ",");
+        AIP_OUT_LIT(&o, ",");
         aip__out_u64(&o, count);
-        PUT_LIT(&o, "\r\n");
+        AIP_OUT_LIT(&o, "\r\n");
         i = j;
     }
     return aip__out_close(&o);

@@ -3,7 +3,8 @@
  * (key, JSON text) pairs for the META_DATA table.  Values are re-encoded
  * the way torch_npu's json.dumps() writes them (", " and ": " separators,
  * non-ASCII escaped), in the file's key order.  A missing or broken file is
- * not an error: the program may have died before writing it.
+ * not an error: the program may have died before writing it.  The pairs
+ * are the model's (model.h), freed with it (model.c).
  */
 #include "profiler_info.h"
 #include "error.h"
@@ -16,17 +17,6 @@
 #include <string.h>
 
 #define METADATA_MAX_BYTES (16u * 1024u * 1024u)
-
-void aip__metadata_free(aip_metadata *md)
-{
-    for (size_t i = 0; i < md->n; i++) {
-        free(md->keys[i]);
-        free(md->values[i]);
-    }
-    free(md->keys);
-    free(md->values);
-    memset(md, 0, sizeof *md);
-}
 
 /* jansson writes \uXXXX with upper-case hex; Python's json.dumps, whose
  * text torch_npu stores, with lower case. */

@@ -1,0 +1,109 @@
+/*
+ * reports.c — the reports made straight from a result directory, without
+ * an analysis: aip_summarize() (`aiprof summary`: text and HTML page,
+ * summary.c / summary_html.c) and aip_export_memory_timeline() (`aiprof
+ * memory`, torch's export_memory_timeline: memory_timeline.c).  Each opens
+ * the directory (result_load.c), builds its report and writes it.
+ */
+#include "result.h"
+#include "memory_timeline.h"
+#include "summary.h"
+#include "error.h"
+#include "fs.h"
+
+#include <limits.h>
+#include <string.h>
+
+aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet)
+{
+    aip_status st = AIP_OK;
+    if (html_path) {
+        st = aip__path_check(html_path, "HTML report path");
+        if (!st)
+            st = aip__path_no_symlink(html_path);
+        if (st)
+            return st;
+    }
+    aip_run_log r;
+    aip_model m;
+    st = aip__result_open(result_dir, quiet, &r, &m);
+    aip_summary s;
+    if (!st)
+        st = aip__summary_build(result_dir, &m, &s);
+    if (!st) {
+        aip_out o;
+        if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
+            aip__summary_text(&s, &o);
+            st = aip__out_close(&o);
+        }
+        if (!st && html_path && !(st = aip__out_open(&o, html_path))) {
+            st = aip__summary_html(&s, &o);
+            if (st)
+                aip__out_abort(&o);
+            else
+                st = aip__out_close(&o);
+        }
+        aip__summary_free(&s);
+    }
+    aip__model_free(&m);
+    aip__runlog_free(&r);
+    return st;
+}
+
+aip_status aip_summarize(const char *result_dir, int fd, const char *html_path)
+{
+    return aip__summary(result_dir, fd, html_path, 0);
+}
+
+static aip_status make_parent(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return AIP_OK;
+    size_t n = (size_t)(slash - path);
+    if (n >= sizeof dir)
+        return aip__fail(AIP_ERR_PATH, "path too long: %s", path);
+    memcpy(dir, path, n);
+    dir[n] = 0;
+    return aip__mkdirs(dir);
+}
+
+aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
+                                       const char *device, int quiet, uint64_t *events)
+{
+    if (!result_dir || !path)
+        return aip__fail(AIP_ERR_INVALID_ARG, "result directory and output path are required");
+    aip_status s = aip__path_check(path, "output path");
+    if (!s)
+        s = aip__path_no_symlink(path);
+    uint8_t type;
+    int index;
+    if (!s)
+        s = aip__device_parse(device ? device : "cpu", &type, &index);
+    if (s)
+        return s;
+    aip_run_log r;
+    aip_model m;
+    s = aip__result_open(result_dir, quiet, &r, &m);
+    aip_mem_timeline t;
+    if (!s)
+        s = aip__mem_timeline_build(&m, device, &t);
+    if (!s) {
+        if (events)
+            *events = t.records;
+        s = make_parent(path);
+        if (!s)
+            s = aip__mem_timeline_write(&t, path);
+        aip__mem_timeline_free(&t);
+    }
+    aip__model_free(&m);
+    aip__runlog_free(&r);
+    return s;
+}
+
+aip_status aip_export_memory_timeline(const char *result_dir, const char *path, const char *device,
+                                      uint64_t *records)
+{
+    return aip__export_memory_timeline(result_dir, path, device, 0, records);
+}
