@@ -4,6 +4,7 @@
 #include "intern.h"
 #include "aiprof.h"
 #include "error.h"
+#include "fork_handlers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -128,5 +129,11 @@ const char *aip__string_text(uint32_t id, uint32_t *len)
     return e->text;
 }
 
-void aip__strings_lock(void) { pthread_mutex_lock(&lock); }
-void aip__strings_unlock(void) { pthread_mutex_unlock(&lock); }
+/* fork() holds the table lock (fork_handlers.h): a child can intern. */
+static void fork_lock(void) { pthread_mutex_lock(&lock); }
+static void fork_unlock(void) { pthread_mutex_unlock(&lock); }
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_STRINGS, fork_lock, fork_unlock, fork_unlock);
+}

@@ -16,6 +16,7 @@
 #include "recorder_int.h"
 #include "clock.h"
 #include "error.h"
+#include "fork_handlers.h"
 #include "fs.h"
 #include "host_uid.h"
 #include "intern.h"
@@ -371,11 +372,18 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     return s;
 }
 
-void aip__writer_after_fork_child(void)
+/* A forked child must not write into its parent's raw file; it may start
+ * a writer of its own (fork_handlers.h). */
+static void fork_child(void)
 {
     if (W.fd >= 0)
         close(W.fd); /* the parent keeps its own descriptor */
     W.fd = -1;
     W.running = 0;
     aip__trace_strings_free(&W.strings);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_WRITER, NULL, NULL, fork_child);
 }
