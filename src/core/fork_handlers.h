@@ -13,9 +13,9 @@
  *
  * so that the forking thread takes every lock the way any other thread
  * does and cannot deadlock against one.  Subsystems register from a load-time
- * constructor (the table is complete before main() and never changes); the
- * handlers become active when the recorder is first set up
- * (aip__fork_install(), from aip__recorder_init()).
+ * constructor, so the table is complete once the library is loaded and
+ * never changes after; the handlers become active when the recorder is first
+ * set up (aip__fork_install(), from aip__recorder_init()), as they always did.
  */
 #ifndef AIP_FORK_HANDLERS_H
 #define AIP_FORK_HANDLERS_H
@@ -34,8 +34,7 @@ typedef enum aip__fork_slot {
 } aip__fork_slot;
 
 /* aip__fork_register() : set the handlers of `slot` (any may be NULL).
- * Called from load-time constructors only: the table is read without a lock
- * at fork(). */
+ * From load-time constructors only: fork() reads the table without a lock. */
 void aip__fork_register(aip__fork_slot slot, void (*prepare)(void), void (*parent)(void),
                         void (*child)(void));
 

@@ -71,12 +71,14 @@ uint32_t aip__intern_n(const char *text, size_t len)
     uint32_t id = atomic_load_explicit(&count, memory_order_relaxed) + 1;
     uint32_t page = id >> PAGE_BITS;
     if (page >= MAX_PAGES) {
-        if (!full_warned) {
-            full_warned = 1;
+        int warn = !full_warned;
+        full_warned = 1;
+        pthread_mutex_unlock(&lock);
+        /* After the unlock: the trace log's lock comes before this one in
+         * the library's lock order (fork_handlers.h). */
+        if (warn)
             aip__warn("string table full (%u strings); further names are recorded as empty",
                       MAX_PAGES * PAGE_SIZE_ENTRIES);
-        }
-        pthread_mutex_unlock(&lock);
         return 0;
     }
     entry *_Atomic *pg = atomic_load_explicit(&pages[page], memory_order_relaxed);
