@@ -35,7 +35,7 @@ if build build-asan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=address,undefined; t
 else total_fail=$((total_fail+1)); fi
 echo "== TSan build =="
 if build build-tsan -DCMAKE_BUILD_TYPE=Debug -DAIP_SANITIZE=thread; then
-  AIP_SANITIZER=tsan TSAN_OPTIONS="halt_on_error=1" run_ctest build-tsan -R "test_threads|test_session|test_strings"
+  AIP_SANITIZER=tsan TSAN_OPTIONS="halt_on_error=1" run_ctest build-tsan -R "test_threads|test_session|test_strings|test_fork"
 else total_fail=$((total_fail+1)); fi
 run_pytest() { # build-dir extra-env-and-args...
   local dir=$1; shift

@@ -7,9 +7,8 @@
  */
 #include "recorder_int.h"
 #include "clock.h"
-#include "domain_filter.h"
+#include "fork_handlers.h"
 #include "error.h"
-#include "session_log.h"
 #include "intern.h"
 
 #include <stdlib.h>
@@ -25,7 +24,7 @@ aip__pool aip__pool_state = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
 };
-#define P aip__pool_state
+static aip__pool *const pool = &aip__pool_state;
 
 static pthread_key_t tls_key;
 static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start);
@@ -45,22 +44,22 @@ aip__buf *aip__buf_new(void)
 
 static void set_obtainable(void)
 {
-    uint32_t n = P.n_free;
-    n += P.max_bufs > P.allocated ? P.max_bufs - P.allocated : 0;
-    atomic_store_explicit(&P.obtainable, n, memory_order_relaxed);
+    uint32_t n = pool->n_free;
+    n += pool->max_bufs > pool->allocated ? pool->max_bufs - pool->allocated : 0;
+    atomic_store_explicit(&pool->obtainable, n, memory_order_relaxed);
 }
 
 void aip__pool_release(aip__buf *list)
 {
     while (list) {
         aip__buf *next = list->next;
-        if (P.allocated > P.max_bufs) { /* cap lowered, or stop-time copies */
+        if (pool->allocated > pool->max_bufs) { /* cap lowered, or stop-time copies */
             free(list);
-            P.allocated--;
+            pool->allocated--;
         } else {
-            list->next = P.free_list;
-            P.free_list = list;
-            P.n_free++;
+            list->next = pool->free_list;
+            pool->free_list = list;
+            pool->n_free++;
         }
         list = next;
     }
@@ -81,17 +80,17 @@ static int queue_copy(uint64_t tid, const uint8_t *data, size_t n)
     aip__buf *copy = aip__buf_new();
     if (!copy)
         return 0;
-    P.allocated++;
+    pool->allocated++;
     memcpy(copy->data, data, n);
     atomic_store_explicit(&copy->used, (uint32_t)n, memory_order_relaxed);
-    queue_buffer(copy, tid, P.gen, 0);
+    queue_buffer(copy, tid, pool->gen, 0);
     return 1;
 }
 
 void aip__snapshot_threads(int final, uint64_t *unbalanced)
 {
-    for (aip__tstate *t = P.threads; t; t = t->next) {
-        if (t->gen != P.gen)
+    for (aip__tstate *t = pool->threads; t; t = t->next) {
+        if (t->gen != pool->gen)
             continue;
         aip__tid_stats *st = NULL;
         if (final) {
@@ -114,13 +113,13 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced)
 /* Python calls still running on any thread when the trace stops end at
  * the stop, as torch ends its open python_function events: their children
  * then keep an existing parent.  Each thread's closing records go out as a
- * chunk of its own, ahead of its last snapshot (P.lock held). */
+ * chunk of its own, ahead of its last snapshot (pool lock held). */
 static void close_open_pyfuncs(void)
 {
     uint64_t end = aip__ticks();
-    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip_rec_pyfunc)]; /* P.lock held */
-    for (aip__tstate *t = P.threads; t; t = t->next) {
-        if (t->gen != P.gen || !__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
+    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip_rec_pyfunc)]; /* pool lock held */
+    for (aip__tstate *t = pool->threads; t; t = t->next) {
+        if (t->gen != pool->gen || !__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
             continue;
         size_t n = aip__pyfunc_close_open(t, end, records, sizeof records);
         queue_copy(t->tid, records, n); /* no memory: those calls stay open, as before */
@@ -129,14 +128,14 @@ static void close_open_pyfuncs(void)
 
 static aip__buf *pool_get(void)
 {
-    aip__buf *b = P.free_list;
+    aip__buf *b = pool->free_list;
     if (b) {
-        P.free_list = b->next;
-        P.n_free--;
-    } else if (P.allocated < P.max_bufs) {
+        pool->free_list = b->next;
+        pool->n_free--;
+    } else if (pool->allocated < pool->max_bufs) {
         b = aip__buf_new();
         if (b)
-            P.allocated++;
+            pool->allocated++;
     }
     /* Reset under the lock: once it is t->buf, a snapshot may read `used`. */
     if (b)
@@ -147,33 +146,36 @@ static aip__buf *pool_get(void)
 
 aip__tid_stats *aip__stats_for(uint64_t tid)
 {
-    for (size_t i = 0; i < P.nstats; i++)
-        if (P.stats[i].tid == tid)
-            return &P.stats[i];
-    if (P.nstats == P.capstats) {
-        size_t cap = P.capstats ? P.capstats * 2 : 16;
-        aip__tid_stats *s = realloc(P.stats, cap * sizeof *s);
+    for (size_t i = 0; i < pool->nstats; i++)
+        if (pool->stats[i].tid == tid)
+            return &pool->stats[i];
+    if (pool->nstats == pool->capstats) {
+        size_t cap = pool->capstats ? pool->capstats * 2 : 16;
+        aip__tid_stats *s = realloc(pool->stats, cap * sizeof *s);
         if (!s)
             return NULL;
-        P.stats = s;
-        P.capstats = cap;
+        pool->stats = s;
+        pool->capstats = cap;
     }
-    aip__tid_stats *s = &P.stats[P.nstats++];
+    aip__tid_stats *s = &pool->stats[pool->nstats++];
     s->tid = tid;
     s->recorded = s->dropped = 0;
     return s;
 }
 
-int aip__trace_accepting(uint32_t gen) { return P.open && !P.stop_requested && P.gen == gen; }
+int aip__trace_accepting(uint32_t gen)
+{
+    return pool->open && !pool->stop_requested && pool->gen == gen;
+}
 
 static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start)
 {
     b->start = start;
     b->tid = tid;
     b->gen = gen;
-    b->next = P.queue;
-    P.queue = b;
-    pthread_cond_signal(&P.wake);
+    b->next = pool->queue;
+    pool->queue = b;
+    pthread_cond_signal(&pool->wake);
 }
 
 /* Thread exit: hand a partial buffer of the open trace to the writer (no
@@ -181,9 +183,9 @@ static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start
 static void thread_exit(void *arg)
 {
     aip__tstate *t = arg;
-    pthread_mutex_lock(&P.lock);
-    if (t->registry_epoch == P.registry_epoch) {
-        for (aip__tstate **pp = &P.threads; *pp; pp = &(*pp)->next)
+    pthread_mutex_lock(&pool->lock);
+    if (t->registry_epoch == pool->registry_epoch) {
+        for (aip__tstate **pp = &pool->threads; *pp; pp = &(*pp)->next)
             if (*pp == t) {
                 *pp = t->next;
                 break;
@@ -204,69 +206,53 @@ static void thread_exit(void *arg)
     } else {
         free(t->buf); /* inherited over fork, never accounted in this process */
     }
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_unlock(&pool->lock);
     aip__tls = NULL;
     free(t);
 }
 
-/* fork(): the forking thread takes every library lock first, so that no
- * other thread holds one at the moment of the fork; both sides unlock. */
-static void after_fork_prepare(void)
-{
-    aip__session_fork_lock();
-    aip__log_fork_lock();
-    aip__domain_fork_lock();
-    aip__strings_lock();
-    pthread_mutex_lock(&P.lock);
-}
-
-static void after_fork_parent(void)
-{
-    pthread_mutex_unlock(&P.lock);
-    aip__strings_unlock();
-    aip__domain_fork_unlock();
-    aip__log_fork_unlock();
-    aip__session_fork_unlock();
-}
+/* fork(): the pool lock is the last library lock the forking thread takes
+ * (fork_handlers.h), so that no other thread holds it at the fork. */
+static void fork_prepare(void) { pthread_mutex_lock(&pool->lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&pool->lock); }
 
 /* The child has only the forking thread: the writer and all other threads
  * are gone.  It must not append to the parent's raw file, so recording stops
  * here; the child may start a session of its own. */
-static void after_fork_child(void)
+static void fork_child(void)
 {
-    /* The writer thread does not exist here; nobody waits on P.wake. */
-    pthread_cond_init(&P.wake, NULL);
+    /* The writer thread does not exist here; nobody waits on pool->wake. */
+    pthread_cond_init(&pool->wake, NULL);
     __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
-    P.open = 0;
-    P.gen = 0;
-    P.threads = NULL;
-    P.registry_epoch++;
+    pool->open = 0;
+    pool->gen = 0;
+    pool->threads = NULL;
+    pool->registry_epoch++;
     /* Queued buffers are the parent's data: in the child they are just
      * memory, recycled into the free list. */
-    while (P.queue) {
-        aip__buf *b = P.queue;
-        P.queue = b->next;
-        b->next = P.free_list;
-        P.free_list = b;
-        P.n_free++;
+    while (pool->queue) {
+        aip__buf *b = pool->queue;
+        pool->queue = b->next;
+        b->next = pool->free_list;
+        pool->free_list = b;
+        pool->n_free++;
     }
-    P.stop_requested = 0;
-    aip__writer_after_fork_child();
-    P.allocated = P.n_free;
+    pool->stop_requested = 0;
+    pool->allocated = pool->n_free;
     set_obtainable();
-    pthread_mutex_unlock(&P.lock);
-    aip__strings_unlock();
-    aip__domain_fork_unlock();
-    aip__log_after_fork_child();
-    aip__session_after_fork_child();
-    aip__session_fork_unlock();
+    pthread_mutex_unlock(&pool->lock);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_POOL, fork_prepare, fork_parent, fork_child);
 }
 
 static void init_once_fn(void)
 {
     aip__clock_init();
     pthread_key_create(&tls_key, thread_exit);
-    pthread_atfork(after_fork_prepare, after_fork_parent, after_fork_child);
+    aip__fork_install();
 }
 
 void aip__recorder_init(void) { pthread_once(&init_once, init_once_fn); }
@@ -307,19 +293,19 @@ aip__tstate *aip__attach(uint32_t gen)
     aip__tstate *t = aip__tls_state();
     if (!t)
         return NULL;
-    pthread_mutex_lock(&P.lock);
-    if (t->registry_epoch != P.registry_epoch) {
+    pthread_mutex_lock(&pool->lock);
+    if (t->registry_epoch != pool->registry_epoch) {
         if (t->registry_epoch != (uint32_t)-1) { /* state inherited over fork */
             free(t->buf);
             t->buf = NULL;
             t->tid = (uint64_t)syscall(SYS_gettid);
         }
-        t->registry_epoch = P.registry_epoch;
-        t->next = P.threads;
-        P.threads = t;
+        t->registry_epoch = pool->registry_epoch;
+        t->next = pool->threads;
+        pool->threads = t;
     }
     if (!aip__trace_accepting(gen)) { /* the trace ended meanwhile */
-        pthread_mutex_unlock(&P.lock);
+        pthread_mutex_unlock(&pool->lock);
         return NULL;
     }
     /* Fresh start for this trace: whatever the buffer holds was already
@@ -339,7 +325,7 @@ aip__tstate *aip__attach(uint32_t gen)
     } else {
         t->pos = t->end = NULL;
     }
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_unlock(&pool->lock);
     emit_thread_name(t);
     return t;
 }
@@ -349,13 +335,13 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
     /* Lock-free drop path while the pool is exhausted.  A thread holding a
      * full buffer always takes the lock once to hand it to the writer,
      * otherwise full buffers could sit in threads while everyone drops. */
-    if (!t->buf && !atomic_load_explicit(&P.obtainable, memory_order_relaxed)) {
+    if (!t->buf && !atomic_load_explicit(&pool->obtainable, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         return NULL;
     }
-    pthread_mutex_lock(&P.lock);
+    pthread_mutex_lock(&pool->lock);
     if (!aip__trace_accepting(t->gen)) {
-        pthread_mutex_unlock(&P.lock);
+        pthread_mutex_unlock(&pool->lock);
         return NULL; /* a late write after the trace ended: not part of it */
     }
     if (t->buf) {
@@ -368,7 +354,7 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
     }
     if (!t->buf)
         t->buf = pool_get();
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_unlock(&pool->lock);
     if (!t->buf) {
         t->pos = t->end = NULL;
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
@@ -381,77 +367,77 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
 
 int aip__recorder_active(void)
 {
-    pthread_mutex_lock(&P.lock);
-    int open = P.open;
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_lock(&pool->lock);
+    int open = pool->open;
+    pthread_mutex_unlock(&pool->lock);
     return open;
 }
 
 aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *start)
 {
     aip__recorder_init();
-    pthread_mutex_lock(&P.lock);
-    if (P.open) {
-        pthread_mutex_unlock(&P.lock);
+    pthread_mutex_lock(&pool->lock);
+    if (pool->open) {
+        pthread_mutex_unlock(&pool->lock);
         return aip__fail(AIP_ERR_STATE, "a trace is already being recorded");
     }
     uint32_t want = (uint32_t)(info->cap_bytes / AIP_BUF_BYTES);
-    P.max_bufs = want < 4 ? 4 : want;
-    P.nstats = 0;
-    P.stop_requested = 0;
+    pool->max_bufs = want < 4 ? 4 : want;
+    pool->nstats = 0;
+    pool->stop_requested = 0;
     set_obtainable();
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_unlock(&pool->lock);
 
     aip_status s = aip__writer_start(info, start);
     if (s)
         return s;
 
-    pthread_mutex_lock(&P.lock);
-    P.next_gen = P.next_gen + 1 ? P.next_gen + 1 : 1;
-    P.gen = P.next_gen;
-    P.open = 1;
+    pthread_mutex_lock(&pool->lock);
+    pool->next_gen = pool->next_gen + 1 ? pool->next_gen + 1 : 1;
+    pool->gen = pool->next_gen;
+    pool->open = 1;
     __atomic_store_n(&aip__rec_mask_v, info->rec_mask, __ATOMIC_RELAXED);
-    __atomic_store_n(&aip_recording_generation, P.gen, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&P.lock);
+    __atomic_store_n(&aip_recording_generation, pool->gen, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&pool->lock);
     return AIP_OK;
 }
 
 aip_status aip__recorder_end(aip__trace_totals *totals)
 {
     memset(totals, 0, sizeof *totals);
-    pthread_mutex_lock(&P.lock);
-    if (!P.open) {
-        pthread_mutex_unlock(&P.lock);
+    pthread_mutex_lock(&pool->lock);
+    if (!pool->open) {
+        pthread_mutex_unlock(&pool->lock);
         return aip__fail(AIP_ERR_STATE, "no trace is being recorded");
     }
     __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
     close_open_pyfuncs();
     aip__snapshot_threads(1, &totals->unbalanced);
-    P.stop_requested = 1;
-    pthread_cond_signal(&P.wake);
-    pthread_mutex_unlock(&P.lock);
+    pool->stop_requested = 1;
+    pthread_cond_signal(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
 
     aip_status s = aip__writer_finish(totals);
 
-    pthread_mutex_lock(&P.lock);
-    P.open = 0;
-    P.gen = 0;
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_lock(&pool->lock);
+    pool->open = 0;
+    pool->gen = 0;
+    pthread_mutex_unlock(&pool->lock);
     return s;
 }
 
 uint64_t aip__recorder_live_dropped(void)
 {
     uint64_t n = 0;
-    pthread_mutex_lock(&P.lock);
-    if (P.open) {
-        for (size_t i = 0; i < P.nstats; i++)
-            n += P.stats[i].dropped;
-        if (!P.stop_requested)
-            for (aip__tstate *t = P.threads; t; t = t->next)
-                if (t->gen == P.gen)
+    pthread_mutex_lock(&pool->lock);
+    if (pool->open) {
+        for (size_t i = 0; i < pool->nstats; i++)
+            n += pool->stats[i].dropped;
+        if (!pool->stop_requested)
+            for (aip__tstate *t = pool->threads; t; t = t->next)
+                if (t->gen == pool->gen)
                     n += atomic_load_explicit(&t->dropped, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&P.lock);
+    pthread_mutex_unlock(&pool->lock);
     return n;
 }

@@ -2,6 +2,7 @@
  * domain_filter.c — see domain_filter.h.
  */
 #include "domain_filter.h"
+#include "fork_handlers.h"
 #include "intern.h"
 #include "strlist.h"
 
@@ -14,8 +15,14 @@ _Atomic uint64_t aip__domain_cache[AIP_DOMAIN_CACHE];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **include_list, **exclude_list;
 
-void aip__domain_fork_lock(void) { pthread_mutex_lock(&lock); }
-void aip__domain_fork_unlock(void) { pthread_mutex_unlock(&lock); }
+/* fork() holds the filter lock (fork_handlers.h). */
+static void fork_lock(void) { pthread_mutex_lock(&lock); }
+static void fork_unlock(void) { pthread_mutex_unlock(&lock); }
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_DOMAIN, fork_lock, fork_unlock, fork_unlock);
+}
 
 int aip__domain_filter_set(const char *const *include, const char *const *exclude)
 {

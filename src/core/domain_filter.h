@@ -18,8 +18,6 @@ extern _Atomic uint64_t aip__domain_cache[AIP_DOMAIN_CACHE];
 /* Replace the filter (lists are copied).  @return nonzero if any filter is set. */
 int aip__domain_filter_set(const char *const *include, const char *const *exclude);
 int aip__domain_allowed_slow(uint32_t domain);
-void aip__domain_fork_lock(void);   /* held across fork() */
-void aip__domain_fork_unlock(void);
 
 static inline int aip__domain_allowed(uint32_t domain)
 {

@@ -4,6 +4,7 @@
 #include "intern.h"
 #include "aiprof.h"
 #include "error.h"
+#include "fork_handlers.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -70,12 +71,14 @@ uint32_t aip__intern_n(const char *text, size_t len)
     uint32_t id = atomic_load_explicit(&count, memory_order_relaxed) + 1;
     uint32_t page = id >> PAGE_BITS;
     if (page >= MAX_PAGES) {
-        if (!full_warned) {
-            full_warned = 1;
+        int warn = !full_warned;
+        full_warned = 1;
+        pthread_mutex_unlock(&lock);
+        /* After the unlock: the trace log's lock comes before this one in
+         * the library's lock order (fork_handlers.h). */
+        if (warn)
             aip__warn("string table full (%u strings); further names are recorded as empty",
                       MAX_PAGES * PAGE_SIZE_ENTRIES);
-        }
-        pthread_mutex_unlock(&lock);
         return 0;
     }
     entry *_Atomic *pg = atomic_load_explicit(&pages[page], memory_order_relaxed);
@@ -128,5 +131,11 @@ const char *aip__string_text(uint32_t id, uint32_t *len)
     return e->text;
 }
 
-void aip__strings_lock(void) { pthread_mutex_lock(&lock); }
-void aip__strings_unlock(void) { pthread_mutex_unlock(&lock); }
+/* fork() holds the table lock (fork_handlers.h): a child can intern. */
+static void fork_lock(void) { pthread_mutex_lock(&lock); }
+static void fork_unlock(void) { pthread_mutex_unlock(&lock); }
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_STRINGS, fork_lock, fork_unlock, fork_unlock);
+}

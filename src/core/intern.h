@@ -24,8 +24,4 @@ uint32_t aip__string_count(void);
 /* Text and length of id (1..count), NULL for others. */
 const char *aip__string_text(uint32_t id, uint32_t *len);
 
-/* Held across fork() by the fork handlers (buffers.c). */
-void aip__strings_lock(void);
-void aip__strings_unlock(void);
-
 #endif

@@ -176,13 +176,8 @@ int aip__recorder_active(void);
 /* Emit a complete annotation on the calling thread (ProfilerStep#N). */
 void aip__emit_annotation(uint32_t name, uint64_t start, uint64_t end);
 
-/* session.c: its lock is held across fork(); the child forgets the
- * parent's active session. */
-void aip__session_fork_lock(void);
-void aip__session_fork_unlock(void);
-void aip__session_after_fork_child(void);
-
-/* Set up fork handlers and the clock; idempotent. */
+/* Set up the clock and the per-thread state, and install the fork handlers
+ * (fork_handlers.h); idempotent. */
 void aip__recorder_init(void);
 
 #endif

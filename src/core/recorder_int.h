@@ -47,6 +47,5 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced);
 /* writer.c */
 aip_status aip__writer_start(const aip__trace_info *info, aip_clock_sync *start);
 aip_status aip__writer_finish(aip__trace_totals *totals);
-void aip__writer_after_fork_child(void);   /* forget the parent's writer */
 
 #endif

@@ -11,6 +11,7 @@
 #include "session_int.h"
 #include "clock.h"
 #include "error.h"
+#include "fork_handlers.h"
 #include "session_log.h"
 #include "strlist.h"
 #include "intern.h"
@@ -47,12 +48,20 @@ void aip_external_control(void (*on_program_step)(void *), void *user_data,
 
 void aip__session_mark_controller(aip_session *s) { s->controller = 1; }
 
-void aip__session_fork_lock(void) { pthread_mutex_lock(&session_lock); }
-void aip__session_fork_unlock(void) { pthread_mutex_unlock(&session_lock); }
+/* fork(): the session lock is the first library lock the forking thread
+ * takes (fork_handlers.h). */
+static void fork_prepare(void) { pthread_mutex_lock(&session_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&session_lock); }
 
-void aip__session_after_fork_child(void)
+static void fork_child(void)
 {
     active_session = NULL; /* the parent's session stays the parent's */
+    pthread_mutex_unlock(&session_lock);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_SESSION, fork_prepare, fork_parent, fork_child);
 }
 
 aip_status aip_session_create(const aip_config *config, aip_session **out)

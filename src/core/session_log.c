@@ -2,6 +2,7 @@
  * session_log.c — see session_log.h.
  */
 #include "session_log.h"
+#include "fork_handlers.h"
 #include "fs.h"
 
 #include <fcntl.h>
@@ -37,17 +38,23 @@ static void write_line(const char *level, const char *msg)
     pthread_mutex_unlock(&lock);
 }
 
-void aip__log_fork_lock(void) { pthread_mutex_lock(&lock); }
-void aip__log_fork_unlock(void) { pthread_mutex_unlock(&lock); }
+/* fork() holds the log lock (fork_handlers.h). */
+static void fork_prepare(void) { pthread_mutex_lock(&lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&lock); }
 
 /* A forked child must not write into its parent's trace log. */
-void aip__log_after_fork_child(void)
+static void fork_child(void)
 {
     aip__set_log_sink(NULL);
     if (log_fd >= 0)
         close(log_fd);
     log_fd = -1;
     pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_LOG, fork_prepare, fork_parent, fork_child);
 }
 
 static void sink(const char *level, const char *message) { write_line(level, message); }

@@ -12,9 +12,6 @@
 
 void aip__log_open(const char *path);
 void aip__log_close(void);
-void aip__log_fork_lock(void);
-void aip__log_fork_unlock(void);
-void aip__log_after_fork_child(void);
 void aip__log(const char *level, const char *fmt, ...) AIP_PRINTF(2, 3);
 
 #endif

@@ -1,9 +1,10 @@
 /*
  * raw_format.h — the byte layout of aiprof raw files (docs/RAW_FORMAT.md).
  *
- * Shared by the writer (core) and the reader (analysis).  Nothing here does
- * I/O; this file only names magic numbers, chunk types, record kinds and the
- * fixed record structs that are copied verbatim into event buffers.  The
+ * Shared by the recorder (core), the chunk writer (raw_writer.c) and the
+ * reader (analysis).  Nothing here does I/O; this file only names magic
+ * numbers, chunk types, record kinds and the fixed record structs that are
+ * copied verbatim into event buffers.  The
  * structs are little-endian on disk; aiprof only builds on little-endian
  * hosts (checked below).
  */

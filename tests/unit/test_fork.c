@@ -39,6 +39,13 @@ static int child_main(aip_session *parent)
         return 11;
     AIP_ANNOTATION_PUSH("child before"); /* must not reach the parent's file */
     AIP_ANNOTATION_POP();
+    /* ThreadSanitizer cannot run a thread started after a multi-threaded
+     * fork (the child's writer): under it, the child stops here and the
+     * test checks the fork handlers (no deadlock, no race) and the
+     * parent's data. */
+    const char *san = getenv("AIP_SANITIZER");
+    if (san && strcmp(san, "tsan") == 0)
+        return 0;
     aip_config c;
     aip_config_init(&c);
     c.dir_name = tmp;
