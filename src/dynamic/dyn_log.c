@@ -1,8 +1,8 @@
 /*
- * dp_log.c — see dp_log.h.  Each line is one O_APPEND write; rotation is a
+ * dyn_log.c — see dyn_log.h.  Each line is one O_APPEND write; rotation is a
  * rename, so a reader never sees a torn file.
  */
-#include "dp_log.h"
+#include "dyn_log.h"
 #include "env.h"
 #include "fs.h"
 
@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int aip__dp_log_open(aip__dp_log *log, const char *config_dir, const char *prefix,
+int aip__dyn_log_open(aip__dyn_log *log, const char *config_dir, const char *prefix,
                      const char *source)
 {
     log->path[0] = '\0';
@@ -36,14 +36,14 @@ int aip__dp_log_open(aip__dp_log *log, const char *config_dir, const char *prefi
 static void rotate_if_needed(const char *path, size_t incoming)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || (size_t)st.st_size + incoming <= AIP_DP_LOG_MAX_BYTES)
+    if (stat(path, &st) != 0 || (size_t)st.st_size + incoming <= AIP_DYN_LOG_MAX_BYTES)
         return;
     char backup[4200];
     snprintf(backup, sizeof backup, "%s.1", path);
     rename(path, backup); /* the old backup is dropped, as with backupCount=1 */
 }
 
-void aip__dp_log_write(aip__dp_log *log, const char *level, const char *fmt, ...)
+void aip__dyn_log_write(aip__dyn_log *log, const char *level, const char *fmt, ...)
 {
     if (!log || !log->path[0])
         return;

@@ -1,12 +1,12 @@
 /*
- * dp_config.c — profiler_config.json parsing and validation.
+ * dyn_config.c — profiler_config.json parsing and validation.
  *
  * Strict on types and values (a wrong value rejects the edit, with a
  * message naming the key, and the next valid edit works), lenient on
  * unknown keys (warned), as the issue asks.  Names and defaults come from
  * the seed's profiler_config.json table.
  */
-#include "dp_config.h"
+#include "dyn_config.h"
 #include "error.h"
 #include "fs.h"
 #include "strlist.h"
@@ -50,7 +50,7 @@ static const char default_text[] =
     "    }\n"
     "}\n";
 
-const char *aip__dp_default_config_text(void) { return default_text; }
+const char *aip__dyn_default_config_text(void) { return default_text; }
 
 typedef struct parse_ctx {
     char *error;
@@ -118,7 +118,7 @@ static int lookup(const char *const *names, const char *s)
     return -1;
 }
 
-static aip_status parse_experimental(parse_ctx *p, json_t *exp, aip__dp_config *c)
+static aip_status parse_experimental(parse_ctx *p, json_t *exp, aip__dyn_config *c)
 {
     if (!json_is_object(exp))
         return bad(p, "\"%s\" must be an object", "experimental_config");
@@ -231,7 +231,7 @@ static aip_status parse_experimental(parse_ctx *p, json_t *exp, aip__dp_config *
     return AIP_OK;
 }
 
-static aip_status parse_root(parse_ctx *p, json_t *root, aip__dp_config *c)
+static aip_status parse_root(parse_ctx *p, json_t *root, aip__dyn_config *c)
 {
     if (!json_is_object(root))
         return bad(p, "%s must be a JSON object", "profiler_config.json");
@@ -327,7 +327,7 @@ static aip_status parse_root(parse_ctx *p, json_t *root, aip__dp_config *c)
     return AIP_OK;
 }
 
-aip_status aip__dp_config_parse(const char *text, size_t len, aip__dp_config *c, char *error,
+aip_status aip__dyn_config_parse(const char *text, size_t len, aip__dyn_config *c, char *error,
                                 size_t error_cap, char *warning, size_t warning_cap)
 {
     memset(c, 0, sizeof *c);
@@ -337,9 +337,9 @@ aip_status aip__dp_config_parse(const char *text, size_t len, aip__dp_config *c,
     c->active = 1;
     error[0] = warning[0] = '\0';
     parse_ctx p = {error, error_cap, warning, warning_cap};
-    if (len > AIP_DP_CONFIG_MAX_BYTES) {
+    if (len > AIP_DYN_CONFIG_MAX_BYTES) {
         snprintf(error, error_cap, "profiler_config.json is %zu bytes, over the %d-byte limit", len,
-                 AIP_DP_CONFIG_MAX_BYTES);
+                 AIP_DYN_CONFIG_MAX_BYTES);
         return AIP_ERR_LIMIT;
     }
     json_error_t jerr;
@@ -352,7 +352,7 @@ aip_status aip__dp_config_parse(const char *text, size_t len, aip__dp_config *c,
     aip_status st = parse_root(&p, root, c);
     json_decref(root);
     if (st) {
-        aip__dp_config_free(c);
+        aip__dyn_config_free(c);
         return st;
     }
     c->cfg.schedule = (aip_schedule){.skip_first = 0, .wait = 0, .warmup = c->warmup,
@@ -362,13 +362,13 @@ aip_status aip__dp_config_parse(const char *text, size_t len, aip__dp_config *c,
     c->cfg.mstx_domain_exclude = (const char *const *)c->exclude;
     if (aip_config_validate(&c->cfg)) {
         snprintf(error, error_cap, "%s", aip_last_error());
-        aip__dp_config_free(c);
+        aip__dyn_config_free(c);
         return AIP_ERR_INVALID_ARG;
     }
     return AIP_OK;
 }
 
-void aip__dp_config_free(aip__dp_config *c)
+void aip__dyn_config_free(aip__dyn_config *c)
 {
     free(c->rank_list);
     c->rank_list = NULL;
@@ -379,7 +379,7 @@ void aip__dp_config_free(aip__dp_config *c)
     c->include = c->exclude = NULL;
 }
 
-int aip__dp_config_selects_rank(const aip__dp_config *c, int rank)
+int aip__dyn_config_selects_rank(const aip__dyn_config *c, int rank)
 {
     if (!c->is_rank)
         return 1;

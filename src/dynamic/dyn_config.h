@@ -1,9 +1,9 @@
 /*
- * dp_config.h — profiler_config.json: the seed's default content, and
+ * dyn_config.h — profiler_config.json: the seed's default content, and
  * parsing + validation into an aip_config plus the dynamic-only keys.
  */
-#ifndef AIP_DP_CONFIG_H
-#define AIP_DP_CONFIG_H
+#ifndef AIP_DYN_CONFIG_H
+#define AIP_DYN_CONFIG_H
 
 #include "aiprof.h"
 
@@ -11,9 +11,9 @@
 #include <limits.h>
 #include <stddef.h>
 
-#define AIP_DP_CONFIG_MAX_BYTES (1024 * 1024)
+#define AIP_DYN_CONFIG_MAX_BYTES (1024 * 1024)
 
-typedef struct aip__dp_config {
+typedef struct aip__dyn_config {
     aip_config cfg;               /* string fields point into this struct */
     char prof_dir[PATH_MAX];
     int64_t start_step;           /* 0 never, -1 next step, N at step N */
@@ -24,19 +24,19 @@ typedef struct aip__dp_config {
     size_t n_ranks;
     json_t *metadata;             /* object or NULL */
     char **include, **exclude;    /* NULL-terminated */
-} aip__dp_config;
+} aip__dyn_config;
 
 /* The seed's default profiler_config.json (pretty-printed). */
-const char *aip__dp_default_config_text(void);
+const char *aip__dyn_default_config_text(void);
 
-/* aip__dp_config_parse() : AIP_OK or AIP_ERR_INVALID_ARG with the reason in
+/* aip__dyn_config_parse() : AIP_OK or AIP_ERR_INVALID_ARG with the reason in
  * `error`.  Unknown keys are not errors; they are listed in `warning`. */
-aip_status aip__dp_config_parse(const char *text, size_t len, aip__dp_config *out, char *error,
+aip_status aip__dyn_config_parse(const char *text, size_t len, aip__dyn_config *out, char *error,
                                 size_t error_cap, char *warning, size_t warning_cap);
-void aip__dp_config_free(aip__dp_config *c);
+void aip__dyn_config_free(aip__dyn_config *c);
 
 /* Whether this process (rank from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK)
  * collects under is_rank / rank_list. */
-int aip__dp_config_selects_rank(const aip__dp_config *c, int rank);
+int aip__dyn_config_selects_rank(const aip__dyn_config *c, int rank);
 
 #endif

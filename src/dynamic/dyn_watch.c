@@ -1,8 +1,8 @@
 /*
- * dp_watch.c — the shared profiler_config.json watcher (see dp_watch.h).
+ * dyn_watch.c — the shared profiler_config.json watcher (see dyn_watch.h).
  */
-#include "dp_watch.h"
-#include "dp_config.h"
+#include "dyn_watch.h"
+#include "dyn_config.h"
 #include "env.h"
 #include "error.h"
 #include "fs.h"
@@ -22,12 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DP_MAGIC 0x44504941u /* "AIPD" */
-#define DP_VERSION 1u
-#define DP_MAX_CLIENTS 256
-#define DP_STALE_NS (15ull * 1000000000ull) /* heartbeat older than this + poll: dead */
+#define DYN_MAGIC 0x44504941u /* "AIPD" */
+#define DYN_VERSION 1u
+#define DYN_MAX_CLIENTS 256
+#define DYN_STALE_NS (15ull * 1000000000ull) /* heartbeat older than this + poll: dead */
 
-struct aip__dp_shared {
+struct aip__dyn_shared {
     uint32_t magic, version;
     uint32_t watcher_pid;
     uint32_t poll_ms;
@@ -37,9 +37,9 @@ struct aip__dp_shared {
     int32_t valid;
     uint32_t len;
     uint32_t ever_had_client;
-    uint32_t clients[DP_MAX_CLIENTS];
+    uint32_t clients[DYN_MAX_CLIENTS];
     char error[512];
-    char payload[AIP_DP_CONFIG_MAX_BYTES + 1];
+    char payload[AIP_DYN_CONFIG_MAX_BYTES + 1];
 };
 
 #define LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
@@ -52,7 +52,7 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint32_t aip__dp_default_poll_ms(void)
+uint32_t aip__dyn_default_poll_ms(void)
 {
     const char *e = getenv("AIPROF_DP_POLL_MS");
     if (e && *e) {
@@ -63,7 +63,7 @@ uint32_t aip__dp_default_poll_ms(void)
     return 2000;
 }
 
-void aip__dp_watch_name(const char *config_dir, char *out, size_t cap)
+void aip__dyn_watch_name(const char *config_dir, char *out, size_t cap)
 {
     char real[PATH_MAX];
     if (!realpath(config_dir, real))
@@ -96,21 +96,21 @@ static int pid_alive(uint32_t pid)
     return !(rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'));
 }
 
-static int watcher_alive(const aip__dp_shared *s)
+static int watcher_alive(const aip__dyn_shared *s)
 {
     uint32_t pid = LOAD(&s->watcher_pid);
     if (!pid_alive(pid))
         return 0;
     uint64_t hb = LOAD(&s->heartbeat_ns), now = mono_ns();
-    uint64_t limit = DP_STALE_NS + 3ull * LOAD(&s->poll_ms) * 1000000ull;
+    uint64_t limit = DYN_STALE_NS + 3ull * LOAD(&s->poll_ms) * 1000000ull;
     return !(now > hb && now - hb > limit);
 }
 
 /* Clear slots of dead processes; returns the number of live clients. */
-static int purge_clients(aip__dp_shared *s)
+static int purge_clients(aip__dyn_shared *s)
 {
     int live = 0;
-    for (int i = 0; i < DP_MAX_CLIENTS; i++) {
+    for (int i = 0; i < DYN_MAX_CLIENTS; i++) {
         uint32_t pid = LOAD(&s->clients[i]);
         if (!pid)
             continue;
@@ -123,12 +123,12 @@ static int purge_clients(aip__dp_shared *s)
     return live;
 }
 
-static void publish(aip__dp_shared *s, const char *text, size_t len, int valid, const char *msg)
+static void publish(aip__dyn_shared *s, const char *text, size_t len, int valid, const char *msg)
 {
     uint32_t seq = s->seq;
     STORE(&s->seq, seq + 1); /* odd: writing */
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (len > AIP_DP_CONFIG_MAX_BYTES)
+    if (len > AIP_DYN_CONFIG_MAX_BYTES)
         len = 0;
     memcpy(s->payload, text, len);
     s->payload[len] = '\0';
@@ -176,20 +176,20 @@ static void close_inherited_fds(int keep1, int keep2)
     }
 }
 
-static void watcher_check_file(aip__dp_shared *s, const char *path, struct timespec *last,
-                               off_t *last_size, aip__dp_log *log, int *dir_missing,
+static void watcher_check_file(aip__dyn_shared *s, const char *path, struct timespec *last,
+                               off_t *last_size, aip__dyn_log *log, int *dir_missing,
                                const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
         if (!*dir_missing)
-            aip__dp_log_write(log, "ERROR", "config directory %s is gone (%s); waiting for it",
+            aip__dyn_log_write(log, "ERROR", "config directory %s is gone (%s); waiting for it",
                               dir, strerror(errno));
         *dir_missing = 1;
         return;
     }
     if (*dir_missing)
-        aip__dp_log_write(log, "INFO", "config directory %s is back", dir);
+        aip__dyn_log_write(log, "INFO", "config directory %s is back", dir);
     *dir_missing = 0;
     if (lstat(path, &st) != 0)
         return;
@@ -200,46 +200,48 @@ static void watcher_check_file(aip__dp_shared *s, const char *path, struct times
     *last_size = st.st_size;
     if (S_ISLNK(st.st_mode)) {
         publish(s, "", 0, 0, "profiler_config.json is a symbolic link; refused");
-        aip__dp_log_write(log, "ERROR", "%s is a symbolic link; edit refused", path);
+        aip__dyn_log_write(log, "ERROR", "%s is a symbolic link; edit refused", path);
         return;
     }
     char *text = NULL;
     size_t len = 0;
     char err[512] = "", warn[512] = "";
-    if (aip__read_file(path, AIP_DP_CONFIG_MAX_BYTES, &text, &len) != AIP_OK) {
+    if (aip__read_file(path, AIP_DYN_CONFIG_MAX_BYTES, &text, &len) != AIP_OK) {
         snprintf(err, sizeof err, "%s", aip_last_error());
         publish(s, "", 0, 0, err);
-        aip__dp_log_write(log, "ERROR", "Dynamic profiler process load json failed: %s", err);
+        aip__dyn_log_write(log, "ERROR", "Dynamic profiler process load json failed: %s", err);
         return;
     }
-    aip__dp_config cfg;
-    aip_status st2 = aip__dp_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
+    aip__dyn_config cfg;
+    aip_status st2 = aip__dyn_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
     if (!st2)
-        aip__dp_config_free(&cfg);
+        aip__dyn_config_free(&cfg);
     publish(s, text, len, st2 == AIP_OK, st2 ? err : warn);
     if (st2)
-        aip__dp_log_write(log, "ERROR", "Dynamic profiler process load json failed: %s", err);
+        aip__dyn_log_write(log, "ERROR", "Dynamic profiler process load json failed: %s", err);
     else
-        aip__dp_log_write(log, "INFO", "Dynamic profiler process load json success%s%s",
+        aip__dyn_log_write(log, "INFO", "Dynamic profiler process load json success%s%s",
                           warn[0] ? "; " : "", warn);
     free(text);
 }
 
-static void watcher_main(aip__dp_shared *s, const char *config_dir)
+static void watcher_main(aip__dyn_shared *s, const char *config_dir)
 {
     /* flock() belongs to the open file description, which fork() shares
      * with the process that spawned us: lock through a description of our
      * own, or we would "hold" the spawner's lock. */
     char name[96];
-    aip__dp_watch_name(config_dir, name, sizeof name);
+    aip__dyn_watch_name(config_dir, name, sizeof name);
     int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0)
         return;
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    aip__dp_log log;
-    aip__dp_log_open(&log, config_dir, "monitor_dp", "dp_watch.c");
+    aip__dyn_log log;
+    /* "monitor_dp" and "dp_watch.c" are what users see in log/ (file names and
+     * the source column): kept as they were when this file was dp_watch.c. */
+    aip__dyn_log_open(&log, config_dir, "monitor_dp", "dp_watch.c");
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/profiler_config.json", config_dir);
     struct stat st;
@@ -249,7 +251,7 @@ static void watcher_main(aip__dp_shared *s, const char *config_dir)
         last = st.st_mtim;
         last_size = st.st_size;
     }
-    aip__dp_log_write(&log, "INFO", "Dynamic profiler process started, watching %s", path);
+    aip__dyn_log_write(&log, "INFO", "Dynamic profiler process started, watching %s", path);
     int dir_missing = 0;
     uint64_t next_poll = 0;
     for (;;) {
@@ -265,7 +267,7 @@ static void watcher_main(aip__dp_shared *s, const char *config_dir)
                 STORE(&s->watcher_pid, 0);
                 shm_unlink(name);
                 flock(fd, LOCK_UN);
-                aip__dp_log_write(&log, "INFO", "Dynamic profiler process done");
+                aip__dyn_log_write(&log, "INFO", "Dynamic profiler process done");
                 return;
             }
             flock(fd, LOCK_UN);
@@ -277,7 +279,7 @@ static void watcher_main(aip__dp_shared *s, const char *config_dir)
 
 /* Fork the daemon; returns its pid (0 on failure).  Called with the
  * segment locked, so no other process can start a second watcher. */
-static pid_t spawn_watcher(int fd, aip__dp_shared *s, const char *config_dir)
+static pid_t spawn_watcher(int fd, aip__dyn_shared *s, const char *config_dir)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -317,12 +319,12 @@ static pid_t spawn_watcher(int fd, aip__dp_shared *s, const char *config_dir)
 
 /* ---- the process side ----------------------------------------------- */
 
-aip_status aip__dp_watch_attach(aip__dp_watch *w, const char *config_dir, aip__dp_log *log)
+aip_status aip__dyn_watch_attach(aip__dyn_watch *w, const char *config_dir, aip__dyn_log *log)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
     snprintf(w->config_dir, sizeof w->config_dir, "%s", config_dir);
-    aip__dp_watch_name(config_dir, w->name, sizeof w->name);
+    aip__dyn_watch_name(config_dir, w->name, sizeof w->name);
     for (int attempt = 0; attempt < 5; attempt++) {
         int fd = shm_open(w->name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
@@ -335,30 +337,30 @@ aip_status aip__dp_watch_attach(aip__dp_watch *w, const char *config_dir, aip__d
             close(fd);
             continue;
         }
-        if ((size_t)st.st_size < sizeof(aip__dp_shared) &&
-            ftruncate(fd, sizeof(aip__dp_shared)) != 0) {
+        if ((size_t)st.st_size < sizeof(aip__dyn_shared) &&
+            ftruncate(fd, sizeof(aip__dyn_shared)) != 0) {
             flock(fd, LOCK_UN);
             close(fd);
             return aip__fail(AIP_ERR_IO, "cannot size shared memory %s: %s", w->name,
                              strerror(errno));
         }
-        aip__dp_shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        aip__dyn_shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (s == MAP_FAILED) {
             flock(fd, LOCK_UN);
             close(fd);
             return aip__fail(AIP_ERR_IO, "cannot map shared memory %s: %s", w->name,
                              strerror(errno));
         }
-        if (s->magic != DP_MAGIC || s->version != DP_VERSION) {
-            memset(s, 0, offsetof(aip__dp_shared, payload));
-            s->magic = DP_MAGIC;
-            s->version = DP_VERSION;
-            s->poll_ms = aip__dp_default_poll_ms();
+        if (s->magic != DYN_MAGIC || s->version != DYN_VERSION) {
+            memset(s, 0, offsetof(aip__dyn_shared, payload));
+            s->magic = DYN_MAGIC;
+            s->version = DYN_VERSION;
+            s->poll_ms = aip__dyn_default_poll_ms();
         }
         if (!watcher_alive(s)) {
             uint32_t old = LOAD(&s->watcher_pid);
             if (old)
-                aip__dp_log_write(log, "WARNING", "stale watcher (pid %u) from a killed run "
+                aip__dyn_log_write(log, "WARNING", "stale watcher (pid %u) from a killed run "
                                   "found in %s; cleaned up and replaced", old, w->name);
             purge_clients(s);
             STORE(&s->heartbeat_ns, mono_ns());
@@ -371,12 +373,12 @@ aip_status aip__dp_watch_attach(aip__dp_watch *w, const char *config_dir, aip__d
                                  strerror(errno));
             }
             STORE(&s->watcher_pid, (uint32_t)pid);
-            aip__dp_log_write(log, "INFO", "started config watcher pid %d for %s", (int)pid,
+            aip__dyn_log_write(log, "INFO", "started config watcher pid %d for %s", (int)pid,
                               config_dir);
         }
         int slot = -1;
         purge_clients(s);
-        for (int i = 0; i < DP_MAX_CLIENTS && slot < 0; i++) {
+        for (int i = 0; i < DYN_MAX_CLIENTS && slot < 0; i++) {
             uint32_t zero = 0;
             if (__atomic_compare_exchange_n(&s->clients[i], &zero, (uint32_t)getpid(), 0,
                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -388,7 +390,7 @@ aip_status aip__dp_watch_attach(aip__dp_watch *w, const char *config_dir, aip__d
         if (slot < 0) {
             munmap(s, sizeof *s);
             close(fd);
-            return aip__fail(AIP_ERR_LIMIT, "more than %d processes share %s", DP_MAX_CLIENTS,
+            return aip__fail(AIP_ERR_LIMIT, "more than %d processes share %s", DYN_MAX_CLIENTS,
                              config_dir);
         }
         w->fd = fd;
@@ -398,12 +400,12 @@ aip_status aip__dp_watch_attach(aip__dp_watch *w, const char *config_dir, aip__d
     return aip__fail(AIP_ERR_IO, "shared memory %s kept disappearing", w->name);
 }
 
-void aip__dp_watch_detach(aip__dp_watch *w)
+void aip__dyn_watch_detach(aip__dyn_watch *w)
 {
     if (!w->shm)
         return;
     uint32_t me = (uint32_t)getpid();
-    for (int i = 0; i < DP_MAX_CLIENTS; i++) {
+    for (int i = 0; i < DYN_MAX_CLIENTS; i++) {
         uint32_t pid = me;
         __atomic_compare_exchange_n(&w->shm->clients[i], &pid, 0, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE);
@@ -414,16 +416,16 @@ void aip__dp_watch_detach(aip__dp_watch *w)
     w->fd = -1;
 }
 
-uint64_t aip__dp_watch_generation(const aip__dp_watch *w)
+uint64_t aip__dyn_watch_generation(const aip__dyn_watch *w)
 {
     return w->shm ? __atomic_load_n(&w->shm->generation, __ATOMIC_ACQUIRE) : 0;
 }
 
-int aip__dp_watch_read(aip__dp_watch *w, char **text, size_t *len, int *valid, char *message,
+int aip__dyn_watch_read(aip__dyn_watch *w, char **text, size_t *len, int *valid, char *message,
                        size_t message_cap)
 {
     *text = NULL;
-    aip__dp_shared *s = w->shm;
+    aip__dyn_shared *s = w->shm;
     if (!s)
         return -1;
     for (int tries = 0; tries < 1000; tries++) {
@@ -435,7 +437,7 @@ int aip__dp_watch_read(aip__dp_watch *w, char **text, size_t *len, int *valid, c
         }
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         uint32_t n = s->len;
-        if (n > AIP_DP_CONFIG_MAX_BYTES)
+        if (n > AIP_DYN_CONFIG_MAX_BYTES)
             n = 0;
         char *buf = malloc((size_t)n + 1);
         if (!buf)
@@ -456,7 +458,7 @@ int aip__dp_watch_read(aip__dp_watch *w, char **text, size_t *len, int *valid, c
     return -1;
 }
 
-void aip__dp_watch_set_poll_ms(aip__dp_watch *w, uint32_t ms)
+void aip__dyn_watch_set_poll_ms(aip__dyn_watch *w, uint32_t ms)
 {
     if (w->shm)
         STORE(&w->shm->poll_ms, ms);
