@@ -18,7 +18,7 @@
 #include "env.h"
 #include "error.h"
 #include "fs.h"
-#include "session_int.h"
+#include "session_control.h"
 
 #include <errno.h>
 #include <pthread.h>
