@@ -4,7 +4,9 @@
  * Strict on types and values (a wrong value rejects the edit, with a
  * message naming the key, and the next valid edit works), lenient on
  * unknown keys (warned), as the issue asks.  Names and defaults come from
- * the seed's profiler_config.json table.
+ * the seed's profiler_config.json table; each key is a row of root_keys or
+ * experimental_keys below, read by one loop (parse_object / read_value).
+ * tests/fuzz/fuzz_profiler_config.c fuzzes this file.
  */
 #include "dyn_config.h"
 #include "config_names.h"
