@@ -8,9 +8,11 @@
  * first on PYTHONPATH so that its start-up hook can capture PyTorch too.
  * When the program ends, every result directory it produced is analysed
  * and listed with a one-line summary; the program's exit status is passed
- * through (128 + signal when it was killed).
+ * through (128 + signal when it was killed).  The options and --help are
+ * run_options.c's table.
  */
 #include "cli.h"
+#include "run_options.h"
 
 #include "aiprof.h"
 
@@ -25,46 +27,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static void run_usage(FILE *f)
-{
-    fputs("Usage: aiprof run [options] -- COMMAND [ARGS...]\n"
-          "\n"
-          "Profile COMMAND (a C/C++ or Python program) without changing it.  By default\n"
-          "the whole run is one trace; the program's own step calls (aip_session_step,\n"
-          "or optimizer.step() in PyTorch programs) become ProfilerStep# ranges.\n"
-          "\n"
-          "Options:\n"
-          "  --dir DIR           where result directories go (default: current directory)\n"
-          "  --delay SECONDS     start recording SECONDS after the program starts\n"
-          "  --duration SECONDS  stop recording after SECONDS of recording\n"
-          "  --config DIR        dynamic mode: profiler_config.json in DIR starts and stops\n"
-          "                      collections while the program runs (see dynamic_profile)\n"
-          "  --record-shapes     record input shapes of framework ops\n"
-          "  --with-stack        record call stacks\n"
-          "  --profile-memory    record memory events\n"
-          "  --with-modules      record the nn.Module path of framework ops (PyTorch)\n"
-          "  --with-flops        estimate FLOPs of matrix products, conv2d, mul, add\n"
-          "                      (PyTorch; implies --record-shapes)\n"
-          "  --no-mstx           do not record mstx ranges and marks\n"
-          "  --children          also profile the programs COMMAND starts\n"
-          "  --no-analyse        keep the raw data only (analyse later: aiprof analyse DIR)\n"
-          "  -h, --help          show this help\n"
-          "\n"
-          "Exit status: the program's (128 + N when it was killed by signal N);\n"
-          "2 for a usage error, 127 when COMMAND cannot be started.\n",
-          f);
-}
-
-/* A number of seconds: >= 0, or > 0 when zero would mean nothing (a
- * recording that lasts no time). */
-static int is_seconds(const char *s, int allow_zero)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    return !errno && end != s && !*end && (allow_zero ? v >= 0 : v > 0) && v < 1e9;
-}
 
 /* <install root> from /proc/self/exe: bin/aiprof → root. */
 static int install_root(char *out, size_t cap)
@@ -139,59 +101,15 @@ static void summarize(const char *dir, int analyse)
 
 int cli_run(int argc, char **argv)
 {
-    const char *dir = NULL, *delay = NULL, *duration = NULL, *config = NULL;
-    int shapes = 0, stack = 0, memory = 0, modules = 0, flops = 0, no_mstx = 0, children = 0,
-        analyse = 1;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            run_usage(stdout);
-            return AIP_EXIT_OK;
-        }
-        const char **target = !strcmp(a, "--dir")        ? &dir
-                              : !strcmp(a, "--delay")    ? &delay
-                              : !strcmp(a, "--duration") ? &duration
-                              : !strcmp(a, "--config")   ? &config
-                                                         : NULL;
-        if (target) {
-            if (i + 1 >= argc)
-                return cli_usage_error("run", "%s needs a value", a);
-            *target = argv[++i];
-        } else if (!strcmp(a, "--record-shapes")) {
-            shapes = 1;
-        } else if (!strcmp(a, "--with-stack")) {
-            stack = 1;
-        } else if (!strcmp(a, "--profile-memory")) {
-            memory = 1;
-        } else if (!strcmp(a, "--with-modules")) {
-            modules = 1;
-        } else if (!strcmp(a, "--with-flops")) {
-            flops = 1;
-        } else if (!strcmp(a, "--no-mstx")) {
-            no_mstx = 1;
-        } else if (!strcmp(a, "--children")) {
-            children = 1;
-        } else if (!strcmp(a, "--no-analyse") || !strcmp(a, "--no-analyze")) {
-            analyse = 0;
-        } else if (a[0] == '-') {
-            return cli_usage_error("run", "unknown option '%s'", a);
-        } else {
-            break; /* the command, without "--" */
-        }
+    run_options o;
+    if (run_options_parse(argc, argv, &o) != AIP_EXIT_OK)
+        return cli_usage_error("run", o.error, o.error_arg);
+    if (o.help) {
+        run_options_help(stdout);
+        return AIP_EXIT_OK;
     }
-    if (i >= argc)
-        return cli_usage_error("run", "no COMMAND given (aiprof run [options] -- COMMAND ARGS...)");
-    if (delay && !is_seconds(delay, 1))
-        return cli_usage_error("run", "--delay needs a number of seconds >= 0, not '%s'", delay);
-    if (duration && !is_seconds(duration, 0))
-        return cli_usage_error("run", "--duration needs a number of seconds > 0, not '%s'", duration);
-    if (config && (delay || duration))
-        return cli_usage_error("run", "--config (dynamic mode) cannot be combined with --delay/--duration");
+    const char *dir = o.dir;
+    char **command = argv + o.command;
 
     char root[PATH_MAX], preload[PATH_MAX + 64], pypath[PATH_MAX + 64];
     const char *pre = getenv("AIPROF_PRELOAD");
@@ -229,25 +147,25 @@ int cli_run(int argc, char **argv)
         prepend_env("LD_PRELOAD", preload);
         if (!pre && access(pypath, R_OK) == 0)
             prepend_env("PYTHONPATH", pypath);
-        setenv("AIPROF_RUN_MODE", config ? "dynamic" : "whole", 1);
+        setenv("AIPROF_RUN_MODE", o.config ? "dynamic" : "whole", 1);
         setenv("AIPROF_RUN_DIR", dir, 1);
         setenv("AIPROF_RUN_RESULT_LIST", list, 1);
-        if (config)
-            setenv("AIPROF_RUN_CONFIG", config, 1);
-        if (delay)
-            setenv("AIPROF_RUN_DELAY", delay, 1);
-        if (duration)
-            setenv("AIPROF_RUN_DURATION", duration, 1);
-        setenv("AIPROF_RUN_RECORD_SHAPES", shapes ? "1" : "0", 1);
-        setenv("AIPROF_RUN_WITH_STACK", stack ? "1" : "0", 1);
-        setenv("AIPROF_RUN_PROFILE_MEMORY", memory ? "1" : "0", 1);
-        setenv("AIPROF_RUN_WITH_MODULES", modules ? "1" : "0", 1);
-        setenv("AIPROF_RUN_WITH_FLOPS", flops ? "1" : "0", 1);
-        setenv("AIPROF_RUN_MSTX", no_mstx ? "0" : "1", 1);
-        if (children)
+        if (o.config)
+            setenv("AIPROF_RUN_CONFIG", o.config, 1);
+        if (o.delay)
+            setenv("AIPROF_RUN_DELAY", o.delay, 1);
+        if (o.duration)
+            setenv("AIPROF_RUN_DURATION", o.duration, 1);
+        setenv("AIPROF_RUN_RECORD_SHAPES", o.record_shapes ? "1" : "0", 1);
+        setenv("AIPROF_RUN_WITH_STACK", o.with_stack ? "1" : "0", 1);
+        setenv("AIPROF_RUN_PROFILE_MEMORY", o.profile_memory ? "1" : "0", 1);
+        setenv("AIPROF_RUN_WITH_MODULES", o.with_modules ? "1" : "0", 1);
+        setenv("AIPROF_RUN_WITH_FLOPS", o.with_flops ? "1" : "0", 1);
+        setenv("AIPROF_RUN_MSTX", o.no_mstx ? "0" : "1", 1);
+        if (o.children)
             setenv("AIPROF_RUN_CHILDREN", "1", 1);
-        execvp(argv[i], argv + i);
-        fprintf(stderr, "aiprof run: cannot run %s: %s\n", argv[i], strerror(errno));
+        execvp(command[0], command);
+        fprintf(stderr, "aiprof run: cannot run %s: %s\n", command[0], strerror(errno));
         _exit(127);
     }
     /* Ctrl-C goes to the program; we stay to analyse what it left. */
@@ -265,7 +183,7 @@ int cli_run(int argc, char **argv)
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\n")] = '\0';
             if (line[0]) {
-                summarize(line, analyse);
+                summarize(line, o.analyse);
                 n++;
             }
         }
@@ -274,6 +192,6 @@ int cli_run(int argc, char **argv)
     unlink(list);
     if (!n && code != 127)
         fprintf(stderr, "aiprof run: the program produced no profile%s\n",
-                config ? " (no collection was triggered by profiler_config.json)" : "");
+                o.config ? " (no collection was triggered by profiler_config.json)" : "");
     return code;
 }

@@ -7,6 +7,7 @@
  * machine without such a device) are warnings, as in torch_npu.
  */
 #include "aiprof.h"
+#include "config_names.h"
 #include "error.h"
 #include "fs.h"
 
@@ -31,10 +32,10 @@ void aip_config_init(aip_config *c)
 const char *aip_profiler_level_name(aip_profiler_level level)
 {
     switch (level) {
-    case AIP_LEVEL_NONE: return "Level_none";
-    case AIP_LEVEL0: return "Level0";
-    case AIP_LEVEL1: return "Level1";
-    case AIP_LEVEL2: return "Level2";
+#define LEVEL_CASE(value, name) \
+    case value: return name;
+        AIP__PROFILER_LEVELS(LEVEL_CASE)
+#undef LEVEL_CASE
     }
     return NULL;
 }
@@ -43,15 +44,10 @@ const char *aip_aic_metrics_name(aip_aic_metrics m)
 {
     switch (m) {
     case AIP_AIC_DEFAULT: return NULL;
-    case AIP_AIC_NONE: return "ACL_AICORE_NONE";
-    case AIP_AIC_PIPE_UTILIZATION: return "ACL_AICORE_PIPE_UTILIZATION";
-    case AIP_AIC_ARITHMETIC_UTILIZATION: return "ACL_AICORE_ARITHMETIC_UTILIZATION";
-    case AIP_AIC_MEMORY: return "ACL_AICORE_MEMORY_BANDWIDTH";
-    case AIP_AIC_MEMORY_L0: return "ACL_AICORE_L0B_AND_WIDTH";
-    case AIP_AIC_RESOURCE_CONFLICT_RATIO: return "ACL_AICORE_RESOURCE_CONFLICT_RATIO";
-    case AIP_AIC_MEMORY_UB: return "ACL_AICORE_MEMORY_UB";
-    case AIP_AIC_L2_CACHE: return "ACL_AICORE_L2_CACHE";
-    case AIP_AIC_MEMORY_ACCESS: return "ACL_AICORE_MEMORY_ACCESS";
+#define AIC_CASE(value, name, acl) \
+    case value: return acl;
+        AIP__AIC_METRICS(AIC_CASE)
+#undef AIC_CASE
     }
     return NULL;
 }
@@ -118,8 +114,8 @@ aip_status aip_config_validate(const aip_config *c)
         return aip__fail(AIP_ERR_INVALID_ARG, "export_type must be TEXT, DB or both (got 0x%x)",
                          c->export_type);
     if (c->profiler_level < AIP_LEVEL_NONE || c->profiler_level > AIP_LEVEL2)
-        return aip__fail(AIP_ERR_INVALID_ARG, "profiler_level %d is not one of Level_none, "
-                         "Level0, Level1, Level2", (int)c->profiler_level);
+        return aip__fail(AIP_ERR_INVALID_ARG, "profiler_level %d is not one of %s",
+                         (int)c->profiler_level, AIP__PROFILER_LEVEL_NAME_LIST);
     if (c->aic_metrics < AIP_AIC_DEFAULT || c->aic_metrics > AIP_AIC_MEMORY_ACCESS)
         return aip__fail(AIP_ERR_INVALID_ARG, "aic_metrics %d is not a known AiCMetrics value",
                          (int)c->aic_metrics);

@@ -8,6 +8,7 @@
 
 #include "aiprof.h"
 #include "recorder.h"
+#include "session_control.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -41,9 +42,6 @@ struct aip_session {
     json_t *metadata;             /* add_metadata / add_metadata_json */
     size_t metadata_bytes;
 };
-
-/* Sessions of the dynamic-profiling layer are never adopted. */
-void aip__session_mark_controller(aip_session *s);
 
 /* trace.c */
 aip_status aip__trace_begin(aip_session *s);

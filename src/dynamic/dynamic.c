@@ -12,13 +12,13 @@
  * every problem is logged to <config dir>/log/dp_*.log.
  */
 #include "aiprof.h"
-#include "dp_config.h"
-#include "dp_log.h"
-#include "dp_watch.h"
+#include "dyn_config.h"
+#include "dyn_log.h"
+#include "dyn_watch.h"
 #include "env.h"
 #include "error.h"
 #include "fs.h"
-#include "session_int.h"
+#include "session_control.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -34,15 +34,15 @@ typedef struct dynamic_state {
     pthread_mutex_t lock;
     int inited;
     char dir[PATH_MAX];
-    aip__dp_watch watch;
-    aip__dp_log log;
+    aip__dyn_watch watch;
+    aip__dyn_log log;
     int64_t cur_step;
     uint64_t t10_ns;
 
-    aip__dp_config pending;
+    aip__dyn_config pending;
     int has_pending;
 
-    aip__dp_config active_cfg;    /* config of the running collection */
+    aip__dyn_config active_cfg;    /* config of the running collection */
     aip_session *session;
     int64_t remaining;
     int from_start;               /* started by aip_dynamic_start() */
@@ -53,7 +53,7 @@ typedef struct dynamic_state {
     int atexit_registered;
 } dynamic_state;
 
-static dynamic_state D = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static dynamic_state dynamic = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void)
 {
@@ -70,9 +70,9 @@ static void analyse_dir(const char *dir, int async_mode)
         aip_analyse_options o;
         aip_analyse_options_init(&o);
         if (aip_analyse_dir(dir, &o) != AIP_OK)
-            aip__dp_log_write(&D.log, "ERROR", "analyse %s failed: %s", dir, aip_last_error());
+            aip__dyn_log_write(&dynamic.log, "ERROR", "analyse %s failed: %s", dir, aip_last_error());
         else
-            aip__dp_log_write(&D.log, "INFO", "analysed %s", dir);
+            aip__dyn_log_write(&dynamic.log, "INFO", "analysed %s", dir);
         return;
     }
     /* Asynchronous: a grandchild analyses, so training never waits and no
@@ -90,9 +90,9 @@ static void analyse_dir(const char *dir, int async_mode)
     if (child > 0) {
         int status;
         waitpid(child, &status, 0);
-        aip__dp_log_write(&D.log, "INFO", "analysing %s in the background", dir);
+        aip__dyn_log_write(&dynamic.log, "INFO", "analysing %s in the background", dir);
     } else {
-        aip__dp_log_write(&D.log, "ERROR", "cannot fork to analyse %s: %s", dir, strerror(errno));
+        aip__dyn_log_write(&dynamic.log, "ERROR", "cannot fork to analyse %s: %s", dir, strerror(errno));
     }
 }
 
@@ -100,7 +100,7 @@ static void on_ready(aip_session *s, const char *dir, void *user)
 {
     (void)s;
     (void)user;
-    aip__dp_log_write(&D.log, "INFO", "collection saved in %s", dir);
+    aip__dyn_log_write(&dynamic.log, "INFO", "collection saved in %s", dir);
     /* Under `aiprof run`, announce the directory so that it is analysed and
      * summarised when the program ends. */
     const char *list = getenv("AIPROF_RUN_RESULT_LIST");
@@ -111,34 +111,34 @@ static void on_ready(aip_session *s, const char *dir, void *user)
             fclose(f);
         }
     }
-    if (D.analyse)
-        analyse_dir(dir, D.async_mode);
+    if (dynamic.analyse)
+        analyse_dir(dir, dynamic.async_mode);
 }
 
 /* ---- collections ------------------------------------------------------ */
 
 static void finish_collection(const char *why)
 {
-    if (!D.session)
+    if (!dynamic.session)
         return;
-    aip_session_stop(D.session); /* no-op when the schedule already saved it */
-    if (D.hook)
-        D.hook(&D.active_cfg.cfg, D.session, 0, D.hook_data);
-    aip__dp_log_write(&D.log, "INFO", "collection stopped at step %lld (%s)",
-                      (long long)D.cur_step, why);
-    aip_session_destroy(D.session);
-    D.session = NULL;
-    D.remaining = 0;
-    D.from_start = 0;
-    aip__dp_config_free(&D.active_cfg);
+    aip_session_stop(dynamic.session); /* no-op when the schedule already saved it */
+    if (dynamic.hook)
+        dynamic.hook(&dynamic.active_cfg.cfg, dynamic.session, 0, dynamic.hook_data);
+    aip__dyn_log_write(&dynamic.log, "INFO", "collection stopped at step %lld (%s)",
+                      (long long)dynamic.cur_step, why);
+    aip_session_destroy(dynamic.session);
+    dynamic.session = NULL;
+    dynamic.remaining = 0;
+    dynamic.from_start = 0;
+    aip__dyn_config_free(&dynamic.active_cfg);
 }
 
 /* Takes ownership of *cfg. */
-static aip_status start_collection(aip__dp_config *cfg, int from_start)
+static aip_status start_collection(aip__dyn_config *cfg, int from_start)
 {
-    D.active_cfg = *cfg;
+    dynamic.active_cfg = *cfg;
     memset(cfg, 0, sizeof *cfg);
-    aip__dp_config *c = &D.active_cfg;
+    aip__dyn_config *c = &dynamic.active_cfg;
     /* Re-point the string fields at the moved struct. */
     c->cfg.dir_name = c->prof_dir;
     c->cfg.mstx_domain_include = (const char *const *)c->include;
@@ -146,17 +146,17 @@ static aip_status start_collection(aip__dp_config *cfg, int from_start)
     c->cfg.on_trace_ready = on_ready;
     c->cfg.on_trace_ready_data = NULL;
     /* is_rank turns automatic analysis off unless it runs asynchronously. */
-    D.analyse = c->analyse && (!c->is_rank || c->async_mode);
-    D.async_mode = c->async_mode;
+    dynamic.analyse = c->analyse && (!c->is_rank || c->async_mode);
+    dynamic.async_mode = c->async_mode;
     aip_session *s;
     aip_status st = aip_session_create(&c->cfg, &s);
     if (!st) {
         aip__session_mark_controller(s);
-        st = aip_session_set_step_offset(s, D.cur_step);
+        st = aip_session_set_step_offset(s, dynamic.cur_step);
     }
     if (st) {
-        aip__dp_log_write(&D.log, "ERROR", "cannot start a collection: %s", aip_last_error());
-        aip__dp_config_free(c);
+        aip__dyn_log_write(&dynamic.log, "ERROR", "cannot start a collection: %s", aip_last_error());
+        aip__dyn_config_free(c);
         return st;
     }
     if (c->metadata) {
@@ -165,28 +165,28 @@ static aip_status start_collection(aip__dp_config *cfg, int from_start)
         json_object_foreach(c->metadata, key, v) {
             char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
             if (text && aip_session_add_metadata_json(s, key, text))
-                aip__dp_log_write(&D.log, "WARNING", "metadata \"%s\" not added: %s", key,
+                aip__dyn_log_write(&dynamic.log, "WARNING", "metadata \"%s\" not added: %s", key,
                                   aip_last_error());
             free(text);
         }
     }
-    if (D.hook)
-        D.hook(&c->cfg, s, 1, D.hook_data);
+    if (dynamic.hook)
+        dynamic.hook(&c->cfg, s, 1, dynamic.hook_data);
     st = aip_session_start(s);
     if (st) {
-        aip__dp_log_write(&D.log, "ERROR", "cannot start a collection: %s", aip_last_error());
-        if (D.hook)
-            D.hook(&c->cfg, s, 0, D.hook_data);
+        aip__dyn_log_write(&dynamic.log, "ERROR", "cannot start a collection: %s", aip_last_error());
+        if (dynamic.hook)
+            dynamic.hook(&c->cfg, s, 0, dynamic.hook_data);
         aip_session_destroy(s);
-        aip__dp_config_free(c);
+        aip__dyn_config_free(c);
         return st;
     }
-    D.session = s;
-    D.remaining = c->warmup + c->active;
-    D.from_start = from_start;
-    aip__dp_log_write(&D.log, "INFO",
+    dynamic.session = s;
+    dynamic.remaining = c->warmup + c->active;
+    dynamic.from_start = from_start;
+    aip__dyn_log_write(&dynamic.log, "INFO",
                       "collection started at step %lld (warmup %lld, active %lld) into %s%s",
-                      (long long)D.cur_step, (long long)c->warmup, (long long)c->active,
+                      (long long)dynamic.cur_step, (long long)c->warmup, (long long)c->active,
                       c->prof_dir, from_start ? " by dp.start" : "");
     return AIP_OK;
 }
@@ -197,59 +197,59 @@ static void take_edit(void)
     char *text = NULL, message[512];
     size_t len = 0;
     int valid = 0;
-    if (aip__dp_watch_read(&D.watch, &text, &len, &valid, message, sizeof message) != 0) {
-        aip__dp_log_write(&D.log, "ERROR", "could not read the published config");
+    if (aip__dyn_watch_read(&dynamic.watch, &text, &len, &valid, message, sizeof message) != 0) {
+        aip__dyn_log_write(&dynamic.log, "ERROR", "could not read the published config");
         return;
     }
     if (!valid) {
-        aip__dp_log_write(&D.log, "WARNING", "profiler_config.json edit ignored: %s", message);
+        aip__dyn_log_write(&dynamic.log, "WARNING", "profiler_config.json edit ignored: %s", message);
         free(text);
         return;
     }
-    aip__dp_config cfg;
+    aip__dyn_config cfg;
     char err[512], warn[512];
-    aip_status st = aip__dp_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
+    aip_status st = aip__dyn_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
     free(text);
     if (st) {
-        aip__dp_log_write(&D.log, "WARNING", "profiler_config.json edit ignored: %s", err);
+        aip__dyn_log_write(&dynamic.log, "WARNING", "profiler_config.json edit ignored: %s", err);
         return;
     }
     if (warn[0])
-        aip__dp_log_write(&D.log, "WARNING", "%s", warn);
+        aip__dyn_log_write(&dynamic.log, "WARNING", "%s", warn);
     int rank = aip__rank();
-    if (!aip__dp_config_selects_rank(&cfg, rank)) {
-        aip__dp_log_write(&D.log, "INFO", "config loaded; rank %d is not in rank_list, not "
+    if (!aip__dyn_config_selects_rank(&cfg, rank)) {
+        aip__dyn_log_write(&dynamic.log, "INFO", "config loaded; rank %d is not in rank_list, not "
                           "collecting", rank);
-        aip__dp_config_free(&cfg);
+        aip__dyn_config_free(&cfg);
         return;
     }
-    if (D.has_pending)
-        aip__dp_config_free(&D.pending);
-    D.pending = cfg;
-    D.has_pending = 1;
-    aip__dp_log_write(&D.log, "INFO", "config loaded: start_step %lld, warmup %lld, active %lld%s",
+    if (dynamic.has_pending)
+        aip__dyn_config_free(&dynamic.pending);
+    dynamic.pending = cfg;
+    dynamic.has_pending = 1;
+    aip__dyn_log_write(&dynamic.log, "INFO", "config loaded: start_step %lld, warmup %lld, active %lld%s",
                       (long long)cfg.start_step, (long long)cfg.warmup, (long long)cfg.active,
-                      D.session ? "; applied after the running collection" : "");
+                      dynamic.session ? "; applied after the running collection" : "");
 }
 
 static void apply_pending(void)
 {
-    if (!D.has_pending || D.session)
+    if (!dynamic.has_pending || dynamic.session)
         return;
-    int64_t start = D.pending.start_step;
+    int64_t start = dynamic.pending.start_step;
     if (start == 0) {
-        aip__dp_log_write(&D.log, "INFO", "start_step is 0: collection off");
-        aip__dp_config_free(&D.pending);
-        D.has_pending = 0;
-    } else if (start == -1 || start == D.cur_step) {
-        D.has_pending = 0;
-        start_collection(&D.pending, 0);
-    } else if (D.cur_step > start) {
-        aip__dp_log_write(&D.log, "WARNING", "start_step %lld is already past (current step "
+        aip__dyn_log_write(&dynamic.log, "INFO", "start_step is 0: collection off");
+        aip__dyn_config_free(&dynamic.pending);
+        dynamic.has_pending = 0;
+    } else if (start == -1 || start == dynamic.cur_step) {
+        dynamic.has_pending = 0;
+        start_collection(&dynamic.pending, 0);
+    } else if (dynamic.cur_step > start) {
+        aip__dyn_log_write(&dynamic.log, "WARNING", "start_step %lld is already past (current step "
                           "%lld); config is not effective", (long long)start,
-                          (long long)D.cur_step);
-        aip__dp_config_free(&D.pending);
-        D.has_pending = 0;
+                          (long long)dynamic.cur_step);
+        aip__dyn_config_free(&dynamic.pending);
+        dynamic.has_pending = 0;
     }
     /* else: READY, waiting for start_step */
 }
@@ -263,106 +263,106 @@ aip_status aip_dynamic_init(const char *config_dir)
     aip_status st = aip__path_check(config_dir, "config_dir");
     if (st)
         return st;
-    pthread_mutex_lock(&D.lock);
-    if (D.inited) {
-        pthread_mutex_unlock(&D.lock);
+    pthread_mutex_lock(&dynamic.lock);
+    if (dynamic.inited) {
+        pthread_mutex_unlock(&dynamic.lock);
         return aip__fail(AIP_ERR_STATE, "dynamic profiling is already initialised with %s",
-                         D.dir);
+                         dynamic.dir);
     }
     st = aip__mkdirs(config_dir);
     if (st) {
-        pthread_mutex_unlock(&D.lock);
+        pthread_mutex_unlock(&dynamic.lock);
         return st;
     }
-    snprintf(D.dir, sizeof D.dir, "%s", config_dir);
-    aip__dp_log_open(&D.log, config_dir, "dp", "dynamic.c");
+    snprintf(dynamic.dir, sizeof dynamic.dir, "%s", config_dir);
+    aip__dyn_log_open(&dynamic.log, config_dir, "dp", "dynamic.c");
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/profiler_config.json", config_dir);
     struct stat sb;
     if (lstat(path, &sb) != 0) {
         /* Only if still absent: another process sharing the directory, or
          * the user, may write it at the same moment. */
-        const char *text = aip__dp_default_config_text();
+        const char *text = aip__dyn_default_config_text();
         int created;
         if (aip__create_file(path, text, strlen(text), &created) != AIP_OK)
-            aip__dp_log_write(&D.log, "ERROR", "cannot create %s: %s", path, aip_last_error());
+            aip__dyn_log_write(&dynamic.log, "ERROR", "cannot create %s: %s", path, aip_last_error());
         else if (created)
-            aip__dp_log_write(&D.log, "INFO", "created %s with the default configuration", path);
+            aip__dyn_log_write(&dynamic.log, "INFO", "created %s with the default configuration", path);
     } else if (S_ISLNK(sb.st_mode)) {
-        pthread_mutex_unlock(&D.lock);
+        pthread_mutex_unlock(&dynamic.lock);
         return aip__fail(AIP_ERR_SYMLINK, "%s is a symbolic link; refused", path);
     }
-    st = aip__dp_watch_attach(&D.watch, config_dir, &D.log);
+    st = aip__dyn_watch_attach(&dynamic.watch, config_dir, &dynamic.log);
     if (st) {
-        aip__dp_log_write(&D.log, "ERROR", "dynamic profiling not started: %s", aip_last_error());
-        pthread_mutex_unlock(&D.lock);
+        aip__dyn_log_write(&dynamic.log, "ERROR", "dynamic profiling not started: %s", aip_last_error());
+        pthread_mutex_unlock(&dynamic.lock);
         return st;
     }
-    D.inited = 1;
-    D.cur_step = 0;
-    D.t10_ns = 0;
-    if (!D.atexit_registered) {
+    dynamic.inited = 1;
+    dynamic.cur_step = 0;
+    dynamic.t10_ns = 0;
+    if (!dynamic.atexit_registered) {
         atexit(at_exit);
-        D.atexit_registered = 1;
+        dynamic.atexit_registered = 1;
     }
-    aip__dp_log_write(&D.log, "INFO", "dynamic profiling initialised on %s (rank %d)", config_dir,
+    aip__dyn_log_write(&dynamic.log, "INFO", "dynamic profiling initialised on %s (rank %d)", config_dir,
                       aip__rank());
-    pthread_mutex_unlock(&D.lock);
+    pthread_mutex_unlock(&dynamic.lock);
     return AIP_OK;
 }
 
 aip_status aip_dynamic_step(void)
 {
     /* Idle cost: an uncontended lock and one shared-memory load. */
-    if (!__atomic_load_n(&D.inited, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&dynamic.inited, __ATOMIC_ACQUIRE))
         return aip__fail(AIP_ERR_STATE, "aip_dynamic_step: call aip_dynamic_init first");
-    pthread_mutex_lock(&D.lock);
-    D.cur_step++;
-    if (D.cur_step == 10) {
-        D.t10_ns = now_ns();
-    } else if (D.cur_step == 11 && D.t10_ns) {
+    pthread_mutex_lock(&dynamic.lock);
+    dynamic.cur_step++;
+    if (dynamic.cur_step == 10) {
+        dynamic.t10_ns = now_ns();
+    } else if (dynamic.cur_step == 11 && dynamic.t10_ns) {
         /* The measured step interval becomes the poll period (1 s..50 s);
          * an AIPROF_DP_POLL_MS override below 1 s (tests) lowers the floor. */
-        uint64_t ms = (now_ns() - D.t10_ns) / 1000000u;
-        uint32_t floor_ms = aip__dp_default_poll_ms() < 1000 ? aip__dp_default_poll_ms() : 1000;
+        uint64_t ms = (now_ns() - dynamic.t10_ns) / 1000000u;
+        uint32_t floor_ms = aip__dyn_default_poll_ms() < 1000 ? aip__dyn_default_poll_ms() : 1000;
         if (ms < floor_ms)
             ms = floor_ms;
         if (ms > 50000)
             ms = 50000;
-        aip__dp_watch_set_poll_ms(&D.watch, (uint32_t)ms);
+        aip__dyn_watch_set_poll_ms(&dynamic.watch, (uint32_t)ms);
     }
-    uint64_t gen = aip__dp_watch_generation(&D.watch);
-    if (gen != D.watch.seen_generation) {
-        D.watch.seen_generation = gen;
+    uint64_t gen = aip__dyn_watch_generation(&dynamic.watch);
+    if (gen != dynamic.watch.seen_generation) {
+        dynamic.watch.seen_generation = gen;
         take_edit();
     }
-    if (D.session) {
-        aip_session_step(D.session);
-        if (--D.remaining <= 0)
+    if (dynamic.session) {
+        aip_session_step(dynamic.session);
+        if (--dynamic.remaining <= 0)
             finish_collection("all steps collected");
     }
     apply_pending();
-    pthread_mutex_unlock(&D.lock);
+    pthread_mutex_unlock(&dynamic.lock);
     return AIP_OK;
 }
 
 aip_status aip_dynamic_start(const char *config_path)
 {
-    pthread_mutex_lock(&D.lock);
-    if (!D.inited) {
-        pthread_mutex_unlock(&D.lock);
+    pthread_mutex_lock(&dynamic.lock);
+    if (!dynamic.inited) {
+        pthread_mutex_unlock(&dynamic.lock);
         return aip__fail(AIP_ERR_STATE, "aip_dynamic_start: call aip_dynamic_init first");
     }
-    if (D.session) {
-        aip__dp_log_write(&D.log, "WARNING", "dp.start ignored: a collection is already running");
-        pthread_mutex_unlock(&D.lock);
+    if (dynamic.session) {
+        aip__dyn_log_write(&dynamic.log, "WARNING", "dp.start ignored: a collection is already running");
+        pthread_mutex_unlock(&dynamic.lock);
         return aip__fail(AIP_ERR_STATE, "aip_dynamic_start: a collection is already running");
     }
-    aip__dp_config cfg;
+    aip__dyn_config cfg;
     char err[512] = "", warn[512];
     aip_status st = AIP_ERR_NOT_FOUND;
     char fallback[PATH_MAX + 32];
-    snprintf(fallback, sizeof fallback, "%s/profiler_config.json", D.dir);
+    snprintf(fallback, sizeof fallback, "%s/profiler_config.json", dynamic.dir);
     const char *paths[2] = {config_path, fallback};
     for (int i = 0; i < 2 && st; i++) {
         if (!paths[i])
@@ -373,71 +373,71 @@ aip_status aip_dynamic_start(const char *config_path)
         if (!st)
             st = aip__path_no_symlink(paths[i]);
         if (!st)
-            st = aip__read_file(paths[i], AIP_DP_CONFIG_MAX_BYTES, &text, &len);
+            st = aip__read_file(paths[i], AIP_DYN_CONFIG_MAX_BYTES, &text, &len);
         if (!st)
-            st = aip__dp_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
+            st = aip__dyn_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
         else
             snprintf(err, sizeof err, "%s", aip_last_error());
         free(text);
         if (st)
-            aip__dp_log_write(&D.log, "WARNING", "dp.start: %s not usable: %s%s", paths[i], err,
+            aip__dyn_log_write(&dynamic.log, "WARNING", "dp.start: %s not usable: %s%s", paths[i], err,
                               i == 0 ? "; using the init directory's profiler_config.json" : "");
     }
     if (st) {
-        pthread_mutex_unlock(&D.lock);
+        pthread_mutex_unlock(&dynamic.lock);
         return aip__fail(AIP_ERR_INVALID_ARG, "aip_dynamic_start: no valid configuration: %s",
                          err);
     }
     st = start_collection(&cfg, 1);
-    pthread_mutex_unlock(&D.lock);
+    pthread_mutex_unlock(&dynamic.lock);
     return st;
 }
 
 void aip_dynamic_shutdown(void)
 {
-    pthread_mutex_lock(&D.lock);
-    if (!D.inited) {
-        pthread_mutex_unlock(&D.lock);
+    pthread_mutex_lock(&dynamic.lock);
+    if (!dynamic.inited) {
+        pthread_mutex_unlock(&dynamic.lock);
         return;
     }
-    if (D.session) {
-        aip__dp_log_write(&D.log, "WARNING", "a collection was still running at exit; saving it");
+    if (dynamic.session) {
+        aip__dyn_log_write(&dynamic.log, "WARNING", "a collection was still running at exit; saving it");
         finish_collection("shutdown");
     }
-    if (D.has_pending) {
-        aip__dp_config_free(&D.pending);
-        D.has_pending = 0;
+    if (dynamic.has_pending) {
+        aip__dyn_config_free(&dynamic.pending);
+        dynamic.has_pending = 0;
     }
-    aip__dp_watch_detach(&D.watch);
-    aip__dp_log_write(&D.log, "INFO", "dynamic profiling stopped at step %lld",
-                      (long long)D.cur_step);
-    __atomic_store_n(&D.inited, 0, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&D.lock);
+    aip__dyn_watch_detach(&dynamic.watch);
+    aip__dyn_log_write(&dynamic.log, "INFO", "dynamic profiling stopped at step %lld",
+                      (long long)dynamic.cur_step);
+    __atomic_store_n(&dynamic.inited, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&dynamic.lock);
 }
 
 aip_dynamic_state aip_dynamic_get_state(void)
 {
-    pthread_mutex_lock(&D.lock);
-    aip_dynamic_state s = !D.inited     ? AIP_DYN_UNINITIALIZED
-                          : D.session   ? AIP_DYN_RUNNING
-                          : D.has_pending ? AIP_DYN_READY
+    pthread_mutex_lock(&dynamic.lock);
+    aip_dynamic_state s = !dynamic.inited     ? AIP_DYN_UNINITIALIZED
+                          : dynamic.session   ? AIP_DYN_RUNNING
+                          : dynamic.has_pending ? AIP_DYN_READY
                                           : AIP_DYN_IDLE;
-    pthread_mutex_unlock(&D.lock);
+    pthread_mutex_unlock(&dynamic.lock);
     return s;
 }
 
 int64_t aip_dynamic_current_step(void)
 {
-    pthread_mutex_lock(&D.lock);
-    int64_t s = D.cur_step;
-    pthread_mutex_unlock(&D.lock);
+    pthread_mutex_lock(&dynamic.lock);
+    int64_t s = dynamic.cur_step;
+    pthread_mutex_unlock(&dynamic.lock);
     return s;
 }
 
 void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data)
 {
-    pthread_mutex_lock(&D.lock);
-    D.hook = hook;
-    D.hook_data = user_data;
-    pthread_mutex_unlock(&D.lock);
+    pthread_mutex_lock(&dynamic.lock);
+    dynamic.hook = hook;
+    dynamic.hook_data = user_data;
+    pthread_mutex_unlock(&dynamic.lock);
 }

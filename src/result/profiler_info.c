@@ -3,9 +3,11 @@
  * the model's aip_profiler_info (see profiler_info.h, model.h).
  */
 #include "profiler_info.h"
+#include "config_names.h"
 #include "error.h"
 #include "fs.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <limits.h>
@@ -45,14 +47,21 @@ int aip__profiler_level_parse(const char *text, aip_profiler_level *out)
         return -1;
     const char *dot = strrchr(text, '.'); /* "ProfilerLevel.Level1" */
     const char *v = dot ? dot + 1 : text;
+#define LEVEL_ROW(value, name) {name, value},
     static const struct { const char *name; aip_profiler_level level; } names[] = {
-        {"level_none", AIP_LEVEL_NONE}, {"level0", AIP_LEVEL0}, {"level1", AIP_LEVEL1},
-        {"level2", AIP_LEVEL2}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (same_word(v, names[i].name)) {
+        AIP__PROFILER_LEVELS(LEVEL_ROW)};
+#undef LEVEL_ROW
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char lower[32]; /* same_word() wants its second word in lower case */
+        size_t k = 0;
+        for (; names[i].name[k] && k + 1 < sizeof lower; k++)
+            lower[k] = (char)tolower((unsigned char)names[i].name[k]);
+        lower[k] = '\0';
+        if (same_word(v, lower)) {
             *out = names[i].level;
             return 0;
         }
+    }
     return -1;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end for `aiprof run`: a C program profiled without code changes in
 # whole-run, time-window and dynamic modes; exit status passed through; a
-# killed program's data salvaged; usage errors.
+# killed program's data salvaged; usage errors and --help.
 set -eu
 BUILD=$1 SRC=$2
 AIPROF=$BUILD/bin/aiprof
@@ -72,4 +72,19 @@ rc=$?
 set -e
 [ $rc = 2 ] || { echo "--duration 0: exit $rc"; exit 1; }
 grep -q "seconds > 0" "$TMP/err"
+set +e
+"$AIPROF" run --bogus -- true 2>"$TMP/err"
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "--bogus: exit $rc"; exit 1; }
+printf "aiprof run: unknown option '--bogus'\nTry 'aiprof run --help'.\n" | cmp - "$TMP/err"
+
+# --help is printed from run_options.c's table: names, values, wrapped help.
+"$AIPROF" run --help >"$TMP/help"
+grep -qx "  --duration SECONDS  stop recording after SECONDS of recording" "$TMP/help"
+grep -qx "  --config DIR        dynamic mode: profiler_config.json in DIR starts and stops" "$TMP/help"
+grep -qx "                      collections while the program runs (see dynamic_profile)" "$TMP/help"
+grep -qx "  --no-analyse        keep the raw data only (analyse later: aiprof analyse DIR)" "$TMP/help"
+grep -qx "  -h, --help          show this help" "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 13 ]
 echo "e2e aiprof run: 1 passed, 0 failed"

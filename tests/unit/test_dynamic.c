@@ -9,9 +9,9 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
-#include "dp_config.h"
-#include "dp_log.h"
-#include "dp_watch.h"
+#include "dyn_config.h"
+#include "dyn_log.h"
+#include "dyn_watch.h"
 #include "fs.h"
 #include "raw_count.h"
 
@@ -33,23 +33,23 @@ static void sleep_ms(long ms)
         ;
 }
 
-static aip_status parse(const char *text, aip__dp_config *c, char *err, char *warn)
+static aip_status parse(const char *text, aip__dyn_config *c, char *err, char *warn)
 {
-    return aip__dp_config_parse(text, strlen(text), c, err, 512, warn, 512);
+    return aip__dyn_config_parse(text, strlen(text), c, err, 512, warn, 512);
 }
 
 static void test_config_parsing(void)
 {
-    aip__dp_config c;
+    aip__dyn_config c;
     char err[512], warn[512];
-    ASSERT_EQ(parse(aip__dp_default_config_text(), &c, err, warn), AIP_OK);
+    ASSERT_EQ(parse(aip__dyn_default_config_text(), &c, err, warn), AIP_OK);
     ASSERT_EQ(c.start_step, 0);
     ASSERT_EQ(c.active, 1);
     ASSERT_EQ(c.cfg.activities, AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU);
     ASSERT_EQ(c.cfg.data_simplification, 1);
     ASSERT_STREQ(c.prof_dir, "./");
     ASSERT_STREQ(warn, "");
-    aip__dp_config_free(&c);
+    aip__dyn_config_free(&c);
 
     ASSERT_EQ(parse("{\"start_step\": 5, \"active\": 3, \"warmup\": 1, \"record_shapes\": true,"
                     "\"experimental_config\": {\"profiler_level\": \"Level1\","
@@ -70,9 +70,9 @@ static void test_config_parsing(void)
     ASSERT_TRUE(c.cfg.gc_detect_threshold_ms == 1.5);
     ASSERT_EQ(c.cfg.host_sys, AIP_HOST_SYS_CPU);
     ASSERT_TRUE(c.metadata != NULL);
-    ASSERT_TRUE(aip__dp_config_selects_rank(&c, 2));
-    ASSERT_TRUE(!aip__dp_config_selects_rank(&c, 1));
-    aip__dp_config_free(&c);
+    ASSERT_TRUE(aip__dyn_config_selects_rank(&c, 2));
+    ASSERT_TRUE(!aip__dyn_config_selects_rank(&c, 1));
+    aip__dyn_config_free(&c);
 
     struct {
         const char *text, *needle;
@@ -105,15 +105,15 @@ static void test_config_parsing(void)
               AIP_OK);
     ASSERT_TRUE(strstr(warn, "colour") != NULL);
     ASSERT_TRUE(strstr(warn, "experimental_config.shiny") != NULL);
-    aip__dp_config_free(&c);
+    aip__dyn_config_free(&c);
 
-    size_t big = AIP_DP_CONFIG_MAX_BYTES + 10;
+    size_t big = AIP_DYN_CONFIG_MAX_BYTES + 10;
     char *huge = malloc(big + 1);
     memset(huge, ' ', big);
     huge[0] = '{';
     huge[big - 1] = '}';
     huge[big] = 0;
-    ASSERT_EQ(aip__dp_config_parse(huge, big, &c, err, 512, warn, 512), AIP_ERR_LIMIT);
+    ASSERT_EQ(aip__dyn_config_parse(huge, big, &c, err, 512, warn, 512), AIP_ERR_LIMIT);
     ASSERT_TRUE(strstr(err, "1048576") != NULL);
     free(huge);
 }
@@ -129,19 +129,19 @@ static void test_log_rotation(void)
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/rot", tmp);
     mkdir(dir, 0750);
-    aip__dp_log log;
-    ASSERT_EQ(aip__dp_log_open(&log, dir, "dp", "test"), 0);
+    aip__dyn_log log;
+    ASSERT_EQ(aip__dyn_log_open(&log, dir, "dp", "test"), 0);
     char line[200];
     memset(line, 'x', sizeof line - 1);
     line[sizeof line - 1] = 0;
     for (int i = 0; i < 3000; i++) /* ~700 KB of lines */
-        aip__dp_log_write(&log, "INFO", "%d %s", i, line);
+        aip__dyn_log_write(&log, "INFO", "%d %s", i, line);
     char backup[PATH_MAX + 8];
     snprintf(backup, sizeof backup, "%s.1", log.path);
     ASSERT_TRUE(file_size(log.path) > 0);
-    ASSERT_TRUE(file_size(log.path) <= AIP_DP_LOG_MAX_BYTES);
-    ASSERT_TRUE(file_size(backup) > AIP_DP_LOG_MAX_BYTES - 1000);
-    ASSERT_TRUE(file_size(backup) <= AIP_DP_LOG_MAX_BYTES);
+    ASSERT_TRUE(file_size(log.path) <= AIP_DYN_LOG_MAX_BYTES);
+    ASSERT_TRUE(file_size(backup) > AIP_DYN_LOG_MAX_BYTES - 1000);
+    ASSERT_TRUE(file_size(backup) <= AIP_DYN_LOG_MAX_BYTES);
     char backup2[PATH_MAX + 8];
     snprintf(backup2, sizeof backup2, "%s.2", log.path);
     ASSERT_EQ(file_size(backup2), -1);
@@ -390,7 +390,7 @@ static void test_edits_drive_collections(void)
 static int shm_exists(const char *cfg_dir)
 {
     char name[96];
-    aip__dp_watch_name(cfg_dir, name, sizeof name);
+    aip__dyn_watch_name(cfg_dir, name, sizeof name);
     char path[200];
     snprintf(path, sizeof path, "/dev/shm%s", name);
     return access(path, F_OK) == 0;
@@ -462,7 +462,7 @@ static void test_stale_segment_is_taken_over(void)
     pid_t pid = spawn_train(cfg, progress, 1000, 20);
     ASSERT_TRUE(wait_progress(progress, 2, 10000));
     char name[96];
-    aip__dp_watch_name(cfg, name, sizeof name);
+    aip__dyn_watch_name(cfg, name, sizeof name);
     int fd = shm_open(name, O_RDWR, 0);
     ASSERT_TRUE(fd >= 0);
     /* The watcher pid is the third u32 of the segment. */

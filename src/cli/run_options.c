@@ -1,0 +1,159 @@
+/*
+ * run_options.c — `aiprof run`'s command line: one row per option (its
+ * names, its value, its help, the field it sets), read by both the parser
+ * and --help, so an option added here is parsed and documented at once.
+ *
+ * An option and its value are two arguments ("--dir DIR"); parsing stops
+ * at "--" or at the first argument that is not an option (COMMAND).
+ */
+#include "run_options.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct run_option {
+    const char *name;      /* "--dir" */
+    const char *short_name; /* "-h" or NULL; shown in --help */
+    const char *alias;     /* accepted, not shown ("--no-analyze") or NULL */
+    const char *value;     /* the value's name in --help; NULL: a switch */
+    size_t field;          /* offsetof(run_options, ...): a const char * or an int */
+    int set;               /* a switch's int field is set to this */
+    const char *help;      /* lines, '\n' between them */
+} run_option;
+
+#define FIELD(f) offsetof(run_options, f)
+
+static const run_option options[] = {
+    {"--dir", NULL, NULL, "DIR", FIELD(dir), 0,
+     "where result directories go (default: current directory)"},
+    {"--delay", NULL, NULL, "SECONDS", FIELD(delay), 0,
+     "start recording SECONDS after the program starts"},
+    {"--duration", NULL, NULL, "SECONDS", FIELD(duration), 0,
+     "stop recording after SECONDS of recording"},
+    {"--config", NULL, NULL, "DIR", FIELD(config), 0,
+     "dynamic mode: profiler_config.json in DIR starts and stops\n"
+     "collections while the program runs (see dynamic_profile)"},
+    {"--record-shapes", NULL, NULL, NULL, FIELD(record_shapes), 1,
+     "record input shapes of framework ops"},
+    {"--with-stack", NULL, NULL, NULL, FIELD(with_stack), 1, "record call stacks"},
+    {"--profile-memory", NULL, NULL, NULL, FIELD(profile_memory), 1, "record memory events"},
+    {"--with-modules", NULL, NULL, NULL, FIELD(with_modules), 1,
+     "record the nn.Module path of framework ops (PyTorch)"},
+    {"--with-flops", NULL, NULL, NULL, FIELD(with_flops), 1,
+     "estimate FLOPs of matrix products, conv2d, mul, add\n"
+     "(PyTorch; implies --record-shapes)"},
+    {"--no-mstx", NULL, NULL, NULL, FIELD(no_mstx), 1, "do not record mstx ranges and marks"},
+    {"--children", NULL, NULL, NULL, FIELD(children), 1,
+     "also profile the programs COMMAND starts"},
+    {"--no-analyse", NULL, "--no-analyze", NULL, FIELD(analyse), 0,
+     "keep the raw data only (analyse later: aiprof analyse DIR)"},
+    {"--help", "-h", NULL, NULL, FIELD(help), 1, "show this help"},
+};
+
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+/* Where the option names end and their help begins in --help. */
+#define HELP_COLUMN 22
+
+void run_options_help(FILE *f)
+{
+    fputs("Usage: aiprof run [options] -- COMMAND [ARGS...]\n"
+          "\n"
+          "Profile COMMAND (a C/C++ or Python program) without changing it.  By default\n"
+          "the whole run is one trace; the program's own step calls (aip_session_step,\n"
+          "or optimizer.step() in PyTorch programs) become ProfilerStep# ranges.\n"
+          "\n"
+          "Options:\n",
+          f);
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const run_option *o = &options[i];
+        int n = fprintf(f, "  %s%s%s%s%s", o->short_name ? o->short_name : "",
+                        o->short_name ? ", " : "", o->name, o->value ? " " : "",
+                        o->value ? o->value : "");
+        const char *line = o->help;
+        for (;;) {
+            size_t len = strcspn(line, "\n");
+            fprintf(f, "%*s%.*s\n", n < HELP_COLUMN ? HELP_COLUMN - n : 1, "", (int)len, line);
+            if (!line[len])
+                break;
+            line += len + 1;
+            n = 0;
+        }
+    }
+    fputs("\n"
+          "Exit status: the program's (128 + N when it was killed by signal N);\n"
+          "2 for a usage error, 127 when COMMAND cannot be started.\n",
+          f);
+}
+
+/* A number of seconds: >= 0, or > 0 when zero would mean nothing (a
+ * recording that lasts no time). */
+static int is_seconds(const char *s, int allow_zero)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    return !errno && end != s && !*end && (allow_zero ? v >= 0 : v > 0) && v < 1e9;
+}
+
+/* A usage error: `format` has at most one %s, for `arg`. */
+static int usage(run_options *o, const char *format, const char *arg)
+{
+    o->error = format;
+    o->error_arg = arg;
+    return AIP_EXIT_USAGE;
+}
+
+static const run_option *find(const char *arg)
+{
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const run_option *o = &options[i];
+        if (!strcmp(arg, o->name) || (o->short_name && !strcmp(arg, o->short_name)) ||
+            (o->alias && !strcmp(arg, o->alias)))
+            return o;
+    }
+    return NULL;
+}
+
+int run_options_parse(int argc, char **argv, run_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->analyse = 1;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        const run_option *opt = find(a);
+        if (!opt) {
+            if (a[0] == '-')
+                return usage(o, "unknown option '%s'", a);
+            break; /* the command, without "--" */
+        }
+        char *field = (char *)o + opt->field;
+        if (opt->value) {
+            if (i + 1 >= argc)
+                return usage(o, "%s needs a value", a);
+            *(const char **)field = argv[++i];
+        } else {
+            *(int *)field = opt->set;
+        }
+        if (o->help)
+            return AIP_EXIT_OK; /* at once, as the options after it may be wrong */
+    }
+    o->command = i;
+    if (i >= argc)
+        return usage(o, "no COMMAND given (aiprof run [options] -- COMMAND ARGS...)", NULL);
+    if (o->delay && !is_seconds(o->delay, 1))
+        return usage(o, "--delay needs a number of seconds >= 0, not '%s'", o->delay);
+    if (o->duration && !is_seconds(o->duration, 0))
+        return usage(o, "--duration needs a number of seconds > 0, not '%s'", o->duration);
+    if (o->config && (o->delay || o->duration))
+        return usage(o, "--config (dynamic mode) cannot be combined with --delay/--duration",
+                     NULL);
+    return AIP_EXIT_OK;
+}

@@ -1,0 +1,32 @@
+/*
+ * run_options.h — the options of `aiprof run`, as one table: run_options.c
+ * parses a command line with it and prints --help from it; run_cmd.c acts
+ * on the result.  Parsing executes, prints and allocates nothing, so the
+ * fuzz target (tests/fuzz/fuzz_cli_run_options.c) calls it directly.
+ */
+#ifndef AIP_RUN_OPTIONS_H
+#define AIP_RUN_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct run_options {
+    const char *dir, *delay, *duration, *config; /* point into argv; NULL when not given */
+    int record_shapes, with_stack, profile_memory, with_modules, with_flops;
+    int no_mstx, children;
+    int analyse;  /* 1 unless --no-analyse */
+    int help;     /* -h/--help was given: print run_options_help(), nothing else */
+    int command;  /* argv index of COMMAND (when !help) */
+    const char *error, *error_arg; /* a usage error: a format with at most one %s, its value */
+} run_options;
+
+/* run_options_parse() : `argv[1..argc-1]` of `aiprof run` (argv[0] is "run")
+ * into `o`.  @return AIP_EXIT_OK, or AIP_EXIT_USAGE with the reason in
+ * o->error / o->error_arg (for cli_usage_error(), which prints the whole
+ * argument however long it is). */
+int run_options_parse(int argc, char **argv, run_options *o);
+
+/* run_options_help() : the --help text of `aiprof run`. */
+void run_options_help(FILE *f);
+
+#endif
