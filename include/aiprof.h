@@ -50,22 +50,45 @@ AIP_API unsigned aip_version_number(void);
 /* ---------------------------------------------------------------------
  * Status codes.  Numbered, never renumbered.
  * ------------------------------------------------------------------- */
+/* AIP_STATUS_LIST(X) : every status, once, as X(code, number, message):
+ * the enum below and aip_strerror() are generated from it, and a program
+ * may expand it too (a table of names, a mapping to its own errors).
+ * Append new codes at the end; never reuse or renumber one. */
+#define AIP_STATUS_LIST(X)                                        \
+    X(AIP_OK, 0, "success")                                       \
+    /* a parameter is out of range or NULL */                     \
+    X(AIP_ERR_INVALID_ARG, 1, "invalid argument")                 \
+    /* call not allowed now (double start, ...) */                \
+    X(AIP_ERR_STATE, 2, "call not allowed in the current state")  \
+    /* allocation failed */                                       \
+    X(AIP_ERR_NOMEM, 3, "out of memory")                          \
+    /* read/write/create failed (errno in message) */             \
+    X(AIP_ERR_IO, 4, "input/output error")                        \
+    /* path has characters outside [A-Za-z0-9_-./] */             \
+    X(AIP_ERR_PATH, 5, "invalid path")                            \
+    /* a path component is a symbolic link */                     \
+    X(AIP_ERR_SYMLINK, 6, "path is a symbolic link")              \
+    /* raw data is not aiprof raw data */                         \
+    X(AIP_ERR_FORMAT, 7, "not aiprof raw data")                   \
+    /* raw data from a newer format version */                    \
+    X(AIP_ERR_VERSION, 8, "raw data from a newer aiprof version") \
+    /* checksum mismatch or inconsistent record */                \
+    X(AIP_ERR_CORRUPT, 9, "corrupt data")                         \
+    /* raw data ends mid-chunk */                                 \
+    X(AIP_ERR_TRUNCATED, 10, "truncated data")                    \
+    /* pop without push, end of unknown range */                  \
+    X(AIP_ERR_UNBALANCED, 11, "unbalanced push/pop")              \
+    /* feature cannot work on this machine */                     \
+    X(AIP_ERR_UNSUPPORTED, 12, "not supported on this machine")   \
+    /* file or directory does not exist */                        \
+    X(AIP_ERR_NOT_FOUND, 13, "not found")                         \
+    /* a size limit was exceeded */                               \
+    X(AIP_ERR_LIMIT, 14, "size limit exceeded")
+
 typedef enum aip_status {
-    AIP_OK = 0,
-    AIP_ERR_INVALID_ARG = 1,    /* a parameter is out of range or NULL */
-    AIP_ERR_STATE = 2,          /* call not allowed now (double start, ...) */
-    AIP_ERR_NOMEM = 3,          /* allocation failed */
-    AIP_ERR_IO = 4,             /* read/write/create failed (errno in message) */
-    AIP_ERR_PATH = 5,           /* path has characters outside [A-Za-z0-9_-./] */
-    AIP_ERR_SYMLINK = 6,        /* a path component is a symbolic link */
-    AIP_ERR_FORMAT = 7,         /* raw data is not aiprof raw data */
-    AIP_ERR_VERSION = 8,        /* raw data from a newer format version */
-    AIP_ERR_CORRUPT = 9,        /* checksum mismatch or inconsistent record */
-    AIP_ERR_TRUNCATED = 10,     /* raw data ends mid-chunk */
-    AIP_ERR_UNBALANCED = 11,    /* pop without push, end of unknown range */
-    AIP_ERR_UNSUPPORTED = 12,   /* feature cannot work on this machine */
-    AIP_ERR_NOT_FOUND = 13,     /* file or directory does not exist */
-    AIP_ERR_LIMIT = 14          /* a size limit was exceeded */
+#define AIP__STATUS_ENUM(code, number, message) code = number,
+    AIP_STATUS_LIST(AIP__STATUS_ENUM)
+#undef AIP__STATUS_ENUM
 } aip_status;
 
 /*! aip_strerror() : @return a static text for a status code (never NULL). */

@@ -16,22 +16,11 @@ static _Atomic(aip__log_sink) log_sink;
 
 const char *aip_strerror(aip_status status)
 {
+    /* The texts live beside the codes in aiprof.h (AIP_STATUS_LIST). */
     switch (status) {
-    case AIP_OK: return "success";
-    case AIP_ERR_INVALID_ARG: return "invalid argument";
-    case AIP_ERR_STATE: return "call not allowed in the current state";
-    case AIP_ERR_NOMEM: return "out of memory";
-    case AIP_ERR_IO: return "input/output error";
-    case AIP_ERR_PATH: return "invalid path";
-    case AIP_ERR_SYMLINK: return "path is a symbolic link";
-    case AIP_ERR_FORMAT: return "not aiprof raw data";
-    case AIP_ERR_VERSION: return "raw data from a newer aiprof version";
-    case AIP_ERR_CORRUPT: return "corrupt data";
-    case AIP_ERR_TRUNCATED: return "truncated data";
-    case AIP_ERR_UNBALANCED: return "unbalanced push/pop";
-    case AIP_ERR_UNSUPPORTED: return "not supported on this machine";
-    case AIP_ERR_NOT_FOUND: return "not found";
-    case AIP_ERR_LIMIT: return "size limit exceeded";
+#define STATUS_TEXT(code, number, message) case code: return message;
+    AIP_STATUS_LIST(STATUS_TEXT)
+#undef STATUS_TEXT
     }
     return "unknown status";
 }

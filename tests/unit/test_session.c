@@ -603,6 +603,14 @@ static void test_strerror_and_version(void)
     for (int i = 0; i <= AIP_ERR_LIMIT; i++)
         ASSERT_TRUE(strlen(aip_strerror((aip_status)i)) > 0);
     ASSERT_STREQ(aip_strerror((aip_status)999), "unknown status");
+    /* The numbers are ABI: pinned here so that editing AIP_STATUS_LIST
+     * cannot renumber a code unnoticed. */
+    ASSERT_EQ(AIP_ERR_INVALID_ARG, 1);
+    ASSERT_EQ(AIP_ERR_IO, 4);
+    ASSERT_EQ(AIP_ERR_CORRUPT, 9);
+    ASSERT_EQ(AIP_ERR_NOT_FOUND, 13);
+    ASSERT_EQ(AIP_ERR_LIMIT, 14);
+    ASSERT_STREQ(aip_strerror(AIP_ERR_LIMIT), "size limit exceeded");
     ASSERT_STREQ(aip_version(), AIP_VERSION_STRING);
     ASSERT_EQ(aip_version_number(), AIP_VERSION_NUMBER);
     ASSERT_STREQ(aip_profiler_level_name(AIP_LEVEL_NONE), "Level_none");
