@@ -572,11 +572,11 @@ AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_opt
 AIP_API aip_status aip_export_memory_timeline(const char *result_dir, const char *path,
                                               const char *device, uint64_t *records);
 
-/*! aip_summarize() : a summary of a result directory (top ops by self time,
+/*! aip_summarise() : a summary of a result directory (top ops by self time,
  *  step times, memory peak, dropped events, what was not collected): text
  *  to `fd` (-1: none) and, when `html_path` is given, one self-contained
  *  page. */
-AIP_API aip_status aip_summarize(const char *result_dir, int fd, const char *html_path);
+AIP_API aip_status aip_summarise(const char *result_dir, int fd, const char *html_path);
 
 #ifdef __cplusplus
 }

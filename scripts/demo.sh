@@ -12,7 +12,7 @@ echo "== C example: examples/c/train_loop.c (2 threads, schedule wait=1 warmup=1
 "$BUILD/bin/train_loop" --steps 8 --dir "$OUT/c"
 "$BUILD/bin/aiprof" analyse "$OUT/c"
 
-summarize() { # result dir
+summarise() { # result dir
   local d=$1 out="$1/ASCEND_PROFILER_OUTPUT"
   echo
   echo "result: $d"
@@ -37,14 +37,14 @@ for row in csv.DictReader(open(sys.argv[1], newline="")):
 PY
   fi
 }
-for d in "$OUT"/c/*_ascend_pt; do summarize "$d"; done
+for d in "$OUT"/c/*_ascend_pt; do summarise "$d"; done
 
 if [ -f examples/python/train_mlp.py ] && /usr/bin/python3 -c "import torch" 2>/dev/null \
    && [ -d "$BUILD/python/aiprof" ]; then
   echo
   echo "== Python example: examples/python/train_mlp.py (PyTorch MLP, schedule wait=1 warmup=1 active=2 repeat=1) =="
   PYTHONPATH="$BUILD/python" /usr/bin/python3 examples/python/train_mlp.py --dir "$OUT/python"
-  for d in "$OUT"/python/*_ascend_pt; do [ -d "$d" ] && summarize "$d"; done
+  for d in "$OUT"/python/*_ascend_pt; do [ -d "$d" ] && summarise "$d"; done
 fi
 echo
 echo "All results are under $OUT/"

@@ -4,7 +4,7 @@
  * memory peaks, dropped events, what was not collected and why), and
  * optionally the same as one self-contained HTML page.
  *
- * Uses only the public API (aip_summarize()).
+ * Uses only the public API (aip_summarise()).
  */
 #include "cli.h"
 
@@ -66,7 +66,7 @@ int cli_summary(int argc, char **argv)
     fflush(stdout);
     if (quiet)
         setenv("AIPROF_QUIET", "1", 1); /* the library's warnings */
-    aip_status s = aip_summarize(dir, text ? STDOUT_FILENO : -1, html);
+    aip_status s = aip_summarise(dir, text ? STDOUT_FILENO : -1, html);
     if (s) {
         fprintf(stderr, "aiprof summary: %s: %s\n", dir, aip_last_error());
         return AIP_EXIT_FAILED;

@@ -3,7 +3,7 @@
  * by self time, step times, memory peaks, dropped events and raw-data
  * problems, and what was not collected and why — as terminal text
  * (summary.c) or one self-contained HTML page (summary_html.c).  The
- * driver, aip_summarize(), is src/result/reports.c.
+ * driver, aip_summarise(), is src/result/reports.c.
  */
 #ifndef AIP_SUMMARY_H
 #define AIP_SUMMARY_H

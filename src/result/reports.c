@@ -1,6 +1,6 @@
 /*
  * reports.c — the reports made straight from a result directory, without
- * an analysis: aip_summarize() (`aiprof summary`: text and HTML page,
+ * an analysis: aip_summarise() (`aiprof summary`: text and HTML page,
  * summary.c / summary_html.c) and aip_export_memory_timeline() (`aiprof
  * memory`, torch's export_memory_timeline: memory_timeline.c).  Each opens
  * the directory (result_load.c), builds its report and writes it.
@@ -50,7 +50,7 @@ aip_status aip__summary(const char *result_dir, int fd, const char *html_path, i
     return st;
 }
 
-aip_status aip_summarize(const char *result_dir, int fd, const char *html_path)
+aip_status aip_summarise(const char *result_dir, int fd, const char *html_path)
 {
     return aip__summary(result_dir, fd, html_path, 0);
 }

@@ -43,7 +43,7 @@ aip_status aip__write_op_args(aip_run_log *r, const aip_model *m);
 
 /* --- reports.c: the reports made straight from a result directory --- */
 /* aip__summary() : load `result_dir`; the text to `fd` (-1: none) and, if
- * `html_path`, the page (summary.h).  aip_summarize() with a quiet switch. */
+ * `html_path`, the page (summary.h).  aip_summarise() with a quiet switch. */
 aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet);
 
 /* aip__export_memory_timeline() : load `result_dir` and write `path` for
