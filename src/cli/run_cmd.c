@@ -63,7 +63,7 @@ static void prepend_env(const char *name, const char *value)
     free(v);
 }
 
-static void summarize(const char *dir, int analyse)
+static void summarise(const char *dir, int analyse)
 {
     char path[PATH_MAX + 64];
     long long events = -1, dropped = 0;
@@ -183,7 +183,7 @@ int cli_run(int argc, char **argv)
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\n")] = '\0';
             if (line[0]) {
-                summarize(line, o.analyse);
+                summarise(line, o.analyse);
                 n++;
             }
         }
