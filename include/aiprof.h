@@ -9,11 +9,22 @@
  * finished trace.  The `aiprof analyse` command turns the raw data into
  * trace_view.json and CSV summaries.
  *
- * Anything not declared here is not API.  Every function returns an
- * aip_status (AIP_OK == 0) unless documented otherwise; nothing in the
- * library aborts the profiled program.  A failed call also leaves a message
+ * Anything not declared here is not API (aiprof_integration.h, beside it,
+ * holds the hooks that aiprof's own Python package, PyTorch adapter and
+ * `aiprof run` preload use; a program does not need them).  Every function
+ * returns an aip_status (AIP_OK == 0) unless documented otherwise; nothing
+ * in the library aborts the profiled program.  A failed call also leaves a message
  * for aip_last_error() (thread-local) and, when a session is open, in the
  * session's logs/aiprof.log.
+ *
+ * Threads: the recording calls and aip_intern() may be called from any
+ * thread at any time; a session is driven by one thread at a time; the
+ * dynamic calls may be called from any thread (they share one lock).  Only
+ * AIP_RECORDING(), aip_is_recording() and aip_now_ns() are
+ * async-signal-safe.  Each section below says more.
+ *
+ * Defining AIP_DISABLE before including this header turns every AIP_*
+ * instrumentation macro into nothing: such a program needs no libaiprof.
  *
  * ABI: the major version changes when a struct layout or a signature
  * changes; aip_config carries its own size so that a program built against
@@ -245,6 +256,15 @@ AIP_API aip_status aip_config_validate(const aip_config *config);
  * Session: create / start / step / stop / destroy.
  * One session records at a time in a process; recording calls below go
  * to the session that is recording.
+ *
+ * Threads: the calls on one session are not synchronised with each other;
+ * make them from one thread at a time (normally the training loop's).
+ * Different sessions may be used from different threads: which one records
+ * is decided under a lock.  A session belongs to the process that created
+ * it: in a forked child its calls fail with AIP_ERR_STATE (create a new one
+ * there), and aip_session_destroy() only frees it.  on_trace_ready and
+ * schedule_fn run on the thread that called start/step/stop.  None of
+ * these is async-signal-safe.
  * ------------------------------------------------------------------- */
 
 /*! aip_session_create() : validate and copy `config` (strings are copied).
@@ -261,16 +281,6 @@ AIP_API aip_status aip_session_start(aip_session *session);
  *  `ProfilerStep#N+1` on the calling thread.  AIP_ERR_STATE before start. */
 AIP_API aip_status aip_session_step(aip_session *session);
 
-/*! aip_session_step_started() : the current step begins now rather than
- *  when aip_session_start()/aip_session_step() returned.  A host that
- *  switches its own collectors on once the session began a trace (loading
- *  hooks, labelling known tensors, replaying the running Python frames) calls it
- *  when they are on: that set-up is then not timed as part of the step, and
- *  frames found running start before the step that runs inside them.  No
- *  effect without a schedule or while no trace records.  AIP_ERR_STATE
- *  before start. */
-AIP_API aip_status aip_session_step_started(aip_session *session);
-
 /*! aip_session_stop() : end the session; a trace being recorded is saved
  *  (and on_trace_ready called), one in warmup is discarded.
  *  AIP_ERR_STATE when not started. */
@@ -279,15 +289,13 @@ AIP_API aip_status aip_session_stop(aip_session *session);
 /*! aip_session_destroy() : stop if needed and free.  NULL is a no-op. */
 AIP_API void aip_session_destroy(aip_session *session);
 
-/*! aip_session_step_num() : current step number (0 before the first step). */
+/*! aip_session_step_num() : @return the current step number (0 before the
+ *  first aip_session_step(); 0 for NULL). */
 AIP_API int64_t aip_session_step_num(const aip_session *session);
 
-/*! aip_session_current_action() : the schedule's action for the current step. */
+/*! aip_session_current_action() : @return the schedule's action for the
+ *  current step; AIP_ACTION_NONE when not started or NULL. */
 AIP_API aip_action aip_session_current_action(const aip_session *session);
-
-/*! aip_session_set_step_offset() : ProfilerStep# numbers are step + offset
- *  (dynamic profiling continues the training step count).  Before start. */
-AIP_API aip_status aip_session_set_step_offset(aip_session *session, int64_t offset);
 
 /*! aip_session_result_dir() : the result directory of the trace being
  *  recorded, or of the last saved one; NULL if none yet.  Owned by the
@@ -303,14 +311,21 @@ AIP_API aip_status aip_session_add_metadata(aip_session *session, const char *ke
 AIP_API aip_status aip_session_add_metadata_json(aip_session *session, const char *key,
                                                  const char *json_value);
 
-/*! aip_session_dropped_events() : events dropped at the buffer cap so far in
- *  the current/last trace. */
+/*! aip_session_dropped_events() : @return the events dropped at the buffer
+ *  cap so far in the trace being recorded, else in the last saved one
+ *  (0 for NULL). */
 AIP_API uint64_t aip_session_dropped_events(const aip_session *session);
 
 /* ---------------------------------------------------------------------
- * Recording.  All of these are thread-safe, never block, never allocate per
- * event, and cost one relaxed atomic load when nothing is recording.  They
- * return nothing: a misuse (pop without push) is counted and logged.
+ * Recording.  All of these are thread-safe, never wait for I/O, never
+ * allocate per event, and cost one relaxed atomic load when nothing is
+ * recording.  A lock is taken only when a thread first records in a trace,
+ * when its 512 KiB buffer fills, and when a text is interned for the first
+ * time, so none of them is async-signal-safe (a signal handler must not
+ * record).  Push/pop pairs nest per thread: a pop closes the calling
+ * thread's innermost push.  They return nothing: a misuse (pop without
+ * push) is counted and logged; beyond the buffer cap events are dropped and
+ * counted (aip_session_dropped_events()).
  * ------------------------------------------------------------------- */
 
 typedef uint32_t aip_string_id;    /* interned text; 0 = none */
@@ -320,44 +335,45 @@ typedef uint32_t aip_string_id;    /* interned text; 0 = none */
  *  sight of a text, lock-free afterwards. */
 AIP_API aip_string_id aip_intern(const char *text);
 
-/*! aip_is_recording() : nonzero while a session is in a RECORD phase. */
+/*! aip_is_recording() : @return nonzero while a session is in a RECORD
+ *  phase.  One atomic load: async-signal-safe. */
 AIP_API int aip_is_recording(void);
 
-/* Annotations (record_function, category user_annotation), nested per thread. */
+/*! aip_annotation_push() : open an annotation `name` (torch's
+ *  record_function, category user_annotation) on the calling thread; `name`
+ *  is interned, so the caller may free it.  Not recorded while the thread
+ *  is paused (aip_thread_pause() in aiprof_integration.h) or the trace
+ *  records no CPU activity. */
 AIP_API void aip_annotation_push(const char *name);
+/*! aip_annotation_push_id() : aip_annotation_push() with an interned name
+ *  (aip_intern()), for callers that open the same name often. */
 AIP_API void aip_annotation_push_id(aip_string_id name);
+/*! aip_annotation_pop() : close the calling thread's innermost annotation. */
 AIP_API void aip_annotation_pop(void);
 
-/*! aip_thread_pause() : while `paused` is non-zero the calling thread's
- *  framework ops and annotations are not recorded, in this trace and later
- *  ones, until it calls aip_thread_pause(0); other threads are unaffected
- *  (torch_npu's disable_profiler_in_child_thread).  Its mstx ranges and
- *  marks, Python calls and memory events are still recorded. */
-AIP_API void aip_thread_pause(int paused);
-
-/*! Per-thread additions to the trace's op options (torch_npu's
- *  enable_profiler_in_child_thread(record_shapes=..., with_flops=...)). */
-enum {
-    AIP_THREAD_RECORD_SHAPES = 1u << 0, /* keep input shapes/dtypes of this thread's ops */
-    AIP_THREAD_WITH_FLOPS = 1u << 1     /* keep FLOPs estimates (implies shapes) */
-};
-
-/*! aip_thread_op_options() : the calling thread's ops keep what `options`
- *  (AIP_THREAD_* bits) names even when the trace's config does not ask for
- *  it, in this trace and later ones, until called again (0: the config
- *  alone decides).  The host fills the fields in aip_op_info as usual. */
-AIP_API void aip_thread_op_options(unsigned options);
-
 /* mstx ranges and marks.  domain NULL or "" means "default".  Recorded when
- * the config's mstx is on, filtered by mstx_domain_include/_exclude. */
+ * the config's mstx is on, filtered by mstx_domain_include/_exclude.  Texts
+ * are interned, so the caller may free them afterwards. */
+
+/*! aip_range_push() : open an mstx range `message` in `domain` on the
+ *  calling thread (mstx.range_start on the current stream).  A range that
+ *  the domain filter drops still pairs with its pop. */
 AIP_API void aip_range_push(const char *domain, const char *message);
+/*! aip_range_push_id() : aip_range_push() with interned texts (0: domain
+ *  "default"); what AIP_RANGE_PUSH() calls. */
 AIP_API void aip_range_push_id(aip_string_id domain, aip_string_id message);
+/*! aip_range_pop() : close the calling thread's innermost mstx range. */
 AIP_API void aip_range_pop(void);
 /*! aip_range_start() : a range that may end on another thread.
  *  @return its id (never 0 while recording; 0 when filtered or off). */
 AIP_API uint64_t aip_range_start(const char *domain, const char *message);
+/*! aip_range_end() : end the range aip_range_start() returned `range_id`
+ *  for, from any thread.  0 is ignored. */
 AIP_API void aip_range_end(uint64_t range_id);
+/*! aip_mark() : an instant mstx event `message` in `domain` (mstx.mark). */
 AIP_API void aip_mark(const char *domain, const char *message);
+/*! aip_mark_id() : aip_mark() with interned texts (0: domain "default");
+ *  what AIP_MARK() calls. */
 AIP_API void aip_mark_id(aip_string_id domain, aip_string_id message);
 
 /* Framework ops (category cpu_op). */
@@ -387,66 +403,66 @@ typedef struct aip_op_info {
 AIP_API void aip_op_begin(const aip_op_info *op);
 AIP_API void aip_op_end(void);
 
-/*! aip_pyfunc_push() / aip_pyfunc_pop() : a Python function call (with_stack)
- *  or an nn.Module forward (with_modules; `module` names it, e.g.
- *  "nn.Module: Linear_0") on the calling thread, shown as python_function
- *  events with "Python id" / "Python parent id".  The library numbers the
- *  calls and links each to the enclosing one.  Recorded when with_stack or
- *  with_modules is on. */
-AIP_API void aip_pyfunc_push(aip_string_id name, aip_string_id module);
-AIP_API void aip_pyfunc_pop(void);
-
-/* Memory: one allocation (bytes > 0) or free (bytes < 0) with running totals. */
+/* Memory devices, numbered as torch's DeviceType. */
 typedef enum aip_device_type { AIP_DEVICE_CPU = 0, AIP_DEVICE_NPU = 20, AIP_DEVICE_CUDA = 1 }
     aip_device_type;
+/*! aip_memory_event() : one allocation (`bytes` > 0) or free (`bytes` < 0)
+ *  of the block at `address` on a device, with the allocator's running
+ *  totals after it (torch's [memory] events, memory_record.csv).  Recorded
+ *  while profile_memory is on. */
 AIP_API void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
                               int64_t total_reserved, aip_device_type device_type,
                               int device_index);
 
-/* Memory categories of torch's memory timeline. */
-typedef enum aip_memory_category {
-    AIP_MEM_PARAMETER = 0,
-    AIP_MEM_OPTIMIZER_STATE = 1,
-    AIP_MEM_INPUT = 2,
-    AIP_MEM_TEMPORARY = 3,
-    AIP_MEM_ACTIVATION = 4,
-    AIP_MEM_GRADIENT = 5,
-    AIP_MEM_AUTOGRAD_DETAIL = 6,
-    AIP_MEM_UNKNOWN = 7
-} aip_memory_category;
-
-/*! aip_memory_label() : the framework says what the live block at `address`
- *  (of `bytes`) holds, e.g. a module parameter or an optimizer state tensor.
- *  The label overrides what the analyser would derive; a block allocated
- *  before the trace appears as PREEXISTING of `bytes`.  Recorded while
- *  profile_memory is on (docs/MEMORY.md). */
-AIP_API void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_type,
-                              int device_index, aip_memory_category category);
-
-/*! aip_gc_event() : a garbage-collection pass [start_ns, end_ns] measured
- *  with aip_now_ns(); kept when longer than gc_detect_threshold. */
-AIP_API void aip_gc_event(uint64_t start_ns, uint64_t end_ns);
-
-/*! aip_thread_name() : name the calling thread in the trace. */
+/*! aip_thread_name() : name the calling thread in the trace (copied); kept
+ *  for later traces too. */
 AIP_API void aip_thread_name(const char *name);
 
-/*! aip_set_process_name() : the name shown for this process in traces
- *  (default: the program name; the Python package sets "Python"). */
-AIP_API void aip_set_process_name(const char *name);
-
-/*! aip_now_ns() : the recording clock in nanoseconds (CLOCK_MONOTONIC based). */
+/*! aip_now_ns() : @return the recording clock in nanoseconds
+ *  (CLOCK_MONOTONIC).  Async-signal-safe. */
 AIP_API uint64_t aip_now_ns(void);
 
 /* ---------------------------------------------------------------------
  * Call-site macros: one inline load when nothing records; the literal is
- * interned once per call site.
+ * interned once per call site.  Statements (AIP_RECORDING() is an
+ * expression), safe in an unbraced if/else, callable from any thread like
+ * the functions they call.
+ *
+ * With AIP_DISABLE defined before this header is included, each of them
+ * compiles to nothing: AIP_RECORDING() is 0, the others are empty
+ * statements that evaluate none of their arguments (they stay type-checked
+ * through sizeof, so a variable used only there is not reported unused).
+ * Such a program references no libaiprof symbol through them.
  * ------------------------------------------------------------------- */
 
 /*! aip_recording_generation : nonzero while a trace records.  Read-only for
  *  users (the library writes it); read it only through AIP_RECORDING(). */
 AIP_API extern uint32_t aip_recording_generation;
+
+#if defined(AIP_DISABLE)
+
+#define AIP_RECORDING() (0)
+#define AIP_ANNOTATION_PUSH(lit) do { (void)sizeof(lit); } while (0)
+#define AIP_ANNOTATION_POP() do { } while (0)
+#define AIP_RANGE_PUSH(domain_lit, msg_lit)                                \
+    do {                                                                   \
+        (void)sizeof(domain_lit);                                          \
+        (void)sizeof(msg_lit);                                             \
+    } while (0)
+#define AIP_RANGE_POP() do { } while (0)
+#define AIP_MARK(domain_lit, msg_lit)                                      \
+    do {                                                                   \
+        (void)sizeof(domain_lit);                                          \
+        (void)sizeof(msg_lit);                                             \
+    } while (0)
+
+#else /* !AIP_DISABLE */
+
+/*! AIP_RECORDING() : nonzero while a trace records (aip_is_recording()
+ *  inline: one relaxed atomic load, async-signal-safe). */
 #define AIP_RECORDING() (__atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED) != 0)
 
+/* The call site's interned id for `lit`, computed on first use. */
 #define AIP__ID(lit)                                                       \
     __extension__({                                                        \
         static aip_string_id aip__site_id;                                 \
@@ -457,6 +473,9 @@ AIP_API extern uint32_t aip_recording_generation;
         }                                                                  \
         aip__v;                                                            \
     })
+/*! AIP_ANNOTATION_PUSH(lit) / AIP_ANNOTATION_POP() : aip_annotation_push()
+ *  / aip_annotation_pop(); `lit` should be a literal (its first value is
+ *  kept for the call site). */
 #define AIP_ANNOTATION_PUSH(lit)                                           \
     do {                                                                   \
         if (__builtin_expect(AIP_RECORDING(), 0))                          \
@@ -467,6 +486,8 @@ AIP_API extern uint32_t aip_recording_generation;
         if (__builtin_expect(AIP_RECORDING(), 0))                          \
             aip_annotation_pop();                                          \
     } while (0)
+/*! AIP_RANGE_PUSH(domain_lit, msg_lit) / AIP_RANGE_POP() : aip_range_push()
+ *  / aip_range_pop() with literals. */
 #define AIP_RANGE_PUSH(domain_lit, msg_lit)                                \
     do {                                                                   \
         if (__builtin_expect(AIP_RECORDING(), 0))                          \
@@ -477,11 +498,14 @@ AIP_API extern uint32_t aip_recording_generation;
         if (__builtin_expect(AIP_RECORDING(), 0))                          \
             aip_range_pop();                                               \
     } while (0)
+/*! AIP_MARK(domain_lit, msg_lit) : aip_mark() with literals. */
 #define AIP_MARK(domain_lit, msg_lit)                                      \
     do {                                                                   \
         if (__builtin_expect(AIP_RECORDING(), 0))                          \
             aip_mark_id(AIP__ID(domain_lit), AIP__ID(msg_lit));            \
     } while (0)
+
+#endif /* AIP_DISABLE */
 
 /* ---------------------------------------------------------------------
  * Dynamic profiling: profiler_config.json drives collections while the
@@ -489,6 +513,12 @@ AIP_API extern uint32_t aip_recording_generation;
  * config directory polls the file and publishes each edit to every process
  * that called aip_dynamic_init() on it; aip_dynamic_step() applies them.
  * All of these log to <config dir>/log/ and never stop the program.
+ *
+ * Threads: these calls may come from any thread; they take one process-wide
+ * lock, and a collection's session is started, stepped and saved (and, when
+ * the config asks, analysed) inside them, under that lock, on the calling
+ * thread: ProfilerStep# ranges belong to the thread that calls
+ * aip_dynamic_step().  Not async-signal-safe.
  * ------------------------------------------------------------------- */
 typedef enum aip_dynamic_state {
     AIP_DYN_UNINITIALIZED = -1,
@@ -497,20 +527,15 @@ typedef enum aip_dynamic_state {
     AIP_DYN_READY = 2      /* a valid config waits for its start_step */
 } aip_dynamic_state;
 
-/*! Called when a dynamic collection starts (before its first step) and
- *  when it ends; `config` is the collection's configuration.  Collectors
- *  outside the C library (the Python package) switch themselves on/off here. */
-typedef void (*aip_dynamic_hook)(const aip_config *config, aip_session *session, int starting,
-                                 void *user_data);
-
 /*! aip_dynamic_init() : watch `config_dir`/profiler_config.json (created with
  *  the seed's defaults when missing).  Only edits made after this call count.
  *  AIP_ERR_PATH / AIP_ERR_SYMLINK / AIP_ERR_IO for a bad directory,
  *  AIP_ERR_STATE if already initialised. */
 AIP_API aip_status aip_dynamic_init(const char *config_dir);
 
-/*! aip_dynamic_step() : the training step ended.  Costs one shared-memory
- *  load when idle.  Starts, steps and ends collections. */
+/*! aip_dynamic_step() : the training step ended.  Costs an uncontended
+ *  lock and one shared-memory load when idle.  Starts, steps and ends
+ *  collections.  AIP_ERR_STATE before aip_dynamic_init(). */
 AIP_API aip_status aip_dynamic_step(void);
 
 /*! aip_dynamic_start() : collect once now from `config_path` (NULL or
@@ -522,26 +547,17 @@ AIP_API aip_status aip_dynamic_start(const char *config_path);
  *  warning), detach from the watcher.  Also runs at exit. */
 AIP_API void aip_dynamic_shutdown(void);
 
+/*! aip_dynamic_get_state() : @return AIP_DYN_UNINITIALIZED before
+ *  aip_dynamic_init() and after aip_dynamic_shutdown(), AIP_DYN_RUNNING
+ *  while a collection records, AIP_DYN_READY while a loaded config waits
+ *  for its start_step, else AIP_DYN_IDLE (dynamic_profile's state). */
 AIP_API aip_dynamic_state aip_dynamic_get_state(void);
-AIP_API int64_t aip_dynamic_current_step(void);
-AIP_API void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data);
 
 /* ---------------------------------------------------------------------
- * External control (what `aiprof run` injects into a program).
- * ------------------------------------------------------------------- */
-
-/*! aip_external_control() : hand profiling decisions to an outside
- *  controller.  While set, sessions the program creates itself do not
- *  record: their start/stop succeed and each aip_session_step() calls
- *  `on_program_step(user_data)` instead, so the controller turns the
- *  program's own step calls into its steps.  `controller_session` (may be
- *  NULL) and sessions of dynamic profiling are exempt.  NULL on_program_step
- *  ends external control. */
-AIP_API void aip_external_control(void (*on_program_step)(void *user_data), void *user_data,
-                                  aip_session *controller_session);
-
-/* ---------------------------------------------------------------------
- * Analysis (what the `aiprof` command uses).
+ * Analysis (what the `aiprof` command uses).  These read a result
+ * directory and write beside it; they share no state, so different
+ * directories may be analysed from different threads at once (not the same
+ * one).  Not async-signal-safe.
  * ------------------------------------------------------------------- */
 enum aip_analyse_outputs {
     AIP_OUTPUTS_ALL = 0,         /* everything export_type asks for */
@@ -556,6 +572,8 @@ typedef struct aip_analyse_options {
     unsigned outputs;            /* aip_analyse_outputs; default ALL */
 } aip_analyse_options;
 
+/*! aip_analyse_options_init() : fill `options` with the defaults: struct_size
+ *  set, export_type 0 (as recorded), messages on, AIP_OUTPUTS_ALL. */
 AIP_API void aip_analyse_options_init(aip_analyse_options *options);
 
 /*! aip_analyse_dir() : turn one `..._ascend_pt` directory's raw data into

@@ -11,6 +11,7 @@
 #include "aiprof_torch.h"
 
 #include <aiprof.h>
+#include <aiprof_integration.h>
 
 #include <Python.h>
 #include <torch/csrc/autograd/python_variable.h>

@@ -32,6 +32,7 @@
 #include "op_context.h"
 
 #include <aiprof.h>
+#include <aiprof_integration.h>
 
 #include <ATen/record_function.h>
 #include <ATen/core/ivalue.h>

@@ -16,6 +16,7 @@
 #include <Python.h>
 
 #include "aiprof.h"
+#include "aiprof_integration.h"
 
 /* aiprof_C.c : raise the Python exception matching an aip_status, with
  * aip_last_error() as the message.  Returns NULL for `return raise_...`. */

@@ -2,6 +2,7 @@
  * env.c — process facts (see env.h).
  */
 #include "env.h"
+#include "aiprof_integration.h"
 
 #include <errno.h>
 #include <pthread.h>

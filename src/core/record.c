@@ -8,6 +8,7 @@
  * lets the analyser skip begin/end matching.
  */
 #include "aiprof.h"
+#include "aiprof_integration.h"
 #include "clock.h"
 #include "domain_filter.h"
 #include "recorder.h"

@@ -9,6 +9,7 @@
  * not collecting it is cheaper.  Only one session records at a time.
  */
 #include "session_int.h"
+#include "aiprof_integration.h"
 #include "clock.h"
 #include "error.h"
 #include "fork_handlers.h"

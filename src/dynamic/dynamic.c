@@ -12,6 +12,7 @@
  * every problem is logged to <config dir>/log/dp_*.log.
  */
 #include "aiprof.h"
+#include "aiprof_integration.h"
 #include "dyn_config.h"
 #include "dyn_log.h"
 #include "dyn_watch.h"

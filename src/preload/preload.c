@@ -12,6 +12,7 @@
  * Unless AIPROF_RUN_CHILDREN=1, child processes are not profiled.
  */
 #include "aiprof.h"
+#include "aiprof_integration.h"
 
 #include <pthread.h>
 #include <stdio.h>

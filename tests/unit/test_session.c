@@ -6,6 +6,7 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
+#include "aiprof_integration.h"
 #include "raw_count.h"
 #include "session_helpers.h"
 

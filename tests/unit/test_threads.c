@@ -8,6 +8,7 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
+#include "aiprof_integration.h"
 #include "raw_count.h"
 
 #include <pthread.h>

@@ -5,6 +5,7 @@
  */
 #include "aip_test.h"
 #include "aiprof.h"
+#include "aiprof_integration.h"
 #include "host_uid.h"
 #include "intern.h"
 #include "raw_count.h"

@@ -1,0 +1,152 @@
+/*
+ * aiprof_integration.h — libaiprof's hooks for the code that integrates it
+ * with a runtime: aiprof's own Python package (python/_C), PyTorch adapter
+ * (adapters/torch) and `aiprof run` preload (src/preload).
+ *
+ * A program that profiles itself needs only aiprof.h.  What is here lets a
+ * host feed what only it can see (Python frames, GC passes, what a memory
+ * block holds, which threads to leave out) and drive sessions the way
+ * torch_npu does (dynamic profiling, external control).  It is built with
+ * the library, not installed: every integrator lives in this tree, and
+ * these calls change with them.  Beyond the ABI note in aiprof.h (exported
+ * symbols keep their signatures within a major version) there is no
+ * stability promise.
+ *
+ * Threads: as in aiprof.h, section by section below.
+ */
+#ifndef AIPROF_INTEGRATION_H
+#define AIPROF_INTEGRATION_H
+
+#include "aiprof.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------
+ * Sessions driven by a host.  Same thread rules as the session calls in
+ * aiprof.h: one thread at a time per session.
+ * ------------------------------------------------------------------- */
+
+/*! aip_session_step_started() : the current step begins now rather than
+ *  when aip_session_start()/aip_session_step() returned.  A host that
+ *  switches its own collectors on once the session began a trace (loading
+ *  hooks, labelling known tensors, replaying the running Python frames) calls it
+ *  when they are on: that set-up is then not timed as part of the step, and
+ *  frames found running start before the step that runs inside them.  No
+ *  effect without a schedule or while no trace records.  AIP_ERR_STATE
+ *  before start. */
+AIP_API aip_status aip_session_step_started(aip_session *session);
+
+/*! aip_session_set_step_offset() : ProfilerStep# numbers are step + offset
+ *  (dynamic profiling continues the training step count).  Before start. */
+AIP_API aip_status aip_session_set_step_offset(aip_session *session, int64_t offset);
+
+/* ---------------------------------------------------------------------
+ * What only the host sees.  Recording calls: thread-safe, never waiting
+ * for I/O, not async-signal-safe, as in aiprof.h.
+ * ------------------------------------------------------------------- */
+
+/*! aip_thread_pause() : while `paused` is non-zero the calling thread's
+ *  framework ops and annotations are not recorded, in this trace and later
+ *  ones, until it calls aip_thread_pause(0); other threads are unaffected
+ *  (torch_npu's disable_profiler_in_child_thread).  Its mstx ranges and
+ *  marks, Python calls and memory events are still recorded. */
+AIP_API void aip_thread_pause(int paused);
+
+/*! Per-thread additions to the trace's op options (torch_npu's
+ *  enable_profiler_in_child_thread(record_shapes=..., with_flops=...)). */
+enum {
+    AIP_THREAD_RECORD_SHAPES = 1u << 0, /* keep input shapes/dtypes of this thread's ops */
+    AIP_THREAD_WITH_FLOPS = 1u << 1     /* keep FLOPs estimates (implies shapes) */
+};
+
+/*! aip_thread_op_options() : the calling thread's ops keep what `options`
+ *  (AIP_THREAD_* bits) names even when the trace's config does not ask for
+ *  it, in this trace and later ones, until called again (0: the config
+ *  alone decides).  The host fills the fields in aip_op_info as usual. */
+AIP_API void aip_thread_op_options(unsigned options);
+
+/*! aip_pyfunc_push() / aip_pyfunc_pop() : a Python function call (with_stack)
+ *  or an nn.Module forward (with_modules; `module` names it, e.g.
+ *  "nn.Module: Linear_0") on the calling thread, shown as python_function
+ *  events with "Python id" / "Python parent id".  The library numbers the
+ *  calls and links each to the enclosing one.  Recorded when with_stack or
+ *  with_modules is on. */
+AIP_API void aip_pyfunc_push(aip_string_id name, aip_string_id module);
+/* Closes the calling thread's innermost aip_pyfunc_push(). */
+AIP_API void aip_pyfunc_pop(void);
+
+/* Memory categories of torch's memory timeline. */
+typedef enum aip_memory_category {
+    AIP_MEM_PARAMETER = 0,
+    AIP_MEM_OPTIMIZER_STATE = 1,
+    AIP_MEM_INPUT = 2,
+    AIP_MEM_TEMPORARY = 3,
+    AIP_MEM_ACTIVATION = 4,
+    AIP_MEM_GRADIENT = 5,
+    AIP_MEM_AUTOGRAD_DETAIL = 6,
+    AIP_MEM_UNKNOWN = 7
+} aip_memory_category;
+
+/*! aip_memory_label() : the framework says what the live block at `address`
+ *  (of `bytes`) holds, e.g. a module parameter or an optimizer state tensor.
+ *  The label overrides what the analyser would derive; a block allocated
+ *  before the trace appears as PREEXISTING of `bytes`.  Recorded while
+ *  profile_memory is on (docs/MEMORY.md). */
+AIP_API void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_type,
+                              int device_index, aip_memory_category category);
+
+/*! aip_gc_event() : a garbage-collection pass [start_ns, end_ns] measured
+ *  with aip_now_ns(); kept when longer than gc_detect_threshold_ms.
+ *  Recorded while gc_detect_threshold_ms >= 0. */
+AIP_API void aip_gc_event(uint64_t start_ns, uint64_t end_ns);
+
+/*! aip_set_process_name() : the name shown for this process in traces
+ *  (default: the program name; the Python package sets "Python").  Copied;
+ *  thread-safe (under a lock), for the traces that begin afterwards. */
+AIP_API void aip_set_process_name(const char *name);
+
+/* ---------------------------------------------------------------------
+ * Dynamic profiling: collectors outside the C library.  Same thread rules
+ * as the aip_dynamic_*() calls in aiprof.h (one lock, any thread).
+ * ------------------------------------------------------------------- */
+
+/*! Called when a dynamic collection starts (before its first step) and
+ *  when it ends; `config` is the collection's configuration.  Collectors
+ *  outside the C library (the Python package) switch themselves on/off here. */
+typedef void (*aip_dynamic_hook)(const aip_config *config, aip_session *session, int starting,
+                                 void *user_data);
+
+/*! aip_dynamic_current_step() : @return the number of aip_dynamic_step()
+ *  calls since aip_dynamic_init() (the training step count that dynamic
+ *  collections' ProfilerStep# numbers continue). */
+AIP_API int64_t aip_dynamic_current_step(void);
+
+/*! aip_dynamic_set_hook() : call `hook(config, session, starting,
+ *  user_data)` when a dynamic collection starts (before its first step) and
+ *  when it ends; NULL removes it.  The hook runs on the thread that called
+ *  aip_dynamic_step()/aip_dynamic_start()/aip_dynamic_shutdown(), while the
+ *  dynamic lock is held: it must not call aip_dynamic_*() (that thread would
+ *  wait on itself). */
+AIP_API void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data);
+
+/* ---------------------------------------------------------------------
+ * External control (what `aiprof run` injects into a program).
+ * ------------------------------------------------------------------- */
+
+/*! aip_external_control() : hand profiling decisions to an outside
+ *  controller.  While set, sessions the program creates itself do not
+ *  record: their start/stop succeed and each aip_session_step() calls
+ *  `on_program_step(user_data)` instead, so the controller turns the
+ *  program's own step calls into its steps.  `controller_session` (may be
+ *  NULL) and sessions of dynamic profiling are exempt.  NULL on_program_step
+ *  ends external control.  Thread-safe (under the session lock);
+ *  `on_program_step` runs on the thread that calls aip_session_step(). */
+AIP_API void aip_external_control(void (*on_program_step)(void *user_data), void *user_data,
+                                  aip_session *controller_session);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AIPROF_INTEGRATION_H */
