@@ -17,7 +17,8 @@
 
 #define INFO_MAX_BYTES (16u * 1024u * 1024u)
 
-/* Not strcasecmp: <strings.h> is shadowed by src/core/strings.h here. */
+/* ASCII case folding, not strcasecmp(): the words are ASCII, and the answer
+ * must not depend on the locale the profiled program set. */
 static int same_word(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {

@@ -1,21 +1,31 @@
 #!/usr/bin/env python3
-"""Include cycles among src/core files.
+"""The layer rules that #include lines can show.
 
-Builds the graph of `#include "x.h"` edges over the library's own files
-(src/**, include/), resolving a name the way the build does (the including
-file's folder, then the library's include folders), and reports every cycle
-that passes through a file of src/core.  Exit status 1 if there is one.
+1. No include cycle through a src/core file: builds the graph of
+   `#include "x.h"` edges over the library's own files (src/**, include/),
+   resolving a name the way the build does (the including file's folder,
+   then the library's include folders), and reports every cycle that passes
+   through a file of src/core.
+2. src/analysis holds no I/O format: none of its files includes <jansson.h>
+   (JSON is read in src/raw and src/result, written in src/export).
+3. src/dynamic knows a session only through its boundary header: none of its
+   files includes session_int.h.
+Exit status 1 if any rule is broken.
 
-Usage: scripts/check_include_cycles.py [SOURCE_DIR]
+Usage: scripts/check_includes.py [SOURCE_DIR]
 """
 import os
 import re
 import sys
 
 INCLUDE_DIRS = ["include", "src", "src/common", "src/raw", "src/core", "src/dynamic",
-                "src/analysis", "src/export"]
+                "src/analysis", "src/result", "src/export"]
 CHECKED = "src/core/"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]', re.M)
+# (folder, header it must not include, why)
+FORBIDDEN = [("src/analysis/", "jansson.h", "src/analysis parses no JSON"),
+             ("src/dynamic/", "session_int.h", "src/dynamic uses session_control.h")]
 
 
 def library_files(root):
@@ -91,7 +101,16 @@ def main():
     for c in cycles:
         print("include cycle through src/core: " + " <-> ".join(c))
     print("src/core: %d files, %d include edges, %d cycles" % (len(core), edges, len(cycles)))
-    return 1 if cycles else 0
+    broken = 0
+    for f in library_files(root):
+        with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+            names = ANY_INCLUDE.findall(fh.read())
+        for folder, header, why in FORBIDDEN:
+            if f.startswith(folder) and any(os.path.basename(n) == header for n in names):
+                print("%s includes %s (%s)" % (f, header, why))
+                broken += 1
+    print("layer rules: %d broken" % broken)
+    return 1 if cycles or broken else 0
 
 
 if __name__ == "__main__":
