@@ -33,6 +33,7 @@
  */
 #include "model.h"
 #include "error.h"
+#include "hash_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -181,6 +182,10 @@ static aip_status thread_context(aip_process *p, const aip_thread *t, const size
 
 /* ---- alloc/free pairs -------------------------------------------------- */
 
+/* These tables keep their key and state in the slot rather than use
+ * hash_table.h's index of entries: they are sized once for every record,
+ * never grow, and a lookup per memory record is then one memory access,
+ * not two (slot, then entry). */
 typedef struct slot {
     uint64_t address;
     uint16_t device;         /* type << 8 | (uint8_t)index */
@@ -190,8 +195,7 @@ typedef struct slot {
 
 static size_t slot_hash(uint64_t a, uint16_t dev, size_t cap)
 {
-    uint64_t h = (a ^ ((uint64_t)dev << 48)) * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(h >> 20) & (cap - 1);
+    return aip__ht_home(aip__hash_u64_pair(a, dev), cap - 1);
 }
 
 static aip_status pair_records(aip_process *p)

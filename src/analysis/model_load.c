@@ -10,6 +10,7 @@
  */
 #include "model.h"
 #include "error.h"
+#include "hash_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,7 @@
 
 typedef struct loader {
     aip_process *p;
-    uint32_t *tid_hash;         /* open addressing: 1 + thread index, 0 = empty */
-    size_t hash_cap;
+    aip__ht tids;               /* thread id → index of p->threads */
 } loader;
 
 static void load_problem(aip_process *p, const char *fmt, unsigned long long off)
@@ -28,42 +28,21 @@ static void load_problem(aip_process *p, const char *fmt, unsigned long long off
         snprintf(p->load_problem, sizeof p->load_problem, fmt, off);
 }
 
-static size_t hash_tid(uint64_t tid, size_t cap)
+static uint64_t thread_hash(const void *ctx, uint32_t i)
 {
-    tid ^= tid >> 33;
-    tid *= 0xff51afd7ed558ccdULL;
-    tid ^= tid >> 33;
-    return (size_t)tid & (cap - 1);
-}
-
-static aip_status rehash(loader *L, size_t cap)
-{
-    uint32_t *h = calloc(cap, sizeof *h);
-    if (!h)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for the thread table");
-    for (size_t i = 0; i < L->p->n_threads; i++) {
-        size_t j = hash_tid(L->p->threads[i].tid, cap);
-        while (h[j])
-            j = (j + 1) & (cap - 1);
-        h[j] = (uint32_t)i + 1;
-    }
-    free(L->tid_hash);
-    L->tid_hash = h;
-    L->hash_cap = cap;
-    return AIP_OK;
+    return aip__hash_u64(((const aip_process *)ctx)->threads[i].tid);
 }
 
 /* Index of thread `tid`, created on first sight. */
 static aip_status thread_index(loader *L, uint64_t tid, uint32_t *out)
 {
     aip_process *p = L->p;
-    if (L->hash_cap) {
-        size_t j = hash_tid(tid, L->hash_cap);
-        for (; L->tid_hash[j]; j = (j + 1) & (L->hash_cap - 1)) {
-            if (p->threads[L->tid_hash[j] - 1].tid == tid) {
-                *out = L->tid_hash[j] - 1;
-                return AIP_OK;
-            }
+    aip__ht_probe pr;
+    for (uint32_t i = aip__ht_first(&L->tids, aip__hash_u64(tid), &pr); i != AIP__HT_NONE;
+         i = aip__ht_next(&L->tids, &pr)) {
+        if (p->threads[i].tid == tid) {
+            *out = i;
+            return AIP_OK;
         }
     }
     if (p->n_threads >= UINT32_MAX - 1)
@@ -72,16 +51,12 @@ static aip_status thread_index(loader *L, uint64_t tid, uint32_t *out)
                                    sizeof *p->threads);
     if (s)
         return s;
+    if (aip__ht_add(&L->tids, &pr, thread_hash, p))
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the thread table");
     aip_thread *t = &p->threads[p->n_threads];
     memset(t, 0, sizeof *t);
     t->tid = tid;
     *out = (uint32_t)p->n_threads++;
-    if (p->n_threads * 2 > L->hash_cap)
-        return rehash(L, L->hash_cap ? L->hash_cap * 2 : 64);
-    size_t j = hash_tid(tid, L->hash_cap);
-    while (L->tid_hash[j])
-        j = (j + 1) & (L->hash_cap - 1);
-    L->tid_hash[j] = *out + 1;
     return AIP_OK;
 }
 
@@ -526,7 +501,7 @@ aip_status aip__model_load_raw(aip_model *m, const char *path)
                  aip_last_error());
     }
     aip__raw_close(r);
-    free(L.tid_hash);
+    aip__ht_free(&L.tids);
     if (!s)
         s = sort_threads(p);
     if (s) {

@@ -10,6 +10,7 @@
  */
 #include "model.h"
 #include "error.h"
+#include "hash_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,66 +18,34 @@
 typedef struct grouper {
     aip_op_stat *v;
     size_t n, cap;
-    uint32_t *hash;           /* 1 + index */
-    size_t hash_cap;
-    uint64_t *hashes;         /* per group */
+    aip__ht index;            /* (text, level) → index of v */
+    uint64_t *hashes;         /* per group: compared before the text */
     size_t hashes_cap;
 } grouper;
 
-static uint64_t hash_name(const char *s, size_t n, unsigned level)
+static uint64_t group_hash(const void *ctx, uint32_t i)
 {
-    uint64_t h = 0xcbf29ce484222325ULL ^ level;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-static aip_status rehash(grouper *g, size_t cap)
-{
-    uint32_t *h = calloc(cap, sizeof *h);
-    if (!h)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
-    for (size_t i = 0; i < g->n; i++) {
-        size_t j = (size_t)g->hashes[i] & (cap - 1);
-        while (h[j])
-            j = (j + 1) & (cap - 1);
-        h[j] = (uint32_t)i + 1;
-    }
-    free(g->hash);
-    g->hash = h;
-    g->hash_cap = cap;
-    return AIP_OK;
+    return ((const grouper *)ctx)->hashes[i];
 }
 
 /* Group index of (text, level), created if new; -1 when out of memory. */
 static int64_t group_of(grouper *g, const char *s, size_t n, unsigned level)
 {
-    uint64_t h = hash_name(s, n, level);
-    if (g->hash_cap)
-        for (size_t j = (size_t)h & (g->hash_cap - 1); g->hash[j]; j = (j + 1) & (g->hash_cap - 1)) {
-            const aip_op_stat *o = &g->v[g->hash[j] - 1];
-            if (g->hashes[g->hash[j] - 1] == h && o->level == level && o->len == n &&
-                !memcmp(o->name, s, n))
-                return g->hash[j] - 1;
-        }
+    uint64_t h = aip__fnv1a_more(AIP__FNV_OFFSET ^ level, s, n);
+    aip__ht_probe pr;
+    for (uint32_t i = aip__ht_first(&g->index, h, &pr); i != AIP__HT_NONE;
+         i = aip__ht_next(&g->index, &pr)) {
+        const aip_op_stat *o = &g->v[i];
+        if (g->hashes[i] == h && o->level == level && o->len == n && !memcmp(o->name, s, n))
+            return i;
+    }
     if (aip__model_grow((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v) ||
-        aip__model_grow((void **)&g->hashes, &g->hashes_cap, g->n + 1, sizeof *g->hashes))
+        aip__model_grow((void **)&g->hashes, &g->hashes_cap, g->n + 1, sizeof *g->hashes) ||
+        aip__ht_add(&g->index, &pr, group_hash, g))
         return -1;
     g->v[g->n] = (aip_op_stat){.name = s, .len = n, .level = level, .min_ns = INT64_MAX};
     g->hashes[g->n] = h;
-    size_t idx = g->n++;
-    if (g->n * 2 > g->hash_cap) {
-        if (rehash(g, g->hash_cap ? g->hash_cap * 2 : 256))
-            return -1;
-    } else {
-        size_t j = (size_t)h & (g->hash_cap - 1);
-        while (g->hash[j])
-            j = (j + 1) & (g->hash_cap - 1);
-        g->hash[j] = (uint32_t)idx + 1;
-    }
-    return (int64_t)idx;
+    return (int64_t)g->n++;
 }
 
 static void add(aip_op_stat *o, int64_t total, int64_t self)
@@ -179,7 +148,7 @@ aip_status aip__op_stats(const aip_model *m, unsigned kinds, aip_op_stat **out, 
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++)
         s = process_spans(&g, &m->procs[pi], kinds);
-    free(g.hash);
+    aip__ht_free(&g.index);
     free(g.hashes);
     if (s) {
         free(g.v);

@@ -18,6 +18,7 @@
  */
 #include "model.h"
 #include "error.h"
+#include "hash_table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,55 +95,35 @@ typedef struct seq_slot {
 
 typedef struct seq_map {
     seq_slot *slots;
-    uint32_t *index;          /* open addressing: 1 + slot, 0 = empty */
     size_t n, cap;
+    aip__ht index;            /* (tid, seq) → index of slots */
 } seq_map;
 
-static size_t seq_hash(uint64_t tid, int64_t seq, size_t cap)
+static uint64_t slot_hash(const void *ctx, uint32_t i)
 {
-    uint64_t x = ((uint64_t)seq ^ (tid * 0xff51afd7ed558ccdULL)) * 0x9E3779B97F4A7C15ULL;
-    return (size_t)(x ^ (x >> 29)) & (cap - 1);
+    const seq_slot *s = &((const seq_map *)ctx)->slots[i];
+    return aip__hash_u64_pair(s->tid, (uint64_t)s->seq);
 }
 
-static seq_slot *map_find(const seq_map *m, uint64_t tid, int64_t seq)
+/* The slot of (tid, seq), NULL if none (then `pr` is where it goes). */
+static seq_slot *map_find(const seq_map *m, uint64_t tid, int64_t seq, aip__ht_probe *pr)
 {
-    if (!m->cap)
-        return NULL;
-    for (size_t j = seq_hash(tid, seq, m->cap); m->index[j]; j = (j + 1) & (m->cap - 1)) {
-        seq_slot *s = &m->slots[m->index[j] - 1];
+    for (uint32_t i = aip__ht_first(&m->index, aip__hash_u64_pair(tid, (uint64_t)seq), pr);
+         i != AIP__HT_NONE; i = aip__ht_next(&m->index, pr)) {
+        seq_slot *s = &m->slots[i];
         if (s->seq == seq && s->tid == tid)
             return s;
     }
     return NULL;
 }
 
-static aip_status map_add(seq_map *m, uint64_t tid, int64_t seq, seq_slot **out)
+/* A new slot for (tid, seq), where map_find() did not find it. */
+static aip_status map_add(seq_map *m, aip__ht_probe *pr, uint64_t tid, int64_t seq,
+                          seq_slot **out)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        uint32_t *idx = calloc(cap, sizeof *idx);
-        seq_slot *sl = realloc(m->slots, cap / 2 * sizeof *sl);
-        if (!idx || !sl) {
-            free(idx);
-            if (sl)
-                m->slots = sl;
-            return aip__fail(AIP_ERR_NOMEM, "no memory to pair forward/backward ops");
-        }
-        m->slots = sl;
-        for (size_t i = 0; i < m->n; i++) {
-            size_t j = seq_hash(sl[i].tid, sl[i].seq, cap);
-            while (idx[j])
-                j = (j + 1) & (cap - 1);
-            idx[j] = (uint32_t)i + 1;
-        }
-        free(m->index);
-        m->index = idx;
-        m->cap = cap;
-    }
-    size_t j = seq_hash(tid, seq, m->cap);
-    while (m->index[j])
-        j = (j + 1) & (m->cap - 1);
-    m->index[j] = (uint32_t)m->n + 1;
+    if (aip__model_grow((void **)&m->slots, &m->cap, m->n + 1, sizeof *m->slots) ||
+        aip__ht_add(&m->index, pr, slot_hash, m))
+        return aip__fail(AIP_ERR_NOMEM, "no memory to pair forward/backward ops");
     seq_slot *s = &m->slots[m->n++];
     memset(s, 0, sizeof *s);
     s->tid = tid;
@@ -183,8 +164,9 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
             int64_t seq = span_seq(t, &t->spans[i], &fwd);
             if (seq < 0 || !fwd)
                 continue;
-            seq_slot *s = map_find(&map, fwd, seq);
-            if (!s && (rc = map_add(&map, fwd, seq, &s)))
+            aip__ht_probe pr;
+            seq_slot *s = map_find(&map, fwd, seq, &pr);
+            if (!s && (rc = map_add(&map, &pr, fwd, seq, &s)))
                 break;
             if (!s->bwd.set || t->spans[i].start < s->bwd.start)
                 s->bwd = (cand){t->spans[i].start, (uint32_t)ti, (uint32_t)i, 1};
@@ -200,7 +182,8 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
             int64_t seq = span_seq(t, &t->spans[i], &fwd);
             if (seq < 0 || fwd)
                 continue;
-            seq_slot *s = map_find(&map, t->tid, seq);
+            aip__ht_probe pr;
+            seq_slot *s = map_find(&map, t->tid, seq, &pr);
             int64_t st = t->spans[i].start;
             if (!s || st > s->bwd.start)
                 continue;
@@ -221,7 +204,7 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
                                                 s->bwd.span};
     }
     free(map.slots);
-    free(map.index);
+    aip__ht_free(&map.index);
     return rc;
 }
 

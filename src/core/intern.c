@@ -1,10 +1,17 @@
 /*
  * intern.c — lock-free-read string interning (see intern.h).
+ *
+ * It hashes with the common FNV-1a (hash_table.h) but keeps its own table:
+ * readers on every recording thread look up without the lock while a
+ * writer inserts, which fixed chained buckets with release-published links
+ * allow and a growing open-addressing table (hash_table.h) would not
+ * without a lock or a reclamation scheme on the recording hot path.
  */
 #include "intern.h"
 #include "aiprof.h"
 #include "error.h"
 #include "fork_handlers.h"
+#include "hash_table.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,17 +38,6 @@ static _Atomic uint32_t count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int full_warned;
 
-static uint64_t hash_bytes(const char *p, size_t n)
-{
-    /* FNV-1a, 64-bit: short names dominate, so simplicity wins. */
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static entry *find(entry *e, uint64_t h, const char *text, size_t len)
 {
     for (; e; e = atomic_load_explicit(&e->next, memory_order_acquire))
@@ -56,7 +52,7 @@ uint32_t aip__intern_n(const char *text, size_t len)
         return 0;
     if (len > AIP_STRING_MAX_LEN)
         len = AIP_STRING_MAX_LEN;
-    uint64_t h = hash_bytes(text, len);
+    uint64_t h = aip__fnv1a(text, len); /* short names dominate: a byte loop wins */
     entry *_Atomic *slot = &buckets[h & (NBUCKETS - 1)];
     entry *e = find(atomic_load_explicit(slot, memory_order_acquire), h, text, len);
     if (e)

@@ -5,6 +5,7 @@
 #include "dyn_config.h"
 #include "env.h"
 #include "error.h"
+#include "hash_table.h"
 #include "fs.h"
 
 #include <dirent.h>
@@ -68,11 +69,10 @@ void aip__dyn_watch_name(const char *config_dir, char *out, size_t cap)
     char real[PATH_MAX];
     if (!realpath(config_dir, real))
         snprintf(real, sizeof real, "%s", config_dir);
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = real; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= 1099511628211ull;
-    }
+    /* FNV-1a from a seed that is not FNV's offset basis (a digit short
+     * since the first release): kept, so the name stays the one that
+     * running daemons and watchers use. */
+    uint64_t h = aip__fnv1a_more(1469598103934665603ull, real, strlen(real));
     snprintf(out, cap, "/aiprof_dp_%u_%016llx", (unsigned)getuid(), (unsigned long long)h);
 }
 

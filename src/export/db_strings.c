@@ -27,67 +27,36 @@ void aip__dbs_free(aip_db_strings *t)
     free(t->map);
     free(t->blob);
     free(t->ent);
-    free(t->hash);
+    aip__ht_free(&t->index);
     memset(t, 0, sizeof *t);
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
+static uint64_t ent_hash(const void *ctx, uint32_t i)
 {
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a: strings are hashed once each */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-static aip_status rehash(aip_db_strings *t, size_t cap)
-{
-    uint32_t *h = calloc(cap, sizeof *h);
-    if (!h)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for the string table");
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = (size_t)t->ent[i].hash & (cap - 1);
-        while (h[j])
-            j = (j + 1) & (cap - 1);
-        h[j] = (uint32_t)i + 1;
-    }
-    free(t->hash);
-    t->hash = h;
-    t->hash_cap = cap;
-    return AIP_OK;
+    return ((const aip_db_strings *)ctx)->ent[i].hash;
 }
 
 /* Index of the (clean) text, added if new; -1 on error. */
 static int64_t intern(aip_db_strings *t, const char *s, size_t n)
 {
-    uint64_t h = hash_bytes(s, n);
-    if (t->hash_cap) {
-        for (size_t j = (size_t)h & (t->hash_cap - 1); t->hash[j]; j = (j + 1) & (t->hash_cap - 1)) {
-            const aip_dbs_ent *e = &t->ent[t->hash[j] - 1];
-            if (e->hash == h && e->len == n && !memcmp(t->blob + e->off, s, n))
-                return t->hash[j] - 1;
-        }
+    uint64_t h = aip__fnv1a(s, n);
+    aip__ht_probe pr;
+    for (uint32_t i = aip__ht_first(&t->index, h, &pr); i != AIP__HT_NONE;
+         i = aip__ht_next(&t->index, &pr)) {
+        const aip_dbs_ent *e = &t->ent[i];
+        if (e->hash == h && e->len == n && !memcmp(t->blob + e->off, s, n))
+            return i;
     }
     if (t->n >= UINT32_MAX - 1 || n > UINT32_MAX)
         return -1;
     if (aip__model_grow((void **)&t->ent, &t->cap, t->n + 1, sizeof *t->ent) ||
-        aip__model_grow((void **)&t->blob, &t->blob_cap, t->blob_len + n + 1, 1))
+        aip__model_grow((void **)&t->blob, &t->blob_cap, t->blob_len + n + 1, 1) ||
+        aip__ht_add(&t->index, &pr, ent_hash, t))
         return -1;
     memcpy(t->blob + t->blob_len, s, n);
     t->ent[t->n] = (aip_dbs_ent){h, t->blob_len, (uint32_t)n};
     t->blob_len += n;
-    size_t idx = t->n++;
-    if (t->n * 2 > t->hash_cap) {
-        if (rehash(t, t->hash_cap ? t->hash_cap * 2 : 256))
-            return -1;
-    } else {
-        size_t j = (size_t)h & (t->hash_cap - 1);
-        while (t->hash[j])
-            j = (j + 1) & (t->hash_cap - 1);
-        t->hash[j] = (uint32_t)idx + 1;
-    }
-    return (int64_t)idx;
+    return (int64_t)t->n++;
 }
 
 int64_t aip__dbs_text(aip_db_strings *t, const char *s, size_t n)

@@ -14,12 +14,13 @@
 
 #include "db.h"
 #include "model.h"
+#include "hash_table.h"
 
 #define AIP_DB_STR_BASE_API ((int64_t)1 << 28)
 #define AIP_DB_STR_BASE_MEMORY ((int64_t)2 << 28)
 
 typedef struct aip_dbs_ent {
-    uint64_t hash;
+    uint64_t hash;            /* compared before the text; for growing */
     size_t off;
     uint32_t len;
 } aip_dbs_ent;
@@ -31,8 +32,7 @@ typedef struct aip_db_strings {
     size_t blob_len, blob_cap;
     aip_dbs_ent *ent;         /* id = base + index */
     size_t n, cap;
-    uint32_t *hash;           /* open addressing: 1 + entry index, 0 = empty */
-    size_t hash_cap;
+    aip__ht index;            /* text → entry index */
     uint32_t **map;           /* per process, per raw string id: 1 + entry index */
     aip_status status;        /* first error (no memory), sticky */
 } aip_db_strings;

@@ -16,6 +16,7 @@
 #include "export.h"
 #include "text_escape.h"
 #include "error.h"
+#include "hash_table.h"
 #include "fs.h"
 
 #include <stdio.h>
@@ -31,38 +32,28 @@ typedef struct arg_key {      /* per process: raw string ids */
 typedef struct keyset {
     arg_key *v;
     size_t n, cap;
-    uint32_t *hash;           /* 1 + index of v, for the current process */
-    size_t hash_cap;
+    aip__ht index;            /* key → index of v past `first` */
     size_t first;             /* first entry of the current process */
 } keyset;
 
-static size_t key_hash(uint32_t a, uint32_t b, uint32_t c, size_t cap)
+static uint64_t key_hash(uint32_t name, uint32_t shapes, uint32_t dtypes)
 {
-    uint64_t h = ((uint64_t)a * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)b << 21) ^ ((uint64_t)c << 42);
-    h *= 0xff51afd7ed558ccdULL;
-    return (size_t)(h >> 17) & (cap - 1);
+    return aip__hash_u64_pair((uint64_t)name << 32 | shapes, dtypes);
+}
+
+static uint64_t entry_hash(const void *ctx, uint32_t i)
+{
+    const keyset *k = ctx;
+    const arg_key *e = &k->v[k->first + i];
+    return key_hash(e->name, e->shapes, e->dtypes);
 }
 
 static aip_status add_key(keyset *k, uint32_t proc, uint32_t name, uint32_t shapes, uint32_t dtypes)
 {
-    if ((k->n - k->first + 1) * 2 > k->hash_cap) {
-        size_t cap = k->hash_cap ? k->hash_cap * 2 : 256;
-        uint32_t *h = calloc(cap, sizeof *h);
-        if (!h)
-            return aip__fail(AIP_ERR_NOMEM, "no memory for op arguments");
-        for (size_t i = k->first; i < k->n; i++) {
-            size_t j = key_hash(k->v[i].name, k->v[i].shapes, k->v[i].dtypes, cap);
-            while (h[j])
-                j = (j + 1) & (cap - 1);
-            h[j] = (uint32_t)i + 1;
-        }
-        free(k->hash);
-        k->hash = h;
-        k->hash_cap = cap;
-    }
-    size_t j = key_hash(name, shapes, dtypes, k->hash_cap);
-    for (; k->hash[j]; j = (j + 1) & (k->hash_cap - 1)) {
-        arg_key *e = &k->v[k->hash[j] - 1];
+    aip__ht_probe pr;
+    for (uint32_t i = aip__ht_first(&k->index, key_hash(name, shapes, dtypes), &pr);
+         i != AIP__HT_NONE; i = aip__ht_next(&k->index, &pr)) {
+        arg_key *e = &k->v[k->first + i];
         if (e->name == name && e->shapes == shapes && e->dtypes == dtypes) {
             e->count++;
             return AIP_OK;
@@ -70,8 +61,9 @@ static aip_status add_key(keyset *k, uint32_t proc, uint32_t name, uint32_t shap
     }
     if (aip__model_grow((void **)&k->v, &k->cap, k->n + 1, sizeof *k->v))
         return AIP_ERR_NOMEM;
-    k->v[k->n] = (arg_key){name, shapes, dtypes, proc, 1};
-    k->hash[j] = (uint32_t)++k->n;
+    if (aip__ht_add(&k->index, &pr, entry_hash, k))
+        return aip__fail(AIP_ERR_NOMEM, "no memory for op arguments");
+    k->v[k->n++] = (arg_key){name, shapes, dtypes, proc, 1};
     return AIP_OK;
 }
 
@@ -155,9 +147,7 @@ aip_status aip__write_op_args(aip_run_log *r, const aip_model *m)
     for (uint32_t pi = 0; pi < m->n_procs && !s; pi++) {
         const aip_process *p = &m->procs[pi];
         k.first = k.n;
-        free(k.hash);
-        k.hash = NULL;
-        k.hash_cap = 0;
+        aip__ht_clear(&k.index); /* raw string ids are per process */
         for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
             const aip_thread *t = &p->threads[ti];
             for (size_t i = 0; i < t->n_spans && !s; i++) {
@@ -170,7 +160,7 @@ aip_status aip__write_op_args(aip_run_log *r, const aip_model *m)
             }
         }
     }
-    free(k.hash);
+    aip__ht_free(&k.index);
     if (!s)
         s = write_csv(m, &k, path);
     if (!s)
