@@ -55,7 +55,7 @@ static void put(const void *p, size_t n)
 
 static void chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
 {
-    aip_chunk_header h;
+    aip__chunk_header h;
     aip__chunk_fill(&h, type, tid, payload, size);
     static const uint8_t zeros[8];
     put(&h, sizeof h);
@@ -89,11 +89,11 @@ static void rec(tbuf *b, const void *r, size_t n)
 static void op(tbuf *b, uint32_t name, uint64_t s, uint64_t e, int64_t seq)
 {
     if (seq < 0) {
-        aip_rec_span r = {{AIP_REC_OP, 0, 24, name}, s, e};
+        aip__rec_span r = {{AIP_REC_OP, 0, 24, name}, s, e};
         rec(b, &r, sizeof r);
     } else {
         uint8_t r[32];
-        aip_rec_span h = {{AIP_REC_OP, AIP_OPF_SEQ, 32, name}, s, e};
+        aip__rec_span h = {{AIP_REC_OP, AIP_OPF_SEQ, 32, name}, s, e};
         memcpy(r, &h, 24);
         memcpy(r + 24, &seq, 8);
         rec(b, r, sizeof r);
@@ -146,7 +146,7 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
     }
     chunk(AIP_CHUNK_STRINGS, 0, sp, off);
     free(sp);
-    aip_clock_sync c0 = {1000, 1000, 1700000000000000000ull};
+    aip__clock_pair c0 = {1000, 1000, 1700000000000000000ull};
     chunk(AIP_CHUNK_CLOCK, 0, &c0, sizeof c0);
 
     tbuf *tb = calloc(threads, sizeof *tb);
@@ -179,7 +179,7 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
             if (b->t > step_end)
                 step_end = b->t;
         }
-        aip_rec_span a = {{AIP_REC_ANNOTATION, 0, 24, (uint32_t)(N_NAMES + 1 + step)},
+        aip__rec_span a = {{AIP_REC_ANNOTATION, 0, 24, (uint32_t)(N_NAMES + 1 + step)},
                           step_start, step_end + 10};
         rec(&tb[0], &a, sizeof a);
         events++;
@@ -189,16 +189,16 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
     }
     for (unsigned i = 0; i < threads; i++)
         flush(&tb[i]);
-    uint8_t stats[8 + 64 * sizeof(aip_stats_entry)];
+    uint8_t stats[8 + 64 * sizeof(aip__stats_entry)];
     uint32_t ns = threads < 64 ? threads : 64, zero = 0;
     memcpy(stats, &ns, 4);
     memcpy(stats + 4, &zero, 4);
     for (uint32_t i = 0; i < ns; i++) {
-        aip_stats_entry e = {tb[i].tid, events / threads, 0};
+        aip__stats_entry e = {tb[i].tid, events / threads, 0};
         memcpy(stats + 8 + i * sizeof e, &e, sizeof e);
     }
-    chunk(AIP_CHUNK_STATS, 0, stats, 8 + ns * (uint32_t)sizeof(aip_stats_entry));
-    aip_clock_sync c1 = {tb[0].t + 1000, tb[0].t + 1000, 1700000000000000000ull + tb[0].t};
+    chunk(AIP_CHUNK_STATS, 0, stats, 8 + ns * (uint32_t)sizeof(aip__stats_entry));
+    aip__clock_pair c1 = {tb[0].t + 1000, tb[0].t + 1000, 1700000000000000000ull + tb[0].t};
     chunk(AIP_CHUNK_CLOCK, 0, &c1, sizeof c1);
     chunk(AIP_CHUNK_END, 0, NULL, 0);
     close(fd);

@@ -10,12 +10,12 @@
 
 /* ProfilerStep#N is a record_function scope in torch (user_annotation),
  * whatever kind of record carried it; it never counts as a framework op. */
-static void normalize_steps(aip_process *p, const uint8_t *is_step)
+static void normalize_steps(aip__process *p, const uint8_t *is_step)
 {
     for (size_t ti = 0; ti < p->n_threads; ti++) {
-        aip_thread *t = &p->threads[ti];
+        aip__thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans; i++) {
-            aip_span *s = &t->spans[i];
+            aip__span *s = &t->spans[i];
             if (s->kind == AIP_SPAN_OP && s->name < p->strings.n_ent && is_step[s->name]) {
                 s->kind = AIP_SPAN_ANNOTATION;
                 s->aux = 0;
@@ -25,7 +25,7 @@ static void normalize_steps(aip_process *p, const uint8_t *is_step)
     }
 }
 
-static void extend(aip_model *m, int *have, int64_t a, int64_t b)
+static void extend(aip__model *m, int *have, int64_t a, int64_t b)
 {
     if (!*have) {
         m->first_ns = a;
@@ -39,18 +39,18 @@ static void extend(aip_model *m, int *have, int64_t a, int64_t b)
         m->last_ns = b;
 }
 
-static void compute_extent(aip_model *m)
+static void compute_extent(aip__model *m)
 {
     int have = 0;
     m->first_ns = m->last_ns = 0;
     m->n_events = 0;
     m->dropped_events = 0;
     for (size_t pi = 0; pi < m->n_procs; pi++) {
-        const aip_process *p = &m->procs[pi];
+        const aip__process *p = &m->procs[pi];
         m->n_events += p->events;
         m->dropped_events += p->dropped;
         for (size_t ti = 0; ti < p->n_threads; ti++) {
-            const aip_thread *t = &p->threads[ti];
+            const aip__thread *t = &p->threads[ti];
             /* Sorted by start: the first span starts first; ends need a scan. */
             for (size_t i = 0; i < t->n_spans; i++)
                 extend(m, &have, t->spans[i].start, t->spans[i].end);
@@ -68,14 +68,14 @@ static void compute_extent(aip_model *m)
     }
 }
 
-aip_status aip__model_derive(aip_model *m)
+aip_status aip__model_derive(aip__model *m)
 {
     if (m->derived)
         return AIP_OK;
     size_t step_cap = 0;
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
-        aip_process *p = &m->procs[pi];
+        aip__process *p = &m->procs[pi];
         uint8_t *is_step = aip__step_name_flags(p);
         if (!is_step)
             return aip__fail(AIP_ERR_NOMEM, "no memory for step names");

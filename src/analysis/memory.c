@@ -50,7 +50,7 @@ const char *aip__mem_category_name(unsigned c)
 
 static int cmp_by_time(const void *a, const void *b, void *ctx)
 {
-    const aip_mem_ev *v = ctx;
+    const aip__mem_ev *v = ctx;
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     if (v[x].ts != v[y].ts)
         return v[x].ts < v[y].ts ? -1 : 1;
@@ -60,18 +60,18 @@ static int cmp_by_time(const void *a, const void *b, void *ctx)
 /* ---- op context: one sweep per thread over its spans and records ------ */
 
 typedef struct sweep {
-    const aip_thread *t;
+    const aip__thread *t;
     size_t *stk;
     size_t depth;
     size_t top_depth;        /* stack depth of the outermost op, NONE if none */
     int n_bwd;               /* backward-scope ops on the stack */
 } sweep;
 
-static int is_bwd(const aip_span *s) { return s->kind == AIP_SPAN_OP && (s->opflags & AIP_OPF_BACKWARD); }
+static int is_bwd(const aip__span *s) { return s->kind == AIP_SPAN_OP && (s->opflags & AIP_OPF_BACKWARD); }
 
 static void pop(sweep *w)
 {
-    const aip_span *s = &w->t->spans[w->stk[--w->depth]];
+    const aip__span *s = &w->t->spans[w->stk[--w->depth]];
     w->n_bwd -= is_bwd(s);
     if (w->depth == w->top_depth)
         w->top_depth = NONE;
@@ -79,7 +79,7 @@ static void pop(sweep *w)
 
 static void push(sweep *w, size_t i)
 {
-    const aip_span *s = &w->t->spans[i];
+    const aip__span *s = &w->t->spans[i];
     if (s->kind == AIP_SPAN_OP && w->top_depth == NONE)
         w->top_depth = w->depth;
     w->n_bwd += is_bwd(s);
@@ -94,7 +94,7 @@ typedef struct tops {
     size_t n;
 } tops;
 
-static aip_status tops_build(const aip_thread *t, tops *o)
+static aip_status tops_build(const aip__thread *t, tops *o)
 {
     memset(o, 0, sizeof *o);
     size_t n = 0;
@@ -110,7 +110,7 @@ static aip_status tops_build(const aip_thread *t, tops *o)
         return aip__fail(AIP_ERR_NOMEM, "no memory for memory attribution");
     }
     for (size_t i = 0; i < t->n_spans; i++) {
-        const aip_span *s = &t->spans[i];
+        const aip__span *s = &t->spans[i];
         if (s->top_op)
             o->span[o->n++] = i;
         /* preorder: an op that is not top-level is inside the last top-level op */
@@ -142,7 +142,7 @@ static int64_t tops_limit(const tops *o, size_t span)
 
 /* Records `idx` (time order) of thread t: name, backward flag, top op,
  * and the backward pass limit. */
-static aip_status thread_context(aip_process *p, const aip_thread *t, const size_t *idx, size_t n,
+static aip_status thread_context(aip__process *p, const aip__thread *t, const size_t *idx, size_t n,
                                  size_t *top, int64_t *limit)
 {
     sweep w = {.t = t, .top_depth = NONE};
@@ -159,7 +159,7 @@ static aip_status thread_context(aip_process *p, const aip_thread *t, const size
         size_t e = idx[k];
         int64_t ts = p->memory.v[e].ts;
         for (; j < t->n_spans && t->spans[j].start <= ts; j++) {
-            const aip_span *sp = &t->spans[j];
+            const aip__span *sp = &t->spans[j];
             if (sp->kind == AIP_SPAN_RANGE || sp->kind == AIP_SPAN_PYFUNC)
                 continue; /* mstx ranges are markers, Python calls trace only: not ops */
             while (w.depth && t->spans[w.stk[w.depth - 1]].end < sp->start)
@@ -168,7 +168,7 @@ static aip_status thread_context(aip_process *p, const aip_thread *t, const size
         }
         while (w.depth && t->spans[w.stk[w.depth - 1]].end < ts)
             pop(&w);
-        aip_mem_info *mi = &p->mem_info[e];
+        aip__mem_info *mi = &p->mem_info[e];
         mi->name = w.depth ? t->spans[w.stk[w.depth - 1]].name : 0;
         mi->in_backward = w.n_bwd > 0;
         top[e] = w.top_depth != NONE ? w.stk[w.top_depth] : NONE;
@@ -198,7 +198,7 @@ static size_t slot_hash(uint64_t a, uint16_t dev, size_t cap)
     return aip__ht_home(aip__hash_u64_pair(a, dev), cap - 1);
 }
 
-static aip_status pair_records(aip_process *p)
+static aip_status pair_records(aip__process *p)
 {
     size_t cap = 64;
     while (cap < 2 * p->memory.n)
@@ -208,7 +208,7 @@ static aip_status pair_records(aip_process *p)
         return aip__fail(AIP_ERR_NOMEM, "no memory to pair memory records");
     for (size_t k = 0; k < p->memory.n; k++) {
         size_t e = p->mem_order[k];
-        const aip_mem_ev *ev = &p->memory.v[e];
+        const aip__mem_ev *ev = &p->memory.v[e];
         if (!ev->bytes)
             continue;
         uint16_t dev = (uint16_t)(ev->device_type << 8 | (uint8_t)ev->device_index);
@@ -229,15 +229,15 @@ static aip_status pair_records(aip_process *p)
     return AIP_OK;
 }
 
-static void categorize(aip_process *p, const size_t *top, const int64_t *limit)
+static void categorize(aip__process *p, const size_t *top, const int64_t *limit)
 {
     for (size_t e = 0; e < p->memory.n; e++) {
-        aip_mem_info *mi = &p->mem_info[e];
-        const aip_mem_ev *ev = &p->memory.v[e];
+        aip__mem_info *mi = &p->mem_info[e];
+        const aip__mem_ev *ev = &p->memory.v[e];
         mi->category = AIP_MEMCAT_UNKNOWN;
         if (ev->bytes <= 0 || mi->pair < 0 || mi->labeled)
             continue;
-        const aip_mem_ev *fr = &p->memory.v[mi->pair];
+        const aip__mem_ev *fr = &p->memory.v[mi->pair];
         if (top[e] != NONE && fr->thread == ev->thread && top[mi->pair] == top[e])
             mi->category = AIP_MEMCAT_TEMPORARY;
         else if (mi->in_backward && fr->ts < limit[e])
@@ -259,7 +259,7 @@ typedef struct lslot {
 
 static int cmp_label_time(const void *a, const void *b, void *ctx)
 {
-    const aip_mem_label *v = ctx;
+    const aip__mem_label *v = ctx;
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     if (v[x].ts != v[y].ts)
         return v[x].ts < v[y].ts ? -1 : 1;
@@ -267,11 +267,11 @@ static int cmp_label_time(const void *a, const void *b, void *ctx)
 }
 
 /* Labels in time order, stably. */
-static aip_status sort_labels(aip_process *p)
+static aip_status sort_labels(aip__process *p)
 {
     size_t n = p->mem_labels.n;
     size_t *idx = malloc(n * sizeof *idx);
-    aip_mem_label *tmp = malloc(n * sizeof *tmp);
+    aip__mem_label *tmp = malloc(n * sizeof *tmp);
     if (!idx || !tmp) {
         free(idx);
         free(tmp);
@@ -300,9 +300,9 @@ static lslot *lslot_find(lslot *tab, size_t cap, uint64_t address, uint16_t dev)
 
 /* One sweep over records and labels in time order (records first on equal
  * times: a label right after an allocation is about that allocation). */
-static aip_status apply_labels(aip_process *p)
+static aip_status apply_labels(aip__process *p)
 {
-    aip_mem_label *lb = p->mem_labels.v;
+    aip__mem_label *lb = p->mem_labels.v;
     size_t nl = p->mem_labels.n;
     aip_status st = sort_labels(p);
     if (st)
@@ -319,7 +319,7 @@ static aip_status apply_labels(aip_process *p)
                                       p->memory.v[p->mem_order[k]].ts <= lb[l].ts);
         if (take_record) {
             size_t e = p->mem_order[k++];
-            const aip_mem_ev *ev = &p->memory.v[e];
+            const aip__mem_ev *ev = &p->memory.v[e];
             if (!ev->bytes)
                 continue;
             lslot *s = lslot_find(tab, cap, ev->address,
@@ -337,7 +337,7 @@ static aip_status apply_labels(aip_process *p)
             }
             continue;
         }
-        aip_mem_label *b = &lb[l];
+        aip__mem_label *b = &lb[l];
         lslot *s = lslot_find(tab, cap, b->address,
                               (uint16_t)(b->device_type << 8 | (uint8_t)b->device_index));
         if (s->live != NONE) {
@@ -357,7 +357,7 @@ static aip_status apply_labels(aip_process *p)
     return AIP_OK;
 }
 
-static aip_status process_derive(aip_process *p)
+static aip_status process_derive(aip__process *p)
 {
     size_t n = p->memory.n;
     aip_status s = aip__array_grow((void **)&p->mem_order, &(size_t){0}, n, sizeof *p->mem_order);
@@ -371,7 +371,7 @@ static aip_status process_derive(aip_process *p)
     if (!s) {
         for (size_t i = 0; i < n; i++) {
             p->mem_order[i] = i;
-            p->mem_info[i] = (aip_mem_info){-1, 0, AIP_MEMCAT_UNKNOWN, 0, 0, 0};
+            p->mem_info[i] = (aip__mem_info){-1, 0, AIP_MEMCAT_UNKNOWN, 0, 0, 0};
         }
         qsort_r(p->mem_order, n, sizeof *p->mem_order, cmp_by_time, p->memory.v);
         /* records grouped by thread, each group in time order */
@@ -410,7 +410,7 @@ static aip_status process_derive(aip_process *p)
 
 static int cmp_peak(const void *a, const void *b)
 {
-    const aip_mem_peak *x = a, *y = b;
+    const aip__mem_peak *x = a, *y = b;
     if (x->process != y->process)
         return x->process < y->process ? -1 : 1;
     if (x->device_type != y->device_type)
@@ -418,15 +418,15 @@ static int cmp_peak(const void *a, const void *b)
     return (x->device_index > y->device_index) - (x->device_index < y->device_index);
 }
 
-static aip_status peaks(aip_model *m)
+static aip_status peaks(aip__model *m)
 {
     size_t cap = 0;
     for (uint32_t pi = 0; pi < m->n_procs; pi++) {
-        const aip_process *p = &m->procs[pi];
+        const aip__process *p = &m->procs[pi];
         size_t first = m->n_mem_peaks;
         for (size_t e = 0; e < p->memory.n; e++) {
-            const aip_mem_ev *ev = &p->memory.v[e];
-            aip_mem_peak *pk = NULL;
+            const aip__mem_ev *ev = &p->memory.v[e];
+            aip__mem_peak *pk = NULL;
             for (size_t k = first; k < m->n_mem_peaks && !pk; k++)
                 if (m->mem_peaks[k].device_type == ev->device_type &&
                     m->mem_peaks[k].device_index == ev->device_index)
@@ -436,7 +436,7 @@ static aip_status peaks(aip_model *m)
                                     sizeof *m->mem_peaks))
                     return AIP_ERR_NOMEM;
                 pk = &m->mem_peaks[m->n_mem_peaks++];
-                *pk = (aip_mem_peak){pi, ev->device_type, ev->device_index, 0,
+                *pk = (aip__mem_peak){pi, ev->device_type, ev->device_index, 0,
                                      ev->total_allocated, ev->total_reserved, ev->ts, ev->ts};
             }
             pk->records++;
@@ -455,7 +455,7 @@ static aip_status peaks(aip_model *m)
     return AIP_OK;
 }
 
-aip_status aip__memory_derive(aip_model *m)
+aip_status aip__memory_derive(aip__model *m)
 {
     for (size_t pi = 0; pi < m->n_procs; pi++) {
         if (!m->procs[pi].memory.n && !m->procs[pi].mem_labels.n)
@@ -467,21 +467,21 @@ aip_status aip__memory_derive(aip_model *m)
     return peaks(m);
 }
 
-aip_status aip__mem_iter_init(aip_mem_iter *it, const aip_model *m)
+aip_status aip__mem_iter_init(aip__mem_iter *it, const aip__model *m)
 {
     it->m = m;
     it->pos = calloc(m->n_procs ? m->n_procs : 1, sizeof *it->pos);
     return it->pos ? AIP_OK : aip__fail(AIP_ERR_NOMEM, "no memory");
 }
 
-int aip__mem_iter_next(aip_mem_iter *it, size_t *proc, size_t *idx)
+int aip__mem_iter_next(aip__mem_iter *it, size_t *proc, size_t *idx)
 {
-    const aip_model *m = it->m;
+    const aip__model *m = it->m;
     size_t best = NONE;
     int64_t best_ts = 0;
     /* few processes: a linear pick per record is cheaper than a heap */
     for (size_t pi = 0; pi < m->n_procs; pi++) {
-        const aip_process *p = &m->procs[pi];
+        const aip__process *p = &m->procs[pi];
         if (it->pos[pi] >= p->memory.n || !p->mem_order)
             continue;
         int64_t ts = p->memory.v[p->mem_order[it->pos[pi]]].ts;
@@ -497,7 +497,7 @@ int aip__mem_iter_next(aip_mem_iter *it, size_t *proc, size_t *idx)
     return 1;
 }
 
-void aip__mem_iter_free(aip_mem_iter *it)
+void aip__mem_iter_free(aip__mem_iter *it)
 {
     free(it->pos);
     it->pos = NULL;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void aip__profiler_info_defaults(aip_profiler_info *info)
+void aip__profiler_info_defaults(aip__profiler_info_data *info)
 {
     memset(info, 0, sizeof *info);
     info->rank = -1;
@@ -17,7 +17,7 @@ void aip__profiler_info_defaults(aip_profiler_info *info)
     info->data_simplification = 1;
 }
 
-void aip__metadata_free(aip_metadata *md)
+void aip__metadata_free(aip__metadata *md)
 {
     for (size_t i = 0; i < md->n; i++) {
         free(md->keys[i]);
@@ -28,13 +28,13 @@ void aip__metadata_free(aip_metadata *md)
     memset(md, 0, sizeof *md);
 }
 
-void aip__model_init(aip_model *m)
+void aip__model_init(aip__model *m)
 {
     memset(m, 0, sizeof *m);
     aip__profiler_info_defaults(&m->info);
 }
 
-static void process_free(aip_process *p)
+static void process_free(aip__process *p)
 {
     for (size_t i = 0; i < p->n_threads; i++) {
         aip__array_free(p->threads[i].spans);
@@ -60,7 +60,7 @@ static void process_free(aip_process *p)
     free(p->host_uid);
 }
 
-void aip__model_free(aip_model *m)
+void aip__model_free(aip__model *m)
 {
     if (!m)
         return;
@@ -95,7 +95,7 @@ aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem)
     return AIP_OK;
 }
 
-const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len)
+const char *aip__model_str(const aip__process *p, uint32_t id, size_t *len)
 {
     if (id == 0 || id >= p->strings.n_ent || !p->strings.ent[id].defined) {
         *len = 0;
@@ -105,7 +105,7 @@ const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len)
     return p->strings.blob + p->strings.ent[id].offset;
 }
 
-void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields *out)
+void aip__model_op_fields(const aip__thread *t, const aip__span *s, aip__op_fields *out)
 {
     memset(out, 0, sizeof *out);
     out->sequence_number = -1;
@@ -134,12 +134,12 @@ void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields 
         out->flops = *w;
 }
 
-uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s)
+uint32_t aip__model_range_domain(const aip__thread *t, const aip__span *s)
 {
     return s->aux ? (uint32_t)t->aux[s->aux - 1] : 0;
 }
 
-void aip__model_pyfunc_fields(const aip_thread *t, const aip_span *s, aip_pyfunc_fields *out)
+void aip__model_pyfunc_fields(const aip__thread *t, const aip__span *s, aip__pyfunc_fields *out)
 {
     memset(out, 0, sizeof *out);
     if (!s->aux)

@@ -6,7 +6,7 @@
  * it.
  *
  * Memory is the design constraint: a profile holds millions of ops, so each
- * is one 24-byte aip_span in a per-thread array (plus an 8-byte self time);
+ * is one 24-byte aip__span in a per-thread array (plus an 8-byte self time);
  * the rare optional fields (sequence number, shapes, stack) live in a
  * per-thread side array of 64-bit words that a span points into.  No event
  * is allocated on its own.  All times are wall-clock nanoseconds (clamped to
@@ -27,70 +27,70 @@
 /* PYFUNC: a Python function call or nn.Module forward (with_stack /
  * with_modules, raw PYFUNC records).  Trace only: never an op or an
  * annotation for statistics, self times, steps or memory attribution. */
-enum aip_span_kind {
+enum aip__span_kind {
     AIP_SPAN_OP = 0,
     AIP_SPAN_ANNOTATION = 1,
     AIP_SPAN_RANGE = 2,
     AIP_SPAN_PYFUNC = 3
 };
 
-typedef struct aip_span {
+typedef struct aip__span {
     int64_t start;          /* wall-clock ns */
     int64_t end;            /* wall-clock ns, >= start */
     uint32_t name : 28;     /* string id, 0 = none */
-    uint32_t kind : 2;      /* enum aip_span_kind */
+    uint32_t kind : 2;      /* enum aip__span_kind */
     uint32_t top_op : 1;    /* derived: an op with no enclosing op on its thread */
     uint32_t unused : 1;
     uint32_t aux : 26;      /* 1 + index of the first aux word; 0 = none */
     uint32_t opflags : 6;   /* AIP_OPF_* of an OP (which aux words exist) */
-} aip_span;
-_Static_assert(sizeof(aip_span) == 24, "aip_span must stay compact");
+} aip__span;
+_Static_assert(sizeof(aip__span) == 24, "aip__span must stay compact");
 
 /* The optional fields of an OP, decoded from its aux words. */
-typedef struct aip_op_fields {
+typedef struct aip__op_fields {
     int64_t sequence_number; /* -1 when absent */
     uint64_t fwd_thread_id;  /* 0 when absent */
     uint32_t input_shapes, input_dtypes, call_stack, module_hierarchy; /* string ids */
     uint64_t flops;          /* 0 when absent */
     int has_seq, has_shapes, has_stack, is_backward;
-} aip_op_fields;
+} aip__op_fields;
 
-typedef struct aip_thread {
+typedef struct aip__thread {
     uint64_t tid;
     uint32_t name;            /* last THREAD_NAME string id, 0 = none */
-    aip_span *spans;          /* load: file order; after derive: by start, parents first */
+    aip__span *spans;          /* load: file order; after derive: by start, parents first */
     size_t n_spans, cap_spans;
     uint64_t *aux;
     size_t n_aux, cap_aux;
     int64_t *self_ns;         /* derived, parallel to spans */
     uint64_t recorded, dropped; /* from STATS */
-} aip_thread;
+} aip__thread;
 
-typedef struct aip_mark_ev {
+typedef struct aip__mark_ev {
     int64_t ts;
-    uint32_t name, domain, thread; /* thread: index in aip_process.threads */
+    uint32_t name, domain, thread; /* thread: index in aip__process.threads */
     uint32_t pad;
-} aip_mark_ev;
+} aip__mark_ev;
 
-typedef struct aip_range_point { /* RANGE_START or RANGE_END */
+typedef struct aip__range_point { /* RANGE_START or RANGE_END */
     int64_t ts;
     uint64_t range_id;
     uint32_t name, domain, thread; /* name/domain 0 for an END */
     int32_t match;                 /* derived, starts only: index of its END, -1 if none */
-} aip_range_point;
+} aip__range_point;
 
-typedef struct aip_mem_ev {
+typedef struct aip__mem_ev {
     int64_t ts;
     uint64_t address;
     int64_t bytes, total_allocated, total_reserved;
     uint32_t thread;
     uint8_t device_type;
     int8_t device_index;
-} aip_mem_ev;
+} aip__mem_ev;
 
 /* Memory categories, numbered as torch's memory timeline indexes them
  * (_CATEGORY_TO_INDEX; the raw/plot index). */
-enum aip_mem_category {
+enum aip__mem_category {
     AIP_MEMCAT_PARAMETER = 0,
     AIP_MEMCAT_OPTIMIZER_STATE = 1,
     AIP_MEMCAT_INPUT = 2,
@@ -107,7 +107,7 @@ enum aip_mem_category {
  * holds `category`; `bytes` is its size, for a block allocated before the
  * trace.  Written by aip_memory_label() (raw format 1.1). */
 #define AIP_REC_MEMORY_CATEGORY_PROPOSED AIP_REC_MEMORY_CATEGORY
-typedef struct aip_mem_label {
+typedef struct aip__mem_label {
     int64_t ts;
     uint64_t address;
     int64_t bytes;
@@ -117,93 +117,93 @@ typedef struct aip_mem_label {
     uint8_t category;
     uint8_t preexisting;      /* derived: no allocation of it in the trace */
     int64_t free_idx;         /* derived: preexisting, the record that freed it; -1 none */
-} aip_mem_label;
+} aip__mem_label;
 
-/* Derived per memory record (memory.c), parallel to aip_process.memory. */
-typedef struct aip_mem_info {
+/* Derived per memory record (memory.c), parallel to aip__process.memory. */
+typedef struct aip__mem_info {
     int64_t pair;             /* alloc: index of its free; free: of its alloc; -1 none */
     uint32_t name;            /* string id of the innermost op/annotation open on the
                                  record's thread at its time, 0 = none */
-    uint8_t category;         /* enum aip_mem_category (allocs and unmatched frees) */
+    uint8_t category;         /* enum aip__mem_category (allocs and unmatched frees) */
     uint8_t in_backward;      /* inside an op of backward scope */
     uint8_t labeled;          /* category given by the framework (a label) */
     uint8_t pad;
-} aip_mem_info;
+} aip__mem_info;
 
 /* Derived: peak totals of one device in one process. */
-typedef struct aip_mem_peak {
+typedef struct aip__mem_peak {
     uint32_t process;
     uint8_t device_type;
     int8_t device_index;
     uint64_t records;
     int64_t max_allocated, max_reserved;
     int64_t first_ns, last_ns;
-} aip_mem_peak;
+} aip__mem_peak;
 
-typedef struct aip_gc_ev {
+typedef struct aip__gc_ev {
     int64_t start, end;
     uint32_t thread;
-} aip_gc_ev;
+} aip__gc_ev;
 
-typedef struct aip_str_entry {
-    uint64_t offset;          /* in aip_strings.blob */
+typedef struct aip__str_entry {
+    uint64_t offset;          /* in aip__strings.blob */
     uint32_t len;
     uint32_t defined;
-} aip_str_entry;
+} aip__str_entry;
 
-typedef struct aip_strings {
+typedef struct aip__strings {
     char *blob;
     size_t blob_len, blob_cap;
-    aip_str_entry *ent;       /* indexed by id */
+    aip__str_entry *ent;       /* indexed by id */
     size_t n_ent, cap_ent;
     size_t max_ent;           /* bound from the file size: no huge tables from forged ids */
-} aip_strings;
+} aip__strings;
 
 /* Growable arrays of plain structs (aip__array_grow). */
 #define AIP_VEC(T) struct { T *v; size_t n, cap; }
 
-typedef struct aip_process {
+typedef struct aip__process {
     char *source;             /* raw file path */
     int64_t pid;
     char *hostname, *program, *clock_name, *writer_version;
     char *host_uid;           /* INFO "host_uid" if the writer recorded one, else NULL */
     double ticks_per_second;
     int has_info;
-    aip_strings strings;
-    aip_thread *threads;      /* after loading: sorted by tid */
+    aip__strings strings;
+    aip__thread *threads;      /* after loading: sorted by tid */
     size_t n_threads, cap_threads;
-    AIP_VEC(aip_mark_ev) marks;
-    AIP_VEC(aip_range_point) range_starts;
-    AIP_VEC(aip_range_point) range_ends;
-    AIP_VEC(aip_mem_ev) memory;
-    AIP_VEC(aip_mem_label) mem_labels;
-    aip_mem_info *mem_info;   /* derived, parallel to memory */
+    AIP_VEC(aip__mark_ev) marks;
+    AIP_VEC(aip__range_point) range_starts;
+    AIP_VEC(aip__range_point) range_ends;
+    AIP_VEC(aip__mem_ev) memory;
+    AIP_VEC(aip__mem_label) mem_labels;
+    aip__mem_info *mem_info;   /* derived, parallel to memory */
     size_t *mem_order;        /* derived: memory indices by time (stable) */
-    AIP_VEC(aip_gc_ev) gc;
-    aip_clock_sync first_sync, last_sync;
+    AIP_VEC(aip__gc_ev) gc;
+    aip__clock_pair first_sync, last_sync;
     uint64_t n_syncs;
     int clock_fallback;       /* times converted without two usable sync points */
     /* what the file looked like */
     uint64_t file_bytes, chunks, events;
-    aip_raw_problems raw;     /* reader's findings */
+    aip__raw_damage raw;     /* reader's findings */
     uint64_t bad_event_chunks;  /* CRC-valid EVENTS chunks with inconsistent records */
     uint64_t bad_other_chunks;  /* CRC-valid INFO/STRINGS/STATS that did not parse */
     uint64_t recorded, dropped; /* STATS totals */
     int has_stats;
     uint64_t unmatched_range_starts, unmatched_range_ends; /* derived */
     char load_problem[256];   /* first problem found while decoding, "" if none */
-} aip_process;
+} aip__process;
 
-typedef struct aip_step {       /* derived from ProfilerStep#N annotations */
+typedef struct aip__step {       /* derived from ProfilerStep#N annotations */
     int64_t number;
     int64_t start, end;
-} aip_step;
+} aip__step;
 
 /* Derived: one row of the step trace (step_trace_time.csv and analysis.db's
  * StepTraceTime both print these), ns; the columns in the files' order.
  * Host-only definitions (docs/RESULT_LAYOUT.md): no communication without a
  * device back end, so those columns and Bubble are 0. */
-typedef struct aip_step_row {
+typedef struct aip__step_row {
     int has_number;             /* 0: the whole-profile row without steps */
     int64_t number;
     int64_t start, end;
@@ -216,13 +216,13 @@ typedef struct aip_step_row {
     int64_t bubble;
     int64_t comm_not_overlapped_excl_recv; /* Not Overlapped - Bubble, at least 0 */
     int64_t preparing;          /* first top-level op start - step start, 0 if none */
-} aip_step_row;
+} aip__step_row;
 
-typedef struct aip_flow {       /* derived: forward op -> backward op (fwdbwd) */
+typedef struct aip__flow {       /* derived: forward op -> backward op (fwdbwd) */
     uint32_t process;
     uint32_t fwd_thread, bwd_thread;
     size_t fwd_span, bwd_span;  /* indices after derive's sort */
-} aip_flow;
+} aip__flow;
 
 /* What profiler_info[_{rank}].json says (read by src/result/profiler_info.c):
  * the export type, the rank, the config flags shown in trace metadata, and
@@ -230,7 +230,7 @@ typedef struct aip_flow {       /* derived: forward op -> backward op (fwdbwd) *
  * A missing or unreadable file is normal (the program may have crashed
  * before writing it): the defaults (aip__profiler_info_defaults) stay and
  * the reason is kept in `problem`. */
-typedef struct aip_profiler_info {
+typedef struct aip__profiler_info_data {
     int found;                /* a file was read and parsed */
     char file[64];            /* its name */
     unsigned export_type;     /* AIP_EXPORT_* from _export_type; 0 = not given */
@@ -248,53 +248,53 @@ typedef struct aip_profiler_info {
     unsigned host_sys;        /* AIP_HOST_SYS_* named in _host_sys */
     int l2_cache, sys_io, sys_interconnection, op_attr;
     int has_start_sync;
-    aip_clock_sync start_sync;
+    aip__clock_pair start_sync;
     char problem[256];        /* why nothing (or not everything) was read */
-} aip_profiler_info;
+} aip__profiler_info_data;
 
 /* profiler_metadata.json as (key, JSON text) pairs, in the file's key order
  * (read by src/result/profiler_metadata.c; the META_DATA table). */
-typedef struct aip_metadata {
+typedef struct aip__metadata {
     int found;
     size_t n;
     char **keys;
     char **values;            /* json.dumps()-style text of each value */
     char problem[160];        /* why nothing was read, "" if read */
-} aip_metadata;
+} aip__metadata;
 
-typedef struct aip_model {
-    aip_process *procs;
+typedef struct aip__model {
+    aip__process *procs;
     size_t n_procs, cap_procs;
     /* What the result directory's JSON files said, beside the raw data
      * (defaults until src/result/ fills them); every exporter reads the
      * model alone. */
-    aip_profiler_info info;
-    aip_metadata meta;
+    aip__profiler_info_data info;
+    aip__metadata meta;
     /* derived */
-    aip_step *steps;            /* sorted by number */
+    aip__step *steps;            /* sorted by number */
     size_t n_steps;
-    aip_step_row *step_rows;
+    aip__step_row *step_rows;
     size_t n_step_rows;
-    aip_flow *flows;
+    aip__flow *flows;
     size_t n_flows;
-    aip_mem_peak *mem_peaks;    /* by process, then device type and index */
+    aip__mem_peak *mem_peaks;    /* by process, then device type and index */
     size_t n_mem_peaks;
     int64_t first_ns, last_ns;  /* extent of everything recorded; 0,0 if nothing */
     uint64_t n_events;
     uint64_t dropped_events;
     int derived;
-} aip_model;
+} aip__model;
 
 /* --- model.c ---------------------------------------------------------- */
 /* aip__model_init() : an empty model, info at its defaults. */
-void aip__model_init(aip_model *m);
+void aip__model_init(aip__model *m);
 /* aip__model_free() : free everything; the model is empty again (as after init). */
-void aip__model_free(aip_model *m);
+void aip__model_free(aip__model *m);
 /* aip__profiler_info_defaults() : what holds without profiler_info.json:
  * rank -1, Level0, data_simplification on, everything else off. */
-void aip__profiler_info_defaults(aip_profiler_info *info);
+void aip__profiler_info_defaults(aip__profiler_info_data *info);
 /* aip__metadata_free() : free the pairs; *md is empty again. */
-void aip__metadata_free(aip_metadata *md);
+void aip__metadata_free(aip__metadata *md);
 /* aip__model_grow() : make room for `need` elements of `elem` bytes in a
  * growable array; AIP_ERR_NOMEM on failure. */
 aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem);
@@ -303,17 +303,17 @@ aip_status aip__model_grow(void **v, size_t *cap, size_t need, size_t elem);
 aip_status aip__array_grow(void **v, size_t *cap, size_t need, size_t elem);
 void aip__array_free(void *v);
 /* aip__model_str() : text of string `id` of process `p` ("" if undefined). */
-const char *aip__model_str(const aip_process *p, uint32_t id, size_t *len);
+const char *aip__model_str(const aip__process *p, uint32_t id, size_t *len);
 /* aip__model_op_fields() : decode an OP span's optional fields. */
-void aip__model_op_fields(const aip_thread *t, const aip_span *s, aip_op_fields *out);
+void aip__model_op_fields(const aip__thread *t, const aip__span *s, aip__op_fields *out);
 /* aip__model_range_domain() : domain string id of a RANGE span. */
-uint32_t aip__model_range_domain(const aip_thread *t, const aip_span *s);
+uint32_t aip__model_range_domain(const aip__thread *t, const aip__span *s);
 /* The ids of a PYFUNC span (its two aux words; all 0 if it has none). */
-typedef struct aip_pyfunc_fields {
+typedef struct aip__pyfunc_fields {
     uint32_t python_id, parent_id, module_id; /* module_id: string id, 0 = none */
-} aip_pyfunc_fields;
+} aip__pyfunc_fields;
 /* aip__model_pyfunc_fields() : decode a PYFUNC span's ids. */
-void aip__model_pyfunc_fields(const aip_thread *t, const aip_span *s, aip_pyfunc_fields *out);
+void aip__model_pyfunc_fields(const aip__thread *t, const aip__span *s, aip__pyfunc_fields *out);
 
 /* --- model_load.c ----------------------------------------------------- */
 /* aip__model_load_raw() : read one raw file into a new process of `m`.
@@ -321,77 +321,77 @@ void aip__model_pyfunc_fields(const aip_thread *t, const aip_span *s, aip_pyfunc
  * problem fields (AIP_OK).  Errors: the file cannot be opened or is not raw
  * data of a supported version (nothing is added), or no memory (a partial
  * process may remain; free the model). */
-aip_status aip__model_load_raw(aip_model *m, const char *path);
+aip_status aip__model_load_raw(aip__model *m, const char *path);
 
 /* --- tick_convert.c --------------------------------------------------- */
 /* aip__ticks_convert() : turn every tick value of `p` into wall-clock ns. */
-void aip__ticks_convert(aip_process *p, const aip_model *m);
+void aip__ticks_convert(aip__process *p, const aip__model *m);
 
 /* --- derive.c --------------------------------------------------------- */
 /* aip__model_derive() : sort and nest spans, self times, steps, step trace
  * rows, range pairs, fwdbwd flows, extent.  Call once after loading. */
-aip_status aip__model_derive(aip_model *m);
+aip_status aip__model_derive(aip__model *m);
 
 /* --- span_tree.c ------------------------------------------------------ */
 /* aip__spans_sort() : order spans by start, longer first on equal starts
  * (exact duplicates: later in the file first, so an outer span that
  * completed last encloses its twin). */
-aip_status aip__spans_sort(aip_span *spans, size_t n);
+aip_status aip__spans_sort(aip__span *spans, size_t n);
 /* aip__spans_nest() : fill self_ns and top_op for sorted spans. */
-aip_status aip__spans_nest(aip_thread *t);
+aip_status aip__spans_nest(aip__thread *t);
 
 /* --- steps.c ---------------------------------------------------------- */
 /* aip__step_number() : 1 and *number if `name` is "ProfilerStep#<N>". */
 int aip__step_number(const char *name, size_t len, int64_t *number);
 /* aip__step_name_flags() : per string id, 1 if it names a step (malloc'd). */
-uint8_t *aip__step_name_flags(const aip_process *p);
+uint8_t *aip__step_name_flags(const aip__process *p);
 /* aip__steps_add() : append p's step annotations to m->steps (capacity *cap). */
-aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_step,
+aip_status aip__steps_add(aip__model *m, const aip__process *p, const uint8_t *is_step,
                           size_t *cap);
 /* aip__steps_finish() : sort by number and merge equal numbers. */
-void aip__steps_finish(aip_model *m);
+void aip__steps_finish(aip__model *m);
 /* aip__step_trace_compute() : m->step_rows, every column, from steps (or
  * the whole profile). */
-aip_status aip__step_trace_compute(aip_model *m);
+aip_status aip__step_trace_compute(aip__model *m);
 /* aip__step_row_columns() : a row's values in the files' column order,
  * Computing ... Preparing (after Device_id and Step); ns. */
 #define AIP_STEP_TRACE_COLS 9
-void aip__step_row_columns(const aip_step_row *r, int64_t out[AIP_STEP_TRACE_COLS]);
+void aip__step_row_columns(const aip__step_row *r, int64_t out[AIP_STEP_TRACE_COLS]);
 
 /* --- memory.c --------------------------------------------------------- */
 /* aip__memory_derive() : time order, alloc/free pairs, op names and
  * categories of p's memory records (docs/MEMORY.md); then m->mem_peaks. */
-aip_status aip__memory_derive(aip_model *m);
+aip_status aip__memory_derive(aip__model *m);
 /* Every memory record of every process in time order (processes in
  * raw-file order on equal times). */
-typedef struct aip_mem_iter {
-    const aip_model *m;
+typedef struct aip__mem_iter {
+    const aip__model *m;
     size_t *pos;
-} aip_mem_iter;
-aip_status aip__mem_iter_init(aip_mem_iter *it, const aip_model *m);
-int aip__mem_iter_next(aip_mem_iter *it, size_t *proc, size_t *idx);
-void aip__mem_iter_free(aip_mem_iter *it);
+} aip__mem_iter;
+aip_status aip__mem_iter_init(aip__mem_iter *it, const aip__model *m);
+int aip__mem_iter_next(aip__mem_iter *it, size_t *proc, size_t *idx);
+void aip__mem_iter_free(aip__mem_iter *it);
 /* aip__mem_category_name() : "PARAMETER", ..., "UNKNOWN". */
 const char *aip__mem_category_name(unsigned category);
 
 /* --- op_stats.c ------------------------------------------------------- */
 enum { AIP_STAT_OPS = 1, AIP_STAT_ANNOTATIONS = 2, AIP_STAT_RANGES = 4 }; /* kinds */
 enum { AIP_STAT_LEVEL_OP = 1, AIP_STAT_LEVEL_MSTX = 2 };                /* levels */
-typedef struct aip_op_stat {
+typedef struct aip__op_stat {
     const char *name;         /* into a process's string blob (the model's lifetime) */
     size_t len;
     unsigned level;           /* AIP_STAT_LEVEL_*: ops and record_function, or mstx */
     uint64_t count;
     int64_t total_ns, self_ns, min_ns, max_ns;
     double mean_us, m2_us;    /* running mean and squared deviations (Welford) */
-} aip_op_stat;
+} aip__op_stat;
 /* aip__op_stats() : spans of the chosen kinds grouped by (name, level),
  * ProfilerStep#N excluded; sorted by total time, longest first.  *out is
  * malloc'd. */
-aip_status aip__op_stats(const aip_model *m, unsigned kinds, aip_op_stat **out, size_t *n);
+aip_status aip__op_stats(const aip__model *m, unsigned kinds, aip__op_stat **out, size_t *n);
 
 /* --- pairing.c -------------------------------------------------------- */
-aip_status aip__ranges_pair(aip_process *p);
-aip_status aip__flows_pair(aip_model *m);
+aip_status aip__ranges_pair(aip__process *p);
+aip_status aip__flows_pair(aip__model *m);
 
 #endif

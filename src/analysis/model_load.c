@@ -1,5 +1,5 @@
 /*
- * model_load.c — one raw file → one aip_process of the model.
+ * model_load.c — one raw file → one aip__process of the model.
  *
  * Chunks are decoded as the reader yields them (one chunk in memory at a
  * time).  Every length in a CRC-valid chunk is still checked: an EVENTS
@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 
 typedef struct loader {
-    aip_process *p;
+    aip__process *p;
     aip__ht tids;               /* thread id → index of p->threads */
 } loader;
 
-static void load_problem(aip_process *p, const char *fmt, unsigned long long off)
+static void load_problem(aip__process *p, const char *fmt, unsigned long long off)
 {
     if (!p->load_problem[0])
         snprintf(p->load_problem, sizeof p->load_problem, fmt, off);
@@ -30,13 +30,13 @@ static void load_problem(aip_process *p, const char *fmt, unsigned long long off
 
 static uint64_t thread_hash(const void *ctx, uint32_t i)
 {
-    return aip__hash_u64(((const aip_process *)ctx)->threads[i].tid);
+    return aip__hash_u64(((const aip__process *)ctx)->threads[i].tid);
 }
 
 /* Index of thread `tid`, created on first sight. */
 static aip_status thread_index(loader *L, uint64_t tid, uint32_t *out)
 {
-    aip_process *p = L->p;
+    aip__process *p = L->p;
     aip__ht_probe pr;
     for (uint32_t i = aip__ht_first(&L->tids, aip__hash_u64(tid), &pr); i != AIP__HT_NONE;
          i = aip__ht_next(&L->tids, &pr)) {
@@ -53,16 +53,16 @@ static aip_status thread_index(loader *L, uint64_t tid, uint32_t *out)
         return s;
     if (aip__ht_add(&L->tids, &pr, thread_hash, p))
         return aip__fail(AIP_ERR_NOMEM, "no memory for the thread table");
-    aip_thread *t = &p->threads[p->n_threads];
+    aip__thread *t = &p->threads[p->n_threads];
     memset(t, 0, sizeof *t);
     t->tid = tid;
     *out = (uint32_t)p->n_threads++;
     return AIP_OK;
 }
 
-static void decode_info(aip_process *p, const aip_raw_chunk *c)
+static void decode_info(aip__process *p, const aip__raw_chunk *c)
 {
-    aip_raw_info in;
+    aip__raw_info in;
     if (aip__raw_info_parse(c->payload, c->size, &in)) {
         p->bad_other_chunks++;
         load_problem(p, "INFO chunk at offset %llu is not a JSON object", c->offset);
@@ -86,9 +86,9 @@ static void decode_info(aip_process *p, const aip_raw_chunk *c)
     p->has_info = 1;
 }
 
-static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)
+static aip_status decode_strings(aip__process *p, const aip__raw_chunk *c)
 {
-    aip_strings *st = &p->strings;
+    aip__strings *st = &p->strings;
     if (c->size < 8) {
         p->bad_other_chunks++;
         load_problem(p, "STRINGS chunk at offset %llu is too short", c->offset);
@@ -127,7 +127,7 @@ static aip_status decode_strings(aip_process *p, const aip_raw_chunk *c)
         }
         memcpy(st->blob + st->blob_len, text, len);
         st->blob[st->blob_len + len] = '\0';
-        st->ent[id] = (aip_str_entry){st->blob_len, len, 1};
+        st->ent[id] = (aip__str_entry){st->blob_len, len, 1};
         st->blob_len += (size_t)len + 1;
     }
     return AIP_OK;
@@ -170,9 +170,9 @@ static int64_t events_check(const uint8_t *p, uint32_t size, size_t *spans, size
     uint32_t off = 0;
     *spans = *aux = 0;
     while (off < size) {
-        if (size - off < sizeof(aip_rec_header))
+        if (size - off < sizeof(aip__rec_header))
             return -1;
-        aip_rec_header h;
+        aip__rec_header h;
         memcpy(&h, p + off, sizeof h);
         if (h.size < sizeof h || (h.size & 7) || h.size > size - off ||
             h.size < record_min_size(h.kind, h.flags))
@@ -196,10 +196,10 @@ static uint32_t name_id(uint32_t id) { return id <= AIP_NAME_ID_MAX ? id : 0; }
 
 /* Capacity was reserved for the whole chunk (decode_events), so this is
  * the per-op hot path: no allocation, no call. */
-static inline void add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uint32_t name,
+static inline void add_span(aip__thread *t, const uint8_t *rec, uint8_t kind, uint32_t name,
                             unsigned opflags, const uint64_t *aux, unsigned n_aux)
 {
-    aip_span *sp = &t->spans[t->n_spans++];
+    aip__span *sp = &t->spans[t->n_spans++];
     uint64_t start, end;
     memcpy(&start, rec + 8, 8);
     memcpy(&end, rec + 16, 8);
@@ -228,10 +228,10 @@ static inline void add_span(aip_thread *t, const uint8_t *rec, uint8_t kind, uin
         (vec).v[(vec).n++] = (val);                                                      \
     } while (0)
 
-static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
-                                const aip_rec_header *h)
+static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
+                                const aip__rec_header *h)
 {
-    aip_thread *t = &p->threads[ti];
+    aip__thread *t = &p->threads[ti];
     uint64_t a, b;
     uint32_t d;
     switch (h->kind) {
@@ -266,30 +266,30 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
         memcpy(&d, r + 24, 4);
-        PUSH(p->range_starts, ((aip_range_point){(int64_t)a, b, name_id(h->name), name_id(d),
+        PUSH(p->range_starts, ((aip__range_point){(int64_t)a, b, name_id(h->name), name_id(d),
                                                  ti, -1}));
         return AIP_OK;
     case AIP_REC_RANGE_END:
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
-        PUSH(p->range_ends, ((aip_range_point){(int64_t)a, b, 0, 0, ti, -1}));
+        PUSH(p->range_ends, ((aip__range_point){(int64_t)a, b, 0, 0, ti, -1}));
         return AIP_OK;
     case AIP_REC_MARK:
         memcpy(&a, r + 8, 8);
         memcpy(&d, r + 16, 4);
-        PUSH(p->marks, ((aip_mark_ev){(int64_t)a, name_id(h->name), name_id(d), ti, 0}));
+        PUSH(p->marks, ((aip__mark_ev){(int64_t)a, name_id(h->name), name_id(d), ti, 0}));
         return AIP_OK;
     case AIP_REC_MEMORY: {
-        aip_rec_memory m;
+        aip__rec_memory m;
         memcpy(&m, r, sizeof m);
-        PUSH(p->memory, ((aip_mem_ev){(int64_t)m.ts, m.address, m.bytes, m.total_allocated,
+        PUSH(p->memory, ((aip__mem_ev){(int64_t)m.ts, m.address, m.bytes, m.total_allocated,
                                          m.total_reserved, ti, m.device_type, m.device_index}));
         return AIP_OK;
     }
     case AIP_REC_GC:
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
-        PUSH(p->gc, ((aip_gc_ev){(int64_t)a, (int64_t)b, ti}));
+        PUSH(p->gc, ((aip__gc_ev){(int64_t)a, (int64_t)b, ti}));
         return AIP_OK;
     case AIP_REC_THREAD_NAME:
         t->name = name_id(h->name);
@@ -303,7 +303,7 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
         memcpy(&bytes, r + 24, 8);
         if (r[34] >= AIP_MEMCAT_COUNT)
             return AIP_OK; /* a category this reader does not know: not a label */
-        PUSH(p->mem_labels, ((aip_mem_label){(int64_t)a, b, bytes, ti, r[32], (int8_t)r[33],
+        PUSH(p->mem_labels, ((aip__mem_label){(int64_t)a, b, bytes, ti, r[32], (int8_t)r[33],
                                               r[34], 0, -1}));
         return AIP_OK;
     }
@@ -312,9 +312,9 @@ static aip_status decode_record(aip_process *p, uint32_t ti, const uint8_t *r,
     }
 }
 
-static aip_status decode_events(loader *L, const aip_raw_chunk *c)
+static aip_status decode_events(loader *L, const aip__raw_chunk *c)
 {
-    aip_process *p = L->p;
+    aip__process *p = L->p;
     size_t spans, aux;
     int64_t n = events_check(c->payload, c->size, &spans, &aux);
     if (n < 0) {
@@ -327,7 +327,7 @@ static aip_status decode_events(loader *L, const aip_raw_chunk *c)
     aip_status s = thread_index(L, c->tid, &ti);
     if (s)
         return s;
-    aip_thread *t = &p->threads[ti];
+    aip__thread *t = &p->threads[ti];
     size_t aux_need = t->n_aux + aux;
     if (aux_need > AIP_AUX_MAX)
         aux_need = AIP_AUX_MAX; /* beyond: ops keep their times, lose side fields */
@@ -337,7 +337,7 @@ static aip_status decode_events(loader *L, const aip_raw_chunk *c)
     if (s)
         return s;
     for (uint32_t off = 0; off < c->size;) {
-        aip_rec_header h;
+        aip__rec_header h;
         memcpy(&h, c->payload + off, sizeof h);
         s = decode_record(p, ti, c->payload + off, &h);
         if (s)
@@ -348,13 +348,13 @@ static aip_status decode_events(loader *L, const aip_raw_chunk *c)
     return AIP_OK;
 }
 
-static aip_status decode_stats(loader *L, const aip_raw_chunk *c)
+static aip_status decode_stats(loader *L, const aip__raw_chunk *c)
 {
-    aip_process *p = L->p;
+    aip__process *p = L->p;
     uint32_t count = 0;
     if (c->size >= 8)
         memcpy(&count, c->payload, 4);
-    if (c->size < 8 || count > (c->size - 8) / sizeof(aip_stats_entry)) {
+    if (c->size < 8 || count > (c->size - 8) / sizeof(aip__stats_entry)) {
         p->bad_other_chunks++;
         load_problem(p, "STATS chunk at offset %llu is inconsistent", c->offset);
         return AIP_OK;
@@ -362,7 +362,7 @@ static aip_status decode_stats(loader *L, const aip_raw_chunk *c)
     /* A second STATS chunk (not written today) supersedes the first. */
     p->recorded = p->dropped = 0;
     for (uint32_t i = 0; i < count; i++) {
-        aip_stats_entry e;
+        aip__stats_entry e;
         memcpy(&e, c->payload + 8 + (size_t)i * sizeof e, sizeof e);
         p->recorded += e.recorded;
         p->dropped += e.dropped;
@@ -377,9 +377,9 @@ static aip_status decode_stats(loader *L, const aip_raw_chunk *c)
     return AIP_OK;
 }
 
-static aip_status decode_chunk(loader *L, const aip_raw_chunk *c)
+static aip_status decode_chunk(loader *L, const aip__raw_chunk *c)
 {
-    aip_process *p = L->p;
+    aip__process *p = L->p;
     p->chunks++;
     switch (c->type) {
     case AIP_CHUNK_INFO:
@@ -390,7 +390,7 @@ static aip_status decode_chunk(loader *L, const aip_raw_chunk *c)
     case AIP_CHUNK_EVENTS:
         return decode_events(L, c);
     case AIP_CHUNK_CLOCK:
-        if (c->size < sizeof(aip_clock_sync)) {
+        if (c->size < sizeof(aip__clock_pair)) {
             p->bad_other_chunks++;
             load_problem(p, "CLOCK chunk at offset %llu is too short", c->offset);
             return AIP_OK;
@@ -410,11 +410,11 @@ static aip_status decode_chunk(loader *L, const aip_raw_chunk *c)
  * sort the threads by tid and renumber those references. */
 static int cmp_thread(const void *a, const void *b)
 {
-    const aip_thread *x = a, *y = b;
+    const aip__thread *x = a, *y = b;
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static aip_status sort_threads(aip_process *p)
+static aip_status sort_threads(aip__process *p)
 {
     size_t n = p->n_threads;
     if (n < 2)
@@ -469,9 +469,9 @@ static int64_t pid_from_name(const char *path)
     return 0;
 }
 
-aip_status aip__model_load_raw(aip_model *m, const char *path)
+aip_status aip__model_load_raw(aip__model *m, const char *path)
 {
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     aip_status s = aip__raw_open(path, &r);
     if (s)
         return s;
@@ -480,7 +480,7 @@ aip_status aip__model_load_raw(aip_model *m, const char *path)
         aip__raw_close(r);
         return s;
     }
-    aip_process *p = &m->procs[m->n_procs];
+    aip__process *p = &m->procs[m->n_procs];
     memset(p, 0, sizeof *p);
     loader L = {.p = p};
     p->source = strdup(path);
@@ -490,7 +490,7 @@ aip_status aip__model_load_raw(aip_model *m, const char *path)
     p->strings.max_ent = (1u << 20) + p->file_bytes / 4;
     if (!p->source)
         s = aip__fail(AIP_ERR_NOMEM, "no memory");
-    aip_raw_chunk c;
+    aip__raw_chunk c;
     int rc = 0;
     while (!s && (rc = aip__raw_next(r, &c)) == 1)
         s = decode_chunk(&L, &c);

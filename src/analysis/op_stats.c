@@ -16,7 +16,7 @@
 #include <string.h>
 
 typedef struct grouper {
-    aip_op_stat *v;
+    aip__op_stat *v;
     size_t n, cap;
     aip__ht index;            /* (text, level) → index of v */
     uint64_t *hashes;         /* per group: compared before the text */
@@ -35,7 +35,7 @@ static int64_t group_of(grouper *g, const char *s, size_t n, unsigned level)
     aip__ht_probe pr;
     for (uint32_t i = aip__ht_first(&g->index, h, &pr); i != AIP__HT_NONE;
          i = aip__ht_next(&g->index, &pr)) {
-        const aip_op_stat *o = &g->v[i];
+        const aip__op_stat *o = &g->v[i];
         if (g->hashes[i] == h && o->level == level && o->len == n && !memcmp(o->name, s, n))
             return i;
     }
@@ -43,12 +43,12 @@ static int64_t group_of(grouper *g, const char *s, size_t n, unsigned level)
         aip__model_grow((void **)&g->hashes, &g->hashes_cap, g->n + 1, sizeof *g->hashes) ||
         aip__ht_add(&g->index, &pr, group_hash, g))
         return -1;
-    g->v[g->n] = (aip_op_stat){.name = s, .len = n, .level = level, .min_ns = INT64_MAX};
+    g->v[g->n] = (aip__op_stat){.name = s, .len = n, .level = level, .min_ns = INT64_MAX};
     g->hashes[g->n] = h;
     return (int64_t)g->n++;
 }
 
-static void add(aip_op_stat *o, int64_t total, int64_t self)
+static void add(aip__op_stat *o, int64_t total, int64_t self)
 {
     o->count++;
     o->total_ns += total;
@@ -65,7 +65,7 @@ static void add(aip_op_stat *o, int64_t total, int64_t self)
 
 /* The statistics level of span s, 0 to leave it out; is_step has n_ent
  * entries (a name id past them is no step: its string was lost). */
-static unsigned level_of(const aip_span *s, const uint8_t *is_step, size_t n_ent, unsigned kinds)
+static unsigned level_of(const aip__span *s, const uint8_t *is_step, size_t n_ent, unsigned kinds)
 {
     switch (s->kind) {
     case AIP_SPAN_OP:
@@ -83,7 +83,7 @@ static unsigned level_of(const aip_span *s, const uint8_t *is_step, size_t n_ent
 
 static int cmp_stat(const void *a, const void *b)
 {
-    const aip_op_stat *x = a, *y = b;
+    const aip__op_stat *x = a, *y = b;
     if (x->total_ns != y->total_ns)
         return x->total_ns > y->total_ns ? -1 : 1;
     size_t n = x->len < y->len ? x->len : y->len;
@@ -95,7 +95,7 @@ static int cmp_stat(const void *a, const void *b)
     return (int)x->level - (int)y->level;
 }
 
-static aip_status process_spans(grouper *g, const aip_process *p, unsigned kinds)
+static aip_status process_spans(grouper *g, const aip__process *p, unsigned kinds)
 {
     uint8_t *is_step = (kinds & AIP_STAT_ANNOTATIONS) ? aip__step_name_flags(p) : NULL;
     uint32_t *map = calloc(p->strings.n_ent ? 2 * p->strings.n_ent : 1, sizeof *map);
@@ -106,9 +106,9 @@ static aip_status process_spans(grouper *g, const aip_process *p, unsigned kinds
     }
     aip_status s = AIP_OK;
     for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
-        const aip_thread *t = &p->threads[ti];
+        const aip__thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans; i++) {
-            const aip_span *sp = &t->spans[i];
+            const aip__span *sp = &t->spans[i];
             unsigned level = level_of(sp, is_step, p->strings.n_ent, kinds);
             if (!level)
                 continue;
@@ -142,7 +142,7 @@ static aip_status process_spans(grouper *g, const aip_process *p, unsigned kinds
     return s;
 }
 
-aip_status aip__op_stats(const aip_model *m, unsigned kinds, aip_op_stat **out, size_t *n)
+aip_status aip__op_stats(const aip__model *m, unsigned kinds, aip__op_stat **out, size_t *n)
 {
     grouper g = {0};
     aip_status s = AIP_OK;

@@ -25,9 +25,9 @@
 
 static int cmp_point(const void *a, const void *b, void *ctx)
 {
-    const aip_range_point *v = ctx;
+    const aip__range_point *v = ctx;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    const aip_range_point *x = &v[i], *y = &v[j];
+    const aip__range_point *x = &v[i], *y = &v[j];
     if (x->range_id != y->range_id)
         return x->range_id < y->range_id ? -1 : 1;
     if (x->ts != y->ts)
@@ -35,7 +35,7 @@ static int cmp_point(const void *a, const void *b, void *ctx)
     return i < j ? -1 : i > j;
 }
 
-aip_status aip__ranges_pair(aip_process *p)
+aip_status aip__ranges_pair(aip__process *p)
 {
     size_t ns = p->range_starts.n, ne = p->range_ends.n;
     p->unmatched_range_starts = ns;
@@ -58,8 +58,8 @@ aip_status aip__ranges_pair(aip_process *p)
     qsort_r(ei, ne, sizeof *ei, cmp_point, p->range_ends.v);
     size_t a = 0, b = 0;
     while (a < ns && b < ne) {
-        aip_range_point *s = &p->range_starts.v[si[a]];
-        const aip_range_point *e = &p->range_ends.v[ei[b]];
+        aip__range_point *s = &p->range_starts.v[si[a]];
+        const aip__range_point *e = &p->range_ends.v[ei[b]];
         if (s->range_id < e->range_id) {
             a++;
         } else if (s->range_id > e->range_id) {
@@ -133,7 +133,7 @@ static aip_status map_add(seq_map *m, aip__ht_probe *pr, uint64_t tid, int64_t s
 }
 
 /* The sequence number of an op span, or -1. */
-static int64_t span_seq(const aip_thread *t, const aip_span *s, uint64_t *fwd)
+static int64_t span_seq(const aip__thread *t, const aip__span *s, uint64_t *fwd)
 {
     if (s->kind != AIP_SPAN_OP || !(s->opflags & AIP_OPF_SEQ) || !s->aux)
         return -1;
@@ -150,15 +150,15 @@ static int cmp_slot(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
+static aip_status pair_process(aip__model *m, size_t pi, size_t *cap)
 {
-    const aip_process *p = &m->procs[pi];
+    const aip__process *p = &m->procs[pi];
     seq_map map = {0};
     aip_status rc = AIP_OK;
     size_t nt = p->n_threads < UINT32_MAX ? p->n_threads : UINT32_MAX;
     /* Pass 1: the earliest backward op of each (forward thread, number). */
     for (size_t ti = 0; ti < nt && !rc; ti++) {
-        const aip_thread *t = &p->threads[ti];
+        const aip__thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans && i < UINT32_MAX && !rc; i++) {
             uint64_t fwd;
             int64_t seq = span_seq(t, &t->spans[i], &fwd);
@@ -176,7 +176,7 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
      * the thread a backward op names (tids are unique in a process).  The
      * later span wins a tie: iteration is in span order. */
     for (size_t ti = 0; ti < nt && !rc && map.n; ti++) {
-        const aip_thread *t = &p->threads[ti];
+        const aip__thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans && i < UINT32_MAX; i++) {
             uint64_t fwd;
             int64_t seq = span_seq(t, &t->spans[i], &fwd);
@@ -200,7 +200,7 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
             continue;
         rc = aip__array_grow((void **)&m->flows, cap, m->n_flows + 1, sizeof *m->flows);
         if (!rc)
-            m->flows[m->n_flows++] = (aip_flow){(uint32_t)pi, f->thread, s->bwd.thread, f->span,
+            m->flows[m->n_flows++] = (aip__flow){(uint32_t)pi, f->thread, s->bwd.thread, f->span,
                                                 s->bwd.span};
     }
     free(map.slots);
@@ -208,7 +208,7 @@ static aip_status pair_process(aip_model *m, size_t pi, size_t *cap)
     return rc;
 }
 
-aip_status aip__flows_pair(aip_model *m)
+aip_status aip__flows_pair(aip__model *m)
 {
     size_t cap = 0;
     m->n_flows = 0;

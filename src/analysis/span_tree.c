@@ -23,14 +23,14 @@
 #include <string.h>
 
 /* `later` (from later in the file) goes before `earlier`? */
-static inline int goes_before(const aip_span *later, const aip_span *earlier)
+static inline int goes_before(const aip__span *later, const aip__span *earlier)
 {
     return later->start < earlier->start ||
            (later->start == earlier->start && later->end >= earlier->end);
 }
 
 /* Merge sorted runs a (earlier in the file) and b (later) into out. */
-static void merge(const aip_span *a, size_t na, const aip_span *b, size_t nb, aip_span *out)
+static void merge(const aip__span *a, size_t na, const aip__span *b, size_t nb, aip__span *out)
 {
     size_t i = 0, j = 0, k = 0;
     while (i < na && j < nb)
@@ -42,16 +42,16 @@ static void merge(const aip_span *a, size_t na, const aip_span *b, size_t nb, ai
 }
 
 /* Bottom-up merge sort of s[0..n) (in file order) using tmp[0..n). */
-static void merge_sort(aip_span *s, size_t n, aip_span *tmp)
+static void merge_sort(aip__span *s, size_t n, aip__span *tmp)
 {
-    aip_span *src = s, *dst = tmp;
+    aip__span *src = s, *dst = tmp;
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n;
             size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
             merge(src + lo, mid - lo, src + mid, hi - mid, dst + lo);
         }
-        aip_span *x = src;
+        aip__span *x = src;
         src = dst;
         dst = x;
     }
@@ -59,14 +59,14 @@ static void merge_sort(aip_span *s, size_t n, aip_span *tmp)
         memcpy(s, src, n * sizeof *s);
 }
 
-aip_status aip__spans_sort(aip_span *s, size_t n)
+aip_status aip__spans_sort(aip__span *s, size_t n)
 {
     uint64_t budget = 32 * (uint64_t)n + 4096, work = 0;
     size_t i = 1;
     for (; i < n; i++) {
         if (!goes_before(&s[i], &s[i - 1]))
             continue;
-        aip_span x = s[i];
+        aip__span x = s[i];
         size_t j = i - 1;
         while (j > 0 && goes_before(&x, &s[j - 1]))
             j--;
@@ -82,7 +82,7 @@ aip_status aip__spans_sort(aip_span *s, size_t n)
         return AIP_OK;
     /* s[0..i) is sorted; sort the rest (still in file order), then merge:
      * every element of the rest is later in the file than the prefix. */
-    aip_span *tmp = malloc(n * sizeof *tmp);
+    aip__span *tmp = malloc(n * sizeof *tmp);
     if (!tmp)
         return aip__fail(AIP_ERR_NOMEM, "no memory to sort %zu spans", n);
     merge_sort(s + i, n - i, tmp);
@@ -99,7 +99,7 @@ typedef struct open_span {
     int64_t children; /* total duration of direct children so far */
 } open_span;
 
-aip_status aip__spans_nest(aip_thread *t)
+aip_status aip__spans_nest(aip__thread *t)
 {
     size_t n = t->n_spans;
     free(t->self_ns);
@@ -110,7 +110,7 @@ aip_status aip__spans_nest(aip_thread *t)
     open_span *stack = malloc(cap * sizeof *stack);
     if (!stack)
         return aip__fail(AIP_ERR_NOMEM, "no memory for nesting");
-    aip_span *s = t->spans;
+    aip__span *s = t->spans;
     for (size_t i = 0; i <= n; i++) {
         /* Python functions are trace-only: they neither nest ops nor take
          * from anyone's self time (torch leaves them out of its op tree). */
@@ -122,7 +122,7 @@ aip_status aip__spans_nest(aip_thread *t)
         /* Close every open span that does not contain span i (all at the end). */
         while (depth) {
             open_span *top = &stack[depth - 1];
-            const aip_span *p = &s[top->idx];
+            const aip__span *p = &s[top->idx];
             if (i < n && s[i].end <= p->end)
                 break;
             int64_t self = (p->end - p->start) - top->children;

@@ -35,7 +35,7 @@ int aip__step_number(const char *name, size_t len, int64_t *number)
     return 1;
 }
 
-uint8_t *aip__step_name_flags(const aip_process *p)
+uint8_t *aip__step_name_flags(const aip__process *p)
 {
     size_t n = p->strings.n_ent;
     uint8_t *f = calloc(n ? n : 1, 1);
@@ -50,18 +50,18 @@ uint8_t *aip__step_name_flags(const aip_process *p)
     return f;
 }
 
-aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_step,
+aip_status aip__steps_add(aip__model *m, const aip__process *p, const uint8_t *is_step,
                           size_t *cap)
 {
     for (size_t ti = 0; ti < p->n_threads; ti++) {
-        const aip_thread *t = &p->threads[ti];
+        const aip__thread *t = &p->threads[ti];
         for (size_t i = 0; i < t->n_spans; i++) {
-            const aip_span *s = &t->spans[i];
+            const aip__span *s = &t->spans[i];
             if (s->kind != AIP_SPAN_ANNOTATION || s->name >= p->strings.n_ent || !is_step[s->name])
                 continue;
             size_t len;
             const char *name = aip__model_str(p, s->name, &len);
-            aip_step st = {0, s->start, s->end};
+            aip__step st = {0, s->start, s->end};
             aip__step_number(name, len, &st.number);
             aip_status rc = aip__model_grow((void **)&m->steps, cap, m->n_steps + 1, sizeof st);
             if (rc)
@@ -74,13 +74,13 @@ aip_status aip__steps_add(aip_model *m, const aip_process *p, const uint8_t *is_
 
 static int cmp_step(const void *a, const void *b)
 {
-    const aip_step *x = a, *y = b;
+    const aip__step *x = a, *y = b;
     if (x->number != y->number)
         return x->number < y->number ? -1 : 1;
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-void aip__steps_finish(aip_model *m)
+void aip__steps_finish(aip__model *m)
 {
     if (!m->n_steps)
         return;
@@ -88,7 +88,7 @@ void aip__steps_finish(aip_model *m)
     size_t k = 0;
     for (size_t i = 0; i < m->n_steps; i++) {
         if (k && m->steps[k - 1].number == m->steps[i].number) {
-            aip_step *d = &m->steps[k - 1];
+            aip__step *d = &m->steps[k - 1];
             if (m->steps[i].start < d->start)
                 d->start = m->steps[i].start;
             if (m->steps[i].end > d->end)
@@ -104,7 +104,7 @@ void aip__steps_finish(aip_model *m)
 
 typedef struct cursor {
     int64_t key;              /* start of the cursor's current top-level op */
-    const aip_thread *t;
+    const aip__thread *t;
     size_t i;
 } cursor;
 
@@ -130,7 +130,7 @@ static void heap_down(cursor *h, size_t n, size_t i)
 /* Move a cursor to its next top-level op at index >= c->i; 0 if none. */
 static int cursor_seek(cursor *c)
 {
-    const aip_thread *t = c->t;
+    const aip__thread *t = c->t;
     while (c->i < t->n_spans && !t->spans[c->i].top_op)
         c->i++;
     if (c->i >= t->n_spans)
@@ -140,7 +140,7 @@ static int cursor_seek(cursor *c)
 }
 
 typedef struct sweep {
-    aip_step_row *rows;
+    aip__step_row *rows;
     size_t n_rows;
     const size_t *order;      /* rows by start */
     size_t next_first, next_comp;
@@ -155,7 +155,7 @@ static void first_op(sweep *w, int64_t s)
     /* Every pending row is settled by the first op starting at or after its
      * start: either the op is inside the row or no op started in it. */
     for (size_t k = 0; k < w->n_pending; k++) {
-        aip_step_row *r = &w->rows[w->pending[k]];
+        aip__step_row *r = &w->rows[w->pending[k]];
         if (s < r->end)
             r->preparing = s - r->start;
     }
@@ -168,7 +168,7 @@ static void add_segment(sweep *w, int64_t a, int64_t b)
         w->active[w->n_active++] = w->order[w->next_comp++];
     size_t keep = 0;
     for (size_t k = 0; k < w->n_active; k++) {
-        aip_step_row *r = &w->rows[w->active[k]];
+        aip__step_row *r = &w->rows[w->active[k]];
         int64_t lo = a > r->start ? a : r->start, hi = b < r->end ? b : r->end;
         if (hi > lo)
             r->computing += hi - lo;
@@ -180,15 +180,15 @@ static void add_segment(sweep *w, int64_t a, int64_t b)
 
 static int cmp_row_start(const void *a, const void *b, void *ctx)
 {
-    const aip_step_row *rows = ctx;
-    const aip_step_row *x = &rows[*(const size_t *)a];
-    const aip_step_row *y = &rows[*(const size_t *)b];
+    const aip__step_row *rows = ctx;
+    const aip__step_row *x = &rows[*(const size_t *)a];
+    const aip__step_row *y = &rows[*(const size_t *)b];
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static aip_status run_sweep(aip_model *m, sweep *w)
+static aip_status run_sweep(aip__model *m, sweep *w)
 {
     size_t n_threads = 0;
     for (size_t i = 0; i < m->n_procs; i++)
@@ -208,7 +208,7 @@ static aip_status run_sweep(aip_model *m, sweep *w)
     int have = 0;
     int64_t a = 0, b = 0;
     while (n) {
-        const aip_span *s = &heap[0].t->spans[heap[0].i];
+        const aip__span *s = &heap[0].t->spans[heap[0].i];
         first_op(w, s->start);
         if (have && s->start <= b) {
             if (s->end > b)
@@ -234,7 +234,7 @@ static aip_status run_sweep(aip_model *m, sweep *w)
 /* The columns that follow from Computing and the step's length.  The
  * communication columns stay 0 until a device back end adds communication
  * ops; the formulas are the seed's, so they hold then too. */
-static void derive_columns(aip_step_row *r)
+static void derive_columns(aip__step_row *r)
 {
     int64_t dur = r->end - r->start;
     r->overlapped = r->communication - r->comm_not_overlapped;
@@ -244,7 +244,7 @@ static void derive_columns(aip_step_row *r)
         r->comm_not_overlapped - r->bubble > 0 ? r->comm_not_overlapped - r->bubble : 0;
 }
 
-void aip__step_row_columns(const aip_step_row *r, int64_t out[AIP_STEP_TRACE_COLS])
+void aip__step_row_columns(const aip__step_row *r, int64_t out[AIP_STEP_TRACE_COLS])
 {
     const int64_t cols[AIP_STEP_TRACE_COLS] = {
         r->computing, r->comm_not_overlapped, r->overlapped, r->communication, r->free,
@@ -252,7 +252,7 @@ void aip__step_row_columns(const aip_step_row *r, int64_t out[AIP_STEP_TRACE_COL
     memcpy(out, cols, sizeof cols);
 }
 
-aip_status aip__step_trace_compute(aip_model *m)
+aip_status aip__step_trace_compute(aip__model *m)
 {
     size_t n = m->n_steps ? m->n_steps : 1;
     free(m->step_rows);
@@ -265,10 +265,10 @@ aip_status aip__step_trace_compute(aip_model *m)
     m->n_step_rows = n;
     if (m->n_steps) {
         for (size_t i = 0; i < n; i++)
-            m->step_rows[i] = (aip_step_row){.has_number = 1, .number = m->steps[i].number,
+            m->step_rows[i] = (aip__step_row){.has_number = 1, .number = m->steps[i].number,
                                              .start = m->steps[i].start, .end = m->steps[i].end};
     } else {
-        m->step_rows[0] = (aip_step_row){.start = m->first_ns, .end = m->last_ns};
+        m->step_rows[0] = (aip__step_row){.start = m->first_ns, .end = m->last_ns};
     }
     sweep w = {.rows = m->step_rows, .n_rows = n, .order = buf, .pending = buf + n,
                .active = buf + 2 * n};

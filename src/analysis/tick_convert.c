@@ -42,9 +42,9 @@ static uint64_t mult_from_ratio(uint64_t num, uint64_t den)
     return m > MULT_MAX ? MULT_MAX : (uint64_t)m;
 }
 
-static void setup(conv *c, aip_process *p, const aip_model *m)
+static void setup(conv *c, aip__process *p, const aip__model *m)
 {
-    const aip_clock_sync *a = &p->first_sync, *b = &p->last_sync;
+    const aip__clock_pair *a = &p->first_sync, *b = &p->last_sync;
     double tps = p->ticks_per_second;
     int tps_ok = isfinite(tps) && tps >= 1e3 && tps <= 1e13;
     if (p->n_syncs >= 2 && b->ticks > a->ticks && b->monotonic_ns >= a->monotonic_ns)
@@ -57,7 +57,7 @@ static void setup(conv *c, aip_process *p, const aip_model *m)
         c->mult = 1;
     if (p->n_syncs >= 2 && !(b->ticks > a->ticks))
         p->clock_fallback = 1;
-    const aip_clock_sync *anchor = NULL;
+    const aip__clock_pair *anchor = NULL;
     if (p->n_syncs >= 1) {
         anchor = a;
     } else if (m->info.has_start_sync) { /* profiler_info.json start_info */
@@ -75,14 +75,14 @@ static void setup(conv *c, aip_process *p, const aip_model *m)
     }
 }
 
-void aip__ticks_convert(aip_process *p, const aip_model *m)
+void aip__ticks_convert(aip__process *p, const aip__model *m)
 {
     conv c;
     setup(&c, p, m);
     for (size_t i = 0; i < p->n_threads; i++) {
-        aip_thread *t = &p->threads[i];
+        aip__thread *t = &p->threads[i];
         for (size_t j = 0; j < t->n_spans; j++) {
-            aip_span *s = &t->spans[j];
+            aip__span *s = &t->spans[j];
             s->start = to_wall(&c, s->start);
             s->end = to_wall(&c, s->end);
             if (s->end < s->start)
@@ -100,7 +100,7 @@ void aip__ticks_convert(aip_process *p, const aip_model *m)
     for (size_t i = 0; i < p->mem_labels.n; i++)
         p->mem_labels.v[i].ts = to_wall(&c, p->mem_labels.v[i].ts);
     for (size_t i = 0; i < p->gc.n; i++) {
-        aip_gc_ev *g = &p->gc.v[i];
+        aip__gc_ev *g = &p->gc.v[i];
         g->start = to_wall(&c, g->start);
         g->end = to_wall(&c, g->end);
         if (g->end < g->start)

@@ -117,7 +117,7 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced)
 static void close_open_pyfuncs(void)
 {
     uint64_t end = aip__ticks();
-    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip_rec_pyfunc)]; /* pool lock held */
+    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip__rec_pyfunc)]; /* pool lock held */
     for (aip__tstate *t = pool->threads; t; t = t->next) {
         if (t->gen != pool->gen || !__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
             continue;
@@ -261,7 +261,7 @@ static void emit_thread_name(aip__tstate *t)
 {
     if (!t->thread_name || !t->buf)
         return;
-    aip_rec_thread_name *r = (aip_rec_thread_name *)t->pos;
+    aip__rec_thread_name *r = (aip__rec_thread_name *)t->pos;
     if (t->pos + sizeof *r > t->end)
         return;
     r->h.kind = AIP_REC_THREAD_NAME;
@@ -373,7 +373,7 @@ int aip__recorder_active(void)
     return open;
 }
 
-aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *start)
+aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *start)
 {
     aip__recorder_init();
     pthread_mutex_lock(&pool->lock);

@@ -10,7 +10,7 @@
 
 int aip__clock_use_tsc;
 static double ticks_per_ns = 1.0;
-static aip_clock_sync calib_base;
+static aip__clock_pair calib_base;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 
 static int cpu_has_invariant_tsc(void)
@@ -35,7 +35,7 @@ static int cpu_has_invariant_tsc(void)
 #endif
 }
 
-void aip__clock_sync(aip_clock_sync *out)
+void aip__clock_sync(aip__clock_pair *out)
 {
     struct timespec rt;
     /* Bracket the monotonic read with two tick reads and keep the midpoint,
@@ -64,7 +64,7 @@ static void clock_setup(void)
     }
     /* Calibrate over ~5 ms; the analyser does not depend on this figure
      * (it interpolates between CLOCK chunks), only ns→tick conversion does. */
-    aip_clock_sync a, b;
+    aip__clock_pair a, b;
     aip__clock_sync(&a);
     struct timespec req = {0, 5 * 1000 * 1000};
     nanosleep(&req, NULL);

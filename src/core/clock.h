@@ -49,7 +49,7 @@ double aip__clock_ticks_per_second(void);
 const char *aip__clock_name(void);
 
 /* A sync point taken with the three reads as close together as possible. */
-void aip__clock_sync(aip_clock_sync *out);
+void aip__clock_sync(aip__clock_pair *out);
 
 /* Convert a monotonic ns value to ticks (for events timed by the caller). */
 uint64_t aip__clock_ns_to_ticks(uint64_t mono_ns);

@@ -19,7 +19,7 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-static inline void set_header(aip_rec_header *h, uint8_t kind, uint8_t flags, size_t size,
+static inline void set_header(aip__rec_header *h, uint8_t kind, uint8_t flags, size_t size,
                               uint32_t name)
 {
     h->kind = kind;
@@ -95,7 +95,7 @@ void aip_annotation_push(const char *name)
 static inline void emit_span(aip__tstate *t, uint8_t kind, uint32_t name, uint64_t start,
                              uint64_t end)
 {
-    aip_rec_span *r = aip__reserve(t, sizeof *r);
+    aip__rec_span *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, kind, 0, sizeof *r, name);
@@ -185,7 +185,7 @@ void aip_range_pop(void)
     if (!f->domain)
         return; /* filtered out by domain or mstx off */
     uint64_t end = aip__ticks();
-    aip_rec_range *r = aip__reserve(t, sizeof *r);
+    aip__rec_range *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_RANGE, 0, sizeof *r, f->name);
@@ -204,7 +204,7 @@ uint64_t aip_range_start(const char *domain, const char *message)
     aip_string_id d = domain_or_default(intern_opt(domain));
     if (!mstx_on(d))
         return 0;
-    aip_rec_range_start *r = aip__reserve(t, sizeof *r);
+    aip__rec_range_start *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
@@ -224,7 +224,7 @@ void aip_range_end(uint64_t range_id)
     aip__tstate *t = aip__current();
     if (!t || !(aip__rec_mask & AIP_MASK_MSTX))
         return;
-    aip_rec_range_end *r = aip__reserve(t, sizeof *r);
+    aip__rec_range_end *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_RANGE_END, 0, sizeof *r, 0);
@@ -241,7 +241,7 @@ void aip_mark_id(aip_string_id domain, aip_string_id message)
     domain = domain_or_default(domain);
     if (!mstx_on(domain))
         return;
-    aip_rec_mark *r = aip__reserve(t, sizeof *r);
+    aip__rec_mark *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_MARK, 0, sizeof *r, message);
@@ -316,13 +316,13 @@ void aip_op_end(void)
     }
     uint64_t end = aip__ticks();
     const aip__op_frame *f = &t->op[d];
-    size_t size = sizeof(aip_rec_span) + (f->flags & AIP_OPF_SEQ ? 8 : 0) +
+    size_t size = sizeof(aip__rec_span) + (f->flags & AIP_OPF_SEQ ? 8 : 0) +
                   (f->flags & AIP_OPF_FWD ? 8 : 0) + (f->flags & AIP_OPF_SHAPES ? 8 : 0) +
                   (f->flags & AIP_OPF_STACK ? 8 : 0) + (f->flags & AIP_OPF_FLOPS ? 8 : 0);
     uint8_t *p = aip__reserve(t, size);
     if (UNLIKELY(!p))
         return;
-    aip_rec_span *r = (aip_rec_span *)p;
+    aip__rec_span *r = (aip__rec_span *)p;
     set_header(&r->h, AIP_REC_OP, f->flags, size, f->name);
     r->start = f->start;
     r->end = end;
@@ -382,9 +382,9 @@ size_t aip__pyfunc_close_open(const aip__tstate *t, uint64_t end, uint8_t *out, 
     if (depth > AIP_STACK_DEPTH)
         depth = AIP_STACK_DEPTH; /* frames past the stack were never kept */
     size_t n = 0;
-    for (uint32_t d = depth; d-- > 0 && n + sizeof(aip_rec_pyfunc) <= cap;) {
+    for (uint32_t d = depth; d-- > 0 && n + sizeof(aip__rec_pyfunc) <= cap;) {
         const aip__py_frame *f = &t->py[d];
-        aip_rec_pyfunc r;
+        aip__rec_pyfunc r;
         set_header(&r.h, AIP_REC_PYFUNC, 0, sizeof r, f->name);
         r.start = f->start;
         r.end = end > f->start ? end : f->start;
@@ -415,7 +415,7 @@ void aip_pyfunc_pop(void)
     }
     uint64_t end = aip__ticks();
     const aip__py_frame *f = &t->py[d];
-    aip_rec_pyfunc *r = aip__reserve(t, sizeof *r);
+    aip__rec_pyfunc *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_PYFUNC, 0, sizeof *r, f->name);
@@ -436,7 +436,7 @@ void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
     aip__tstate *t = aip__current();
     if (!t || !(aip__rec_mask & AIP_MASK_MEMORY))
         return;
-    aip_rec_memory *r = aip__reserve(t, sizeof *r);
+    aip__rec_memory *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_MEMORY, 0, sizeof *r, 0);
@@ -457,7 +457,7 @@ void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_ty
     aip__tstate *t = aip__current();
     if (!t || !(aip__rec_mask & AIP_MASK_MEMORY) || (unsigned)category > AIP_MEM_UNKNOWN)
         return;
-    aip_rec_memory_category *r = aip__reserve(t, sizeof *r);
+    aip__rec_memory_category *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_MEMORY_CATEGORY, 0, sizeof *r, 0);
@@ -498,7 +498,7 @@ void aip_thread_name(const char *name)
         aip__attach(g); /* attaching emits the name */
         return;
     }
-    aip_rec_thread_name *r = aip__reserve(t, sizeof *r);
+    aip__rec_thread_name *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
     set_header(&r->h, AIP_REC_THREAD_NAME, 0, sizeof *r, id);

@@ -155,12 +155,12 @@ typedef struct aip__trace_totals {
     uint64_t unbalanced;
     uint64_t bytes;
     int io_error;               /* errno of a failed raw-file write, 0 if none */
-    aip_clock_sync start, end;
+    aip__clock_pair start, end;
 } aip__trace_totals;
 
 /* aip__recorder_begin() : create the raw file, start the writer, and turn
  * recording on.  AIP_ERR_IO / AIP_ERR_SYMLINK on a bad path. */
-aip_status aip__recorder_begin(const aip__trace_info *info, aip_clock_sync *start);
+aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *start);
 
 /* aip__recorder_end() : turn recording off, flush every thread's data, write
  * STATS/CLOCK/END and close.  AIP_ERR_IO if data could not be written (it is

@@ -45,7 +45,7 @@ int aip__trace_accepting(uint32_t gen);           /* lock held: open, not stoppi
 void aip__snapshot_threads(int final, uint64_t *unbalanced);
 
 /* writer.c */
-aip_status aip__writer_start(const aip__trace_info *info, aip_clock_sync *start);
+aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start);
 aip_status aip__writer_finish(aip__trace_totals *totals);
 
 #endif

@@ -34,7 +34,7 @@ struct aip_session {
     /* current trace */
     int trace_open;
     char result_dir[PATH_MAX];
-    aip_clock_sync trace_start;
+    aip__clock_pair trace_start;
     aip__trace_totals last_totals;
     int64_t trace_first_step;
     int trace_failed;             /* the trace could not start; logged once */

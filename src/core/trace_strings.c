@@ -86,8 +86,8 @@ static uint32_t u32_at(const uint8_t *p)
 void aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size)
 {
     uint32_t off = 0;
-    while (off + sizeof(aip_rec_header) <= size) {
-        aip_rec_header h;
+    while (off + sizeof(aip__rec_header) <= size) {
+        aip__rec_header h;
         memcpy(&h, p + off, sizeof h);
         if (h.size < sizeof h || h.size > size - off)
             break;

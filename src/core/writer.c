@@ -42,7 +42,7 @@ typedef struct raw_writer {
     aip__trace_strings strings; /* which ids this file defines */
     int io_error;
     char io_message[300];
-    aip_clock_sync start;
+    aip__clock_pair start;
 } raw_writer;
 
 /* The one writer of the process: one trace records at a time. */
@@ -88,7 +88,7 @@ static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size)
 
 static void write_clock(void)
 {
-    aip_clock_sync c;
+    aip__clock_pair c;
     aip__clock_sync(&c);
     write_chunk(AIP_CHUNK_CLOCK, 0, &c, sizeof c);
 }
@@ -199,7 +199,7 @@ static void write_info(const aip__trace_info *info)
     }
 }
 
-aip_status aip__writer_start(const aip__trace_info *info, aip_clock_sync *start)
+aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start)
 {
     if (writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer already running");
@@ -243,7 +243,7 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
 
     pthread_mutex_lock(&pool->lock);
     size_t n = pool->nstats;
-    size_t size = 8 + n * sizeof(aip_stats_entry);
+    size_t size = 8 + n * sizeof(aip__stats_entry);
     uint8_t *payload = malloc(size);
     if (payload) {
         uint32_t cnt = (uint32_t)n, zero = 0;
@@ -251,7 +251,7 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
         memcpy(payload + 4, &zero, 4);
         for (size_t i = 0; i < n; i++) {
             const aip__tid_stats *st = &pool->stats[i];
-            aip_stats_entry e = {st->tid, st->recorded, st->dropped};
+            aip__stats_entry e = {st->tid, st->recorded, st->dropped};
             memcpy(payload + 8 + i * sizeof e, &e, sizeof e);
         }
     }

@@ -53,12 +53,12 @@ static char *put_time(char *d, int64_t ns)
 static char *put_mb(char *d, int64_t bytes) { return aip__fmt_fixed(d, bytes, MB, 6); }
 
 /* Total Active: allocated on a CPU, unknown elsewhere. */
-static char *put_active(char *d, const aip_mem_ev *e)
+static char *put_active(char *d, const aip__mem_ev *e)
 {
     return e->device_type == AIP_DEVICE_CPU ? put_mb(d, e->total_allocated) : d;
 }
 
-static void record_row(aip_out *o, const char *component, size_t clen, const aip_mem_ev *e)
+static void record_row(aip__out *o, const char *component, size_t clen, const aip__mem_ev *e)
 {
     char *d = aip__out_reserve(o, 256);
     memcpy(d, component, clen);
@@ -78,16 +78,16 @@ static void record_row(aip_out *o, const char *component, size_t clen, const aip
     aip__out_commit(o, d + 2);
 }
 
-aip_status aip__export_memory_record(const aip_model *m, aip_out *o)
+aip_status aip__export_memory_record(const aip__model *m, aip__out *o)
 {
     AIP_OUT_LIT(o, AIP_MEMORY_RECORD_HEADER "\r\n");
-    aip_mem_iter it;
+    aip__mem_iter it;
     aip_status s = aip__mem_iter_init(&it, m);
     if (s)
         return s;
     size_t pi, e;
     while (aip__mem_iter_next(&it, &pi, &e)) {
-        const aip_mem_ev *ev = &m->procs[pi].memory.v[e];
+        const aip__mem_ev *ev = &m->procs[pi].memory.v[e];
         record_row(o, "PTA", 3, ev);
         record_row(o, "PTA+GE", 6, ev);
     }
@@ -95,14 +95,14 @@ aip_status aip__export_memory_record(const aip_model *m, aip_out *o)
     return o->status;
 }
 
-aip_status aip__export_operator_memory(const aip_model *m, aip_out *o)
+aip_status aip__export_operator_memory(const aip__model *m, aip__out *o)
 {
     AIP_OUT_LIT(o, AIP_OPERATOR_MEMORY_HEADER "\r\n");
-    aip_mem_iter it;
+    aip__mem_iter it;
     aip_status s = aip__mem_iter_init(&it, m);
     if (s)
         return s;
-    aip_esc_cache *esc = calloc(m->n_procs ? m->n_procs : 1, sizeof *esc);
+    aip__esc_cache *esc = calloc(m->n_procs ? m->n_procs : 1, sizeof *esc);
     if (!esc) {
         aip__mem_iter_free(&it);
         return aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
@@ -111,12 +111,12 @@ aip_status aip__export_operator_memory(const aip_model *m, aip_out *o)
         s = aip__esc_init(&esc[i], &m->procs[i], AIP_ESC_CSV);
     size_t pi, e;
     while (!s && aip__mem_iter_next(&it, &pi, &e)) {
-        const aip_process *p = &m->procs[pi];
-        const aip_mem_ev *a = &p->memory.v[e];
-        const aip_mem_info *mi = &p->mem_info[e];
+        const aip__process *p = &m->procs[pi];
+        const aip__mem_ev *a = &p->memory.v[e];
+        const aip__mem_info *mi = &p->mem_info[e];
         if (a->bytes <= 0)
             continue;
-        const aip_mem_ev *f = mi->pair >= 0 ? &p->memory.v[mi->pair] : NULL;
+        const aip__mem_ev *f = mi->pair >= 0 ? &p->memory.v[mi->pair] : NULL;
         size_t n;
         const char *name = aip__esc_get(&esc[pi], mi->name, &n);
         if (!name) {

@@ -15,7 +15,7 @@
 #include "text_escape.h"
 #include "error.h"
 
-static aip_status put_cell(aip_out *o, aip_esc_cache *c, uint32_t id)
+static aip_status put_cell(aip__out *o, aip__esc_cache *c, uint32_t id)
 {
     size_t n;
     const char *s = aip__esc_get(c, id, &n);
@@ -25,21 +25,21 @@ static aip_status put_cell(aip_out *o, aip_esc_cache *c, uint32_t id)
     return AIP_OK;
 }
 
-aip_status aip__export_operator_details(const aip_model *m, aip_out *o)
+aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
 {
     AIP_OUT_LIT(o, AIP_OPERATOR_DETAILS_HOST_HEADER "\r\n");
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
-        const aip_process *p = &m->procs[pi];
-        aip_esc_cache c;
+        const aip__process *p = &m->procs[pi];
+        aip__esc_cache c;
         s = aip__esc_init(&c, p, AIP_ESC_CSV);
         for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
-            const aip_thread *t = &p->threads[ti];
+            const aip__thread *t = &p->threads[ti];
             for (size_t i = 0; i < t->n_spans && !s; i++) {
-                const aip_span *sp = &t->spans[i];
+                const aip__span *sp = &t->spans[i];
                 if (sp->kind != AIP_SPAN_OP)
                     continue;
-                aip_op_fields f;
+                aip__op_fields f;
                 aip__model_op_fields(t, sp, &f);
                 s = put_cell(o, &c, sp->name);
                 AIP_OUT_LIT(o, ",");

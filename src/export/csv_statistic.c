@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void put_name(aip_out *o, const aip_op_stat *st)
+static void put_name(aip__out *o, const aip__op_stat *st)
 {
     size_t max = AIP_CSV_ESC_MAX(st->len);
     char *d = max <= AIP_OUT_CAP / 2 ? aip__out_reserve(o, max) : NULL;
@@ -40,16 +40,16 @@ static void put_name(aip_out *o, const aip_op_stat *st)
 }
 
 /* A double with `dec` decimals (ratios and variances: not on a hot path). */
-static void put_double(aip_out *o, double v, int dec)
+static void put_double(aip__out *o, double v, int dec)
 {
     char b[64];
     int n = snprintf(b, sizeof b, "%.*f", dec, v);
     aip__out_put(o, b, (size_t)n);
 }
 
-aip_status aip__export_op_statistic(const aip_model *m, aip_out *o)
+aip_status aip__export_op_statistic(const aip__model *m, aip__out *o)
 {
-    aip_op_stat *st;
+    aip__op_stat *st;
     size_t n;
     aip_status s = aip__op_stats(m, AIP_STAT_OPS, &st, &n);
     if (s)
@@ -81,9 +81,9 @@ aip_status aip__export_op_statistic(const aip_model *m, aip_out *o)
     return o->status;
 }
 
-aip_status aip__export_api_statistic(const aip_model *m, aip_out *o)
+aip_status aip__export_api_statistic(const aip__model *m, aip__out *o)
 {
-    aip_op_stat *st;
+    aip__op_stat *st;
     size_t n;
     aip_status s = aip__op_stats(m, AIP_STAT_OPS | AIP_STAT_ANNOTATIONS | AIP_STAT_RANGES, &st, &n);
     if (s)

@@ -5,11 +5,11 @@
  */
 #include "export.h"
 
-aip_status aip__export_step_trace(const aip_model *m, aip_out *o)
+aip_status aip__export_step_trace(const aip__model *m, aip__out *o)
 {
     AIP_OUT_LIT(o, AIP_STEP_TRACE_HEADER "\r\n");
     for (size_t i = 0; i < m->n_step_rows; i++) {
-        const aip_step_row *r = &m->step_rows[i];
+        const aip__step_row *r = &m->step_rows[i];
         int64_t cols[AIP_STEP_TRACE_COLS];
         aip__step_row_columns(r, cols);
         char *d = aip__out_reserve(o, 400);

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static aip_status db_fail(aip_db *d, const char *what)
+static aip_status db_fail(aip__db *d, const char *what)
 {
     if (!d->status)
         d->status = aip__fail(AIP_ERR_IO, "%s: %s failed: %s", d->path, what,
@@ -27,7 +27,7 @@ static aip_status db_fail(aip_db *d, const char *what)
     return d->status;
 }
 
-static aip_status exec(aip_db *d, const char *sql)
+static aip_status exec(aip__db *d, const char *sql)
 {
     if (d->status)
         return d->status;
@@ -36,7 +36,7 @@ static aip_status exec(aip_db *d, const char *sql)
     return AIP_OK;
 }
 
-aip_status aip__db_open(aip_db *d, const char *path)
+aip_status aip__db_open(aip__db *d, const char *path)
 {
     memset(d, 0, sizeof *d);
     if (snprintf(d->path, sizeof d->path, "%s", path) >= (int)sizeof d->path ||
@@ -86,7 +86,7 @@ static int plain_name(const char *s)
     return 1;
 }
 
-aip_status aip__db_create(aip_db *d, const aip_db_table *t)
+aip_status aip__db_create(aip__db *d, const aip__db_table *t)
 {
     if (d->status)
         return d->status;
@@ -120,7 +120,7 @@ static int plain_literal(const char *s)
     return 1;
 }
 
-static aip_status prepare(aip_db *d, const aip_db_table *t, const char *const *fixed, int rows,
+static aip_status prepare(aip__db *d, const aip__db_table *t, const char *const *fixed, int rows,
                           sqlite3_stmt **st)
 {
     char sql[8192];
@@ -139,8 +139,8 @@ static aip_status prepare(aip_db *d, const aip_db_table *t, const char *const *f
     return AIP_OK;
 }
 
-static aip_status insert_init(aip_db *d, const aip_db_table *t, const char *const *fixed,
-                              aip_db_insert *ins, int create)
+static aip_status insert_init(aip__db *d, const aip__db_table *t, const char *const *fixed,
+                              aip__db_insert *ins, int create)
 {
     ins->d = d;
     ins->many = ins->one = NULL;
@@ -166,20 +166,20 @@ static aip_status insert_init(aip_db *d, const aip_db_table *t, const char *cons
     return AIP_OK;
 }
 
-aip_status aip__db_insert_begin(aip_db *d, const aip_db_table *t, aip_db_insert *ins)
+aip_status aip__db_insert_begin(aip__db *d, const aip__db_table *t, aip__db_insert *ins)
 {
     return insert_init(d, t, NULL, ins, 1);
 }
 
-aip_status aip__db_insert_fixed(aip_db *d, const aip_db_table *t, const char *const *fixed,
-                                aip_db_insert *ins)
+aip_status aip__db_insert_fixed(aip__db *d, const aip__db_table *t, const char *const *fixed,
+                                aip__db_insert *ins)
 {
     return insert_init(d, t, fixed, ins, 0);
 }
 
-void aip__db_text(aip_db_insert *ins, int col, const char *s, size_t n)
+void aip__db_text(aip__db_insert *ins, int col, const char *s, size_t n)
 {
-    aip_db_val *v = &ins->vals[ins->row][col];
+    aip__db_val *v = &ins->vals[ins->row][col];
     if (aip__model_grow((void **)&ins->text, &ins->text_cap, ins->text_len + n + 1, 1)) {
         if (!ins->d->status)
             ins->d->status = AIP_ERR_NOMEM;
@@ -193,10 +193,10 @@ void aip__db_text(aip_db_insert *ins, int col, const char *s, size_t n)
     ins->text_len += n;
 }
 
-static void bind_row(aip_db_insert *ins, sqlite3_stmt *st, int row, int first_param)
+static void bind_row(aip__db_insert *ins, sqlite3_stmt *st, int row, int first_param)
 {
     for (int k = 0; k < ins->n_params; k++) {
-        const aip_db_val *v = &ins->vals[row][ins->param_col[k]];
+        const aip__db_val *v = &ins->vals[row][ins->param_col[k]];
         int p = first_param + k;
         switch (v->kind) {
         case AIP_DBV_INT: sqlite3_bind_int64(st, p, v->u.i); break;
@@ -209,9 +209,9 @@ static void bind_row(aip_db_insert *ins, sqlite3_stmt *st, int row, int first_pa
     }
 }
 
-static void step(aip_db_insert *ins, sqlite3_stmt *st, int rows)
+static void step(aip__db_insert *ins, sqlite3_stmt *st, int rows)
 {
-    aip_db *d = ins->d;
+    aip__db *d = ins->d;
     if (sqlite3_step(st) != SQLITE_DONE) {
         db_fail(d, "insert");
         return;
@@ -227,7 +227,7 @@ static void step(aip_db_insert *ins, sqlite3_stmt *st, int rows)
     }
 }
 
-void aip__db_row(aip_db_insert *ins)
+void aip__db_row(aip__db_insert *ins)
 {
     if (++ins->row < AIP_DB_ROWS_PER_STMT)
         return;
@@ -242,7 +242,7 @@ void aip__db_row(aip_db_insert *ins)
     ins->text_len = 0;
 }
 
-void aip__db_insert_end(aip_db_insert *ins)
+void aip__db_insert_end(aip__db_insert *ins)
 {
     for (int r = 0; r < ins->row && !ins->d->status && ins->one; r++) {
         bind_row(ins, ins->one, r, 1);
@@ -259,7 +259,7 @@ void aip__db_insert_end(aip_db_insert *ins)
     ins->text_len = ins->text_cap = 0;
 }
 
-void aip__db_abort(aip_db *d)
+void aip__db_abort(aip__db *d)
 {
     if (d->db)
         sqlite3_close(d->db);
@@ -268,7 +268,7 @@ void aip__db_abort(aip_db *d)
         unlink(d->tmp);
 }
 
-aip_status aip__db_close(aip_db *d)
+aip_status aip__db_close(aip__db *d)
 {
     exec(d, "COMMIT");
     if (d->db && sqlite3_close(d->db) != SQLITE_OK)

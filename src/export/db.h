@@ -6,7 +6,7 @@
  * complete, like every other output (outbuf.h).  Rows go in with prepared
  * statements and bound parameters only, in transactions of AIP_DB_BATCH
  * rows; the file is private until renamed, so there is no journal and no
- * fsync.  Errors are sticky, as in aip_out: callers keep binding and adding
+ * fsync.  Errors are sticky, as in aip__out: callers keep binding and adding
  * rows, and aip__db_close() reports the first failure.
  *
  * Rows are collected AIP_DB_ROWS_PER_STMT at a time and inserted with one
@@ -27,41 +27,41 @@
 #define AIP_DB_ROWS_PER_STMT 32  /* rows per INSERT statement */
 #define AIP_DB_MAX_COLS 16
 
-typedef struct aip_db_col {
+typedef struct aip__db_col {
     const char *name;
     const char *type;         /* "INTEGER", "TEXT", "NUMERIC" */
-} aip_db_col;
+} aip__db_col;
 
 /* A table's layout as the seed documents it. */
-typedef struct aip_db_table {
+typedef struct aip__db_table {
     const char *name;
-    const aip_db_col *cols;
+    const aip__db_col *cols;
     int n_cols;
     int pk_col;               /* column declared PRIMARY KEY, -1 = none */
-} aip_db_table;
+} aip__db_table;
 
-typedef struct aip_db {
+typedef struct aip__db {
     sqlite3 *db;
     aip_status status;        /* first error, sticky */
     uint64_t rows_in_txn;
     uint64_t rows;            /* rows added in total */
     char path[PATH_MAX];
     char tmp[PATH_MAX];
-} aip_db;
+} aip__db;
 
 enum { AIP_DBV_NULL = 0, AIP_DBV_INT, AIP_DBV_REAL, AIP_DBV_TEXT };
 
-typedef struct aip_db_val {
+typedef struct aip__db_val {
     int kind;
     union {
         int64_t i;
         double d;
         struct { size_t off, len; } t; /* in the insert's text arena */
     } u;
-} aip_db_val;
+} aip__db_val;
 
-typedef struct aip_db_insert {
-    aip_db *d;
+typedef struct aip__db_insert {
+    aip__db *d;
     sqlite3_stmt *many;       /* AIP_DB_ROWS_PER_STMT rows */
     sqlite3_stmt *one;        /* one row, for the last partial batch */
     int n_cols;
@@ -69,53 +69,53 @@ typedef struct aip_db_insert {
     int param_col[AIP_DB_MAX_COLS]; /* the column of each bound parameter */
     int row;                  /* rows collected in `vals` */
     uint64_t rows;
-    aip_db_val vals[AIP_DB_ROWS_PER_STMT][AIP_DB_MAX_COLS];
+    aip__db_val vals[AIP_DB_ROWS_PER_STMT][AIP_DB_MAX_COLS];
     char *text;               /* texts of the collected rows */
     size_t text_len, text_cap;
-} aip_db_insert;
+} aip__db_insert;
 
 /* aip__db_open() : start building the database `path` (via a temp name). */
-aip_status aip__db_open(aip_db *d, const char *path);
+aip_status aip__db_open(aip__db *d, const char *path);
 /* aip__db_create() : CREATE TABLE as documented. */
-aip_status aip__db_create(aip_db *d, const aip_db_table *t);
+aip_status aip__db_create(aip__db *d, const aip__db_table *t);
 /* aip__db_close() : commit, close and rename into place; on any error
  * (sticky or now) the temporary file is removed.  @return the status. */
-aip_status aip__db_close(aip_db *d);
+aip_status aip__db_close(aip__db *d);
 /* aip__db_abort() : discard the database. */
-void aip__db_abort(aip_db *d);
+void aip__db_abort(aip__db *d);
 
 /* aip__db_insert_begin() : create table `t` and prepare its inserts.
  * `ins` is large (a batch of values): allocate it, do not put it on a
  * small stack. */
-aip_status aip__db_insert_begin(aip_db *d, const aip_db_table *t, aip_db_insert *ins);
+aip_status aip__db_insert_begin(aip__db *d, const aip__db_table *t, aip__db_insert *ins);
 /* aip__db_insert_fixed() : another insert into the existing table `t` in
  * which column i is the SQL literal fixed[i] (a number or NULL, never
  * data) when fixed[i] is not NULL: rows that share those values skip
  * binding them, which is a fifth of SQLite's per-row cost here. */
-aip_status aip__db_insert_fixed(aip_db *d, const aip_db_table *t, const char *const *fixed,
-                                aip_db_insert *ins);
+aip_status aip__db_insert_fixed(aip__db *d, const aip__db_table *t, const char *const *fixed,
+                                aip__db_insert *ins);
 /* aip__db_row() : the row whose columns were set is complete.  Values are
  * not carried over: set every column of every row (NULL included). */
-void aip__db_row(aip_db_insert *ins);
+void aip__db_row(aip__db_insert *ins);
 /* aip__db_insert_end() : insert what is still collected, release. */
-void aip__db_insert_end(aip_db_insert *ins);
+void aip__db_insert_end(aip__db_insert *ins);
 
 /* Column values of the current row; `col` counts from 0.  Text must be
  * valid UTF-8 without NUL (aip__utf8_clean()); it is copied. */
-static inline void aip__db_i64(aip_db_insert *ins, int col, int64_t v)
+static inline void aip__db_i64(aip__db_insert *ins, int col, int64_t v)
 {
     ins->vals[ins->row][col].kind = AIP_DBV_INT;
     ins->vals[ins->row][col].u.i = v;
 }
-static inline void aip__db_f64(aip_db_insert *ins, int col, double v)
+static inline void aip__db_f64(aip__db_insert *ins, int col, double v)
 {
     ins->vals[ins->row][col].kind = AIP_DBV_REAL;
     ins->vals[ins->row][col].u.d = v;
 }
-static inline void aip__db_null(aip_db_insert *ins, int col)
+static inline void aip__db_null(aip__db_insert *ins, int col)
 {
     ins->vals[ins->row][col].kind = AIP_DBV_NULL;
 }
-void aip__db_text(aip_db_insert *ins, int col, const char *s, size_t n);
+void aip__db_text(aip__db_insert *ins, int col, const char *s, size_t n);
 
 #endif

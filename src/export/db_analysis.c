@@ -15,26 +15,26 @@
 #include <stdio.h>
 #include <string.h>
 
-static const aip_db_col cols[] = {
+static const aip__db_col cols[] = {
     {"deviceId", "INTEGER"}, {"step", "TEXT"}, {"computing", "NUMERIC"},
     {"communication_not_overlapped", "NUMERIC"}, {"overlapped", "NUMERIC"},
     {"communication", "NUMERIC"}, {"free", "NUMERIC"}, {"stage", "NUMERIC"},
     {"bubble", "NUMERIC"}, {"communication_not_overlapped_and_exclude_receive", "NUMERIC"},
     {"preparing", "NUMERIC"}};
-static const aip_db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
+static const aip__db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
-aip_status aip__export_analysis_db(const aip_model *m, aip_out *o)
+aip_status aip__export_analysis_db(const aip__model *m, aip__out *o)
 {
-    aip_db d;
+    aip__db d;
     aip_status s = o->status ? o->status : aip__db_open(&d, o->path);
     if (s)
         return s;
-    aip_db_insert ins;
+    aip__db_insert ins;
     if (!aip__db_insert_begin(&d, &tbl_step_trace_time, &ins)) {
         for (size_t i = 0; i < m->n_step_rows; i++) {
-            const aip_step_row *r = &m->step_rows[i];
+            const aip__step_row *r = &m->step_rows[i];
             aip__db_i64(&ins, 0, -1);
             char step[24];
             if (r->has_number)

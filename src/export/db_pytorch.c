@@ -22,18 +22,18 @@
 #include <string.h>
 #include <unistd.h>
 
-static const aip_db_col strings_cols[] = {{"id", "INTEGER"}, {"value", "TEXT"}};
-static const aip_db_table tbl_string_ids = {"STRING_IDS", strings_cols, 2, 0};
-static const aip_db_col rank_cols[] = {{"rankId", "INTEGER"}, {"deviceId", "INTEGER"}};
-static const aip_db_table tbl_rank_device_map = {"RANK_DEVICE_MAP", rank_cols, 2, -1};
-static const aip_db_col host_cols[] = {{"hostUid", "TEXT"}, {"hostName", "TEXT"}};
-static const aip_db_table tbl_host_info = {"HOST_INFO", host_cols, 2, -1};
-static const aip_db_col meta_cols[] = {{"name", "TEXT"}, {"value", "TEXT"}};
-static const aip_db_table tbl_meta_data = {"META_DATA", meta_cols, 2, -1};
-static const aip_db_col step_cols[] = {{"id", "INTEGER"}, {"startNs", "INTEGER"}, {"endNs", "INTEGER"}};
-static const aip_db_table tbl_step_time = {"STEP_TIME", step_cols, 3, -1};
-static const aip_db_col gc_cols[] = {{"startNs", "INTEGER"}, {"endNs", "INTEGER"}, {"globalTid", "INTEGER"}};
-static const aip_db_table tbl_gc_record = {"GC_RECORD", gc_cols, 3, -1};
+static const aip__db_col strings_cols[] = {{"id", "INTEGER"}, {"value", "TEXT"}};
+static const aip__db_table tbl_string_ids = {"STRING_IDS", strings_cols, 2, 0};
+static const aip__db_col rank_cols[] = {{"rankId", "INTEGER"}, {"deviceId", "INTEGER"}};
+static const aip__db_table tbl_rank_device_map = {"RANK_DEVICE_MAP", rank_cols, 2, -1};
+static const aip__db_col host_cols[] = {{"hostUid", "TEXT"}, {"hostName", "TEXT"}};
+static const aip__db_table tbl_host_info = {"HOST_INFO", host_cols, 2, -1};
+static const aip__db_col meta_cols[] = {{"name", "TEXT"}, {"value", "TEXT"}};
+static const aip__db_table tbl_meta_data = {"META_DATA", meta_cols, 2, -1};
+static const aip__db_col step_cols[] = {{"id", "INTEGER"}, {"startNs", "INTEGER"}, {"endNs", "INTEGER"}};
+static const aip__db_table tbl_step_time = {"STEP_TIME", step_cols, 3, -1};
+static const aip__db_col gc_cols[] = {{"startNs", "INTEGER"}, {"endNs", "INTEGER"}, {"globalTid", "INTEGER"}};
+static const aip__db_table tbl_gc_record = {"GC_RECORD", gc_cols, 3, -1};
 
 void aip__db_name(int64_t rank, char *out, size_t cap)
 {
@@ -43,7 +43,7 @@ void aip__db_name(int64_t rank, char *out, size_t cap)
         snprintf(out, cap, "ascend_pytorch_profiler_%lld.db", (long long)rank);
 }
 
-static void put_text(aip_db_insert *ins, int col, const char *s)
+static void put_text(aip__db_insert *ins, int col, const char *s)
 {
     if (!s) {
         aip__db_null(ins, col);
@@ -61,12 +61,12 @@ static void put_text(aip_db_insert *ins, int col, const char *s)
         free(buf);
 }
 
-static void host_info(aip_db *d, const aip_model *m)
+static void host_info(aip__db *d, const aip__model *m)
 {
-    aip_db_insert ins;
+    aip__db_insert ins;
     if (aip__db_insert_begin(d, &tbl_host_info, &ins))
         return;
-    const aip_process *p = m->n_procs ? &m->procs[0] : NULL;
+    const aip__process *p = m->n_procs ? &m->procs[0] : NULL;
     const char *host = p && p->hostname ? p->hostname : NULL;
     char uid[32] = "", here[256] = "";
     /* The uid identifies the recording host, so it can only be computed
@@ -81,9 +81,9 @@ static void host_info(aip_db *d, const aip_model *m)
     aip__db_insert_end(&ins);
 }
 
-static void meta_data(aip_db *d, const aip_metadata *md)
+static void meta_data(aip__db *d, const aip__metadata *md)
 {
-    aip_db_insert ins;
+    aip__db_insert ins;
     if (aip__db_insert_begin(d, &tbl_meta_data, &ins))
         return;
     for (size_t i = 0; i < md->n; i++) {
@@ -94,9 +94,9 @@ static void meta_data(aip_db *d, const aip_metadata *md)
     aip__db_insert_end(&ins);
 }
 
-static void small_tables(aip_db *d, const aip_model *m)
+static void small_tables(aip__db *d, const aip__model *m)
 {
-    aip_db_insert ins;
+    aip__db_insert ins;
     if (!aip__db_insert_begin(d, &tbl_rank_device_map, &ins)) {
         aip__db_i64(&ins, 0, m->info.rank);
         aip__db_i64(&ins, 1, -1); /* no device: the seed's "not collected" value */
@@ -119,7 +119,7 @@ static void small_tables(aip_db *d, const aip_model *m)
         n_gc += m->procs[i].gc.n;
     if ((n_gc || m->info.gc_detect) && !aip__db_insert_begin(d, &tbl_gc_record, &ins)) {
         for (size_t pi = 0; pi < m->n_procs; pi++) {
-            const aip_process *p = &m->procs[pi];
+            const aip__process *p = &m->procs[pi];
             for (size_t i = 0; i < p->gc.n; i++) {
                 aip__db_i64(&ins, 0, p->gc.v[i].start);
                 aip__db_i64(&ins, 1, p->gc.v[i].end);
@@ -132,13 +132,13 @@ static void small_tables(aip_db *d, const aip_model *m)
     }
 }
 
-aip_status aip__export_pytorch_db(const aip_model *m, aip_out *o)
+aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
 {
-    aip_db d;
+    aip__db d;
     aip_status s = o->status ? o->status : aip__db_open(&d, o->path);
     if (s)
         return s;
-    aip_db_strings api, mem;
+    aip__db_strings api, mem;
     s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, m);
     if (!s)
         s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, m);
@@ -150,7 +150,7 @@ aip_status aip__export_pytorch_db(const aip_model *m, aip_out *o)
         s = aip__db_write_memory(&d, m, &mem);
     if (!s)
         small_tables(&d, m);
-    aip_db_insert ins;
+    aip__db_insert ins;
     if (!s && !d.status && !aip__db_insert_begin(&d, &tbl_string_ids, &ins)) {
         aip__dbs_write(&api, &ins);
         aip__dbs_write(&mem, &ins);

@@ -17,11 +17,11 @@
 #include "export.h"
 #include "model.h"
 
-extern const aip_db_table aip__tbl_pytorch_api, aip__tbl_connection_ids, aip__tbl_callchains,
+extern const aip__db_table aip__tbl_pytorch_api, aip__tbl_connection_ids, aip__tbl_callchains,
     aip__tbl_enum_api_type;
 
 /* Parts (each writes its tables into an open database). */
-aip_status aip__db_write_api(aip_db *d, const aip_model *m, aip_db_strings *api_strings);
-aip_status aip__db_write_memory(aip_db *d, const aip_model *m, aip_db_strings *mem_strings);
+aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *api_strings);
+aip_status aip__db_write_memory(aip__db *d, const aip__model *m, aip__db_strings *mem_strings);
 
 #endif

@@ -30,22 +30,22 @@
 #define API_TYPE_MSTX 50004
 #define CONNECTION_BASE ((int64_t)5 << 28)
 
-static const aip_db_col api_cols[] = {
+static const aip__db_col api_cols[] = {
     {"startNs", "INTEGER"}, {"endNs", "INTEGER"}, {"globalTid", "INTEGER"},
     {"connectionId", "INTEGER"}, {"name", "INTEGER"}, {"sequenceNumber", "INTEGER"},
     {"fwdThreadId", "INTEGER"}, {"inputDtypes", "INTEGER"}, {"inputShapes", "INTEGER"},
     {"callchainId", "INTEGER"}, {"type", "INTEGER"}};
-const aip_db_table aip__tbl_pytorch_api = {"PYTORCH_API", api_cols, 11, -1};
+const aip__db_table aip__tbl_pytorch_api = {"PYTORCH_API", api_cols, 11, -1};
 
-static const aip_db_col conn_cols[] = {{"id", "INTEGER"}, {"connectionId", "INTEGER"}};
-const aip_db_table aip__tbl_connection_ids = {"CONNECTION_IDS", conn_cols, 2, -1};
+static const aip__db_col conn_cols[] = {{"id", "INTEGER"}, {"connectionId", "INTEGER"}};
+const aip__db_table aip__tbl_connection_ids = {"CONNECTION_IDS", conn_cols, 2, -1};
 
-static const aip_db_col chain_cols[] = {
+static const aip__db_col chain_cols[] = {
     {"id", "INTEGER"}, {"stack", "INTEGER"}, {"stackDepth", "INTEGER"}};
-const aip_db_table aip__tbl_callchains = {"PYTORCH_CALLCHAINS", chain_cols, 3, -1};
+const aip__db_table aip__tbl_callchains = {"PYTORCH_CALLCHAINS", chain_cols, 3, -1};
 
-static const aip_db_col enum_cols[] = {{"id", "INTEGER"}, {"name", "TEXT"}};
-const aip_db_table aip__tbl_enum_api_type = {"ENUM_API_TYPE", enum_cols, 2, 0};
+static const aip__db_col enum_cols[] = {{"id", "INTEGER"}, {"name", "TEXT"}};
+const aip__db_table aip__tbl_enum_api_type = {"ENUM_API_TYPE", enum_cols, 2, 0};
 
 /* A span's fwdbwd connection, sorted by (process, thread, span). */
 typedef struct conn {
@@ -67,10 +67,10 @@ static int cmp_conn(const void *a, const void *b)
 }
 
 typedef struct api_writer {
-    const aip_model *m;
-    aip_db_strings *str;
-    aip_db_insert api, conn_ins, chain_ins;
-    aip_db_insert plain;         /* this thread's rows without optional columns */
+    const aip__model *m;
+    aip__db_strings *str;
+    aip__db_insert api, conn_ins, chain_ins;
+    aip__db_insert plain;         /* this thread's rows without optional columns */
     int with_chains;
     conn *conns;
     size_t n_conns, next_conn;
@@ -81,7 +81,7 @@ typedef struct api_writer {
     aip_status status;
 } api_writer;
 
-static void bind_opt_id(aip_db_insert *ins, int col, int64_t id)
+static void bind_opt_id(aip__db_insert *ins, int col, int64_t id)
 {
     if (id >= 0)
         aip__db_i64(ins, col, id);
@@ -93,7 +93,7 @@ static void bind_opt_id(aip_db_insert *ins, int col, int64_t id)
  * into PYTORCH_CALLCHAINS the first time.  -1 when empty. */
 static int64_t callchain(api_writer *w, size_t proc, uint32_t sid)
 {
-    const aip_process *p = &w->m->procs[proc];
+    const aip__process *p = &w->m->procs[proc];
     if (!sid || sid >= p->strings.n_ent)
         return -1;
     if (!w->chain_map) {
@@ -185,9 +185,9 @@ static int64_t global_tid(int64_t pid, uint64_t tid)
  * and it is still a function of the data. */
 static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
 {
-    const aip_process *p = &w->m->procs[pi];
-    const aip_thread *t = &p->threads[ti];
-    aip_db_insert *ins = &w->api;
+    const aip__process *p = &w->m->procs[pi];
+    const aip__thread *t = &p->threads[ti];
+    aip__db_insert *ins = &w->api;
     int64_t gtid = global_tid(p->pid, t->tid);
     char gt[24];
     snprintf(gt, sizeof gt, "%lld", (long long)gtid);
@@ -196,7 +196,7 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
     if (aip__db_insert_fixed(ins->d, &aip__tbl_pytorch_api, fixed, &w->plain))
         return;
     for (size_t i = 0; i < t->n_spans && !ins->d->status; i++) {
-        const aip_span *sp = &t->spans[i];
+        const aip__span *sp = &t->spans[i];
         int64_t name = aip__dbs_raw(w->str, pi, sp->name);
         if (sp->kind == AIP_SPAN_RANGE || sp->kind == AIP_SPAN_PYFUNC) {
             /* Times, thread and name only: an mstx range, or a Python
@@ -212,14 +212,14 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
             aip__db_row(ins);
             continue;
         }
-        aip_op_fields f;
+        aip__op_fields f;
         if (sp->kind == AIP_SPAN_OP && sp->aux) {
             aip__model_op_fields(t, sp, &f);
         } else {
             memset(&f, 0, sizeof f);
             f.sequence_number = -1;
         }
-        aip_db_insert *to = ins;
+        aip__db_insert *to = ins;
         if (!f.has_shapes && !f.has_stack && !has_connection(w, pi, ti, i))
             to = &w->plain;
         else
@@ -240,7 +240,7 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
 }
 
 /* The columns an mstx row does not have: NULL, and its type. */
-static void mstx_columns(aip_db_insert *ins)
+static void mstx_columns(aip__db_insert *ins)
 {
     for (int c = 3; c <= 9; c++)
         aip__db_null(ins, c);
@@ -250,10 +250,10 @@ static void mstx_columns(aip_db_insert *ins)
 /* mstx marks and cross-thread start/end ranges of one process. */
 static void mstx_rows(api_writer *w, uint32_t pi)
 {
-    const aip_process *p = &w->m->procs[pi];
-    aip_db_insert *ins = &w->api;
+    const aip__process *p = &w->m->procs[pi];
+    aip__db_insert *ins = &w->api;
     for (size_t i = 0; i < p->marks.n; i++) {
-        const aip_mark_ev *mk = &p->marks.v[i];
+        const aip__mark_ev *mk = &p->marks.v[i];
         mstx_columns(ins);
         aip__db_i64(ins, 0, mk->ts);
         aip__db_i64(ins, 1, mk->ts);
@@ -262,7 +262,7 @@ static void mstx_rows(api_writer *w, uint32_t pi)
         aip__db_row(ins);
     }
     for (size_t i = 0; i < p->range_starts.n; i++) {
-        const aip_range_point *r = &p->range_starts.v[i];
+        const aip__range_point *r = &p->range_starts.v[i];
         if (r->match < 0)
             continue; /* no end inside the trace: no duration to store */
         mstx_columns(ins);
@@ -276,14 +276,14 @@ static void mstx_rows(api_writer *w, uint32_t pi)
 
 static aip_status collect_conns(api_writer *w)
 {
-    const aip_model *m = w->m;
+    const aip__model *m = w->m;
     if (!m->n_flows)
         return AIP_OK;
     w->conns = malloc(2 * m->n_flows * sizeof *w->conns);
     if (!w->conns)
         return aip__fail(AIP_ERR_NOMEM, "no memory for connection ids");
     for (size_t k = 0; k < m->n_flows; k++) {
-        const aip_flow *f = &m->flows[k];
+        const aip__flow *f = &m->flows[k];
         int64_t id = CONNECTION_BASE + (int64_t)k;
         w->conns[w->n_conns++] = (conn){f->process, f->fwd_thread, f->fwd_span, id};
         w->conns[w->n_conns++] = (conn){f->process, f->bwd_thread, f->bwd_span, id};
@@ -292,7 +292,7 @@ static aip_status collect_conns(api_writer *w)
     return AIP_OK;
 }
 
-aip_status aip__db_write_api(aip_db *d, const aip_model *m, aip_db_strings *str)
+aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *str)
 {
     /* inserts hold a batch of values each: too big for a thread's stack */
     api_writer *w = calloc(1, sizeof *w);
@@ -327,7 +327,7 @@ aip_status aip__db_write_api(aip_db *d, const aip_model *m, aip_db_strings *str)
     free(w);
     if (s)
         return s;
-    aip_db_insert *e = malloc(sizeof *e);
+    aip__db_insert *e = malloc(sizeof *e);
     if (!e)
         return aip__fail(AIP_ERR_NOMEM, "no memory");
     if (!aip__db_insert_begin(d, &aip__tbl_enum_api_type, e)) {

@@ -9,22 +9,22 @@
 #include "db_pytorch.h"
 #include "error.h"
 
-static const aip_db_col record_cols[] = {
+static const aip__db_col record_cols[] = {
     {"component", "INTEGER"}, {"timestamp", "INTEGER"}, {"totalAllocated", "INTEGER"},
     {"totalReserved", "INTEGER"}, {"totalActive", "INTEGER"}, {"streamPtr", "INTEGER"},
     {"deviceId", "INTEGER"}};
-static const aip_db_table tbl_memory_record = {"MEMORY_RECORD", record_cols, 7, -1};
+static const aip__db_table tbl_memory_record = {"MEMORY_RECORD", record_cols, 7, -1};
 
-static const aip_db_col op_cols[] = {
+static const aip__db_col op_cols[] = {
     {"name", "INTEGER"}, {"size", "INTEGER"}, {"allocationTime", "INTEGER"},
     {"releaseTime", "INTEGER"}, {"activeReleaseTime", "INTEGER"}, {"duration", "INTEGER"},
     {"activeDuration", "INTEGER"}, {"allocationTotalAllocated", "INTEGER"},
     {"allocationTotalReserved", "INTEGER"}, {"allocationTotalActive", "INTEGER"},
     {"releaseTotalAllocated", "INTEGER"}, {"releaseTotalReserved", "INTEGER"},
     {"releaseTotalActive", "INTEGER"}, {"streamPtr", "INTEGER"}, {"deviceId", "INTEGER"}};
-static const aip_db_table tbl_op_memory = {"OP_MEMORY", op_cols, 15, -1};
+static const aip__db_table tbl_op_memory = {"OP_MEMORY", op_cols, 15, -1};
 
-static void bind_active(aip_db_insert *ins, int col, const aip_mem_ev *e)
+static void bind_active(aip__db_insert *ins, int col, const aip__mem_ev *e)
 {
     if (e && e->device_type == AIP_DEVICE_CPU)
         aip__db_i64(ins, col, e->total_allocated);
@@ -32,7 +32,7 @@ static void bind_active(aip_db_insert *ins, int col, const aip_mem_ev *e)
         aip__db_null(ins, col);
 }
 
-static void record_row(aip_db_insert *ins, const aip_mem_ev *e, int64_t component)
+static void record_row(aip__db_insert *ins, const aip__mem_ev *e, int64_t component)
 {
     aip__db_i64(ins, 0, component);
     aip__db_i64(ins, 1, e->ts);
@@ -44,13 +44,13 @@ static void record_row(aip_db_insert *ins, const aip_mem_ev *e, int64_t componen
     aip__db_row(ins);
 }
 
-static void record_rows(aip_db_insert *ins, const aip_mem_ev *e, int64_t pta, int64_t pta_ge)
+static void record_rows(aip__db_insert *ins, const aip__mem_ev *e, int64_t pta, int64_t pta_ge)
 {
     record_row(ins, e, pta);
     record_row(ins, e, pta_ge); /* PTA plus GE's totals: no GE here */
 }
 
-static void op_row(aip_db_insert *ins, int64_t name, const aip_mem_ev *a, const aip_mem_ev *f)
+static void op_row(aip__db_insert *ins, int64_t name, const aip__mem_ev *a, const aip__mem_ev *f)
 {
     if (name >= 0)
         aip__db_i64(ins, 0, name);
@@ -81,14 +81,14 @@ static void op_row(aip_db_insert *ins, int64_t name, const aip_mem_ev *a, const 
     aip__db_row(ins);
 }
 
-aip_status aip__db_write_memory(aip_db *d, const aip_model *m, aip_db_strings *str)
+aip_status aip__db_write_memory(aip__db *d, const aip__model *m, aip__db_strings *str)
 {
     size_t n = 0;
     for (size_t i = 0; i < m->n_procs; i++)
         n += m->procs[i].memory.n;
     if (!n && !m->info.profile_memory)
         return AIP_OK;
-    aip_db_insert rec, op;
+    aip__db_insert rec, op;
     if (aip__db_insert_begin(d, &tbl_memory_record, &rec))
         return d->status;
     if (aip__db_insert_begin(d, &tbl_op_memory, &op)) {
@@ -96,15 +96,15 @@ aip_status aip__db_write_memory(aip_db *d, const aip_model *m, aip_db_strings *s
         return d->status;
     }
     int64_t pta = aip__dbs_text(str, "PTA", 3), pta_ge = aip__dbs_text(str, "PTA+GE", 6);
-    aip_mem_iter it;
+    aip__mem_iter it;
     aip_status s = aip__mem_iter_init(&it, m);
     size_t pi, e;
     while (!s && !d->status && aip__mem_iter_next(&it, &pi, &e)) {
-        const aip_process *p = &m->procs[pi];
-        const aip_mem_ev *ev = &p->memory.v[e];
+        const aip__process *p = &m->procs[pi];
+        const aip__mem_ev *ev = &p->memory.v[e];
         record_rows(&rec, ev, pta, pta_ge);
         if (ev->bytes > 0) {
-            const aip_mem_info *mi = &p->mem_info[e];
+            const aip__mem_info *mi = &p->mem_info[e];
             op_row(&op, aip__dbs_raw(str, pi, mi->name), ev,
                    mi->pair >= 0 ? &p->memory.v[mi->pair] : NULL);
         }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-aip_status aip__dbs_init(aip_db_strings *t, int64_t base, const aip_model *m)
+aip_status aip__dbs_init(aip__db_strings *t, int64_t base, const aip__model *m)
 {
     memset(t, 0, sizeof *t);
     t->base = base;
@@ -19,7 +19,7 @@ aip_status aip__dbs_init(aip_db_strings *t, int64_t base, const aip_model *m)
     return AIP_OK;
 }
 
-void aip__dbs_free(aip_db_strings *t)
+void aip__dbs_free(aip__db_strings *t)
 {
     if (t->map)
         for (size_t i = 0; i < t->m->n_procs; i++)
@@ -33,17 +33,17 @@ void aip__dbs_free(aip_db_strings *t)
 
 static uint64_t ent_hash(const void *ctx, uint32_t i)
 {
-    return ((const aip_db_strings *)ctx)->ent[i].hash;
+    return ((const aip__db_strings *)ctx)->ent[i].hash;
 }
 
 /* Index of the (clean) text, added if new; -1 on error. */
-static int64_t intern(aip_db_strings *t, const char *s, size_t n)
+static int64_t intern(aip__db_strings *t, const char *s, size_t n)
 {
     uint64_t h = aip__fnv1a(s, n);
     aip__ht_probe pr;
     for (uint32_t i = aip__ht_first(&t->index, h, &pr); i != AIP__HT_NONE;
          i = aip__ht_next(&t->index, &pr)) {
-        const aip_dbs_ent *e = &t->ent[i];
+        const aip__dbs_ent *e = &t->ent[i];
         if (e->hash == h && e->len == n && !memcmp(t->blob + e->off, s, n))
             return i;
     }
@@ -54,12 +54,12 @@ static int64_t intern(aip_db_strings *t, const char *s, size_t n)
         aip__ht_add(&t->index, &pr, ent_hash, t))
         return -1;
     memcpy(t->blob + t->blob_len, s, n);
-    t->ent[t->n] = (aip_dbs_ent){h, t->blob_len, (uint32_t)n};
+    t->ent[t->n] = (aip__dbs_ent){h, t->blob_len, (uint32_t)n};
     t->blob_len += n;
     return (int64_t)t->n++;
 }
 
-int64_t aip__dbs_text(aip_db_strings *t, const char *s, size_t n)
+int64_t aip__dbs_text(aip__db_strings *t, const char *s, size_t n)
 {
     if (!n || t->status)
         return -1;
@@ -79,9 +79,9 @@ int64_t aip__dbs_text(aip_db_strings *t, const char *s, size_t n)
     return t->base + idx;
 }
 
-int64_t aip__dbs_raw(aip_db_strings *t, size_t proc, uint32_t id)
+int64_t aip__dbs_raw(aip__db_strings *t, size_t proc, uint32_t id)
 {
-    const aip_process *p = &t->m->procs[proc];
+    const aip__process *p = &t->m->procs[proc];
     if (id == 0 || id >= p->strings.n_ent || !p->strings.ent[id].defined || t->status)
         return -1;
     uint32_t *map = t->map[proc];
@@ -101,7 +101,7 @@ int64_t aip__dbs_raw(aip_db_strings *t, size_t proc, uint32_t id)
     return v;
 }
 
-void aip__dbs_write(const aip_db_strings *t, aip_db_insert *ins)
+void aip__dbs_write(const aip__db_strings *t, aip__db_insert *ins)
 {
     for (size_t i = 0; i < t->n; i++) {
         aip__db_i64(ins, 0, t->base + (int64_t)i);

@@ -3,7 +3,7 @@
  *
  * Columns holding text in the seed's tables are ids into STRING_IDS.
  * torch_npu numbers framework API strings from 1<<28 and memory strings
- * from 2<<28 (reference §2.4); each range is one aip_db_strings.  Texts are
+ * from 2<<28 (reference §2.4); each range is one aip__db_strings.  Texts are
  * deduplicated across processes (each raw file has its own string ids), and
  * a per-process array remembers the answer for every raw string id, so the
  * per-row cost on the hot path is one array load.  Texts are stored as
@@ -19,33 +19,33 @@
 #define AIP_DB_STR_BASE_API ((int64_t)1 << 28)
 #define AIP_DB_STR_BASE_MEMORY ((int64_t)2 << 28)
 
-typedef struct aip_dbs_ent {
+typedef struct aip__dbs_ent {
     uint64_t hash;            /* compared before the text; for growing */
     size_t off;
     uint32_t len;
-} aip_dbs_ent;
+} aip__dbs_ent;
 
-typedef struct aip_db_strings {
+typedef struct aip__db_strings {
     int64_t base;
-    const aip_model *m;
+    const aip__model *m;
     char *blob;
     size_t blob_len, blob_cap;
-    aip_dbs_ent *ent;         /* id = base + index */
+    aip__dbs_ent *ent;         /* id = base + index */
     size_t n, cap;
     aip__ht index;            /* text → entry index */
     uint32_t **map;           /* per process, per raw string id: 1 + entry index */
     aip_status status;        /* first error (no memory), sticky */
-} aip_db_strings;
+} aip__db_strings;
 
-aip_status aip__dbs_init(aip_db_strings *t, int64_t base, const aip_model *m);
-void aip__dbs_free(aip_db_strings *t);
+aip_status aip__dbs_init(aip__db_strings *t, int64_t base, const aip__model *m);
+void aip__dbs_free(aip__db_strings *t);
 /* aip__dbs_text() : the id of `s`; -1 for "" (written as NULL) or when out
  * of memory (sticky status). */
-int64_t aip__dbs_text(aip_db_strings *t, const char *s, size_t n);
+int64_t aip__dbs_text(aip__db_strings *t, const char *s, size_t n);
 /* aip__dbs_raw() : the id of raw string `id` of process `proc`; -1 for
  * none/"" (NULL). */
-int64_t aip__dbs_raw(aip_db_strings *t, size_t proc, uint32_t id);
+int64_t aip__dbs_raw(aip__db_strings *t, size_t proc, uint32_t id);
 /* aip__dbs_write() : rows (id, value) of every text, in id order. */
-void aip__dbs_write(const aip_db_strings *t, aip_db_insert *ins);
+void aip__dbs_write(const aip__db_strings *t, aip__db_insert *ins);
 
 #endif

@@ -1,11 +1,11 @@
 /*
  * export.h — the output formats analysis writes into ASCEND_PROFILER_OUTPUT.
- * Every exporter has one shape, aip_export_fn: it reads a derived model
+ * Every exporter has one shape, aip__export_fn: it reads a derived model
  * (raw data plus what profiler_info / profiler_metadata said) and writes
- * one file through an aip_out; none of them changes the model.  The
+ * one file through an aip__out; none of them changes the model.  The
  * driver, src/result/analyse_dir.c, runs them from one table.  Streamed
- * formats put bytes into the aip_out; the databases are built by SQLite at
- * the aip_out's path (aip__out_target, outbuf.h).
+ * formats put bytes into the aip__out; the databases are built by SQLite at
+ * the aip__out's path (aip__out_target, outbuf.h).
  */
 #ifndef AIP_EXPORT_H
 #define AIP_EXPORT_H
@@ -13,33 +13,33 @@
 #include "model.h"
 #include "outbuf.h"
 
-typedef aip_status (*aip_export_fn)(const aip_model *m, aip_out *o);
+typedef aip_status (*aip__export_fn)(const aip__model *m, aip__out *o);
 
 /* trace_json.c : trace_view.json (Chrome trace events with Kineto's
  * metadata keys; rank and config flags from m->info). */
-aip_status aip__export_trace_json(const aip_model *m, aip_out *o);
+aip_status aip__export_trace_json(const aip__model *m, aip__out *o);
 
 /* csv_operator_details.c : operator_details.csv, one row per framework op. */
-aip_status aip__export_operator_details(const aip_model *m, aip_out *o);
+aip_status aip__export_operator_details(const aip__model *m, aip__out *o);
 
 /* csv_step_trace.c : step_trace_time.csv from m->step_rows. */
-aip_status aip__export_step_trace(const aip_model *m, aip_out *o);
+aip_status aip__export_step_trace(const aip__model *m, aip__out *o);
 
 /* csv_memory.c : memory_record.csv and operator_memory.csv (profile_memory). */
-aip_status aip__export_memory_record(const aip_model *m, aip_out *o);
-aip_status aip__export_operator_memory(const aip_model *m, aip_out *o);
+aip_status aip__export_memory_record(const aip__model *m, aip__out *o);
+aip_status aip__export_operator_memory(const aip__model *m, aip__out *o);
 /* aip__fmt_device_tag() : "CPU", "NPU:0", "CUDA:1" (at most 24 bytes). */
 char *aip__fmt_device_tag(char *d, uint8_t type, int8_t index);
 
 /* csv_statistic.c : op_statistic.csv (host: framework ops, Core Type CPU)
  * and api_statistic.csv (Level1/Level2; host APIs). */
-aip_status aip__export_op_statistic(const aip_model *m, aip_out *o);
-aip_status aip__export_api_statistic(const aip_model *m, aip_out *o);
+aip_status aip__export_op_statistic(const aip__model *m, aip__out *o);
+aip_status aip__export_api_statistic(const aip__model *m, aip__out *o);
 
 /* db_pytorch.c : ascend_pytorch_profiler[_{rank}].db at o->path (an
  * aip__out_target); db_analysis.c : analysis.db the same way. */
-aip_status aip__export_pytorch_db(const aip_model *m, aip_out *o);
-aip_status aip__export_analysis_db(const aip_model *m, aip_out *o);
+aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o);
+aip_status aip__export_analysis_db(const aip__model *m, aip__out *o);
 /* aip__db_name() : "ascend_pytorch_profiler.db" (rank -1) or
  * "ascend_pytorch_profiler_{rank}.db". */
 void aip__db_name(int64_t rank, char *out, size_t cap);

@@ -62,12 +62,12 @@ static int same_device(uint8_t dtype, int8_t dindex, uint8_t type, int index)
     return dtype == type && (index < 0 || type == AIP_DEVICE_CPU || dindex == index);
 }
 
-static int device_match(const aip_mem_ev *e, uint8_t type, int index)
+static int device_match(const aip__mem_ev *e, uint8_t type, int index)
 {
     return same_device(e->device_type, e->device_index, type, index);
 }
 
-static aip_status push(aip_mem_timeline *t, size_t *cap, aip_mt_event ev)
+static aip_status push(aip__mem_timeline *t, size_t *cap, aip__mt_event ev)
 {
     if (aip__model_grow((void **)&t->ev, cap, t->n + 1, sizeof *t->ev))
         return AIP_ERR_NOMEM;
@@ -75,7 +75,7 @@ static aip_status push(aip_mem_timeline *t, size_t *cap, aip_mt_event ev)
     return AIP_OK;
 }
 
-static aip_status coalesce(aip_mem_timeline *t)
+static aip_status coalesce(aip__mem_timeline *t)
 {
     t->times_us = malloc((t->n ? t->n : 1) * sizeof *t->times_us);
     t->sizes = malloc((t->n ? t->n : 1) * sizeof *t->sizes);
@@ -84,7 +84,7 @@ static aip_status coalesce(aip_mem_timeline *t)
     int64_t t_min = -1;
     size_t n = 0;
     for (size_t i = 0; i < t->n; i++) {
-        const aip_mt_event *e = &t->ev[i];
+        const aip__mt_event *e = &t->ev[i];
         int64_t us = e->t != -1 ? e->t / 1000 : -1;
         if (t_min == -1 || (us < t_min && us > 0))
             t_min = us;
@@ -104,7 +104,7 @@ static aip_status coalesce(aip_mem_timeline *t)
     return AIP_OK;
 }
 
-aip_status aip__mem_timeline_build(const aip_model *m, const char *device, aip_mem_timeline *t)
+aip_status aip__mem_timeline_build(const aip__model *m, const char *device, aip__mem_timeline *t)
 {
     memset(t, 0, sizeof *t);
     uint8_t type;
@@ -116,33 +116,33 @@ aip_status aip__mem_timeline_build(const aip_model *m, const char *device, aip_m
     size_t cap = 0;
     /* PREEXISTING first, then the records in time order */
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
-        const aip_process *p = &m->procs[pi];
+        const aip__process *p = &m->procs[pi];
         for (size_t k = 0; k < p->memory.n && !s; k++) {
             size_t e = p->mem_order[k];
-            const aip_mem_ev *ev = &p->memory.v[e];
+            const aip__mem_ev *ev = &p->memory.v[e];
             if (ev->bytes < 0 && p->mem_info[e].pair < 0 && device_match(ev, type, index))
-                s = push(t, &cap, (aip_mt_event){-1, -ev->bytes, AIP_MT_PREEXISTING,
+                s = push(t, &cap, (aip__mt_event){-1, -ev->bytes, AIP_MT_PREEXISTING,
                                                  p->mem_info[e].category});
         }
         /* blocks from before the trace that the framework labelled and that
          * were never freed in it (freed ones came with their free above) */
         for (size_t k = 0; k < p->mem_labels.n && !s; k++) {
-            const aip_mem_label *b = &p->mem_labels.v[k];
+            const aip__mem_label *b = &p->mem_labels.v[k];
             if (b->preexisting && b->free_idx < 0 && b->bytes > 0 &&
                 same_device(b->device_type, b->device_index, type, index))
-                s = push(t, &cap, (aip_mt_event){-1, b->bytes, AIP_MT_PREEXISTING, b->category});
+                s = push(t, &cap, (aip__mt_event){-1, b->bytes, AIP_MT_PREEXISTING, b->category});
         }
     }
-    aip_mem_iter it;
+    aip__mem_iter it;
     if (!s)
         s = aip__mem_iter_init(&it, m);
     else
         it.pos = NULL;
     size_t pi, e;
     while (!s && aip__mem_iter_next(&it, &pi, &e)) {
-        const aip_process *p = &m->procs[pi];
-        const aip_mem_ev *ev = &p->memory.v[e];
-        const aip_mem_info *mi = &p->mem_info[e];
+        const aip__process *p = &m->procs[pi];
+        const aip__mem_ev *ev = &p->memory.v[e];
+        const aip__mem_info *mi = &p->mem_info[e];
         if (!device_match(ev, type, index) || !ev->bytes)
             continue;
         t->records++;
@@ -151,13 +151,13 @@ aip_status aip__mem_timeline_build(const aip_model *m, const char *device, aip_m
         if (ev->total_reserved > t->max_reserved)
             t->max_reserved = ev->total_reserved;
         if (ev->bytes > 0)
-            s = push(t, &cap, (aip_mt_event){ev->ts, ev->bytes, AIP_MT_CREATE, mi->category});
+            s = push(t, &cap, (aip__mt_event){ev->ts, ev->bytes, AIP_MT_CREATE, mi->category});
         else if (mi->pair >= 0) {
-            const aip_mem_ev *a = &p->memory.v[mi->pair];
-            s = push(t, &cap, (aip_mt_event){ev->ts, -a->bytes, AIP_MT_DESTROY,
+            const aip__mem_ev *a = &p->memory.v[mi->pair];
+            s = push(t, &cap, (aip__mt_event){ev->ts, -a->bytes, AIP_MT_DESTROY,
                                              p->mem_info[mi->pair].category});
         } else {
-            s = push(t, &cap, (aip_mt_event){ev->ts, ev->bytes, AIP_MT_DESTROY, mi->category});
+            s = push(t, &cap, (aip__mt_event){ev->ts, ev->bytes, AIP_MT_DESTROY, mi->category});
         }
     }
     aip__mem_iter_free(&it);
@@ -168,7 +168,7 @@ aip_status aip__mem_timeline_build(const aip_model *m, const char *device, aip_m
     return s;
 }
 
-void aip__mem_timeline_free(aip_mem_timeline *t)
+void aip__mem_timeline_free(aip__mem_timeline *t)
 {
     free(t->ev);
     free(t->times_us);
@@ -179,7 +179,7 @@ void aip__mem_timeline_free(aip_mem_timeline *t)
 /* ---- output: plain or gzip-compressed through one sink ---------------- */
 
 typedef struct sink {
-    aip_out *o;
+    aip__out *o;
     z_stream z;
     int gz;
     aip_status status;
@@ -228,7 +228,7 @@ static void sink_i64(sink *k, int64_t v)
 
 #define SINK_LIT(k, lit) sink_put((k), (lit), sizeof(lit) - 1)
 
-static void write_coalesced(sink *k, const aip_mem_timeline *t)
+static void write_coalesced(sink *k, const aip__mem_timeline *t)
 {
     SINK_LIT(k, "[[");
     for (size_t i = 0; i < t->n_points; i++) {
@@ -251,11 +251,11 @@ static void write_coalesced(sink *k, const aip_mem_timeline *t)
     SINK_LIT(k, "]]");
 }
 
-static void write_raw(sink *k, const aip_mem_timeline *t)
+static void write_raw(sink *k, const aip__mem_timeline *t)
 {
     SINK_LIT(k, "[");
     for (size_t i = 0; i < t->n; i++) {
-        const aip_mt_event *e = &t->ev[i];
+        const aip__mt_event *e = &t->ev[i];
         if (i)
             SINK_LIT(k, ", ");
         SINK_LIT(k, "[");
@@ -277,14 +277,14 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-aip_status aip__mem_timeline_write(const aip_mem_timeline *t, const char *path)
+aip_status aip__mem_timeline_write(const aip__mem_timeline *t, const char *path)
 {
     int html = ends_with(path, ".html"), gz = ends_with(path, ".gz");
     int raw = ends_with(path, "raw.json.gz");
     if (!html && !ends_with(path, ".json") && !ends_with(path, ".json.gz"))
         return aip__fail(AIP_ERR_INVALID_ARG, "memory timeline output %s must end in .html, "
                          ".json, .json.gz or .raw.json.gz", path);
-    aip_out o;
+    aip__out o;
     aip_status s = aip__out_open(&o, path);
     if (s)
         return s;

@@ -33,7 +33,7 @@ static int64_t total(const int64_t *sizes)
 }
 
 /* Indices of the points to draw: per slot, the highest total. */
-static size_t pick(const aip_mem_timeline *t, size_t *out)
+static size_t pick(const aip__mem_timeline *t, size_t *out)
 {
     if (t->n_points <= SLOTS) {
         for (size_t i = 0; i < t->n_points; i++)
@@ -57,7 +57,7 @@ static size_t pick(const aip_mem_timeline *t, size_t *out)
     return n;
 }
 
-static void gib_line(aip_out *o, const char *what, int64_t bytes)
+static void gib_line(aip__out *o, const char *what, int64_t bytes)
 {
     char b[160];
     int n = snprintf(b, sizeof b, "<li>%s: <b>%.2f GiB</b> (%lld bytes)</li>\n", what,
@@ -65,7 +65,7 @@ static void gib_line(aip_out *o, const char *what, int64_t bytes)
     aip__out_put(o, b, (size_t)n);
 }
 
-aip_status aip__mem_timeline_svg(const aip_mem_timeline *t, aip_out *o, const char *id, int width,
+aip_status aip__mem_timeline_svg(const aip__mem_timeline *t, aip__out *o, const char *id, int width,
                                  int height, size_t *drawn)
 {
     size_t cap = t->n_points + 1;
@@ -94,7 +94,7 @@ aip_status aip__mem_timeline_svg(const aip_mem_timeline *t, aip_out *o, const ch
     const char *names[AIP_MEMCAT_COUNT];
     for (int c = 0; c < AIP_MEMCAT_COUNT; c++)
         names[c] = c == AIP_MEMCAT_UNKNOWN ? "Unknown" : aip__mem_category_name((unsigned)c);
-    aip_svg_area chart = {width, height, id, "Time (ms)", "Memory (GB)",
+    aip__svg_area chart = {width, height, id, "Time (ms)", "Memory (GB)",
                           x, n, top, names, colors, AIP_MEMCAT_COUNT};
     aip__svg_area_chart(o, &chart);
     if (drawn)
@@ -105,13 +105,13 @@ aip_status aip__mem_timeline_svg(const aip_mem_timeline *t, aip_out *o, const ch
     return AIP_OK;
 }
 
-void aip__mem_timeline_peaks(const aip_mem_timeline *t, aip_out *o)
+void aip__mem_timeline_peaks(const aip__mem_timeline *t, aip__out *o)
 {
     gib_line(o, "Max memory allocated", t->max_allocated);
     gib_line(o, "Max memory reserved", t->max_reserved);
 }
 
-aip_status aip__mem_timeline_html(const aip_mem_timeline *t, aip_out *o)
+aip_status aip__mem_timeline_html(const aip__mem_timeline *t, aip__out *o)
 {
     AIP_OUT_LIT(o, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"/>"
                    "<title>Memory Timeline HTML</title>\n<style>body{font-family:sans-serif;"

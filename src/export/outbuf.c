@@ -26,7 +26,7 @@ const char aip__digit_pairs[200] = "00010203040506070809"
 
 /* Double buffering: the caller fills one buffer while this thread writes
  * the other.  Only one buffer is ever in flight. */
-struct aip_out_writer {
+struct aip__out_writer {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -42,7 +42,7 @@ struct aip_out_writer {
 
 static void *writer_main(void *arg)
 {
-    struct aip_out_writer *w = arg;
+    struct aip__out_writer *w = arg;
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->pending && !w->stop)
@@ -68,7 +68,7 @@ static void *writer_main(void *arg)
 }
 
 /* Wait until nothing is in flight; @return the writer's first error. */
-static aip_status writer_idle(struct aip_out_writer *w)
+static aip_status writer_idle(struct aip__out_writer *w)
 {
     pthread_mutex_lock(&w->mu);
     while (w->pending)
@@ -78,9 +78,9 @@ static aip_status writer_idle(struct aip_out_writer *w)
     return s;
 }
 
-static void writer_start(aip_out *o)
+static void writer_start(aip__out *o)
 {
-    struct aip_out_writer *w = calloc(1, sizeof *w);
+    struct aip__out_writer *w = calloc(1, sizeof *w);
     if (!w)
         return; /* fine: write inline */
     w->spare = malloc(AIP_OUT_CAP);
@@ -103,9 +103,9 @@ static void writer_start(aip_out *o)
 }
 
 /* Stop the thread; a write error becomes this thread's error if `report`. */
-static void writer_stop(aip_out *o, int report)
+static void writer_stop(aip__out *o, int report)
 {
-    struct aip_out_writer *w = o->writer;
+    struct aip__out_writer *w = o->writer;
     if (!w)
         return;
     writer_idle(w);
@@ -130,7 +130,7 @@ const uint64_t aip__pow10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000u
                                  100000000000000000ull, 1000000000000000000ull,
                                  10000000000000000000ull};
 
-static aip_status alloc_buffer(aip_out *o)
+static aip_status alloc_buffer(aip__out *o)
 {
     o->buf = malloc(AIP_OUT_CAP);
     if (!o->buf)
@@ -138,7 +138,7 @@ static aip_status alloc_buffer(aip_out *o)
     return AIP_OK;
 }
 
-aip_status aip__out_open(aip_out *o, const char *path)
+aip_status aip__out_open(aip__out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
@@ -158,7 +158,7 @@ aip_status aip__out_open(aip_out *o, const char *path)
     return AIP_OK;
 }
 
-aip_status aip__out_target(aip_out *o, const char *path)
+aip_status aip__out_target(aip__out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
@@ -167,7 +167,7 @@ aip_status aip__out_target(aip_out *o, const char *path)
     return AIP_OK;
 }
 
-aip_status aip__out_init_fd(aip_out *o, int fd)
+aip_status aip__out_init_fd(aip__out *o, int fd)
 {
     memset(o, 0, sizeof *o);
     o->fd = fd;
@@ -175,7 +175,7 @@ aip_status aip__out_init_fd(aip_out *o, int fd)
     return alloc_buffer(o);
 }
 
-static void write_out(aip_out *o, const void *p, size_t n)
+static void write_out(aip__out *o, const void *p, size_t n)
 {
     if (o->status || !n)
         return;
@@ -183,11 +183,11 @@ static void write_out(aip_out *o, const void *p, size_t n)
     o->total += n;
 }
 
-void aip__out_flush_buffer(aip_out *o)
+void aip__out_flush_buffer(aip__out *o)
 {
     if (!o->buf)
         return;
-    struct aip_out_writer *w = o->writer;
+    struct aip__out_writer *w = o->writer;
     if (!w) {
         write_out(o, o->buf, o->len);
     } else if (o->len) {
@@ -206,7 +206,7 @@ void aip__out_flush_buffer(aip_out *o)
     o->len = 0;
 }
 
-void aip__out_printf(aip_out *o, const char *fmt, ...)
+void aip__out_printf(aip__out *o, const char *fmt, ...)
 {
     char small[1024];
     va_list ap, again;
@@ -229,7 +229,7 @@ void aip__out_printf(aip_out *o, const char *fmt, ...)
     va_end(again);
 }
 
-void aip__out_write_big(aip_out *o, const void *p, size_t n)
+void aip__out_write_big(aip__out *o, const void *p, size_t n)
 {
     aip__out_flush_buffer(o);
     if (o->writer && writer_idle(o->writer))
@@ -237,7 +237,7 @@ void aip__out_write_big(aip_out *o, const void *p, size_t n)
     write_out(o, p, n);
 }
 
-aip_status aip__out_close(aip_out *o)
+aip_status aip__out_close(aip__out *o)
 {
     aip__out_flush_buffer(o);
     writer_stop(o, 1);
@@ -265,7 +265,7 @@ aip_status aip__out_close(aip_out *o)
     return s;
 }
 
-void aip__out_abort(aip_out *o)
+void aip__out_abort(aip__out *o)
 {
     writer_stop(o, 0);
     free(o->buf);

@@ -11,7 +11,7 @@
  * aip__out_close() reports the first error.  Number formatting is
  * hand-written (hot path: millions of timestamps); AIP_OUT_LIT and
  * aip__out_printf are the one copy every writer uses for literals and the
- * rare formatted line.  A database exporter is given an aip_out that only
+ * rare formatted line.  A database exporter is given an aip__out that only
  * names its file (aip__out_target): SQLite builds it, the same way.
  */
 #ifndef AIP_OUTBUF_H
@@ -27,11 +27,11 @@
 
 #define AIP_OUT_CAP (256u * 1024u)
 
-struct aip_out_writer; /* outbuf.c */
+struct aip__out_writer; /* outbuf.c */
 
-typedef struct aip_out {
+typedef struct aip__out {
     int fd;
-    struct aip_out_writer *writer; /* background writer, NULL = write inline */
+    struct aip__out_writer *writer; /* background writer, NULL = write inline */
     int to_file;              /* opened by aip__out_open (temp + rename) */
     aip_status status;        /* first error, sticky */
     char *buf;
@@ -39,40 +39,40 @@ typedef struct aip_out {
     uint64_t total;           /* bytes produced */
     char path[PATH_MAX];
     char tmp[PATH_MAX];
-} aip_out;
+} aip__out;
 
 /* aip__out_open() : start writing `path` (via a temporary name). */
-aip_status aip__out_open(aip_out *o, const char *path);
+aip_status aip__out_open(aip__out *o, const char *path);
 /* aip__out_init_fd() : write to an already open fd (tests, fuzzing); the
  * fd is not closed. */
-aip_status aip__out_init_fd(aip_out *o, int fd);
-/* aip__out_target() : an aip_out that only names the file `path`, for a
+aip_status aip__out_init_fd(aip__out *o, int fd);
+/* aip__out_target() : an aip__out that only names the file `path`, for a
  * writer that builds its file itself (SQLite, db.c: also via a temporary
  * name).  Nothing may be put into it and it needs no close; o->status is
  * set if the path is too long. */
-aip_status aip__out_target(aip_out *o, const char *path);
+aip_status aip__out_target(aip__out *o, const char *path);
 /* aip__out_close() : flush; for a file, fsync-free close and rename into
  * place.  On any error the temporary file is removed.  @return status. */
-aip_status aip__out_close(aip_out *o);
+aip_status aip__out_close(aip__out *o);
 /* aip__out_abort() : discard everything (removes the temporary file). */
-void aip__out_abort(aip_out *o);
+void aip__out_abort(aip__out *o);
 /* aip__out_flush_buffer() : write the buffer out (used by the inlines). */
-void aip__out_flush_buffer(aip_out *o);
+void aip__out_flush_buffer(aip__out *o);
 /* aip__out_write_big() : write `n` bytes that may exceed the buffer. */
-void aip__out_write_big(aip_out *o, const void *p, size_t n);
+void aip__out_write_big(aip__out *o, const void *p, size_t n);
 
 /* Room for `n` more bytes at the returned pointer (n <= AIP_OUT_CAP);
  * follow with aip__out_commit() of what was used. */
-static inline char *aip__out_reserve(aip_out *o, size_t n)
+static inline char *aip__out_reserve(aip__out *o, size_t n)
 {
     if (o->len + n > AIP_OUT_CAP)
         aip__out_flush_buffer(o);
     return o->buf + o->len;
 }
 
-static inline void aip__out_commit(aip_out *o, char *end) { o->len = (size_t)(end - o->buf); }
+static inline void aip__out_commit(aip__out *o, char *end) { o->len = (size_t)(end - o->buf); }
 
-static inline void aip__out_put(aip_out *o, const void *p, size_t n)
+static inline void aip__out_put(aip__out *o, const void *p, size_t n)
 {
     if (n > AIP_OUT_CAP / 2) {
         aip__out_write_big(o, p, n);
@@ -83,14 +83,14 @@ static inline void aip__out_put(aip_out *o, const void *p, size_t n)
     o->len += n;
 }
 
-static inline void aip__out_str(aip_out *o, const char *s) { aip__out_put(o, s, strlen(s)); }
+static inline void aip__out_str(aip__out *o, const char *s) { aip__out_put(o, s, strlen(s)); }
 
 /* A string literal, its length known at compile time. */
 #define AIP_OUT_LIT(o, lit) aip__out_put((o), (lit), sizeof(lit) - 1)
 
 /* aip__out_printf() : printf into the stream (not for the hot paths:
  * the number formatters below are several times faster). */
-void aip__out_printf(aip_out *o, const char *fmt, ...) AIP_PRINTF(2, 3);
+void aip__out_printf(aip__out *o, const char *fmt, ...) AIP_PRINTF(2, 3);
 
 /* ---- number formatting into a buffer; each returns the end pointer ---- */
 
@@ -177,17 +177,17 @@ static inline char *aip__fmt_fixed(char *p, int64_t num, int64_t den, unsigned d
     return p;
 }
 
-static inline void aip__out_u64(aip_out *o, uint64_t v)
+static inline void aip__out_u64(aip__out *o, uint64_t v)
 {
     aip__out_commit(o, aip__fmt_u64(aip__out_reserve(o, 24), v));
 }
 
-static inline void aip__out_i64(aip_out *o, int64_t v)
+static inline void aip__out_i64(aip__out *o, int64_t v)
 {
     aip__out_commit(o, aip__fmt_i64(aip__out_reserve(o, 24), v));
 }
 
-static inline void aip__out_us3(aip_out *o, int64_t ns)
+static inline void aip__out_us3(aip__out *o, int64_t ns)
 {
     aip__out_commit(o, aip__fmt_us3(aip__out_reserve(o, 28), ns));
 }

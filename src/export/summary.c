@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void note(aip_summary *s, const char *fmt, ...) AIP_PRINTF(2, 3);
-static void note(aip_summary *s, const char *fmt, ...)
+static void note(aip__summary_data *s, const char *fmt, ...) AIP_PRINTF(2, 3);
+static void note(aip__summary_data *s, const char *fmt, ...)
 {
     if (s->n_notes >= AIP_SUMMARY_NOTES)
         return;
@@ -25,7 +25,7 @@ static void note(aip_summary *s, const char *fmt, ...)
 
 static int cmp_self(const void *a, const void *b)
 {
-    const aip_op_stat *x = a, *y = b;
+    const aip__op_stat *x = a, *y = b;
     if (x->self_ns != y->self_ns)
         return x->self_ns > y->self_ns ? -1 : 1;
     size_t n = x->len < y->len ? x->len : y->len;
@@ -39,9 +39,9 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void config_notes(aip_summary *s)
+static void config_notes(aip__summary_data *s)
 {
-    const aip_profiler_info *in = s->info;
+    const aip__profiler_info_data *in = s->info;
     if (!in->found) {
         note(s, "profiler_info.json not found (%s): the collection switches are unknown",
              in->problem);
@@ -80,14 +80,14 @@ static void config_notes(aip_summary *s)
              in->op_attr ? "op_attr " : "");
 }
 
-static void data_notes(aip_summary *s)
+static void data_notes(aip__summary_data *s)
 {
-    const aip_model *m = s->m;
+    const aip__model *m = s->m;
     if (m->dropped_events)
         note(s, "%llu events were dropped while recording (buffer cap reached): the trace has "
              "gaps", (unsigned long long)m->dropped_events);
     for (size_t i = 0; i < m->n_procs; i++) {
-        const aip_process *p = &m->procs[i];
+        const aip__process *p = &m->procs[i];
         if (p->raw.truncated_bytes)
             note(s, "pid %lld: the raw file ends in %llu bytes of an incomplete chunk (the "
                  "program stopped while writing); all before was recovered", (long long)p->pid,
@@ -101,7 +101,7 @@ static void data_notes(aip_summary *s)
     }
 }
 
-aip_status aip__summary_build(const char *dir, const aip_model *m, aip_summary *s)
+aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary_data *s)
 {
     memset(s, 0, sizeof *s);
     s->dir = dir;
@@ -137,7 +137,7 @@ aip_status aip__summary_build(const char *dir, const aip_model *m, aip_summary *
         free(sorted);
     }
     if (m->n_mem_peaks) {
-        const aip_mem_peak *pk = &m->mem_peaks[0];
+        const aip__mem_peak *pk = &m->mem_peaks[0];
         char dev[24];
         if (pk->device_type == AIP_DEVICE_CPU)
             snprintf(dev, sizeof dev, "cpu");
@@ -156,7 +156,7 @@ aip_status aip__summary_build(const char *dir, const aip_model *m, aip_summary *
     return AIP_OK;
 }
 
-void aip__summary_free(aip_summary *s)
+void aip__summary_free(aip__summary_data *s)
 {
     free(s->ops);
     free(s->step_ns);
@@ -171,7 +171,7 @@ void aip__summary_free(aip_summary *s)
 
 /* A recorded name for a terminal: control bytes (escape sequences!) and
  * invalid UTF-8 become '?', at most `max` characters. */
-static void put_term(aip_out *o, const char *s, size_t n, size_t max)
+static void put_term(aip__out *o, const char *s, size_t n, size_t max)
 {
     char *d = aip__out_reserve(o, 4 * max + 8);
     size_t chars = 0, i = 0;
@@ -199,7 +199,7 @@ static void put_term(aip_out *o, const char *s, size_t n, size_t max)
     aip__out_commit(o, d);
 }
 
-static void put_bytes(aip_out *o, int64_t b)
+static void put_bytes(aip__out *o, int64_t b)
 {
     double v = (double)b;
     if (b >= 1 << 30)
@@ -218,14 +218,14 @@ static const char *device_name(uint8_t type)
          : type == AIP_DEVICE_CUDA ? "CUDA" : "device";
 }
 
-aip_status aip__summary_text(const aip_summary *s, aip_out *o)
+aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
 {
-    const aip_model *m = s->m;
+    const aip__model *m = s->m;
     AIP_OUT_LIT(o, "aiprof summary: ");
     put_term(o, s->dir, strlen(s->dir), 200);
     AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < m->n_procs; i++) {
-        const aip_process *p = &m->procs[i];
+        const aip__process *p = &m->procs[i];
         const char *h = p->hostname ? p->hostname : "?", *prog = p->program ? p->program : "?";
         AIP_OUT_LIT(o, "  process ");
         put_term(o, prog, strlen(prog), 40);
@@ -242,7 +242,7 @@ aip_status aip__summary_text(const aip_summary *s, aip_out *o)
     aip__out_printf(o, "  %12s %7s %8s %12s %12s  %s\n", "Self(ms)", "Self%", "Calls", "Total(ms)",
                     "AvgSelf(us)", "Name");
     for (size_t i = 0; i < top; i++) {
-        const aip_op_stat *st = &s->ops[i];
+        const aip__op_stat *st = &s->ops[i];
         double self_pct =
             s->ops_self_total ? 100.0 * (double)st->self_ns / (double)s->ops_self_total : 0.0;
         aip__out_printf(o, "  %12.3f %6.2f%% %8llu %12.3f %12.3f  ", (double)st->self_ns / 1e6,
@@ -268,7 +268,7 @@ aip_status aip__summary_text(const aip_summary *s, aip_out *o)
         AIP_OUT_LIT(o, " no memory records");
     AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < m->n_mem_peaks; i++) {
-        const aip_mem_peak *pk = &m->mem_peaks[i];
+        const aip__mem_peak *pk = &m->mem_peaks[i];
         aip__out_printf(o, "  pid %lld %s", (long long)m->procs[pk->process].pid,
                         device_name(pk->device_type));
         if (pk->device_type != AIP_DEVICE_CPU)

@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void overview(const aip_summary *s, aip_out *o)
+static void overview(const aip__summary_data *s, aip__out *o)
 {
-    const aip_model *m = s->m;
+    const aip__model *m = s->m;
     AIP_OUT_LIT(o, "<h2>Profile</h2>\n<table id=\"processes\"><tr><th>Process</th><th>pid</th>"
                    "<th>Host</th><th>Events</th><th>Threads</th></tr>\n");
     for (size_t i = 0; i < m->n_procs; i++) {
-        const aip_process *p = &m->procs[i];
+        const aip__process *p = &m->procs[i];
         AIP_OUT_LIT(o, "<tr><td>");
         aip__out_html_str(o, p->program ? p->program : "?");
         aip__out_printf(o, "</td><td>%lld</td><td>", (long long)p->pid);
@@ -30,14 +30,14 @@ static void overview(const aip_summary *s, aip_out *o)
                     (unsigned long long)m->dropped_events);
 }
 
-static void top_ops(const aip_summary *s, aip_out *o)
+static void top_ops(const aip__summary_data *s, aip__out *o)
 {
     size_t top = s->n_ops < AIP_SUMMARY_TOP ? s->n_ops : AIP_SUMMARY_TOP;
     aip__out_printf(o, "<h2>Top %zu of %zu ops by self time</h2>\n<table id=\"top-ops\">"
                     "<tr><th>Name</th><th>Calls</th><th>Self (ms)</th><th>Self %%</th>"
                     "<th>Total (ms)</th><th>Avg self (&micro;s)</th></tr>\n", top, s->n_ops);
     for (size_t i = 0; i < top; i++) {
-        const aip_op_stat *st = &s->ops[i];
+        const aip__op_stat *st = &s->ops[i];
         AIP_OUT_LIT(o, "<tr><td class=\"name\">");
         aip__out_html(o, st->name, st->len);
         double self_pct =
@@ -50,7 +50,7 @@ static void top_ops(const aip_summary *s, aip_out *o)
     AIP_OUT_LIT(o, "</table>\n");
 }
 
-static aip_status steps(const aip_summary *s, aip_out *o)
+static aip_status steps(const aip__summary_data *s, aip__out *o)
 {
     AIP_OUT_LIT(o, "<h2>Step times</h2>\n");
     if (!s->n_steps) {
@@ -75,7 +75,7 @@ static aip_status steps(const aip_summary *s, aip_out *o)
         snprintf(lab[i], sizeof lab[i], "%lld", (long long)s->m->steps[i].number);
         labels[i] = lab[i];
     }
-    aip_svg_bars chart = {900, 320, "step-chart", "Step", "Step time (ms)", labels, v,
+    aip__svg_bars chart = {900, 320, "step-chart", "Step", "Step time (ms)", labels, v,
                           s->n_steps, "steelblue"};
     aip__svg_bar_chart(o, &chart);
     free(v);
@@ -84,9 +84,9 @@ static aip_status steps(const aip_summary *s, aip_out *o)
     return AIP_OK;
 }
 
-static aip_status memory(const aip_summary *s, aip_out *o)
+static aip_status memory(const aip__summary_data *s, aip__out *o)
 {
-    const aip_model *m = s->m;
+    const aip__model *m = s->m;
     AIP_OUT_LIT(o, "<h2>Memory</h2>\n");
     if (!m->n_mem_peaks) {
         AIP_OUT_LIT(o, "<p id=\"no-memory\">No memory records.</p>\n");
@@ -95,7 +95,7 @@ static aip_status memory(const aip_summary *s, aip_out *o)
     AIP_OUT_LIT(o, "<table id=\"memory-peaks\"><tr><th>pid</th><th>Device</th><th>Peak allocated "
                    "(bytes)</th><th>Peak reserved (bytes)</th><th>Records</th></tr>\n");
     for (size_t i = 0; i < m->n_mem_peaks; i++) {
-        const aip_mem_peak *pk = &m->mem_peaks[i];
+        const aip__mem_peak *pk = &m->mem_peaks[i];
         char dev[32];
         if (pk->device_type == AIP_DEVICE_CPU)
             snprintf(dev, sizeof dev, "cpu");
@@ -115,7 +115,7 @@ static aip_status memory(const aip_summary *s, aip_out *o)
     return aip__mem_timeline_svg(&s->mem, o, "memory-chart", 900, 400, NULL);
 }
 
-aip_status aip__summary_html(const aip_summary *s, aip_out *o)
+aip_status aip__summary_html(const aip__summary_data *s, aip__out *o)
 {
     AIP_OUT_LIT(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>"
                    "<title>aiprof summary</title>\n<style>body{font-family:sans-serif;margin:24px;"

@@ -18,7 +18,7 @@
 #define MT 20
 #define MB 50
 
-void aip__out_html(aip_out *o, const char *s, size_t n)
+void aip__out_html(aip__out *o, const char *s, size_t n)
 {
     size_t max = AIP_HTML_ESC_MAX(n);
     if (max <= AIP_OUT_CAP / 2) {
@@ -42,7 +42,7 @@ static double nice_step(double range)
 }
 
 /* A tick value without noise digits ("0.3", not "0.30000000000000004"). */
-static void put_tick(aip_out *o, double v, double step)
+static void put_tick(aip__out *o, double v, double step)
 {
     int dec = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
     aip__out_printf(o, "%.*f", dec > 9 ? 9 : dec, fabs(v) < step / 1e6 ? 0.0 : v);
@@ -63,7 +63,7 @@ static double py(const frame *f, double y)
     return f->h - MB - (y - f->y0) / (f->y1 - f->y0) * (f->h - MT - MB);
 }
 
-static void axes(aip_out *o, const frame *f, const char *xl, const char *yl, int x_ticks)
+static void axes(aip__out *o, const frame *f, const char *xl, const char *yl, int x_ticks)
 {
     aip__out_printf(o, "<g class=\"axes\" stroke=\"#333\" stroke-width=\"1\">"
                     "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>"
@@ -97,7 +97,7 @@ static void axes(aip_out *o, const frame *f, const char *xl, const char *yl, int
     AIP_OUT_LIT(o, "</text>\n");
 }
 
-static void svg_open(aip_out *o, const char *id, int w, int h)
+static void svg_open(aip__out *o, const char *id, int w, int h)
 {
     AIP_OUT_LIT(o, "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"");
     aip__out_html_str(o, id);
@@ -105,7 +105,7 @@ static void svg_open(aip_out *o, const char *id, int w, int h)
                     "font-family=\"sans-serif\">\n", w, h, w, h);
 }
 
-void aip__svg_area_chart(aip_out *o, const aip_svg_area *c)
+void aip__svg_area_chart(aip__out *o, const aip__svg_area *c)
 {
     frame f = {0, 1, 0, 1, c->width, c->height};
     if (c->n) {
@@ -145,7 +145,7 @@ void aip__svg_area_chart(aip_out *o, const aip_svg_area *c)
     AIP_OUT_LIT(o, "</g></svg>\n");
 }
 
-void aip__svg_bar_chart(aip_out *o, const aip_svg_bars *c)
+void aip__svg_bar_chart(aip__out *o, const aip__svg_bars *c)
 {
     frame f = {0, c->n ? (double)c->n : 1, 0, 1, c->width, c->height};
     double ymax = 0;

@@ -9,7 +9,7 @@
 
 #include "outbuf.h"
 
-typedef struct aip_svg_area {
+typedef struct aip__svg_area {
     int width, height;
     const char *id;               /* element id (plain ASCII) */
     const char *x_label, *y_label;
@@ -19,9 +19,9 @@ typedef struct aip_svg_area {
     const char *const *names;     /* per layer, for the legend */
     const char *const *colors;    /* per layer, CSS colour names */
     size_t layers;
-} aip_svg_area;
+} aip__svg_area;
 
-typedef struct aip_svg_bars {
+typedef struct aip__svg_bars {
     int width, height;
     const char *id;
     const char *x_label, *y_label;
@@ -29,13 +29,13 @@ typedef struct aip_svg_bars {
     const double *values;
     size_t n;
     const char *color;
-} aip_svg_bars;
+} aip__svg_bars;
 
 /* aip__out_html() : `s` escaped for HTML text or a quoted attribute. */
-void aip__out_html(aip_out *o, const char *s, size_t n);
-static inline void aip__out_html_str(aip_out *o, const char *s) { aip__out_html(o, s, strlen(s)); }
+void aip__out_html(aip__out *o, const char *s, size_t n);
+static inline void aip__out_html_str(aip__out *o, const char *s) { aip__out_html(o, s, strlen(s)); }
 
-void aip__svg_area_chart(aip_out *o, const aip_svg_area *c);
-void aip__svg_bar_chart(aip_out *o, const aip_svg_bars *c);
+void aip__svg_area_chart(aip__out *o, const aip__svg_area *c);
+void aip__svg_bar_chart(aip__out *o, const aip__svg_bars *c);
 
 #endif

@@ -236,7 +236,7 @@ size_t aip__html_escape(const char *str, size_t n, char *out)
     return (size_t)(o - out);
 }
 
-aip_status aip__esc_init(aip_esc_cache *c, const aip_process *p, int kind)
+aip_status aip__esc_init(aip__esc_cache *c, const aip__process *p, int kind)
 {
     memset(c, 0, sizeof *c);
     c->p = p;
@@ -251,7 +251,7 @@ aip_status aip__esc_init(aip_esc_cache *c, const aip_process *p, int kind)
     return AIP_OK;
 }
 
-void aip__esc_free(aip_esc_cache *c)
+void aip__esc_free(aip__esc_cache *c)
 {
     free(c->off);
     free(c->len);
@@ -259,7 +259,7 @@ void aip__esc_free(aip_esc_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-const char *aip__esc_get(aip_esc_cache *c, uint32_t id, size_t *len)
+const char *aip__esc_get(aip__esc_cache *c, uint32_t id, size_t *len)
 {
     if (id == 0 || id >= c->n || !c->p->strings.ent[id].defined) {
         *len = c->kind == AIP_ESC_JSON ? 2 : 0;

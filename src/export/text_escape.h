@@ -36,23 +36,23 @@ size_t aip__utf8_clean(const char *s, size_t n, char *out);
 #define AIP_HTML_ESC_MAX(n) (6 * (size_t)(n))
 size_t aip__html_escape(const char *s, size_t n, char *out);
 
-enum aip_esc_kind { AIP_ESC_JSON, AIP_ESC_CSV };
+enum aip__esc_kind { AIP_ESC_JSON, AIP_ESC_CSV };
 
-typedef struct aip_esc_cache {
-    const aip_process *p;
+typedef struct aip__esc_cache {
+    const aip__process *p;
     int kind;
     uint64_t *off;            /* per id: 1 + offset in blob, 0 = not cached yet */
     uint32_t *len;
     char *blob;
     size_t blob_len, blob_cap;
     size_t n;
-} aip_esc_cache;
+} aip__esc_cache;
 
-aip_status aip__esc_init(aip_esc_cache *c, const aip_process *p, int kind);
-void aip__esc_free(aip_esc_cache *c);
+aip_status aip__esc_init(aip__esc_cache *c, const aip__process *p, int kind);
+void aip__esc_free(aip__esc_cache *c);
 /* aip__esc_get() : escaped form of string `id` (JSON: with quotes; an
  * undefined id gives `""` / an empty cell).  The pointer is valid until the
  * next call.  NULL only when out of memory. */
-const char *aip__esc_get(aip_esc_cache *c, uint32_t id, size_t *len);
+const char *aip__esc_get(aip__esc_cache *c, uint32_t id, size_t *len);
 
 #endif

@@ -23,13 +23,13 @@
 #include <string.h>
 
 typedef struct tj {
-    aip_out *o;
-    const aip_model *m;
+    aip__out *o;
+    const aip__model *m;
     int64_t base;
     int first;                /* no event written yet */
     uint64_t async_id;
     aip_status status;        /* first non-I/O error (no memory) */
-    aip_esc_cache esc;        /* strings of the current process */
+    aip__esc_cache esc;        /* strings of the current process */
     char pfx[80];             /* `,"pid":P,"tid":T,"ts":` of the current thread */
     size_t pfx_len;
 } tj;
@@ -117,7 +117,7 @@ static void meta_sort(tj *w, const char *what, int64_t pid, uint64_t tid, uint64
     AIP_OUT_LIT(w->o, "}}");
 }
 
-static void process_meta(tj *w, const aip_process *p)
+static void process_meta(tj *w, const aip__process *p)
 {
     char fallback[48];
     const char *name = p->program && p->program[0] ? p->program : NULL;
@@ -129,7 +129,7 @@ static void process_meta(tj *w, const aip_process *p)
     meta_str(w, "process_labels", p->pid, 0, "labels", "CPU");
     meta_sort(w, "process_sort_index", p->pid, 0, 0);
     for (size_t i = 0; i < p->n_threads; i++) {
-        const aip_thread *t = &p->threads[i];
+        const aip__thread *t = &p->threads[i];
         if (t->name && t->name < p->strings.n_ent && p->strings.ent[t->name].defined) {
             meta_head(w, "thread_name", p->pid, t->tid);
             AIP_OUT_LIT(w->o, ",\"args\":{\"name\":");
@@ -146,9 +146,9 @@ static void process_meta(tj *w, const aip_process *p)
 
 /* ---- spans ------------------------------------------------------------ */
 
-static void op_args(tj *w, const aip_thread *t, const aip_span *s)
+static void op_args(tj *w, const aip__thread *t, const aip__span *s)
 {
-    aip_op_fields f;
+    aip__op_fields f;
     aip__model_op_fields(t, s, &f);
     int any = 0;
 #define ARG(lit)                                   \
@@ -209,9 +209,9 @@ static const struct {
 
 /* torch's args of a python_function event; the module id only for an
  * nn.Module forward. */
-static void pyfunc_args(tj *w, const aip_thread *t, const aip_span *s)
+static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
 {
-    aip_pyfunc_fields f;
+    aip__pyfunc_fields f;
     aip__model_pyfunc_fields(t, s, &f);
     AIP_OUT_LIT(w->o, ",\"args\":{\"Python id\":");
     aip__out_u64(w->o, f.python_id);
@@ -226,10 +226,10 @@ static void pyfunc_args(tj *w, const aip_thread *t, const aip_span *s)
 
 /* The hot loop: one X event per span, formatted straight into the output
  * buffer with a single capacity check for names of ordinary length. */
-static void thread_spans(tj *w, const aip_thread *t)
+static void thread_spans(tj *w, const aip__thread *t)
 {
     for (size_t i = 0; i < t->n_spans; i++) {
-        const aip_span *s = &t->spans[i];
+        const aip__span *s = &t->spans[i];
         size_t nlen;
         const char *name = aip__esc_get(&w->esc, s->name, &nlen);
         if (!name) {
@@ -286,10 +286,10 @@ static void thread_spans(tj *w, const aip_thread *t)
 
 /* ---- instants, mstx start/end, memory, GC ---------------------------- */
 
-static void marks(tj *w, const aip_process *p)
+static void marks(tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->marks.n; i++) {
-        const aip_mark_ev *k = &p->marks.v[i];
+        const aip__mark_ev *k = &p->marks.v[i];
         set_thread_prefix(w, p->pid, p->threads[k->thread].tid);
         begin_event(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
@@ -302,7 +302,7 @@ static void marks(tj *w, const aip_process *p)
     }
 }
 
-static void async_point(tj *w, const aip_process *p, const aip_range_point *r, uint32_t name,
+static void async_point(tj *w, const aip__process *p, const aip__range_point *r, uint32_t name,
                         const char *ph, uint64_t id, int with_domain)
 {
     set_thread_prefix(w, p->pid, p->threads[r->thread].tid);
@@ -323,10 +323,10 @@ static void async_point(tj *w, const aip_process *p, const aip_range_point *r, u
     AIP_OUT_LIT(w->o, "}");
 }
 
-static void ranges(tj *w, const aip_process *p)
+static void ranges(tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->range_starts.n; i++) {
-        const aip_range_point *s = &p->range_starts.v[i];
+        const aip__range_point *s = &p->range_starts.v[i];
         if (s->match < 0) {
             /* No end was recorded (crash, or ended after stop): an instant
              * keeps the start visible without inventing a duration. */
@@ -362,10 +362,10 @@ static void device_name(char *out, size_t cap, uint8_t type, int8_t index)
         snprintf(out, cap, "%s", n);
 }
 
-static void memory(tj *w, const aip_process *p)
+static void memory(tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->memory.n; i++) {
-        const aip_mem_ev *e = &p->memory.v[i];
+        const aip__mem_ev *e = &p->memory.v[i];
         set_thread_prefix(w, p->pid, p->threads[e->thread].tid);
         begin_event(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\","
@@ -404,7 +404,7 @@ static void memory(tj *w, const aip_process *p)
     }
 }
 
-static void gc_events(tj *w, const aip_process *p)
+static void gc_events(tj *w, const aip__process *p)
 {
     if (!p->gc.n)
         return;
@@ -415,7 +415,7 @@ static void gc_events(tj *w, const aip_process *p)
     meta_sort(w, "process_sort_index", gpid, 0, 1);
     uint8_t *named = calloc(p->n_threads ? p->n_threads : 1, 1);
     for (size_t i = 0; i < p->gc.n; i++) {
-        const aip_gc_ev *g = &p->gc.v[i];
+        const aip__gc_ev *g = &p->gc.v[i];
         uint64_t tid = p->threads[g->thread].tid;
         if (named && !named[g->thread]) {
             named[g->thread] = 1;
@@ -435,14 +435,14 @@ static void gc_events(tj *w, const aip_process *p)
 
 static void flows(tj *w)
 {
-    const aip_model *m = w->m;
+    const aip__model *m = w->m;
     for (size_t i = 0; i < m->n_flows; i++) {
-        const aip_flow *f = &m->flows[i];
-        const aip_process *p = &m->procs[f->process];
-        const aip_thread *ft = &p->threads[f->fwd_thread], *bt = &p->threads[f->bwd_thread];
+        const aip__flow *f = &m->flows[i];
+        const aip__process *p = &m->procs[f->process];
+        const aip__thread *ft = &p->threads[f->fwd_thread], *bt = &p->threads[f->bwd_thread];
         for (int end = 0; end < 2; end++) {
-            const aip_thread *t = end ? bt : ft;
-            const aip_span *s = &t->spans[end ? f->bwd_span : f->fwd_span];
+            const aip__thread *t = end ? bt : ft;
+            const aip__span *s = &t->spans[end ? f->bwd_span : f->fwd_span];
             set_thread_prefix(w, p->pid, t->tid);
             begin_event(w);
             if (end)
@@ -460,13 +460,13 @@ static void flows(tj *w)
 
 /* ---- the file ---------------------------------------------------------- */
 
-static void header(tj *w, const aip_profiler_info *info)
+static void header(tj *w, const aip__profiler_info_data *info)
 {
-    const aip_model *m = w->m;
-    const aip_process *p0 = m->n_procs ? &m->procs[0] : NULL;
+    const aip__model *m = w->m;
+    const aip__process *p0 = m->n_procs ? &m->procs[0] : NULL;
     uint64_t corrupt = 0, truncated = 0, unmatched = 0;
     for (size_t i = 0; i < m->n_procs; i++) {
-        const aip_process *p = &m->procs[i];
+        const aip__process *p = &m->procs[i];
         corrupt += p->raw.corrupt_chunks + p->bad_event_chunks + p->bad_other_chunks;
         truncated += p->raw.truncated_bytes;
         unmatched += p->unmatched_range_starts + p->unmatched_range_ends;
@@ -508,14 +508,14 @@ static void header(tj *w, const aip_profiler_info *info)
     AIP_OUT_LIT(w->o, "},\n\"traceEvents\":[");
 }
 
-aip_status aip__export_trace_json(const aip_model *m, aip_out *o)
+aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
 {
     tj w = {.o = o, .m = m, .first = 1};
     /* Whole seconds below the earliest time: short, exact, reproducible. */
     w.base = m->first_ns - m->first_ns % 1000000000;
     header(&w, &m->info);
     for (size_t pi = 0; pi < m->n_procs && !w.status; pi++) {
-        const aip_process *p = &m->procs[pi];
+        const aip__process *p = &m->procs[pi];
         w.status = aip__esc_init(&w.esc, p, AIP_ESC_JSON);
         if (w.status)
             break;

@@ -8,7 +8,7 @@
 
 #include <zlib.h>
 
-uint32_t aip__chunk_crc(const aip_chunk_header *h, const void *payload, size_t size)
+uint32_t aip__chunk_crc(const aip__chunk_header *h, const void *payload, size_t size)
 {
     const unsigned char *hb = (const unsigned char *)h;
     uLong crc = crc32(0L, Z_NULL, 0);
@@ -20,7 +20,7 @@ uint32_t aip__chunk_crc(const aip_chunk_header *h, const void *payload, size_t s
     return (uint32_t)crc;
 }
 
-void aip__chunk_fill(aip_chunk_header *h, uint16_t type, uint64_t tid, const void *payload,
+void aip__chunk_fill(aip__chunk_header *h, uint16_t type, uint64_t tid, const void *payload,
                      uint32_t size)
 {
     h->magic = AIP_CHUNK_MAGIC;

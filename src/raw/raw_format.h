@@ -28,7 +28,7 @@
 #define AIP_CHUNK_HEADER_SIZE 24
 #define AIP_CHUNK_MAX_PAYLOAD (64u * 1024u * 1024u)
 
-enum aip_chunk_type {
+enum aip__chunk_type {
     AIP_CHUNK_INFO = 1,
     AIP_CHUNK_STRINGS = 2,
     AIP_CHUNK_EVENTS = 3,
@@ -37,7 +37,7 @@ enum aip_chunk_type {
     AIP_CHUNK_END = 6
 };
 
-enum aip_record_kind {
+enum aip__record_kind {
     AIP_REC_ANNOTATION = 1,
     AIP_REC_RANGE = 2,
     AIP_REC_RANGE_START = 3,
@@ -51,7 +51,7 @@ enum aip_record_kind {
     AIP_REC_PYFUNC = 11            /* format 1.1 */
 };
 
-enum aip_op_flags {
+enum aip__op_flags {
     AIP_OPF_SEQ = 0x01,
     AIP_OPF_FWD = 0x02,
     AIP_OPF_SHAPES = 0x04,
@@ -60,59 +60,59 @@ enum aip_op_flags {
     AIP_OPF_FLOPS = 0x20 /* format 1.2 */
 };
 
-typedef struct aip_chunk_header {
+typedef struct aip__chunk_header {
     uint32_t magic;
     uint16_t type;
     uint16_t flags;
     uint32_t payload_size;
     uint32_t crc32;
     uint64_t tid;
-} aip_chunk_header;
+} aip__chunk_header;
 
-typedef struct aip_rec_header {
+typedef struct aip__rec_header {
     uint8_t kind;
     uint8_t flags;
     uint16_t size;
     uint32_t name;
-} aip_rec_header;
+} aip__rec_header;
 
-typedef struct aip_rec_span {   /* ANNOTATION, GC, OP (fixed part) */
-    aip_rec_header h;
+typedef struct aip__rec_span {   /* ANNOTATION, GC, OP (fixed part) */
+    aip__rec_header h;
     uint64_t start;
     uint64_t end;
-} aip_rec_span;
+} aip__rec_span;
 
-typedef struct aip_rec_range {  /* RANGE */
-    aip_rec_header h;
+typedef struct aip__rec_range {  /* RANGE */
+    aip__rec_header h;
     uint64_t start;
     uint64_t end;
     uint32_t domain;
     uint32_t reserved;
-} aip_rec_range;
+} aip__rec_range;
 
-typedef struct aip_rec_range_start {
-    aip_rec_header h;
+typedef struct aip__rec_range_start {
+    aip__rec_header h;
     uint64_t ts;
     uint64_t range_id;
     uint32_t domain;
     uint32_t reserved;
-} aip_rec_range_start;
+} aip__rec_range_start;
 
-typedef struct aip_rec_range_end {
-    aip_rec_header h;
+typedef struct aip__rec_range_end {
+    aip__rec_header h;
     uint64_t ts;
     uint64_t range_id;
-} aip_rec_range_end;
+} aip__rec_range_end;
 
-typedef struct aip_rec_mark {
-    aip_rec_header h;
+typedef struct aip__rec_mark {
+    aip__rec_header h;
     uint64_t ts;
     uint32_t domain;
     uint32_t reserved;
-} aip_rec_mark;
+} aip__rec_mark;
 
-typedef struct aip_rec_memory {
-    aip_rec_header h;
+typedef struct aip__rec_memory {
+    aip__rec_header h;
     uint64_t ts;
     uint64_t address;
     int64_t bytes;
@@ -121,10 +121,10 @@ typedef struct aip_rec_memory {
     uint8_t device_type;
     int8_t device_index;
     uint8_t reserved[6];
-} aip_rec_memory;
+} aip__rec_memory;
 
-typedef struct aip_rec_memory_category {
-    aip_rec_header h;
+typedef struct aip__rec_memory_category {
+    aip__rec_header h;
     uint64_t ts;
     uint64_t address;
     int64_t bytes;
@@ -132,57 +132,57 @@ typedef struct aip_rec_memory_category {
     int8_t device_index;
     uint8_t category;
     uint8_t reserved[5];
-} aip_rec_memory_category;
+} aip__rec_memory_category;
 
-typedef struct aip_rec_pyfunc {  /* PYFUNC: a Python function call or nn.Module */
-    aip_rec_header h;
+typedef struct aip__rec_pyfunc {  /* PYFUNC: a Python function call or nn.Module */
+    aip__rec_header h;
     uint64_t start;
     uint64_t end;
     uint32_t python_id;            /* unique per process, from 1 */
     uint32_t parent_id;            /* python_id of the caller, 0 = none */
     uint32_t module_id;            /* string id of "nn.Module: Name_n", 0 = none */
     uint32_t reserved;
-} aip_rec_pyfunc;
+} aip__rec_pyfunc;
 
-typedef struct aip_rec_thread_name {
-    aip_rec_header h;
+typedef struct aip__rec_thread_name {
+    aip__rec_header h;
     uint64_t ts;
-} aip_rec_thread_name;
+} aip__rec_thread_name;
 
-typedef struct aip_clock_sync {  /* CLOCK payload */
+typedef struct aip__clock_pair {  /* CLOCK payload */
     uint64_t ticks;
     uint64_t monotonic_ns;
     uint64_t realtime_ns;
-} aip_clock_sync;
+} aip__clock_pair;
 
-typedef struct aip_stats_entry { /* STATS payload entries */
+typedef struct aip__stats_entry { /* STATS payload entries */
     uint64_t tid;
     uint64_t recorded;
     uint64_t dropped;
-} aip_stats_entry;
+} aip__stats_entry;
 
-_Static_assert(sizeof(aip_chunk_header) == 24, "chunk header layout");
-_Static_assert(sizeof(aip_rec_header) == 8, "record header layout");
-_Static_assert(sizeof(aip_rec_span) == 24, "span layout");
-_Static_assert(sizeof(aip_rec_range) == 32, "range layout");
-_Static_assert(sizeof(aip_rec_range_start) == 32, "range start layout");
-_Static_assert(sizeof(aip_rec_range_end) == 24, "range end layout");
-_Static_assert(sizeof(aip_rec_mark) == 24, "mark layout");
-_Static_assert(sizeof(aip_rec_memory) == 56, "memory layout");
-_Static_assert(sizeof(aip_rec_thread_name) == 16, "thread name layout");
-_Static_assert(sizeof(aip_rec_memory_category) == 40, "memory category layout");
-_Static_assert(sizeof(aip_rec_pyfunc) == 40, "pyfunc layout");
-_Static_assert(sizeof(aip_clock_sync) == 24, "clock layout");
-_Static_assert(sizeof(aip_stats_entry) == 24, "stats layout");
+_Static_assert(sizeof(aip__chunk_header) == 24, "chunk header layout");
+_Static_assert(sizeof(aip__rec_header) == 8, "record header layout");
+_Static_assert(sizeof(aip__rec_span) == 24, "span layout");
+_Static_assert(sizeof(aip__rec_range) == 32, "range layout");
+_Static_assert(sizeof(aip__rec_range_start) == 32, "range start layout");
+_Static_assert(sizeof(aip__rec_range_end) == 24, "range end layout");
+_Static_assert(sizeof(aip__rec_mark) == 24, "mark layout");
+_Static_assert(sizeof(aip__rec_memory) == 56, "memory layout");
+_Static_assert(sizeof(aip__rec_thread_name) == 16, "thread name layout");
+_Static_assert(sizeof(aip__rec_memory_category) == 40, "memory category layout");
+_Static_assert(sizeof(aip__rec_pyfunc) == 40, "pyfunc layout");
+_Static_assert(sizeof(aip__clock_pair) == 24, "clock layout");
+_Static_assert(sizeof(aip__stats_entry) == 24, "stats layout");
 
 /* Largest OP record: span + seq + fwd + shapes pair + stack pair + flops. */
 #define AIP_REC_OP_MAX_SIZE (24 + 8 + 8 + 8 + 8 + 8)
 
 /* aip__chunk_crc() : CRC over header bytes 0-11, 16-23 and the payload. */
-uint32_t aip__chunk_crc(const aip_chunk_header *h, const void *payload, size_t size);
+uint32_t aip__chunk_crc(const aip__chunk_header *h, const void *payload, size_t size);
 
 /* aip__chunk_fill() : fill a chunk header (magic, crc) for `payload`. */
-void aip__chunk_fill(aip_chunk_header *h, uint16_t type, uint64_t tid, const void *payload,
+void aip__chunk_fill(aip__chunk_header *h, uint16_t type, uint64_t tid, const void *payload,
                      uint32_t size);
 
 /* Padding after a payload of `size` bytes. */

@@ -16,7 +16,7 @@ static char *str_dup(json_t *o, const char *key)
     return v ? strdup(v) : NULL;
 }
 
-void aip__raw_info_free(aip_raw_info *info)
+void aip__raw_info_free(aip__raw_info *info)
 {
     free(info->hostname);
     free(info->program);
@@ -26,7 +26,7 @@ void aip__raw_info_free(aip_raw_info *info)
     memset(info, 0, sizeof *info);
 }
 
-int aip__raw_info_parse(const uint8_t *payload, size_t size, aip_raw_info *out)
+int aip__raw_info_parse(const uint8_t *payload, size_t size, aip__raw_info *out)
 {
     memset(out, 0, sizeof *out);
     json_error_t err;

@@ -24,7 +24,7 @@
 #define WINDOW_MIN (4u << 20) /* big enough that carrying a partial chunk over is rare */
 #define MAX_HEADER_SIZE 4096u
 
-struct aip_raw_reader {
+struct aip__raw_reader {
     int fd;
     char path[160];           /* for messages (tail of the path if long) */
     uint16_t version_minor;
@@ -35,10 +35,10 @@ struct aip_raw_reader {
     size_t win_cap, win_len;
     size_t win_first;         /* first capacity: small files get a small window */
     uint64_t win_off;
-    aip_raw_problems problems;
+    aip__raw_damage problems;
 };
 
-static void note_problem(aip_raw_reader *r, const char *fmt, uint64_t off, const char *what)
+static void note_problem(aip__raw_reader *r, const char *fmt, uint64_t off, const char *what)
 {
     if (r->problems.first_message[0])
         return;
@@ -48,7 +48,7 @@ static void note_problem(aip_raw_reader *r, const char *fmt, uint64_t off, const
 
 /* Make file bytes [off, off+len) available in the window.  @return a pointer
  * to them, or NULL if the file ends first (or on an I/O error, flagged). */
-static const uint8_t *window(aip_raw_reader *r, uint64_t off, size_t len)
+static const uint8_t *window(aip__raw_reader *r, uint64_t off, size_t len)
 {
     if (off >= r->win_off && off + len <= r->win_off + r->win_len)
         return r->win + (off - r->win_off);
@@ -88,7 +88,7 @@ static const uint8_t *window(aip_raw_reader *r, uint64_t off, size_t len)
     return r->win;
 }
 
-static void release_window(aip_raw_reader *r)
+static void release_window(aip__raw_reader *r)
 {
     /* Large windows only exist for large chunks; return the memory once the
      * window is no longer needed at that size. */
@@ -101,7 +101,7 @@ static void release_window(aip_raw_reader *r)
     }
 }
 
-aip_status aip__raw_open(const char *path, aip_raw_reader **out)
+aip_status aip__raw_open(const char *path, aip__raw_reader **out)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -113,7 +113,7 @@ aip_status aip__raw_open(const char *path, aip_raw_reader **out)
         close(fd);
         return aip__fail(AIP_ERR_FORMAT, "%s is not a regular file", path);
     }
-    aip_raw_reader *r = calloc(1, sizeof *r);
+    aip__raw_reader *r = calloc(1, sizeof *r);
     if (!r) {
         close(fd);
         return aip__fail(AIP_ERR_NOMEM, "no memory to read %s", path);
@@ -165,7 +165,7 @@ aip_status aip__raw_open(const char *path, aip_raw_reader **out)
 /* Check the chunk at `off`: 1 if it is complete with a valid CRC (then
  * *payload and *hdr are filled), 0 if it is not a valid chunk, -1 if it is
  * a plausible header whose chunk runs past the end of the file. */
-static int check_chunk(aip_raw_reader *r, uint64_t off, aip_chunk_header *hdr,
+static int check_chunk(aip__raw_reader *r, uint64_t off, aip__chunk_header *hdr,
                        const uint8_t **payload)
 {
     const uint8_t *p = window(r, off, AIP_CHUNK_HEADER_SIZE);
@@ -186,7 +186,7 @@ static int check_chunk(aip_raw_reader *r, uint64_t off, aip_chunk_header *hdr,
 /* Find the next valid chunk at an 8-aligned offset >= `from`.  Only offsets
  * holding the magic are CRC-checked, so a scan costs little unless the file
  * is full of forged magics.  @return its offset, or UINT64_MAX if none. */
-static uint64_t resync(aip_raw_reader *r, uint64_t from)
+static uint64_t resync(aip__raw_reader *r, uint64_t from)
 {
     uint64_t off = from;
     for (;;) {
@@ -207,7 +207,7 @@ static uint64_t resync(aip_raw_reader *r, uint64_t from)
             continue;
         }
         off += i;
-        aip_chunk_header h;
+        aip__chunk_header h;
         const uint8_t *payload;
         if (check_chunk(r, off, &h, &payload) == 1)
             return off;
@@ -217,13 +217,13 @@ static uint64_t resync(aip_raw_reader *r, uint64_t from)
     }
 }
 
-static int io_failure(aip_raw_reader *r)
+static int io_failure(aip__raw_reader *r)
 {
     aip__fail(AIP_ERR_IO, "reading %s failed: %s", r->path, strerror(r->io_error));
     return -1;
 }
 
-int aip__raw_next(aip_raw_reader *r, aip_raw_chunk *chunk)
+int aip__raw_next(aip__raw_reader *r, aip__raw_chunk *chunk)
 {
     if (!r)
         return -1;
@@ -231,7 +231,7 @@ int aip__raw_next(aip_raw_reader *r, aip_raw_chunk *chunk)
         return io_failure(r);
     while (!r->done) {
         uint64_t off = r->pos;
-        aip_chunk_header h;
+        aip__chunk_header h;
         const uint8_t *payload = NULL;
         int ok = check_chunk(r, off, &h, &payload);
         if (r->io_error)
@@ -278,11 +278,11 @@ int aip__raw_next(aip_raw_reader *r, aip_raw_chunk *chunk)
     return 0;
 }
 
-const aip_raw_problems *aip__raw_problems(const aip_raw_reader *r) { return &r->problems; }
+const aip__raw_damage *aip__raw_problems(const aip__raw_reader *r) { return &r->problems; }
 
-uint16_t aip__raw_version_minor(const aip_raw_reader *r) { return r->version_minor; }
+uint16_t aip__raw_version_minor(const aip__raw_reader *r) { return r->version_minor; }
 
-void aip__raw_close(aip_raw_reader *r)
+void aip__raw_close(aip__raw_reader *r)
 {
     if (!r)
         return;

@@ -33,7 +33,7 @@ aip_status aip__raw_put_header(aip__raw_file *file, const char *path)
 int aip__raw_put_chunk(aip__raw_file *file, uint16_t type, uint64_t tid, const void *payload,
                        uint32_t size)
 {
-    aip_chunk_header h;
+    aip__chunk_header h;
     aip__chunk_fill(&h, type, tid, payload, size);
     static const uint8_t zeros[8];
     struct iovec iov[3] = {
@@ -72,8 +72,8 @@ int aip__raw_put_chunk(aip__raw_file *file, uint16_t type, uint64_t tid, const v
 static uint32_t record_cut(const uint8_t *p, uint32_t size, uint32_t target)
 {
     uint32_t cut = 0;
-    for (uint32_t off = 0; off + sizeof(aip_rec_header) <= size;) {
-        const aip_rec_header *h = (const aip_rec_header *)(p + off);
+    for (uint32_t off = 0; off + sizeof(aip__rec_header) <= size;) {
+        const aip__rec_header *h = (const aip__rec_header *)(p + off);
         if (h->size < sizeof *h || off + h->size > size)
             break;
         off += h->size;
@@ -109,8 +109,8 @@ uint32_t aip__raw_put_events(aip__raw_file *file, uint64_t tid, const uint8_t *r
 uint64_t aip__raw_count_records(const uint8_t *records, uint32_t size)
 {
     uint64_t n = 0;
-    for (uint32_t off = 0; off + sizeof(aip_rec_header) <= size;) {
-        const aip_rec_header *h = (const aip_rec_header *)(records + off);
+    for (uint32_t off = 0; off + sizeof(aip__rec_header) <= size;) {
+        const aip__rec_header *h = (const aip__rec_header *)(records + off);
         if (h->size < sizeof *h)
             break;
         off += h->size;

@@ -35,13 +35,13 @@ enum {
     W_LEVEL1 = 1u << 8,        /* profiler_level Level1 or Level2 */
     W_MEMORY = 1u << 9,        /* profile_memory (no profiler_info.json: memory recorded) */
     W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
-    W_DATABASE = 1u << 11      /* built by SQLite at the aip_out's path (aip__out_target) */
+    W_DATABASE = 1u << 11      /* built by SQLite at the aip__out's path (aip__out_target) */
 };
 
 typedef struct exporter {
     const char *name;          /* in ASCEND_PROFILER_OUTPUT; NULL: the rank's database */
     unsigned when;             /* W_* */
-    aip_export_fn fn;
+    aip__export_fn fn;
 } exporter;
 
 /* Every output, in the order written (the databases on their own thread,
@@ -60,7 +60,7 @@ static const exporter exporters[] = {
 };
 #define N_EXPORTERS (sizeof exporters / sizeof exporters[0])
 
-static int has_memory(const aip_model *m)
+static int has_memory(const aip__model *m)
 {
     for (size_t i = 0; i < m->n_procs; i++)
         if (m->procs[i].memory.n)
@@ -68,7 +68,7 @@ static int has_memory(const aip_model *m)
     return 0;
 }
 
-static int enabled(const exporter *e, const aip_model *m, unsigned export_type, unsigned which)
+static int enabled(const exporter *e, const aip__model *m, unsigned export_type, unsigned which)
 {
     if (which == AIP_OUTPUTS_TRACE_VIEW)
         return !!(e->when & W_TRACE_VIEW);
@@ -90,7 +90,7 @@ static int enabled(const exporter *e, const aip_model *m, unsigned export_type, 
  * read-only by now.  A group keeps its results for the log (the run log is
  * not shared between threads). */
 typedef struct group {
-    const aip_model *m;
+    const aip__model *m;
     const char *outdir;
     unsigned export_type, which;
     int databases;             /* the W_DATABASE exporters, or the others */
@@ -132,7 +132,7 @@ static aip_status export_one(group *g, const exporter *e)
         aip__db_name(g->m->info.rank, name, sizeof g->names[0]);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    aip_out o;
+    aip__out o;
     aip_status s = aip__join(path, sizeof path, g->outdir, name);
     if (!s)
         s = e->when & W_DATABASE ? aip__out_target(&o, path) : aip__out_open(&o, path);
@@ -167,7 +167,7 @@ static void *group_run(void *arg)
 }
 
 /* Log what group `g` wrote and add the names to `keep`; its error, if any. */
-static aip_status group_finish(aip_run_log *r, const group *g, const char **keep, size_t *n_keep)
+static aip_status group_finish(aip__run_log *r, const group *g, const char **keep, size_t *n_keep)
 {
     for (size_t i = 0; i < g->n; i++) {
         aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, g->names[i],
@@ -177,10 +177,10 @@ static aip_status group_finish(aip_run_log *r, const group *g, const char **keep
     return g->status ? aip__fail(g->status, "%s", g->error) : AIP_OK;
 }
 
-static aip_status analyse(aip_run_log *r, unsigned export_type, unsigned which,
-                          const aip_profiler_info *info)
+static aip_status analyse(aip__run_log *r, unsigned export_type, unsigned which,
+                          const aip__profiler_info_data *info)
 {
-    aip_model m;
+    aip__model m;
     aip_status s = aip__result_load(r, info, &m);
     if (s)
         return s;
@@ -256,11 +256,11 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
         return aip__fail(AIP_ERR_INVALID_ARG, "outputs %u is not an aip_analyse_outputs value",
                          opt.outputs);
 
-    aip_run_log r;
+    aip__run_log r;
     aip__runlog_init(&r, result_dir, opt.quiet);
     struct timespec t0 = r.mark, t1;
     aip__runlog_line(&r, "aiprof %s analyse %s", aip_version(), result_dir);
-    aip_profiler_info info;
+    aip__profiler_info_data info;
     s = aip__profiler_info_read(result_dir, &info);
     if (s) {
         aip__runlog_free(&r);

@@ -67,7 +67,7 @@ static aip_status add_key(keyset *k, uint32_t proc, uint32_t name, uint32_t shap
     return AIP_OK;
 }
 
-static int cmp_text(const aip_process *p, uint32_t a, const aip_process *q, uint32_t b)
+static int cmp_text(const aip__process *p, uint32_t a, const aip__process *q, uint32_t b)
 {
     size_t na, nb;
     const char *sa = aip__model_str(p, a, &na), *sb = aip__model_str(q, b, &nb);
@@ -77,16 +77,16 @@ static int cmp_text(const aip_process *p, uint32_t a, const aip_process *q, uint
 
 static int cmp_key(const void *x, const void *y, void *ctx)
 {
-    const aip_model *m = ctx;
+    const aip__model *m = ctx;
     const arg_key *a = x, *b = y;
-    const aip_process *p = &m->procs[a->proc], *q = &m->procs[b->proc];
+    const aip__process *p = &m->procs[a->proc], *q = &m->procs[b->proc];
     int c = cmp_text(p, a->name, q, b->name);
     if (!c)
         c = cmp_text(p, a->shapes, q, b->shapes);
     return c ? c : cmp_text(p, a->dtypes, q, b->dtypes);
 }
 
-static void put_cell(aip_out *o, const aip_process *p, uint32_t id)
+static void put_cell(aip__out *o, const aip__process *p, uint32_t id)
 {
     size_t n;
     const char *s = aip__model_str(p, id, &n);
@@ -97,11 +97,11 @@ static void put_cell(aip_out *o, const aip_process *p, uint32_t id)
     }
 }
 
-static aip_status write_csv(const aip_model *m, keyset *k, const char *path)
+static aip_status write_csv(const aip__model *m, keyset *k, const char *path)
 {
     if (k->n > 1)
         qsort_r(k->v, k->n, sizeof *k->v, cmp_key, (void *)m);
-    aip_out o;
+    aip__out o;
     aip_status s = aip__out_open(&o, path);
     if (s)
         return s;
@@ -112,7 +112,7 @@ static aip_status write_csv(const aip_model *m, keyset *k, const char *path)
         uint64_t count = k->v[i].count;
         while (j < k->n && !cmp_key(&k->v[i], &k->v[j], (void *)m))
             count += k->v[j++].count;
-        const aip_process *p = &m->procs[k->v[i].proc];
+        const aip__process *p = &m->procs[k->v[i].proc];
         put_cell(&o, p, k->v[i].name);
         AIP_OUT_LIT(&o, ",");
         put_cell(&o, p, k->v[i].shapes);
@@ -126,7 +126,7 @@ static aip_status write_csv(const aip_model *m, keyset *k, const char *path)
     return aip__out_close(&o);
 }
 
-aip_status aip__write_op_args(aip_run_log *r, const aip_model *m)
+aip_status aip__write_op_args(aip__run_log *r, const aip__model *m)
 {
     char dir[PATH_MAX], path[PATH_MAX];
     size_t n = strlen(r->dir);
@@ -145,15 +145,15 @@ aip_status aip__write_op_args(aip_run_log *r, const aip_model *m)
         return s;
     keyset k = {0};
     for (uint32_t pi = 0; pi < m->n_procs && !s; pi++) {
-        const aip_process *p = &m->procs[pi];
+        const aip__process *p = &m->procs[pi];
         k.first = k.n;
         aip__ht_clear(&k.index); /* raw string ids are per process */
         for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
-            const aip_thread *t = &p->threads[ti];
+            const aip__thread *t = &p->threads[ti];
             for (size_t i = 0; i < t->n_spans && !s; i++) {
                 if (t->spans[i].kind != AIP_SPAN_OP)
                     continue;
-                aip_op_fields f;
+                aip__op_fields f;
                 aip__model_op_fields(t, &t->spans[i], &f);
                 s = add_key(&k, pi, t->spans[i].name, f.has_shapes ? f.input_shapes : 0,
                             f.has_shapes ? f.input_dtypes : 0);

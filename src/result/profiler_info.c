@@ -1,6 +1,6 @@
 /*
  * profiler_info.c — read profiler_info*.json of a result directory into
- * the model's aip_profiler_info (see profiler_info.h, model.h).
+ * the model's aip__profiler_info_data (see profiler_info.h, model.h).
  */
 #include "profiler_info.h"
 #include "config_names.h"
@@ -134,7 +134,7 @@ static unsigned host_sys_bits(json_t *a)
     return bits;
 }
 
-static void parse_experimental(json_t *exp, aip_profiler_info *out)
+static void parse_experimental(json_t *exp, aip__profiler_info_data *out)
 {
     aip_profiler_level level;
     if (!aip__profiler_level_parse(json_string_value(json_object_get(exp, "_profiler_level")),
@@ -153,7 +153,7 @@ static void parse_experimental(json_t *exp, aip_profiler_info *out)
     out->op_attr = get_flag(exp, "_op_attr");
 }
 
-static void parse(json_t *root, aip_profiler_info *out)
+static void parse(json_t *root, aip__profiler_info_data *out)
 {
     json_t *config = json_object_get(root, "config");
     json_t *common = json_object_get(config, "common_config");
@@ -184,7 +184,7 @@ static void parse(json_t *root, aip_profiler_info *out)
     if (json_is_integer(rank))
         out->rank = (int64_t)json_integer_value(rank);
     json_t *si = json_object_get(root, "start_info");
-    aip_clock_sync cs;
+    aip__clock_pair cs;
     if (get_u64(si, "start_cnt", &cs.ticks) && get_u64(si, "start_monotonic", &cs.monotonic_ns) &&
         get_u64(si, "start_realtime", &cs.realtime_ns)) {
         out->start_sync = cs;
@@ -192,7 +192,7 @@ static void parse(json_t *root, aip_profiler_info *out)
     }
 }
 
-aip_status aip__profiler_info_read(const char *result_dir, aip_profiler_info *out)
+aip_status aip__profiler_info_read(const char *result_dir, aip__profiler_info_data *out)
 {
     aip__profiler_info_defaults(out);
     DIR *d = opendir(result_dir);

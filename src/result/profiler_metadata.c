@@ -34,7 +34,7 @@ static void lower_unicode_escapes(char *s)
     }
 }
 
-aip_status aip__metadata_read(const char *result_dir, aip_metadata *md)
+aip_status aip__metadata_read(const char *result_dir, aip__metadata *md)
 {
     memset(md, 0, sizeof *md);
     char path[PATH_MAX];

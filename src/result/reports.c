@@ -24,14 +24,14 @@ aip_status aip__summary(const char *result_dir, int fd, const char *html_path, i
         if (st)
             return st;
     }
-    aip_run_log r;
-    aip_model m;
+    aip__run_log r;
+    aip__model m;
     st = aip__result_open(result_dir, quiet, &r, &m);
-    aip_summary s;
+    aip__summary_data s;
     if (!st)
         st = aip__summary_build(result_dir, &m, &s);
     if (!st) {
-        aip_out o;
+        aip__out o;
         if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
             aip__summary_text(&s, &o);
             st = aip__out_close(&o);
@@ -83,10 +83,10 @@ aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
         s = aip__device_parse(device ? device : "cpu", &type, &index);
     if (s)
         return s;
-    aip_run_log r;
-    aip_model m;
+    aip__run_log r;
+    aip__model m;
     s = aip__result_open(result_dir, quiet, &r, &m);
-    aip_mem_timeline t;
+    aip__mem_timeline t;
     if (!s)
         s = aip__mem_timeline_build(&m, device, &t);
     if (!s) {

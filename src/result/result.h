@@ -17,21 +17,21 @@
 /* aip__result_load() : load every .raw file in FRAMEWORK/ of r->dir and
  * derive; m->info is a copy of *info (read by the caller), m->meta is read
  * from profiler_metadata.json.  On error the model is empty. */
-aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_model *m);
+aip_status aip__result_load(aip__run_log *r, const aip__profiler_info_data *info, aip__model *m);
 
 /* aip__result_open() : check the path, read profiler_info, load.  The run
  * log is initialised in every case (free it). */
-aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r, aip_model *m);
+aip_status aip__result_open(const char *result_dir, int quiet, aip__run_log *r, aip__model *m);
 
 /* aip__output_prune() : remove from ASCEND_PROFILER_OUTPUT every entry
  * whose name is not in `keep` (NULL-terminated): outputs of an earlier
  * analysis with other switches, temporary files of a killed one. */
-aip_status aip__output_prune(aip_run_log *r, const char *const *keep);
+aip_status aip__output_prune(aip__run_log *r, const char *const *keep);
 
 /* aip__simplify() : data_simplification — remove everything at the top of
  * the result directory but what the seed keeps (profiler_*.json,
  * ASCEND_PROFILER_OUTPUT, FRAMEWORK, logs, PROF_*). */
-aip_status aip__simplify(aip_run_log *r);
+aip_status aip__simplify(aip__run_log *r);
 
 /* aip__remove_tree() : unlink `path` (a file, a symlink itself, or a
  * directory with its contents) without following symbolic links. */
@@ -39,7 +39,7 @@ aip_status aip__remove_tree(const char *path);
 
 /* aip__write_op_args() : record_op_args — `{result_dir}_op_args/` beside
  * the result directory (op_args.c). */
-aip_status aip__write_op_args(aip_run_log *r, const aip_model *m);
+aip_status aip__write_op_args(aip__run_log *r, const aip__model *m);
 
 /* --- reports.c: the reports made straight from a result directory --- */
 /* aip__summary() : load `result_dir`; the text to `fd` (-1: none) and, if

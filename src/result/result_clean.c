@@ -81,7 +81,7 @@ aip_status aip__remove_tree(const char *path)
 typedef int (*keep_fn)(const char *name, const void *ctx);
 
 /* Remove the entries of `dir` that `keep` rejects; each removal is logged. */
-static aip_status prune(aip_run_log *r, const char *dir, const char *label, keep_fn keep,
+static aip_status prune(aip__run_log *r, const char *dir, const char *label, keep_fn keep,
                         const void *ctx)
 {
     DIR *d = opendir(dir);
@@ -123,7 +123,7 @@ static int in_list(const char *name, const void *ctx)
     return 0;
 }
 
-aip_status aip__output_prune(aip_run_log *r, const char *const *keep)
+aip_status aip__output_prune(aip__run_log *r, const char *const *keep)
 {
     char out[PATH_MAX];
     aip_status s = aip__join(out, sizeof out, r->dir, AIP_OUTPUT_DIR);
@@ -142,7 +142,7 @@ static int seed_keeps(const char *name, const void *ctx)
            !strcmp(name, "logs") || !strncmp(name, "PROF_", 5);
 }
 
-aip_status aip__simplify(aip_run_log *r)
+aip_status aip__simplify(aip__run_log *r)
 {
     return prune(r, r->dir, "", seed_keeps, NULL);
 }

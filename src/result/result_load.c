@@ -34,7 +34,7 @@ static void free_list(char **v, size_t n)
 }
 
 /* The FRAMEWORK/ raw files, sorted by name so that the output is reproducible. */
-static aip_status list_raw(aip_run_log *r, char ***out, size_t *count)
+static aip_status list_raw(aip__run_log *r, char ***out, size_t *count)
 {
     char fw[PATH_MAX];
     *out = NULL;
@@ -84,7 +84,7 @@ static aip_status list_raw(aip_run_log *r, char ***out, size_t *count)
     return AIP_OK;
 }
 
-static void describe_process(aip_run_log *r, const aip_process *p)
+static void describe_process(aip__run_log *r, const aip__process *p)
 {
     const char *base = strrchr(p->source, '/');
     base = base ? base + 1 : p->source;
@@ -129,7 +129,7 @@ static void describe_process(aip_run_log *r, const aip_process *p)
                          (unsigned long long)p->unmatched_range_ends);
 }
 
-aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_model *m)
+aip_status aip__result_load(aip__run_log *r, const aip__profiler_info_data *info, aip__model *m)
 {
     char **raws;
     size_t n_raws;
@@ -174,11 +174,11 @@ aip_status aip__result_load(aip_run_log *r, const aip_profiler_info *info, aip_m
     return s;
 }
 
-aip_status aip__result_open(const char *result_dir, int quiet, aip_run_log *r, aip_model *m)
+aip_status aip__result_open(const char *result_dir, int quiet, aip__run_log *r, aip__model *m)
 {
     aip__model_init(m);
     aip__runlog_init(r, result_dir, quiet);
-    aip_profiler_info info;
+    aip__profiler_info_data info;
     aip_status s = aip__path_check(result_dir, "result directory");
     if (!s)
         s = aip__path_no_symlink(result_dir);

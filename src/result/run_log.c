@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void aip__runlog_init(aip_run_log *r, const char *dir, int quiet)
+void aip__runlog_init(aip__run_log *r, const char *dir, int quiet)
 {
     memset(r, 0, sizeof *r);
     r->dir = dir;
@@ -20,14 +20,14 @@ void aip__runlog_init(aip_run_log *r, const char *dir, int quiet)
     clock_gettime(CLOCK_MONOTONIC, &r->mark);
 }
 
-void aip__runlog_free(aip_run_log *r)
+void aip__runlog_free(aip__run_log *r)
 {
     free(r->buf);
     r->buf = NULL;
     r->len = r->cap = 0;
 }
 
-static void vline(aip_run_log *r, const char *prefix, const char *fmt, va_list ap)
+static void vline(aip__run_log *r, const char *prefix, const char *fmt, va_list ap)
 {
     char line[1024];
     int n = vsnprintf(line, sizeof line, fmt, ap);
@@ -43,7 +43,7 @@ static void vline(aip_run_log *r, const char *prefix, const char *fmt, va_list a
     r->buf[r->len++] = '\n';
 }
 
-void aip__runlog_line(aip_run_log *r, const char *fmt, ...)
+void aip__runlog_line(aip__run_log *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -51,7 +51,7 @@ void aip__runlog_line(aip_run_log *r, const char *fmt, ...)
     va_end(ap);
 }
 
-void aip__runlog_warn(aip_run_log *r, const char *fmt, ...)
+void aip__runlog_warn(aip__run_log *r, const char *fmt, ...)
 {
     char msg[900];
     va_list ap;
@@ -66,7 +66,7 @@ void aip__runlog_warn(aip_run_log *r, const char *fmt, ...)
                 r->dir, msg);
 }
 
-double aip__runlog_lap(aip_run_log *r)
+double aip__runlog_lap(aip__run_log *r)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -75,7 +75,7 @@ double aip__runlog_lap(aip_run_log *r)
     return d;
 }
 
-void aip__runlog_write(aip_run_log *r)
+void aip__runlog_write(aip__run_log *r)
 {
     char dir[PATH_MAX], path[PATH_MAX];
     if (aip__join(dir, sizeof dir, r->dir, "logs") || aip__join(path, sizeof path, dir, "analyse.log"))

@@ -11,23 +11,23 @@
 #include <stddef.h>
 #include <time.h>
 
-typedef struct aip_run_log {
+typedef struct aip__run_log {
     const char *dir;          /* the result directory, for messages */
     int quiet;                /* no stderr (also AIPROF_QUIET) */
     struct timespec mark;     /* start of the current phase */
     char *buf;
     size_t len, cap;
-} aip_run_log;
+} aip__run_log;
 
-void aip__runlog_init(aip_run_log *r, const char *dir, int quiet);
-void aip__runlog_free(aip_run_log *r);
+void aip__runlog_init(aip__run_log *r, const char *dir, int quiet);
+void aip__runlog_free(aip__run_log *r);
 /* aip__runlog_line() : one line of the log. */
-void aip__runlog_line(aip_run_log *r, const char *fmt, ...) AIP_PRINTF(2, 3);
+void aip__runlog_line(aip__run_log *r, const char *fmt, ...) AIP_PRINTF(2, 3);
 /* aip__runlog_warn() : "warning: ..." in the log and, unless quiet, stderr. */
-void aip__runlog_warn(aip_run_log *r, const char *fmt, ...) AIP_PRINTF(2, 3);
+void aip__runlog_warn(aip__run_log *r, const char *fmt, ...) AIP_PRINTF(2, 3);
 /* aip__runlog_lap() : seconds since the last lap (or init). */
-double aip__runlog_lap(aip_run_log *r);
+double aip__runlog_lap(aip__run_log *r);
 /* aip__runlog_write() : logs/analyse.log of the directory (best effort). */
-void aip__runlog_write(aip_run_log *r);
+void aip__runlog_write(aip__run_log *r);
 
 #endif

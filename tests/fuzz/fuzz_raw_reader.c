@@ -64,10 +64,10 @@ static int write_input(const uint8_t *data, size_t size)
 
 static void read_chunks(void)
 {
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     if (aip__raw_open(path, &r) != AIP_OK)
         return;
-    aip_raw_chunk c;
+    aip__raw_chunk c;
     volatile uint32_t sum = 0;
     while (aip__raw_next(r, &c) == 1)
         for (uint32_t i = 0; i < c.size; i += 64)
@@ -78,11 +78,11 @@ static void read_chunks(void)
 
 static void analyse(void)
 {
-    aip_model m;
+    aip__model m;
     aip__model_init(&m);
     if (aip__model_load_raw(&m, path) == AIP_OK && aip__model_derive(&m) == AIP_OK &&
         devnull >= 0) {
-        aip_out o;
+        aip__out o;
         if (aip__out_init_fd(&o, devnull) == AIP_OK) {
             aip__export_trace_json(&m, &o);
             aip__export_operator_details(&m, &o);
@@ -91,13 +91,13 @@ static void analyse(void)
             aip__export_api_statistic(&m, &o);
             aip__export_memory_record(&m, &o);
             aip__export_operator_memory(&m, &o);
-            aip_mem_timeline t;
+            aip__mem_timeline t;
             if (aip__mem_timeline_build(&m, "cpu", &t) == AIP_OK) {
                 aip__mem_timeline_html(&t, &o);
                 aip__mem_timeline_free(&t);
             }
             m.info.with_stack = m.info.profile_memory = 1; /* every table */
-            aip_summary sum;
+            aip__summary_data sum;
             if (aip__summary_build("fuzz", &m, &sum) == AIP_OK) {
                 aip__summary_text(&sum, &o);
                 aip__summary_html(&sum, &o);
@@ -117,7 +117,7 @@ static int repair(uint8_t *d, size_t size)
     int changed = 0;
     size_t off = AIP_RAW_HEADER_SIZE;
     while (off + AIP_CHUNK_HEADER_SIZE <= size) {
-        aip_chunk_header h;
+        aip__chunk_header h;
         memcpy(&h, d + off, sizeof h);
         if (h.magic != AIP_CHUNK_MAGIC) {
             off += 8;

@@ -62,7 +62,7 @@ static inline size_t rb_chunk(rb_buf *b, uint16_t type, uint64_t tid, const void
                               uint32_t size)
 {
     size_t off = b->len;
-    aip_chunk_header h;
+    aip__chunk_header h;
     aip__chunk_fill(&h, type, tid, payload, size);
     rb_put(b, &h, sizeof h);
     rb_put(b, payload, size);
@@ -84,7 +84,7 @@ static inline size_t rb_info(rb_buf *b, int64_t pid, const char *program, double
 
 static inline size_t rb_clock(rb_buf *b, uint64_t ticks, uint64_t mono, uint64_t real)
 {
-    aip_clock_sync c = {ticks, mono, real};
+    aip__clock_pair c = {ticks, mono, real};
     return rb_chunk(b, AIP_CHUNK_CLOCK, 0, &c, sizeof c);
 }
 
@@ -108,8 +108,8 @@ static inline size_t rb_strings(rb_buf *b, uint32_t first, const char *const *te
 
 static inline size_t rb_stats1(rb_buf *b, uint64_t tid, uint64_t recorded, uint64_t dropped)
 {
-    uint8_t p[8 + sizeof(aip_stats_entry)] = {1};
-    aip_stats_entry e = {tid, recorded, dropped};
+    uint8_t p[8 + sizeof(aip__stats_entry)] = {1};
+    aip__stats_entry e = {tid, recorded, dropped};
     memcpy(p + 8, &e, sizeof e);
     return rb_chunk(b, AIP_CHUNK_STATS, 0, p, sizeof p);
 }
@@ -125,7 +125,7 @@ static inline size_t rb_events(rb_buf *b, uint64_t tid, const rb_buf *ev)
 
 static inline void ev_span(rb_buf *e, uint8_t kind, uint32_t name, uint64_t start, uint64_t end)
 {
-    aip_rec_span r = {{kind, 0, sizeof r, name}, start, end};
+    aip__rec_span r = {{kind, 0, sizeof r, name}, start, end};
     rb_put(e, &r, sizeof r);
 }
 
@@ -161,7 +161,7 @@ static inline void ev_op_full(rb_buf *e, uint32_t name, uint64_t start, uint64_t
         memcpy(r + n + 4, &module, 4);
         n += 8;
     }
-    aip_rec_span h = {{AIP_REC_OP, flags, (uint16_t)n, name}, start, end};
+    aip__rec_span h = {{AIP_REC_OP, flags, (uint16_t)n, name}, start, end};
     memcpy(r, &h, sizeof h);
     rb_put(e, r, n);
 }
@@ -173,40 +173,40 @@ static inline void ev_op(rb_buf *e, uint32_t name, uint64_t start, uint64_t end)
 
 static inline void ev_range(rb_buf *e, uint32_t name, uint32_t domain, uint64_t s, uint64_t t)
 {
-    aip_rec_range r = {{AIP_REC_RANGE, 0, sizeof r, name}, s, t, domain, 0};
+    aip__rec_range r = {{AIP_REC_RANGE, 0, sizeof r, name}, s, t, domain, 0};
     rb_put(e, &r, sizeof r);
 }
 
 static inline void ev_range_start(rb_buf *e, uint32_t name, uint32_t domain, uint64_t ts,
                                   uint64_t id)
 {
-    aip_rec_range_start r = {{AIP_REC_RANGE_START, 0, sizeof r, name}, ts, id, domain, 0};
+    aip__rec_range_start r = {{AIP_REC_RANGE_START, 0, sizeof r, name}, ts, id, domain, 0};
     rb_put(e, &r, sizeof r);
 }
 
 static inline void ev_range_end(rb_buf *e, uint64_t ts, uint64_t id)
 {
-    aip_rec_range_end r = {{AIP_REC_RANGE_END, 0, sizeof r, 0}, ts, id};
+    aip__rec_range_end r = {{AIP_REC_RANGE_END, 0, sizeof r, 0}, ts, id};
     rb_put(e, &r, sizeof r);
 }
 
 static inline void ev_mark(rb_buf *e, uint32_t name, uint32_t domain, uint64_t ts)
 {
-    aip_rec_mark r = {{AIP_REC_MARK, 0, sizeof r, name}, ts, domain, 0};
+    aip__rec_mark r = {{AIP_REC_MARK, 0, sizeof r, name}, ts, domain, 0};
     rb_put(e, &r, sizeof r);
 }
 
 static inline void ev_memory(rb_buf *e, uint64_t ts, uint64_t addr, int64_t bytes,
                              int64_t alloc, int64_t reserved, uint8_t dtype, int8_t didx)
 {
-    aip_rec_memory r = {{AIP_REC_MEMORY, 0, sizeof r, 0}, ts, addr, bytes, alloc, reserved,
+    aip__rec_memory r = {{AIP_REC_MEMORY, 0, sizeof r, 0}, ts, addr, bytes, alloc, reserved,
                         dtype, didx, {0}};
     rb_put(e, &r, sizeof r);
 }
 
 static inline void ev_thread_name(rb_buf *e, uint32_t name, uint64_t ts)
 {
-    aip_rec_thread_name r = {{AIP_REC_THREAD_NAME, 0, sizeof r, name}, ts};
+    aip__rec_thread_name r = {{AIP_REC_THREAD_NAME, 0, sizeof r, name}, ts};
     rb_put(e, &r, sizeof r);
 }
 

@@ -55,13 +55,13 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
 {
     raw_counts c;
     memset(&c, 0, sizeof c);
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     if (aip__raw_open(path, &r) != AIP_OK)
         return c;
     /* Strings first-come: keep a small id→text table for prefix matching. */
     size_t cap = 1024, n = 0;
     char **texts = calloc(cap, sizeof *texts);
-    aip_raw_chunk ch;
+    aip__raw_chunk ch;
     int rc;
     while ((rc = aip__raw_next(r, &ch)) == 1) {
         c.chunks++;
@@ -91,7 +91,7 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
         } else if (ch.type == AIP_CHUNK_EVENTS) {
             c.event_chunks++;
             for (uint32_t off = 0; off + 8 <= ch.size;) {
-                aip_rec_header h;
+                aip__rec_header h;
                 memcpy(&h, ch.payload + off, sizeof h);
                 if (h.size < 8)
                     break;
@@ -108,15 +108,15 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
         } else if (ch.type == AIP_CHUNK_STATS && ch.size >= 8) {
             uint32_t count;
             memcpy(&count, ch.payload, 4);
-            for (uint32_t i = 0; i < count && 8 + (i + 1) * sizeof(aip_stats_entry) <= ch.size; i++) {
-                aip_stats_entry e;
+            for (uint32_t i = 0; i < count && 8 + (i + 1) * sizeof(aip__stats_entry) <= ch.size; i++) {
+                aip__stats_entry e;
                 memcpy(&e, ch.payload + 8 + i * sizeof e, sizeof e);
                 c.stats_recorded += e.recorded;
                 c.stats_dropped += e.dropped;
             }
         }
     }
-    const aip_raw_problems *p = aip__raw_problems(r);
+    const aip__raw_damage *p = aip__raw_problems(r);
     c.clean_end = p->clean_end;
     c.corrupt = p->corrupt_chunks;
     c.truncated = p->truncated_bytes;

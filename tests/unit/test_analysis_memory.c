@@ -13,7 +13,7 @@
 
 static char root[64];
 
-static int load(const rb_buf *b, aip_model *m)
+static int load(const rb_buf *b, aip__model *m)
 {
     char p[128];
     snprintf(p, sizeof p, "%s/aiprof_1.raw", root);
@@ -23,7 +23,7 @@ static int load(const rb_buf *b, aip_model *m)
 }
 
 /* Index of the record of `addr` with the sign of `bytes`. */
-static size_t find(const aip_process *p, uint64_t addr, int alloc)
+static size_t find(const aip__process *p, uint64_t addr, int alloc)
 {
     for (size_t i = 0; i < p->memory.n; i++)
         if (p->memory.v[i].address == addr && (p->memory.v[i].bytes > 0) == alloc)
@@ -31,7 +31,7 @@ static size_t find(const aip_process *p, uint64_t addr, int alloc)
     return SIZE_MAX;
 }
 
-static const char *name_of(const aip_process *p, size_t e)
+static const char *name_of(const aip__process *p, size_t e)
 {
     size_t n;
     return aip__model_str(p, p->mem_info[e].name, &n);
@@ -41,10 +41,10 @@ static void test_rich_categories(void)
 {
     rb_buf b = {0};
     rich_raw(&b);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load(&b, &m), 0);
     rb_free(&b);
-    const aip_process *p = &m.procs[0];
+    const aip__process *p = &m.procs[0];
     ASSERT_EQ(p->memory.n, 10);
     for (size_t k = 1; k < p->memory.n; k++)
         ASSERT_TRUE(p->memory.v[p->mem_order[k - 1]].ts <= p->memory.v[p->mem_order[k]].ts);
@@ -104,13 +104,13 @@ static void test_reuse_and_lost_frees(void)
     ev_memory(&e2, 250, 0x30, 8, 8, 8, 0, -1);
     rb_events(&b, 6, &e2);
     rb_end(&b);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load(&b, &m), 0);
     rb_free(&b);
     rb_free(&e);
     rb_free(&e2);
-    const aip_process *p = &m.procs[0];
-    const aip_thread *t0 = &p->threads[0];
+    const aip__process *p = &m.procs[0];
+    const aip__thread *t0 = &p->threads[0];
     ASSERT_EQ(t0->tid, 5);
     /* indices in file order (thread 5's chunk first) */
     ASSERT_EQ(p->mem_info[0].pair, 1);
@@ -166,11 +166,11 @@ static void test_framework_labels(void)
     ev_label(&e, 70, 0xD0, 8, 200);
     rb_events(&b, 5, &e);
     rb_end(&b);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load(&b, &m), 0);
     rb_free(&b);
     rb_free(&e);
-    const aip_process *p = &m.procs[0];
+    const aip__process *p = &m.procs[0];
     ASSERT_EQ(p->mem_labels.n, 3);
     size_t a = find(p, 0xB0, 1);
     ASSERT_EQ(p->mem_info[a].category, AIP_MEMCAT_GRADIENT);
@@ -178,7 +178,7 @@ static void test_framework_labels(void)
     size_t f = find(p, 0xC0, 0);
     ASSERT_EQ(p->mem_info[f].pair, -1);
     ASSERT_EQ(p->mem_info[f].category, AIP_MEMCAT_OPTIMIZER_STATE);
-    aip_mem_timeline t;
+    aip__mem_timeline t;
     ASSERT_EQ(aip__mem_timeline_build(&m, "cpu", &t), AIP_OK);
     /* PREEXISTING: the freed optimizer state (from its free), then the parameter */
     ASSERT_EQ(t.n, 5);
@@ -225,10 +225,10 @@ static void test_activation(void)
     ev_memory(&e, 5500, 0xA000, -4096, 0, 8192, 0, -1);
     rb_events(&b, 7, &e);
     rb_free(&e);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load(&b, &m), 0);
     rb_free(&b);
-    const aip_process *p = &m.procs[0];
+    const aip__process *p = &m.procs[0];
     ASSERT_EQ(p->mem_info[find(p, 0xA000, 1)].category, AIP_MEMCAT_ACTIVATION);
     ASSERT_EQ(p->mem_info[find(p, 0xB000, 1)].category, AIP_MEMCAT_UNKNOWN);
     aip__model_free(&m);

@@ -23,7 +23,7 @@ static void write_raw(const rb_buf *b, const char *name, char *path)
 
 /* Write `b` as dir/name, free it, and load and derive it into `m`
  * (initialised here; the caller frees it): the first failure. */
-static aip_status load_built(rb_buf *b, const char *name, aip_model *m)
+static aip_status load_built(rb_buf *b, const char *name, aip__model *m)
 {
     char path[200];
     write_raw(b, name, path);
@@ -33,9 +33,9 @@ static aip_status load_built(rb_buf *b, const char *name, aip_model *m)
     return st ? st : aip__model_derive(m);
 }
 
-static const aip_span *find_span(const aip_process *p, size_t ti, const char *name, int nth)
+static const aip__span *find_span(const aip__process *p, size_t ti, const char *name, int nth)
 {
-    const aip_thread *t = &p->threads[ti];
+    const aip__thread *t = &p->threads[ti];
     for (size_t i = 0; i < t->n_spans; i++) {
         size_t len;
         const char *s = aip__model_str(p, t->spans[i].name, &len);
@@ -45,7 +45,7 @@ static const aip_span *find_span(const aip_process *p, size_t ti, const char *na
     return NULL;
 }
 
-static int64_t self_of(const aip_process *p, size_t ti, const aip_span *s)
+static int64_t self_of(const aip__process *p, size_t ti, const aip__span *s)
 {
     return p->threads[ti].self_ns[s - p->threads[ti].spans];
 }
@@ -90,10 +90,10 @@ static void test_round_trip(void)
 {
     rb_buf b;
     build_round_trip(&b);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load_built(&b, "aiprof_4242.raw", &m), AIP_OK);
     ASSERT_EQ(m.n_procs, 1);
-    const aip_process *p = &m.procs[0];
+    const aip__process *p = &m.procs[0];
     ASSERT_EQ(p->pid, 4242);
     ASSERT_STREQ(p->hostname, "testhost");
     ASSERT_STREQ(p->program, "prog");
@@ -111,7 +111,7 @@ static void test_round_trip(void)
     ASSERT_EQ(m.dropped_events, 3);
 
     /* thread 100: step annotation, op, range — in start order */
-    const aip_thread *t = &p->threads[0];
+    const aip__thread *t = &p->threads[0];
     ASSERT_EQ(t->n_spans, 3);
     ASSERT_EQ(t->spans[0].kind, AIP_SPAN_ANNOTATION);
     ASSERT_EQ(t->spans[0].start, R0 + 5);
@@ -125,7 +125,7 @@ static void test_round_trip(void)
     ASSERT_EQ(t->self_ns[0], 35 - 10 - 5);
     ASSERT_EQ(t->self_ns[1], 10);
     ASSERT_EQ(t->self_ns[2], 5);
-    aip_op_fields f;
+    aip__op_fields f;
     aip__model_op_fields(t, &t->spans[1], &f);
     ASSERT_EQ(f.has_seq, 1);
     ASSERT_EQ(f.sequence_number, 5);
@@ -212,10 +212,10 @@ static void test_nesting_and_step_trace(void)
 {
     rb_buf b = {0};
     build_tree_file(&b, 1);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load_built(&b, "tree.raw", &m), AIP_OK);
-    const aip_process *p = &m.procs[0];
-    const aip_span *A = find_span(p, 0, "A", 0), *B = find_span(p, 0, "B", 0),
+    const aip__process *p = &m.procs[0];
+    const aip__span *A = find_span(p, 0, "A", 0), *B = find_span(p, 0, "B", 0),
                    *C = find_span(p, 0, "C", 0), *R = find_span(p, 0, "R", 0),
                    *D = find_span(p, 0, "D", 0), *S1 = find_span(p, 0, "ProfilerStep#1", 0),
                    *S2 = find_span(p, 0, "ProfilerStep#2", 0), *E = find_span(p, 1, "E", 0);
@@ -238,7 +238,7 @@ static void test_nesting_and_step_trace(void)
 
     ASSERT_EQ(m.n_steps, 2);
     ASSERT_EQ(m.n_step_rows, 2);
-    const aip_step_row *r1 = &m.step_rows[0], *r2 = &m.step_rows[1];
+    const aip__step_row *r1 = &m.step_rows[0], *r2 = &m.step_rows[1];
     ASSERT_EQ(r1->number, 1);
     ASSERT_EQ(r1->start, 0);
     ASSERT_EQ(r1->end, 100);
@@ -325,9 +325,9 @@ static void check_random(int shuffle)
         ev_op(&e, 1, (uint64_t)v[i].s, (uint64_t)v[i].e);
     rb_events(&b, 9, &e);
     rb_free(&e);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load_built(&b, "random.raw", &m), AIP_OK);
-    const aip_thread *t = &m.procs[0].threads[0];
+    const aip__thread *t = &m.procs[0].threads[0];
     ASSERT_EQ(t->n_spans, n);
     for (size_t i = 1; i < n; i++)
         ASSERT_TRUE(t->spans[i - 1].start < t->spans[i].start ||
@@ -335,11 +335,11 @@ static void check_random(int shuffle)
                      t->spans[i - 1].end >= t->spans[i].end));
     /* oracle: parent = smallest strictly containing interval */
     for (size_t i = 0; i < n; i++) {
-        const aip_span *s = &t->spans[i];
+        const aip__span *s = &t->spans[i];
         int64_t children = 0;
         int has_parent = 0;
         for (size_t j = 0; j < n; j++) {
-            const aip_span *c = &t->spans[j];
+            const aip__span *c = &t->spans[j];
             if (j == i)
                 continue;
             if (c->start <= s->start && c->end >= s->end)
@@ -348,7 +348,7 @@ static void check_random(int shuffle)
                 /* direct child: no other span between them */
                 int direct = 1;
                 for (size_t k = 0; k < n && direct; k++) {
-                    const aip_span *x = &t->spans[k];
+                    const aip__span *x = &t->spans[k];
                     if (k != i && k != j && x->start <= c->start && x->end >= c->end &&
                         x->start >= s->start && x->end <= s->end)
                         direct = 0;
@@ -401,19 +401,19 @@ static void test_damaged_contents(void)
     rb_chunk(&b, 250, 0, "future", 6); /* unknown chunk type */
     uint8_t bad_stats[8] = {9};
     rb_chunk(&b, AIP_CHUNK_STATS, 0, bad_stats, sizeof bad_stats);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load_built(&b, "damaged.raw", &m), AIP_OK);
-    const aip_process *p = &m.procs[0];
+    const aip__process *p = &m.procs[0];
     ASSERT_EQ(p->bad_event_chunks, 1);
     ASSERT_EQ(p->bad_other_chunks, 4);
     ASSERT_TRUE(p->load_problem[0] != '\0');
     ASSERT_EQ(p->has_info, 0);
     ASSERT_EQ(p->clock_fallback, 1);
-    const aip_thread *t = &p->threads[0];
+    const aip__thread *t = &p->threads[0];
     ASSERT_EQ(t->n_spans, 3);
     ASSERT_EQ(t->spans[0].start, 10);
     ASSERT_EQ(t->spans[1].start, 50);
-    aip_op_fields f;
+    aip__op_fields f;
     aip__model_op_fields(t, &t->spans[1], &f);
     ASSERT_EQ(f.sequence_number, 7);
     size_t len;
@@ -446,11 +446,11 @@ static void test_fwdbwd_choice(void)
     ev_op_full(&e, 2, 140, 150, AIP_OPF_SEQ | AIP_OPF_FWD, 6, 11, 0, 0, 0, 0);
     rb_events(&b, 22, &e);
     rb_free(&e);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load_built(&b, "flows.raw", &m), AIP_OK);
     ASSERT_EQ(m.n_flows, 1);
-    const aip_process *p = &m.procs[0];
-    const aip_flow *f = &m.flows[0];
+    const aip__process *p = &m.procs[0];
+    const aip__flow *f = &m.flows[0];
     ASSERT_EQ(p->threads[f->fwd_thread].tid, 11);
     ASSERT_EQ(p->threads[f->fwd_thread].spans[f->fwd_span].start, 20);
     ASSERT_EQ(p->threads[f->bwd_thread].tid, 22);
@@ -459,11 +459,11 @@ static void test_fwdbwd_choice(void)
 }
 
 /* The flow of a backward op starting at `bwd_start`, or NULL. */
-static const aip_flow *flow_to(const aip_model *m, int64_t bwd_start)
+static const aip__flow *flow_to(const aip__model *m, int64_t bwd_start)
 {
-    const aip_process *p = &m->procs[0];
+    const aip__process *p = &m->procs[0];
     for (size_t k = 0; k < m->n_flows; k++) {
-        const aip_flow *f = &m->flows[k];
+        const aip__flow *f = &m->flows[k];
         if (p->threads[f->bwd_thread].spans[f->bwd_span].start == bwd_start)
             return f;
     }
@@ -499,16 +499,16 @@ static void test_fwdbwd_per_thread(void)
     ev_op_full(&e, 2, 180, 190, AIP_OPF_SEQ | AIP_OPF_FWD | AIP_OPF_BACKWARD, 7, 11, 0, 0, 0, 0);
     rb_events(&b, 22, &e);
     rb_free(&e);
-    aip_model m;
+    aip__model m;
     ASSERT_EQ(load_built(&b, "flows_threads.raw", &m), AIP_OK);
-    const aip_process *p = &m.procs[0];
+    const aip__process *p = &m.procs[0];
     ASSERT_EQ(m.n_flows, 3);
     ASSERT_TRUE(flow_to(&m, 100) == NULL);
     ASSERT_TRUE(flow_to(&m, 180) == NULL);
     static const int64_t bwd[] = {120, 140, 160}, fwd[] = {10, 40, 15};
     static const uint64_t tid[] = {11, 33, 11};
     for (int k = 0; k < 3; k++) {
-        const aip_flow *f = flow_to(&m, bwd[k]);
+        const aip__flow *f = flow_to(&m, bwd[k]);
         ASSERT_TRUE(f != NULL);
         ASSERT_EQ(p->threads[f->fwd_thread].tid, tid[k]);
         ASSERT_EQ(p->threads[f->fwd_thread].spans[f->fwd_span].start, fwd[k]);
@@ -528,10 +528,10 @@ static void test_clock_single_sync_uses_frequency(void)
     write_raw(&b, "onesync.raw", path);
     rb_free(&b);
     rb_free(&e);
-    aip_model m;
+    aip__model m;
     aip__model_init(&m);
     ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
-    const aip_span *s = &m.procs[0].threads[0].spans[0];
+    const aip__span *s = &m.procs[0].threads[0].spans[0];
     ASSERT_EQ(s->start, 1000000000000LL + 1000000);
     ASSERT_EQ(s->end, 1000000000000LL + 2000000);
     ASSERT_EQ(m.procs[0].clock_fallback, 0);
@@ -557,7 +557,7 @@ static void test_every_cut_and_flip(void)
         rb_write_file(path, b.data, n);
         if (flip)
             b.data[(cut - b.len - 1) / 8] ^= (uint8_t)(1u << ((cut - b.len - 1) % 8));
-        aip_model m;
+        aip__model m;
         aip__model_init(&m);
         aip_status s = aip__model_load_raw(&m, path);
         if (n < AIP_RAW_HEADER_SIZE) {
@@ -570,7 +570,7 @@ static void test_every_cut_and_flip(void)
                 ASSERT_TRUE(m.procs[0].events >= prev);
                 prev = m.procs[0].events;
             }
-            aip_out o;
+            aip__out o;
             ASSERT_EQ(aip__out_init_fd(&o, devnull), AIP_OK);
             ASSERT_EQ(aip__export_trace_json(&m, &o), AIP_OK);
             ASSERT_EQ(aip__export_operator_details(&m, &o), AIP_OK);

@@ -62,7 +62,7 @@ static char *slurp(const char *path)
 /* Thread 1: ProfilerStep#1 [0,100] ⊃ A[10,60] ⊃ {B[20,30], C[35,50] ⊃ R[36,40]},
  * D[70,90]; ProfilerStep#2 [100,200] ⊃ H[120,130].  Thread 2: E[5,95],
  * F[150,180], G[190,210].  Times in ns. */
-static void load_tree(aip_model *m, int with_steps, int hostile)
+static void load_tree(aip__model *m, int with_steps, int hostile)
 {
     rb_buf b = {0}, e = {0};
     rb_header(&b, 1, 0);
@@ -97,11 +97,11 @@ static void load_tree(aip_model *m, int with_steps, int hostile)
         abort();
 }
 
-static const char *export_csv(aip_model *m, int details)
+static const char *export_csv(aip__model *m, int details)
 {
     char path[200];
     snprintf(path, sizeof path, "%s/out.csv", dir);
-    aip_out o;
+    aip__out o;
     if (aip__out_open(&o, path))
         return NULL;
     aip_status s = details ? aip__export_operator_details(m, &o) : aip__export_step_trace(m, &o);
@@ -112,7 +112,7 @@ static const char *export_csv(aip_model *m, int details)
 
 static void test_operator_details(void)
 {
-    aip_model m;
+    aip__model m;
     load_tree(&m, 1, 0);
     const char *got = export_csv(&m, 1);
     ASSERT_TRUE(got != NULL);
@@ -137,7 +137,7 @@ static void test_operator_details(void)
 
 static void test_step_trace(void)
 {
-    aip_model m;
+    aip__model m;
     load_tree(&m, 1, 0);
     const char *got = export_csv(&m, 0);
     ASSERT_TRUE(got != NULL);

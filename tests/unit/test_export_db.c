@@ -167,7 +167,7 @@ static void test_python_calls_are_trace_rows(void)
     rb_strings(&b, 1, s, NULL, 2);
     rb_clock(&b, 0, 0, RICH_R0);
     ev_op(&e, 1, 4000, 8000);
-    aip_rec_pyfunc py = {{AIP_REC_PYFUNC, 0, sizeof py, 2}, 2000, 15000, 1, 0, 0, 0};
+    aip__rec_pyfunc py = {{AIP_REC_PYFUNC, 0, sizeof py, 2}, 2000, 15000, 1, 0, 0, 0};
     rb_put(&e, &py, sizeof py);
     rb_events(&b, RICH_TID, &e);
     rb_end(&b);

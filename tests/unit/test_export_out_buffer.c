@@ -31,7 +31,7 @@ static int count_entries(void)
     return n;
 }
 
-static void fill(aip_out *o, size_t bytes, uint64_t *sum)
+static void fill(aip__out *o, size_t bytes, uint64_t *sum)
 {
     char line[64];
     for (size_t done = 0; done < bytes;) {
@@ -47,7 +47,7 @@ static void test_file_content(void)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/out.txt", dir);
-    aip_out o;
+    aip__out o;
     ASSERT_EQ(aip__out_open(&o, path), AIP_OK);
     ASSERT_TRUE(!exists(path)); /* only the temporary exists while writing */
     uint64_t sum = 0;
@@ -83,7 +83,7 @@ static void test_abort_leaves_nothing(void)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/aborted.txt", dir);
-    aip_out o;
+    aip__out o;
     ASSERT_EQ(aip__out_open(&o, path), AIP_OK);
     uint64_t sum = 0;
     fill(&o, 1u << 20, &sum);
@@ -97,7 +97,7 @@ static void test_disk_full(void)
     /* inline writer on an fd */
     int full = open("/dev/full", O_WRONLY);
     ASSERT_TRUE(full >= 0);
-    aip_out o;
+    aip__out o;
     ASSERT_EQ(aip__out_init_fd(&o, full), AIP_OK);
     uint64_t sum = 0;
     fill(&o, 1u << 20, &sum);
@@ -123,7 +123,7 @@ static void test_refuses_symlink(void)
     snprintf(target, sizeof target, "%s/target.txt", dir);
     rb_write_file(target, "keep", 4);
     ASSERT_EQ(symlink(target, path), 0);
-    aip_out o;
+    aip__out o;
     ASSERT_EQ(aip__out_open(&o, path), AIP_OK);
     aip__out_str(&o, "x");
     ASSERT_EQ(aip__out_close(&o), AIP_ERR_SYMLINK);

@@ -21,7 +21,7 @@ enum { S_MM = 1, S_ADD, S_TRAIN, S_LINEAR, S_FORWARD, S_ANN };
 static void ev_pyfunc(rb_buf *e, uint32_t name, uint64_t s, uint64_t t, uint32_t id,
                       uint32_t parent, uint32_t module)
 {
-    aip_rec_pyfunc r = {{AIP_REC_PYFUNC, 0, sizeof r, name}, s, t, id, parent, module, 0};
+    aip__rec_pyfunc r = {{AIP_REC_PYFUNC, 0, sizeof r, name}, s, t, id, parent, module, 0};
     rb_put(e, &r, sizeof r);
 }
 
@@ -53,13 +53,13 @@ static void build(rb_buf *b, int with_py)
     rb_end(b);
 }
 
-typedef aip_status (*exporter)(const aip_model *, aip_out *);
+typedef aip_status (*exporter)(const aip__model *, aip__out *);
 
-static char *export_one(const aip_model *m, exporter fn, const char *name)
+static char *export_one(const aip__model *m, exporter fn, const char *name)
 {
     char out[200];
     snprintf(out, sizeof out, "%s/%s", dir, name);
-    aip_out o;
+    aip__out o;
     if (aip__out_open(&o, out))
         return NULL;
     aip_status s = fn(m, &o);
@@ -68,7 +68,7 @@ static char *export_one(const aip_model *m, exporter fn, const char *name)
     return aip_test_slurp(out, NULL);
 }
 
-static int load(aip_model *m, int with_py)
+static int load(aip__model *m, int with_py)
 {
     rb_buf b = {0};
     build(&b, with_py);
@@ -82,7 +82,7 @@ static int load(aip_model *m, int with_py)
 
 static void test_csv_unchanged(void)
 {
-    aip_model a, b;
+    aip__model a, b;
     ASSERT_TRUE(load(&a, 0));
     ASSERT_TRUE(load(&b, 1));
     static const struct {
@@ -103,11 +103,11 @@ static void test_csv_unchanged(void)
     }
     /* self times: aten::mm keeps 3000 (minus its child add), the annotation
      * loses only its ops' time */
-    const aip_thread *t = &b.procs[0].threads[0];
+    const aip__thread *t = &b.procs[0].threads[0];
     ASSERT_EQ(t->n_spans, 7);
     int checked = 0;
     for (size_t i = 0; i < t->n_spans; i++) {
-        const aip_span *s = &t->spans[i];
+        const aip__span *s = &t->spans[i];
         if (s->name == S_MM) {
             ASSERT_EQ(t->self_ns[i], 3000);
             ASSERT_TRUE(s->top_op);
@@ -135,11 +135,11 @@ static json_t *arg(json_t *ev, const char *key)
 
 static void test_trace_events(void)
 {
-    aip_model m;
+    aip__model m;
     ASSERT_TRUE(load(&m, 1));
     char out[200];
     snprintf(out, sizeof out, "%s/trace_view.json", dir);
-    aip_out o;
+    aip__out o;
     ASSERT_EQ(aip__out_open(&o, out), AIP_OK);
     ASSERT_EQ(aip__export_trace_json(&m, &o), AIP_OK); /* no profiler_info: rank -1 */
     ASSERT_EQ(aip__out_close(&o), AIP_OK);

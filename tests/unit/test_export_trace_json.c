@@ -104,11 +104,11 @@ static json_t *export_and_parse(const char *program, char **text, size_t *text_l
     snprintf(out, sizeof out, "%s/trace_view.json", dir);
     rb_write_file(raw, b.data, b.len);
     rb_free(&b);
-    aip_model m;
+    aip__model m;
     aip__model_init(&m);
     if (aip__model_load_raw(&m, raw) || aip__model_derive(&m))
         return NULL;
-    aip_out o;
+    aip__out o;
     m.info.rank = 3; /* as profiler_info.json would say */
     m.info.has_config = 1;
     m.info.record_shapes = 1;

@@ -39,7 +39,7 @@ static size_t build_small(rb_buf *b, chunk_pos *pos)
     NOTE(rb_end(b), AIP_CHUNK_END);
 #undef NOTE
     for (size_t i = 0; i < n; i++) {
-        aip_chunk_header h;
+        aip__chunk_header h;
         memcpy(&h, b->data + pos[i].off, sizeof h);
         pos[i].end = pos[i].off + sizeof h + h.payload_size;
     }
@@ -54,14 +54,14 @@ static void write_tmp(const char *name, const void *data, size_t len, char *path
 }
 
 /* Read all chunks; @return count, offsets in offs. */
-static int read_all(const char *path, uint64_t *offs, int max, aip_raw_problems *pr,
+static int read_all(const char *path, uint64_t *offs, int max, aip__raw_damage *pr,
                     aip_status *open_status)
 {
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     *open_status = aip__raw_open(path, &r);
     if (*open_status)
         return -1;
-    aip_raw_chunk c;
+    aip__raw_chunk c;
     int n = 0, rc;
     while ((rc = aip__raw_next(r, &c)) == 1) {
         if (n < max)
@@ -80,10 +80,10 @@ static void test_good_file(void)
     size_t n = build_small(&b, pos);
     char path[200];
     write_tmp("good.raw", b.data, b.len, path);
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     ASSERT_EQ(aip__raw_open(path, &r), AIP_OK);
     ASSERT_EQ(aip__raw_version_minor(r), 0);
-    aip_raw_chunk c;
+    aip__raw_chunk c;
     for (size_t i = 0; i < n; i++) {
         ASSERT_EQ(aip__raw_next(r, &c), 1);
         ASSERT_EQ(c.offset, pos[i].off);
@@ -95,7 +95,7 @@ static void test_good_file(void)
     }
     ASSERT_EQ(aip__raw_next(r, &c), 0);
     ASSERT_EQ(aip__raw_next(r, &c), 0);
-    const aip_raw_problems *p = aip__raw_problems(r);
+    const aip__raw_damage *p = aip__raw_problems(r);
     ASSERT_EQ(p->corrupt_chunks, 0);
     ASSERT_EQ(p->truncated_bytes, 0);
     ASSERT_EQ(p->clean_end, 1);
@@ -115,7 +115,7 @@ static void test_truncated_everywhere(void)
     for (size_t cut = 0; cut <= b.len; cut++) {
         write_tmp("cut.raw", b.data, cut, path);
         uint64_t offs[16];
-        aip_raw_problems pr;
+        aip__raw_damage pr;
         aip_status st;
         int got = read_all(path, offs, 16, &pr, &st);
         if (cut < AIP_RAW_HEADER_SIZE) {
@@ -162,7 +162,7 @@ static void test_bit_flips(void)
             copy[at] ^= (uint8_t)(1u << bit);
             write_tmp("flip.raw", copy, b.len, path);
             uint64_t offs[16];
-            aip_raw_problems pr;
+            aip__raw_damage pr;
             aip_status st;
             int got = read_all(path, offs, 16, &pr, &st);
             ASSERT_EQ(st, AIP_OK);
@@ -197,7 +197,7 @@ static void test_garbage_between_chunks(void)
     char path[200];
     write_tmp("junk.raw", b.data, b.len, path);
     uint64_t offs[4];
-    aip_raw_problems pr;
+    aip__raw_damage pr;
     aip_status st;
     ASSERT_EQ(read_all(path, offs, 4, &pr, &st), 2);
     ASSERT_EQ(offs[0], a);
@@ -221,7 +221,7 @@ static void test_corrupt_size_then_valid(void)
     char path[200];
     write_tmp("size.raw", b.data, b.len, path);
     uint64_t offs[4];
-    aip_raw_problems pr;
+    aip__raw_damage pr;
     aip_status st;
     ASSERT_EQ(read_all(path, offs, 4, &pr, &st), 1);
     ASSERT_EQ(offs[0], c);
@@ -243,9 +243,9 @@ static void test_big_chunk(void)
     size_t o2 = rb_end(&b);
     char path[200];
     write_tmp("big.raw", b.data, b.len, path);
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     ASSERT_EQ(aip__raw_open(path, &r), AIP_OK);
-    aip_raw_chunk c;
+    aip__raw_chunk c;
     ASSERT_EQ(aip__raw_next(r, &c), 1);
     ASSERT_EQ(c.offset, o1);
     ASSERT_EQ(c.type, 77);
@@ -262,7 +262,7 @@ static void test_big_chunk(void)
 static void test_headers(void)
 {
     char path[200];
-    aip_raw_reader *r = NULL;
+    aip__raw_reader *r = NULL;
     rb_buf b = {0};
     /* newer major */
     rb_header(&b, 2, 3);

@@ -97,9 +97,9 @@ static void test_events_cut_at_records(void)
     ASSERT_EQ(done % 24, 0); /* whole annotations only */
     ASSERT_TRUE(done > 20000 / 2);
 
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     ASSERT_EQ(aip__raw_open(path, &r), AIP_OK);
-    aip_raw_chunk c;
+    aip__raw_chunk c;
     uint64_t events = 0;
     int rc;
     while ((rc = aip__raw_next(r, &c)) == 1)
@@ -109,7 +109,7 @@ static void test_events_cut_at_records(void)
         }
     ASSERT_EQ(rc, 0);
     ASSERT_EQ(events, done);
-    const aip_raw_problems *p = aip__raw_problems(r);
+    const aip__raw_damage *p = aip__raw_problems(r);
     ASSERT_EQ(p->corrupt_chunks, 0);
     ASSERT_EQ(p->truncated_bytes, 0); /* the file ends at a whole chunk */
     ASSERT_EQ(p->clean_end, 1);

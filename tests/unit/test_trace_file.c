@@ -86,9 +86,9 @@ static void test_info_records_host_uid(void)
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
     char raw[PATH_MAX];
     ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
-    aip_raw_reader *r;
+    aip__raw_reader *r;
     ASSERT_EQ(aip__raw_open(raw, &r), AIP_OK);
-    aip_raw_chunk ch;
+    aip__raw_chunk ch;
     json_t *info = NULL;
     while (!info && aip__raw_next(r, &ch) == 1)
         if (ch.type == AIP_CHUNK_INFO)
