@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-static int aip_schedule_validate_quiet(const aip_schedule *s)
+static int schedule_invalid(const aip_schedule *s)
 {
     return s->wait < 0 || s->warmup < 0 || s->active <= 0 || s->repeat < 0 || s->skip_first < 0 ||
            s->wait > INT64_MAX - s->warmup || s->wait + s->warmup > INT64_MAX - s->active;
@@ -43,7 +43,7 @@ aip_status aip_schedule_validate(const aip_schedule *s)
 
 aip_action aip_schedule_action(const aip_schedule *s, int64_t step)
 {
-    if (!s || step < 0 || aip_schedule_validate_quiet(s))
+    if (!s || step < 0 || schedule_invalid(s))
         return AIP_ACTION_NONE;
     if (step < s->skip_first)
         return AIP_ACTION_NONE;
