@@ -356,8 +356,9 @@ AIP_API void aip_annotation_pop(void);
  * are interned, so the caller may free them afterwards. */
 
 /*! aip_range_push() : open an mstx range `message` in `domain` on the
- *  calling thread (mstx.range_start on the current stream).  A range that
- *  the domain filter drops still pairs with its pop. */
+ *  calling thread, closed by its aip_range_pop() (aip_range_start() is
+ *  mstx.range_start's form).  A range that the domain filter drops still
+ *  pairs with its pop. */
 AIP_API void aip_range_push(const char *domain, const char *message);
 /*! aip_range_push_id() : aip_range_push() with interned texts (0: domain
  *  "default"); what AIP_RANGE_PUSH() calls. */
