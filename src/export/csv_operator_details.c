@@ -6,9 +6,10 @@
  *
  * Host Self/Total Duration come from the span tree (self = total minus the
  * direct children's totals).  The seed's four Device columns are sums of
- * the device kernels an op launched; they appear only with device data.
- * Raw format 1.0 has no device records (aiprof has no device back end), so
- * a profile has the five host columns and no invented zeros
+ * the device kernels an op launched.  Raw format 1.0 has no device records
+ * (aiprof has no device back end), so those cells are empty — the header
+ * keeps all nine columns for readers that look them up by name, and an
+ * empty cell says "no data" where a zero would claim a measured 0 us
  * (docs/ANALYSIS.md).
  */
 #include "export.h"
@@ -27,7 +28,7 @@ static aip_status put_cell(aip__out *o, aip__esc_cache *c, uint32_t id)
 
 aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
 {
-    AIP_OUT_LIT(o, AIP_OPERATOR_DETAILS_HOST_HEADER "\r\n");
+    AIP_OUT_LIT(o, AIP_OPERATOR_DETAILS_HEADER "\r\n");
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
         const aip__process *p = &m->procs[pi];
@@ -49,12 +50,12 @@ aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
                 if (!s && f.has_stack)
                     s = put_cell(o, &c, f.call_stack);
                 AIP_OUT_LIT(o, ",");
-                char *d = aip__out_reserve(o, 80);
+                char *d = aip__out_reserve(o, 88);
                 d = aip__fmt_us3(d, t->self_ns[i]);
                 *d++ = ',';
                 d = aip__fmt_us3(d, sp->end - sp->start);
-                memcpy(d, "\r\n", 2);
-                aip__out_commit(o, d + 2);
+                memcpy(d, ",,,,\r\n", 6);  /* the four Device cells */
+                aip__out_commit(o, d + 6);
             }
         }
         aip__esc_free(&c);

@@ -45,12 +45,11 @@ aip_status aip__export_analysis_db(const aip__model *m, aip__out *o);
 void aip__db_name(int64_t rank, char *out, size_t cap);
 
 /* The first line of each CSV file, exactly as the seed spells it. */
-/* operator_details.csv: the host columns; the seed's Device columns
- * (AIP_OPERATOR_DETAILS_DEVICE_COLUMNS) follow only when device kernels are
- * linked to ops, which needs a device back end (none yet). */
-#define AIP_OPERATOR_DETAILS_HOST_HEADER                                                  \
-    "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us)"
-#define AIP_OPERATOR_DETAILS_DEVICE_COLUMNS                                               \
+/* operator_details.csv: always the seed's nine columns, so readers that
+ * index them by name find every one; the four Device cells are empty while
+ * no device kernels are linked to ops (no device back end yet). */
+#define AIP_OPERATOR_DETAILS_HEADER                                                       \
+    "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us),"        \
     "Device Self Duration(us),Device Total Duration(us),"                                 \
     "Device Self Duration With AICore(us),Device Total Duration With AICore(us)"
 #define AIP_STEP_TRACE_HEADER                                                             \

@@ -122,12 +122,14 @@ def main(result_dir):
     check(any(e["name"] == "thread_name" and e["args"].get("name") == "autograd" for e in meta),
           "named thread 'autograd'")
 
-    # CSVs: exact seed headers (operator_details: the host columns; the
-    # Device columns need device data, which a host-only run has not)
+    # CSVs: exact seed headers (operator_details: all nine columns; the
+    # Device cells are empty, a host-only run has no device data)
     with open(os.path.join(out, "operator_details.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     check(rows[0] == ["Name", "Input Shapes", "Call Stack", "Host Self Duration(us)",
-                      "Host Total Duration(us)"],
+                      "Host Total Duration(us)", "Device Self Duration(us)",
+                      "Device Total Duration(us)", "Device Self Duration With AICore(us)",
+                      "Device Total Duration With AICore(us)"],
           f"operator_details header {rows[0]}")
     body = rows[1:]
     names = Counter(r[0] for r in body)

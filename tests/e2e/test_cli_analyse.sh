@@ -52,7 +52,10 @@ for e in ev:
             assert isinstance(e[k], (int, float)) and e[k] >= 0, e
 rows = list(csv.reader(open(os.path.join(out, "operator_details.csv"), newline="", encoding="utf-8")))
 assert rows[0] == ["Name", "Input Shapes", "Call Stack", "Host Self Duration(us)",
-                   "Host Total Duration(us)"]
+                   "Host Total Duration(us)", "Device Self Duration(us)",
+                   "Device Total Duration(us)", "Device Self Duration With AICore(us)",
+                   "Device Total Duration With AICore(us)"]
+assert all(len(r) == 9 and r[5:] == ["", "", "", ""] for r in rows[1:]), rows
 cells = {r[0] for r in rows[1:]}
 assert "'=cmd|' /C calc'!A0" in cells and "comma,name" in cells and "new\nline" in cells, cells
 assert len(rows) == 1 + 2 * 9 + 2

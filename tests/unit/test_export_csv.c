@@ -117,21 +117,21 @@ static void test_operator_details(void)
     const char *got = export_csv(&m, 1);
     ASSERT_TRUE(got != NULL);
     ASSERT_STREQ(got,
-                 AIP_OPERATOR_DETAILS_HOST_HEADER "\r\n"
-                 "A,,,0.025,0.050\r\n"
-                 "B,,,0.010,0.010\r\n"
-                 "C,\"[[2, 3], [3]]\",\"a.py(1): f;\nb.py(2): \"\"g\"\"\",0.011,0.015\r\n"
-                 "D,,,0.020,0.020\r\n"
-                 "H,,,0.010,0.010\r\n"
-                 "E,,,0.090,0.090\r\n"
-                 "F,,,0.030,0.030\r\n"
-                 "G,,,0.020,0.020\r\n");
+                 AIP_OPERATOR_DETAILS_HEADER "\r\n"
+                 "A,,,0.025,0.050,,,,\r\n"
+                 "B,,,0.010,0.010,,,,\r\n"
+                 "C,\"[[2, 3], [3]]\",\"a.py(1): f;\nb.py(2): \"\"g\"\"\",0.011,0.015,,,,\r\n"
+                 "D,,,0.020,0.020,,,,\r\n"
+                 "H,,,0.010,0.010,,,,\r\n"
+                 "E,,,0.090,0.090,,,,\r\n"
+                 "F,,,0.030,0.030,,,,\r\n"
+                 "G,,,0.020,0.020,,,,\r\n");
     aip__model_free(&m);
     load_tree(&m, 1, 1);
     got = export_csv(&m, 1);
     ASSERT_TRUE(got != NULL);
-    ASSERT_TRUE(strstr(got, "\r\n\"'=HYPERLINK(\"\"x\"\")\",,,0.025,0.050\r\n") != NULL);
-    ASSERT_TRUE(strstr(got, "\r\n-1,,,0.020,0.020\r\n") != NULL);
+    ASSERT_TRUE(strstr(got, "\r\n\"'=HYPERLINK(\"\"x\"\")\",,,0.025,0.050,,,,\r\n") != NULL);
+    ASSERT_TRUE(strstr(got, "\r\n-1,,,0.020,0.020,,,,\r\n") != NULL);
     aip__model_free(&m);
 }
 

@@ -15,9 +15,10 @@ static char root[64];
 
 /* Headers typed from the seed and reference §2.2, not from the code. */
 static const struct { const char *file, *header; } seed_headers[] = {
-    /* the seed's first five columns; its four Device columns need device data */
+    /* all nine of the seed's columns; the Device cells are empty here */
     {"operator_details.csv", "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total "
-     "Duration(us)"},
+     "Duration(us),Device Self Duration(us),Device Total Duration(us),Device Self Duration "
+     "With AICore(us),Device Total Duration With AICore(us)"},
     {"step_trace_time.csv", "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,"
      "Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing"},
     {"op_statistic.csv", "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),"
