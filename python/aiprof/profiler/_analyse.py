@@ -1,8 +1,9 @@
 """Running the C analyser: in-process, in a background process, or offline
 over many result directories (torch_npu.profiler.profiler.analyse).
 
-`python -m aiprof.profiler._analyse DIR [EXPORT_BITS [gzip]]` is the
-background worker tensorboard_trace_handler(async_mode=True) starts.
+_main() is the background worker tensorboard_trace_handler(async_mode=True)
+starts, as `python -m aiprof.profiler._analyse_child DIR [EXPORT_BITS [gzip]]`
+(its own module: see there why).
 """
 import gzip
 import os
@@ -68,7 +69,7 @@ def analyse_in_background(result_dir, export_bits=0, gzip_trace=False):
     env = dict(os.environ)
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"]
                                       if env.get("PYTHONPATH") else "")
-    argv = [sys.executable, "-m", "aiprof.profiler._analyse", result_dir, str(export_bits)]
+    argv = [sys.executable, "-m", "aiprof.profiler._analyse_child", result_dir, str(export_bits)]
     if gzip_trace:
         argv.append("gzip")
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -114,7 +115,7 @@ def find_result_dirs(path):
 
 def _main(argv):
     if len(argv) < 2 or argv[3:] not in ([], ["gzip"]):
-        print("usage: python -m aiprof.profiler._analyse RESULT_DIR [EXPORT_BITS [gzip]]",
+        print("usage: python -m aiprof.profiler._analyse_child RESULT_DIR [EXPORT_BITS [gzip]]",
               file=sys.stderr)
         return 2
     try:
@@ -182,7 +183,3 @@ def analyse(profiler_path, max_process_number=None, export_type=None):
     for f in failures:
         warnings.warn(f"aiprof analyse: {f}", RuntimeWarning, stacklevel=2)
 
-
-if __name__ == "__main__":
-    warnings.simplefilter("default")
-    sys.exit(_main(sys.argv))
