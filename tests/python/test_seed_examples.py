@@ -465,7 +465,8 @@ def test_export_chrome_trace_per_pid_and_export_stacks(train_one_step):
     pid = os.getpid()
     prof.export_chrome_trace(f'./chrome_trace_{pid}.json')
     assert os.path.getsize(f"chrome_trace_{pid}.json") > 0
-    prof.export_stacks('result_dir/stack.log', metric='self_npu_time_total')
+    with pytest.warns(RuntimeWarning, match="no device data.*written empty"):
+        prof.export_stacks('result_dir/stack.log', metric='self_npu_time_total')
     assert os.path.getsize("result_dir/stack.log") == 0  # no NPU time on this machine
     prof.export_stacks('result_dir/cpu_stack.log', metric='self_cpu_time_total')
     with open("result_dir/cpu_stack.log") as f:

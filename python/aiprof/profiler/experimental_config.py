@@ -5,6 +5,10 @@ shows it).  Most of them steer Ascend device collection (AI Core metrics,
 L2 cache, op attributes, NIC/PCIe counters); this machine has no such
 device, so they change nothing in the data — profile() says so once when
 a trace starts, rather than pretending.
+
+torch.profiler's own _ExperimentalConfig (Kineto's options) is accepted
+too, so a torch.profiler script runs unchanged: from_torch_config() maps
+the fields aiprof has a meaning for and names the others in one warning.
 """
 import numbers
 import warnings
@@ -60,9 +64,12 @@ _HOST_BIT = {HostSystem.CPU: 1, HostSystem.MEM: 2, HostSystem.DISK: 4,
 
 
 def supported_profiler_level():
-    """Levels accepted here.  Host data is the same at every level;
-    Level_none also turns mstx on (as in torch_npu)."""
-    return set(_LEVEL_CODE)
+    """The levels that mean something on this machine: Level0 (the host
+    data) and Level_none (the same, and it turns mstx on, as in torch_npu).
+    Level1 and Level2 add CANN/NPU layers (AscendCL, HCCL, AI Core metrics),
+    which need an Ascend device: they are still accepted, so scripts run,
+    but record what Level0 does (a warning says so when a trace starts)."""
+    return {ProfilerLevel.Level_none, ProfilerLevel.Level0}
 
 
 def supported_ai_core_metrics():
@@ -217,18 +224,96 @@ class _ExperimentalConfig:
     def _not_collected(self):
         """Switches that ask for data this machine cannot give."""
         off = []
-        if self._profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2):
-            off.append(f"profiler_level={self._profiler_level} (CANN/NPU layers)")
+        if self._profiler_level not in supported_profiler_level():
+            off.append(f"profiler_level={self._profiler_level} (CANN/NPU layers; "
+                       "records what Level0 does)")
         if self._aic_metrics != AiCMetrics.AiCoreNone:
             off.append(f"aic_metrics={self._aic_metrics}")
-        for name in ("l2_cache", "op_attr", "record_op_args", "sys_io", "sys_interconnection"):
-            if getattr(self, "_" + name if name != "record_op_args" else name):
+        # record_op_args is not here: its directory is written, from host
+        # data (_op_args_note says what it holds).
+        for name in ("l2_cache", "op_attr", "sys_io", "sys_interconnection"):
+            if getattr(self, "_" + name):
                 off.append(name)
         if self._host_sys:
             off.append("host_sys=" + ",".join(self._host_sys))
         return off
 
+    def _op_args_note(self, record_shapes):
+        """What record_op_args gives here, or None when it is off.  torch_npu
+        has ACL dump the arguments of the device ops for the AOE tuner; with no
+        device, the analyser writes the host-side signature of every framework
+        op instead (src/result/op_args.c)."""
+        if not self.record_op_args:
+            return None
+        note = ("record_op_args: no Ascend device, so there is no ACL dump of device op "
+                "arguments for AOE; {result_dir}_op_args/op_args.csv is written at analysis "
+                "with each framework op's host-side Name, Input Shapes, Input Data Types "
+                "and Count")
+        if not record_shapes:
+            note += "; with record_shapes=False its Input Shapes and Input Data Types " \
+                    "cells are empty"
+        return note
+
     def __repr__(self):
         return (f"_ExperimentalConfig(export_type={self._export_type}, "
                 f"profiler_level={self._profiler_level!r}, aic_metrics={self._aic_metrics!r}, "
                 f"mstx={self._mstx}, gc_detect_threshold={self._gc_detect_threshold})")
+
+
+# torch.profiler._ExperimentalConfig's pickled state, by position: torch
+# 1.13 has the first three, torch 2.x all twelve (torch/csrc/profiler/python/
+# init.cpp).  Its fields are not readable as attributes, so __getstate__ is
+# the one portable way to see them.
+_TORCH_FIELDS = ("profiler_metrics", "profiler_measure_per_kernel", "verbose",
+                 "performance_events", "enable_cuda_sync_events", "adjust_profiler_step",
+                 "disable_external_correlation", "profile_all_threads",
+                 "capture_overload_names", "record_python_gc_info",
+                 "expose_kineto_event_metadata", "custom_profiler_config")
+
+
+def is_torch_config(value):
+    """True for an instance of torch.profiler._ExperimentalConfig (checked by
+    its type, so torch need not be imported here)."""
+    t = type(value)
+    return t.__name__ == "_ExperimentalConfig" and t.__module__.startswith("torch")
+
+
+def from_torch_config(value, with_stack=False):
+    """(the aiprof _ExperimentalConfig doing what `value` asks where this
+    machine can, the names of the fields set that it cannot honour).
+
+    Kineto's fields mostly steer CUPTI (metrics, per-kernel measurement,
+    CUDA sync events) or Kineto's own trace post-processing; aiprof has
+    neither.  What it does understand: profile_all_threads (aiprof records
+    every thread anyway), record_python_gc_info (GC passes, as
+    gc_detect_threshold=0 records every one) and verbose=True (the trace has
+    "Call stack" whenever with_stack=True).  A field left at torch's default
+    asks for nothing and is not named."""
+    try:
+        state = tuple(value.__getstate__())
+    except Exception as e:  # a torch whose config cannot be read: say so, run on
+        return _ExperimentalConfig(), [f"(its fields could not be read: {e})"]
+    unsupported = []
+    gc_threshold = None
+    for i, v in enumerate(state):
+        name = _TORCH_FIELDS[i] if i < len(_TORCH_FIELDS) else f"field #{i} (newer torch)"
+        if name == "verbose":
+            # Kineto writes "Call stack" only with verbose; aiprof always does
+            # with with_stack, so only verbose=False with with_stack differs.
+            if not v and with_stack:
+                unsupported.append("verbose=False (Call stack is still written)")
+        elif name == "profile_all_threads":
+            pass  # aiprof records every thread: honoured either way
+        elif name == "record_python_gc_info":
+            if v:
+                gc_threshold = 0.0
+        elif v:  # a non-default value: an empty list/string or False is torch's default
+            unsupported.append(f"{name}={_torch_value(v)}")
+    return _ExperimentalConfig(gc_detect_threshold=gc_threshold), unsupported
+
+
+def _torch_value(v):
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+                               for x in v) + "]"
+    return repr(v)

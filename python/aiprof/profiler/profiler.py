@@ -15,6 +15,7 @@ stopped and saved.
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import warnings
@@ -29,7 +30,8 @@ from ._profiler_path_creator import ProfPathCreator
 from ._results import TraceResult, empty_events
 from ._trace_handler import _TensorboardTraceHandler, tensorboard_trace_handler
 from ._validate import check_bool, check_c_str, check_callable, check_optional_bool, check_path
-from .experimental_config import ExportType, _ExperimentalConfig
+from .experimental_config import (ExportType, _ExperimentalConfig, from_torch_config,
+                                  is_torch_config)
 from .scheduler import ProfilerAction, _CallableSchedule, as_schedule
 
 __all__ = ["profile", "_KinetoProfile", "tensorboard_trace_handler", "analyse"]
@@ -42,10 +44,24 @@ _STACK_METRICS = ("self_cpu_time_total", "self_npu_time_total", "self_cuda_time_
                   "self_device_time_total")
 
 
-def _warn_once(key, msg):
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """The stacklevel, for a warnings.warn() in _warn_once, of the first frame
+    outside the aiprof package: the warning names the user's line (the
+    `with profile(...)` or the call), however deep inside aiprof it is made."""
+    f, level = sys._getframe(2), 2  # _warn_once's caller is its level 2
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f, level = f.f_back, level + 1
+    return level if f is not None else 2
+
+
+def _warn_once(key, msg, stacklevel=None):
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(f"aiprof: {msg}", RuntimeWarning, stacklevel=4)
+        warnings.warn(f"aiprof: {msg}", RuntimeWarning,
+                      stacklevel=_user_stacklevel() if stacklevel is None else stacklevel)
 
 
 class _ProfInterface:
@@ -86,9 +102,19 @@ class _KinetoProfile:
         self.with_modules = check_bool("with_modules", with_modules)
         if experimental_config is None:
             experimental_config = _ExperimentalConfig()
+        elif is_torch_config(experimental_config):
+            # torch.profiler's Kineto options: a torch.profiler script runs
+            # unchanged; what cannot be honoured here is named once.
+            experimental_config, unsupported = from_torch_config(experimental_config,
+                                                                 self.with_stack)
+            if unsupported:
+                _warn_once(("torch-config",) + tuple(unsupported),
+                           "torch.profiler._ExperimentalConfig: not supported here (no CUDA/"
+                           "CUPTI back end, no Kineto) and ignored: " + ", ".join(unsupported))
         elif not isinstance(experimental_config, _ExperimentalConfig):
-            raise TypeError("experimental_config must be aiprof.profiler._ExperimentalConfig "
-                            f"or None, got {type(experimental_config).__name__}")
+            raise TypeError("experimental_config must be aiprof.profiler._ExperimentalConfig, "
+                            "torch.profiler._ExperimentalConfig or None, got "
+                            f"{type(experimental_config).__name__}")
         self.experimental_config = experimental_config
         self.prof_if = _ProfInterface(self)
         self._session = None
@@ -287,12 +313,23 @@ class _KinetoProfile:
     def _warn_unsupported(self):
         devices = device_names(self._activities)  # use_cuda has set CUDA's bit
         if devices:
-            _warn_once(("device",) + tuple(devices), f"no {'/'.join(devices)} back end on this "
-                       "machine: only CPU activity is recorded (see supported_activities())")
+            names = "/".join(devices)
+            if self._activities & 1:
+                what = f"{names} activity is not recorded, CPU activity is"
+            else:  # nothing left to record but mstx: say so, not "CPU is recorded"
+                what = (f"{names} activity is not recorded, and CPU is not in activities, so "
+                        "this profile records no operators, stacks, memory or GC (only mstx "
+                        "marks, with mstx=True); add ProfilerActivity.CPU")
+            _warn_once(("device", bool(self._activities & 1)) + tuple(devices),
+                       f"no {names} back end on this machine: {what} "
+                       "(see supported_activities())")
         off = self.experimental_config._not_collected()
         if off:
             _warn_once(("config",) + tuple(off), "not collected on this machine (no Ascend "
                        "device or not implemented): " + ", ".join(off))
+        note = self.experimental_config._op_args_note(self.record_shapes)
+        if note:
+            _warn_once(("op_args", self.record_shapes), note)
 
     # ---- metadata --------------------------------------------------------
     def add_metadata(self, key, value):
@@ -373,6 +410,12 @@ class _KinetoProfile:
         if not self.with_stack:
             _warn_once("stacks", "export_stacks(): the profile ran with with_stack=False, "
                        "so there are no stacks to write")
+        elif metric != "self_cpu_time_total" and not any(getattr(e, metric) for e in events):
+            # Every call, not once: each one writes a file the user will read.
+            warnings.warn(f"aiprof: export_stacks(metric={metric!r}): the trace has no device "
+                          "data (no NPU/CUDA back end on this machine), so every device time "
+                          f"is 0 and {path} is written empty; metric='self_cpu_time_total' "
+                          "gives the host times", RuntimeWarning, stacklevel=2)
         totals = {}
         for e in events:
             if not e.stack:

@@ -1,0 +1,228 @@
+"""Compatibility points a user meets first (issue 13 §5): torch.profiler's
+_ExperimentalConfig, operator_details.csv's nine columns, export_stacks of
+device time, record_op_args, supported_profiler_level and the device
+activities' message, and the async analysis child's start-up.  Each test
+runs the code as a user would write it and checks what they would see."""
+import csv
+import glob
+import os
+import warnings
+
+import pytest
+
+from aiprof import profiler as P
+from aiprof.profiler import profiler as profiler_module
+from aiprof.profiler.experimental_config import from_torch_config
+from conftest import needs_torch, result_dirs, run_python
+
+NINE = ["Name", "Input Shapes", "Call Stack", "Host Self Duration(us)",
+        "Host Total Duration(us)", "Device Self Duration(us)", "Device Total Duration(us)",
+        "Device Self Duration With AICore(us)", "Device Total Duration With AICore(us)"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch):
+    # aiprof warns once per process; each test here checks its own warning.
+    monkeypatch.setattr(profiler_module, "_warned", set())
+
+
+def _aiprof_warnings(record):
+    return [str(w.message) for w in record if str(w.message).startswith("aiprof:")]
+
+
+def _linear_step():
+    import torch
+    model = torch.nn.Linear(8, 4)
+    model(torch.randn(2, 8)).sum().backward()
+
+
+# ---- 1. torch.profiler._ExperimentalConfig -----------------------------------
+
+@needs_torch
+def test_torch_experimental_config_runs_unchanged():
+    # A torch.profiler script; only the profiler's import changed.
+    import torch
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with P.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                       schedule=torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+                       on_trace_ready=P.tensorboard_trace_handler("./r"),
+                       experimental_config=torch.profiler._ExperimentalConfig()) as prof:
+            for _ in range(3):
+                _linear_step()
+                prof.step()
+    # torch's defaults ask for nothing aiprof lacks: no warning about them.
+    assert not [m for m in _aiprof_warnings(record) if "_ExperimentalConfig" in m]
+    assert isinstance(prof.experimental_config, P._ExperimentalConfig)
+    assert any(e.name == "aten::addmm" for e in prof.events())
+    assert len(result_dirs("./r")) == 1
+
+
+@needs_torch
+def test_torch_experimental_config_unsupported_fields_named_once():
+    import torch
+    cfg = torch.profiler._ExperimentalConfig(profiler_metrics=["kineto__tensor_core_insts"],
+                                             profiler_measure_per_kernel=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with P.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                           experimental_config=cfg) as prof:
+                _linear_step()
+    msgs = [m for m in _aiprof_warnings(record) if "_ExperimentalConfig" in m]
+    assert len(msgs) == 1, msgs
+    assert "profiler_metrics=[kineto__tensor_core_insts]" in msgs[0]
+    assert "profiler_measure_per_kernel=True" in msgs[0]
+    assert "verbose" not in msgs[0]  # verbose=True is what aiprof does
+    # The warning names the user's line, not aiprof's.
+    assert all(w.filename == __file__ for w in record if "_ExperimentalConfig" in str(w.message))
+    assert any(e.name == "aten::addmm" for e in prof.events())
+
+
+@needs_torch
+def test_torch_experimental_config_verbose_false_with_stack_named():
+    import torch
+    cfg = torch.profiler._ExperimentalConfig(verbose=False)
+    with pytest.warns(RuntimeWarning, match=r"verbose=False \(Call stack is still written\)"):
+        P._KinetoProfile(with_stack=True, experimental_config=cfg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        P._KinetoProfile(with_stack=False, experimental_config=cfg)  # nothing differs
+
+
+def test_torch2_experimental_config_fields_mapped():
+    # torch 2.x pickles twelve fields (and may add more): the ones aiprof
+    # understands are honoured, the others named, unknown ones by position.
+    class _ExperimentalConfig:
+        def __init__(self, state):
+            self.state = state
+
+        def __getstate__(self):
+            return self.state
+    _ExperimentalConfig.__module__ = "torch._C._profiler"
+    default = ([], False, False, [], False, False, False, False, False, False, False, "")
+    cfg, unsupported = from_torch_config(_ExperimentalConfig(default))
+    assert unsupported == [] and cfg.gc_detect_threshold is None
+    state = list(default)
+    state[7] = True           # profile_all_threads: aiprof records every thread
+    state[9] = True           # record_python_gc_info → every GC pass
+    state[3] = [b"cycles"]    # performance_events
+    state[11] = "x=1"         # custom_profiler_config
+    cfg, unsupported = from_torch_config(_ExperimentalConfig(tuple(state) + (True,)))
+    assert cfg.with_gc and cfg.gc_detect_threshold == 0.0
+    assert unsupported == ["performance_events=[cycles]", "custom_profiler_config='x=1'",
+                           "field #12 (newer torch)=True"]
+
+
+def test_other_experimental_config_types_refused():
+    with pytest.raises(TypeError, match="torch.profiler._ExperimentalConfig"):
+        P.profile(experimental_config={"verbose": True})
+
+
+# ---- 2. operator_details.csv: the seed's nine columns --------------------------
+
+@needs_torch
+def test_operator_details_has_nine_columns_device_cells_empty():
+    with P.profile(activities=[P.ProfilerActivity.CPU], record_shapes=True,
+                   on_trace_ready=P.tensorboard_trace_handler("./r")):
+        _linear_step()
+    path = os.path.join(result_dirs("./r")[0], "ASCEND_PROFILER_OUTPUT", "operator_details.csv")
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == NINE
+    assert len(rows) > 5
+    for r in rows[1:]:
+        assert len(r) == 9 and r[5:] == ["", "", "", ""], r
+        assert float(r[3]) <= float(r[4])
+    assert any(r[0] == "aten::addmm" and r[1] for r in rows[1:])
+
+
+# ---- 3. export_stacks of device time ------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("metric", ["self_npu_time_total", "self_cuda_time_total"])
+def test_export_stacks_device_metric_warns_each_call(metric):
+    with P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True) as prof:
+        _linear_step()
+    for n in range(2):  # each call writes a file: each one says why it is empty
+        with pytest.warns(RuntimeWarning, match=f"{metric}.*no device data.*s{n}.log is "
+                                                "written empty"):
+            prof.export_stacks(f"s{n}.log", metric)
+        assert os.path.getsize(f"s{n}.log") == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prof.export_stacks("cpu.log", "self_cpu_time_total")
+    assert os.path.getsize("cpu.log") > 0
+
+
+# ---- 4. record_op_args --------------------------------------------------------
+
+@needs_torch
+@pytest.mark.parametrize("record_shapes", [False, True])
+def test_record_op_args_says_what_it_writes(record_shapes):
+    cfg = P._ExperimentalConfig(record_op_args=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        with P.profile(activities=[P.ProfilerActivity.CPU], record_shapes=record_shapes,
+                       experimental_config=cfg,
+                       on_trace_ready=P.tensorboard_trace_handler("./r")):
+            _linear_step()
+    msgs = _aiprof_warnings(record)
+    assert not [m for m in msgs if "not collected" in m and "record_op_args" in m], msgs
+    note = [m for m in msgs if m.startswith("aiprof: record_op_args")]
+    assert len(note) == 1 and "op_args.csv is written" in note[0], msgs
+    assert ("cells are empty" in note[0]) == (not record_shapes)
+    files = glob.glob("./r/*_ascend_pt_op_args/op_args.csv")
+    assert len(files) == 1
+    with open(files[0], newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["Name", "Input Shapes", "Input Data Types", "Count"]
+    addmm = [r for r in rows[1:] if r[0] == "aten::addmm"]
+    assert addmm and bool(addmm[0][1]) == record_shapes
+
+
+# ---- 5. supported_profiler_level and device activities -------------------------
+
+def test_supported_profiler_level_is_what_this_machine_does():
+    assert P.supported_profiler_level() == {P.ProfilerLevel.Level_none, P.ProfilerLevel.Level0}
+    cfg = P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level2)  # still accepted
+    with pytest.warns(RuntimeWarning, match="profiler_level=Level2 .*records what Level0 does"):
+        with P.profile(activities=[P.ProfilerActivity.CPU], experimental_config=cfg):
+            pass
+
+
+def test_npu_only_activities_message_is_true():
+    with pytest.warns(RuntimeWarning) as record:
+        with P.profile(activities=[P.ProfilerActivity.NPU]) as prof:
+            with P.record_function("unseen"):
+                pass
+    msg = " ".join(_aiprof_warnings(record))
+    assert "no NPU back end" in msg and "CPU is not in activities" in msg
+    assert "records no operators" in msg and "CPU activity is" not in msg
+    assert len(prof.events()) == 0  # what the message says: nothing was recorded
+
+
+def test_cpu_and_npu_activities_message():
+    with pytest.warns(RuntimeWarning, match="NPU activity is not recorded, CPU activity is"):
+        with P.profile(activities=[P.ProfilerActivity.CPU, P.ProfilerActivity.NPU]) as prof:
+            with P.record_function("seen"):
+                pass
+    assert [e.name for e in prof.events()] == ["seen"]
+
+
+# ---- 6. the async analysis child ---------------------------------------------
+
+def test_async_analysis_child_starts_without_runpy_warning():
+    proc = run_python(
+        "import aiprof.profiler as P\n"
+        "from aiprof.profiler import _analyse\n"
+        "with P.profile(activities=[P.ProfilerActivity.CPU],\n"
+        "               on_trace_ready=P.tensorboard_trace_handler('./a', async_mode=True)):\n"
+        "    with P.record_function('x'):\n"
+        "        pass\n"
+        "for d in list(_analyse._pending):\n"
+        "    _analyse.wait_for(d)\n",
+        env={"PYTHONWARNINGS": "default"})
+    assert "found in sys.modules" not in proc.stderr, proc.stderr
+    assert "Warning" not in proc.stderr, proc.stderr
+    assert glob.glob("./a/*_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_details.csv")
