@@ -4,10 +4,12 @@
 # Usage: install_deps.sh [test]   (test: also what the test suite needs)
 set -u
 need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
-           python3 python3-dev python3-pytest)
+           python3 python3-dev python3-pytest
+           python3-pip python3-setuptools python3-wheel)  # pip install --no-build-isolation .
 [ "${AIP_WITH_TORCH:-1}" = 1 ] && need_pkgs+=(python3-torch libtorch-dev pybind11-dev)
 # `make test` also renders the HTML reports in headless Chromium.
-[ "${1:-}" = test ] && need_pkgs+=(chromium)
+# tests/e2e/test_pip_install.sh installs into a fresh venv.
+[ "${1:-}" = test ] && need_pkgs+=(chromium python3-venv)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
