@@ -141,6 +141,10 @@ class EventList(list):
 class _ProfInterface:
     def analyse(self, async_mode: bool = ..., use_gzip: bool = ...) -> None: ...
 
+# aiprof's (torch_npu's) _ExperimentalConfig, or torch.profiler's (Kineto's),
+# which the stubs cannot name without importing torch.
+_AnyExperimentalConfig = Union[_ExperimentalConfig, Any]
+
 class _KinetoProfile:
     record_shapes: bool
     profile_memory: bool
@@ -152,7 +156,7 @@ class _KinetoProfile:
     def __init__(self, activities: Optional[Iterable[Any]] = ..., record_shapes: bool = ...,
                  profile_memory: bool = ..., with_stack: bool = ..., with_flops: bool = ...,
                  with_modules: bool = ...,
-                 experimental_config: Optional[_ExperimentalConfig] = ...) -> None: ...
+                 experimental_config: Optional[_AnyExperimentalConfig] = ...) -> None: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
     def __enter__(self: _P) -> _P: ...
@@ -173,7 +177,7 @@ class profile(_KinetoProfile):
     def __init__(self, activities: Optional[Iterable[Any]] = ..., schedule: Optional[Callable[[int], Any]] = ...,
                  on_trace_ready: Optional[Callable[[profile], Any]] = ..., record_shapes: bool = ...,
                  profile_memory: bool = ..., with_stack: bool = ..., with_flops: bool = ...,
-                 with_modules: bool = ..., experimental_config: Optional[_ExperimentalConfig] = ...,
+                 with_modules: bool = ..., experimental_config: Optional[_AnyExperimentalConfig] = ...,
                  use_cuda: Optional[bool] = ...) -> None: ...
     def step(self) -> None: ...
     @property
