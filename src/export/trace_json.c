@@ -450,6 +450,7 @@ static void gc_events(tj *w, const aip__process *p)
         if (named && !named[g->thread]) {
             named[g->thread] = 1;
             meta_str(w, "thread_name", gpid, tid, "name", "Python GC");
+            meta_sort(w, "thread_sort_index", gpid, tid, tid); /* create_gc_m_event's */
         }
         set_thread_prefix(w, gpid, tid);
         begin_event(w);

@@ -333,7 +333,7 @@ static void test_structure(void)
     ASSERT_TRUE(json_real_value(json_object_get(gc, "dur")) == 2.5);
     size_t i;
     json_t *ev;
-    int gc_named = 0, gc_sorted = 0;
+    int gc_named = 0, gc_sorted = 0, gc_thread_sorted = 0;
     json_array_foreach(events, i, ev) {
         if (json_integer_value(json_object_get(ev, "pid")) != gpid)
             continue;
@@ -342,8 +342,11 @@ static void test_structure(void)
             gc_named = !strcmp(json_string_value(json_object_get(args_of(ev), "name")), "Python GC");
         if (!strcmp(n, "process_sort_index"))
             gc_sorted = json_integer_value(json_object_get(args_of(ev), "sort_index")) == 1;
+        if (!strcmp(n, "thread_sort_index"))
+            gc_thread_sorted = json_integer_value(json_object_get(args_of(ev), "sort_index")) ==
+                               json_integer_value(json_object_get(ev, "tid"));
     }
-    ASSERT_TRUE(gc_named && gc_sorted);
+    ASSERT_TRUE(gc_named && gc_sorted && gc_thread_sorted);
     json_decref(root);
 }
 
