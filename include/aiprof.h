@@ -566,15 +566,33 @@ enum aip_analyse_outputs {
                                     key_averages); nothing else is touched */
 };
 
+/* The two forms of trace_view.json (docs/RESULT_LAYOUT.md says which
+ * viewer or tool wants which). */
+enum aip_trace_format {
+    AIP_TRACE_TORCH_NPU = 0,     /* torch_npu's: a top-level array, `ts` a string
+                                    of absolute epoch µs with 3 decimals (what
+                                    msprof-analyze and MindStudio Insight read) */
+    AIP_TRACE_KINETO = 1         /* torch.profiler's: {"traceEvents": [...],
+                                    "baseTimeNanoseconds": B, ...}, numeric `ts`
+                                    relative to B, add_metadata entries as
+                                    top-level keys (for float64 readers such as
+                                    speedscope and the old chrome://tracing) */
+};
+
 typedef struct aip_analyse_options {
     size_t struct_size;          /* sizeof(aip_analyse_options) */
     unsigned export_type;        /* 0 = as recorded in profiler_info.json */
     int quiet;                   /* no messages on stderr */
     unsigned outputs;            /* aip_analyse_outputs; default ALL */
+    unsigned trace_format;       /* aip_trace_format; default AIP_TRACE_TORCH_NPU
+                                    (a caller built against a header without
+                                    this field passes a smaller struct_size
+                                    and gets the default) */
 } aip_analyse_options;
 
 /*! aip_analyse_options_init() : fill `options` with the defaults: struct_size
- *  set, export_type 0 (as recorded), messages on, AIP_OUTPUTS_ALL. */
+ *  set, export_type 0 (as recorded), messages on, AIP_OUTPUTS_ALL,
+ *  AIP_TRACE_TORCH_NPU. */
 AIP_API void aip_analyse_options_init(aip_analyse_options *options);
 
 /*! aip_analyse_dir() : turn one `..._ascend_pt` directory's raw data into
@@ -582,6 +600,14 @@ AIP_API void aip_analyse_options_init(aip_analyse_options *options);
  *  Same input gives the same output.  @return AIP_OK or the first error;
  *  the message is in aip_last_error() and logs/. */
 AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *options);
+
+/*! aip_export_trace() : trace_view.json of a result directory's raw data,
+ *  in `trace_format` (aip_trace_format), written to `path` (gzip when it
+ *  ends in .gz is the caller's business: the text is plain JSON).  The
+ *  result directory is not changed.  This is export_chrome_trace() in a
+ *  form other than the one ASCEND_PROFILER_OUTPUT holds. */
+AIP_API aip_status aip_export_trace(const char *result_dir, const char *path,
+                                    unsigned trace_format);
 
 /*! aip_export_memory_timeline() : torch's export_memory_timeline from a
  *  result directory's raw data; the format follows `path`'s ending: .html,

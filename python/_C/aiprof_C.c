@@ -75,18 +75,20 @@ static PyObject *py_thread_name(PyObject *self, PyObject *arg)
  * seconds).  outputs=1 (AIP_OUTPUTS_TRACE_VIEW) writes trace_view.json only. */
 static PyObject *py_analyse_dir(PyObject *self, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"result_dir", "export_type", "quiet", "outputs", NULL};
+    static char *kwlist[] = {"result_dir", "export_type", "quiet", "outputs", "trace_format",
+                             NULL};
     PyObject *path_obj;
-    unsigned export_type = 0, outputs = AIP_OUTPUTS_ALL;
+    unsigned export_type = 0, outputs = AIP_OUTPUTS_ALL, trace_format = AIP_TRACE_TORCH_NPU;
     int quiet = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|IpI", kwlist, PyUnicode_FSConverter,
-                                     &path_obj, &export_type, &quiet, &outputs))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|IpII", kwlist, PyUnicode_FSConverter,
+                                     &path_obj, &export_type, &quiet, &outputs, &trace_format))
         return NULL;
     aip_analyse_options opt;
     aip_analyse_options_init(&opt);
     opt.export_type = export_type;
     opt.quiet = quiet;
     opt.outputs = outputs;
+    opt.trace_format = trace_format;
     const char *path = PyBytes_AS_STRING(path_obj);
     aip_status st;
     Py_BEGIN_ALLOW_THREADS
@@ -179,6 +181,30 @@ static PyObject *py_export_memory_timeline(PyObject *self, PyObject *args, PyObj
     return PyLong_FromUnsignedLongLong(records);
 }
 
+/* export_trace(result_dir, path, trace_format): the trace of a result
+ * directory's raw data in the given aip_trace_format, written to `path`
+ * (export_chrome_trace in the form ASCEND_PROFILER_OUTPUT does not hold).
+ * The GIL is released while it runs. */
+static PyObject *py_export_trace(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"result_dir", "path", "trace_format", NULL};
+    PyObject *dir_obj, *path_obj;
+    unsigned trace_format;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&O&I:export_trace", kwlist,
+                                     PyUnicode_FSConverter, &dir_obj, PyUnicode_FSConverter,
+                                     &path_obj, &trace_format))
+        return NULL;
+    aip_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = aip_export_trace(PyBytes_AS_STRING(dir_obj), PyBytes_AS_STRING(path_obj), trace_format);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(dir_obj);
+    Py_DECREF(path_obj);
+    if (st)
+        return aipy_raise(st, "export_trace");
+    Py_RETURN_NONE;
+}
+
 /* The adapter's entry point into this extension (op_context.h). */
 static void op_context(unsigned want, aiprof_op_context *ctx)
 {
@@ -230,7 +256,11 @@ static PyMethodDef methods[] = {
      "set_process_name(name): the process name shown in traces."},
     {"thread_name", py_thread_name, METH_O, "thread_name(name): name the calling thread."},
     {"analyse_dir", (PyCFunction)(void (*)(void))py_analyse_dir, METH_VARARGS | METH_KEYWORDS,
-     "analyse_dir(result_dir, export_type=0, quiet=True): write ASCEND_PROFILER_OUTPUT/."},
+     "analyse_dir(result_dir, export_type=0, quiet=True, outputs=0, trace_format=0): write "
+     "ASCEND_PROFILER_OUTPUT/ (trace_format 0 torch_npu's array, 1 Kineto's object)."},
+    {"export_trace", (PyCFunction)(void (*)(void))py_export_trace, METH_VARARGS | METH_KEYWORDS,
+     "export_trace(result_dir, path, trace_format): the trace in that form (0 torch_npu, "
+     "1 kineto) at path."},
     {"schedule_action", py_schedule_action, METH_VARARGS,
      "schedule_action(skip_first, wait, warmup, active, repeat, step) -> int action."},
     {"schedule_validate", py_schedule_validate, METH_VARARGS,

@@ -8,6 +8,14 @@
  * thread, and the result returned as packed columns (bytes for
  * array.array) plus one list of distinct strings.
  *
+ * Both forms of trace_view.json are read (docs/RESULT_LAYOUT.md):
+ * torch_npu's array, whose `ts` are strings of absolute epoch µs, and
+ * Kineto's object, whose numeric `ts` are relative to baseTimeNanoseconds.
+ * Times are kept as integer ns (a float64 of absolute epoch µs cannot hold
+ * them: nesting would go wrong by up to 0.25 µs) and returned as µs
+ * relative to a base: Kineto's, or for the array the earliest ts rounded
+ * down to a whole second, which is the base aiprof's Kineto form has.
+ *
  * Rules (the same as torch.autograd.profiler_util, see _results.py):
  *  - slices of category cpu_op and user_annotation, minus the names given
  *    in `filtered` (torch's _filter_name list);
@@ -24,6 +32,7 @@
 #include "json_scan.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,12 +47,12 @@ typedef struct ev {
     int32_t nchild;
     int8_t cat, removed;
     int64_t tid, seq, fwd, mem, self_mem, flops;
-    double ts, dur, self;
+    int64_t ts, dur, self; /* ns */
 } ev;
 
 typedef struct mem_rec {
     int64_t tid, bytes;
-    double ts;
+    int64_t ts; /* ns */
 } mem_rec;
 
 /* ---- distinct strings → indices (into a Python list) ------------------- */
@@ -88,6 +97,9 @@ typedef struct reader {
     size_t nev, cap_ev;
     mem_rec *mem;
     size_t nmem, cap_mem;
+    int64_t min_ts;     /* earliest ts of any event, ns */
+    int any_ts;
+    int relative;       /* Kineto's object form: ts relative to its base */
 } reader;
 
 static int grow(void **arr, size_t *cap, size_t need, size_t size)
@@ -136,6 +148,76 @@ static int read_int(js *s, int64_t *out)
     if (js_number(s, &d))
         return -1;
     *out = (int64_t)d;
+    return 0;
+}
+
+/* "123.456" (µs with up to 3 decimals, as both forms print them) → ns,
+ * exactly; -1 for any other spelling. */
+static int us_text_ns(const char *p, size_t n, int64_t *out)
+{
+    const char *end = p + n;
+    int neg = p < end && *p == '-';
+    p += neg;
+    if (p == end || *p < '0' || *p > '9')
+        return -1;
+    int64_t v = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++) {
+        if (v > (INT64_MAX / 1000 - 9) / 10)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    int64_t frac = 0;
+    int digits = 0;
+    if (p < end && *p == '.')
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+            if (digits < 3)
+                frac = frac * 10 + (*p - '0');
+    if (p != end)
+        return -1;
+    for (int d = digits; d < 3; d++)
+        frac *= 10;
+    *out = neg ? -(v * 1000 + frac) : v * 1000 + frac;
+    return 0;
+}
+
+static int64_t round_ns(double us)
+{
+    double ns = us * 1000.0;
+    if (!(ns > -9.2e18 && ns < 9.2e18))
+        return 0; /* NaN or out of range: no meaningful time */
+    return (int64_t)(ns + (ns >= 0 ? 0.5 : -0.5));
+}
+
+/* A time in µs, as a string (torch_npu's ts) or a number, → integer ns. */
+static int read_us(js *s, js_buf *tmp, int64_t *out)
+{
+    if (js_peek(s) == '"') {
+        if (js_string(s, tmp))
+            return -1;
+        if (!us_text_ns(tmp->data, tmp->len, out))
+            return 0;
+        char *end;
+        double d = strtod(tmp->data, &end);
+        if (end == tmp->data || *end) {
+            s->error = "a time that is not a number";
+            return -1;
+        }
+        *out = round_ns(d);
+        return 0;
+    }
+    const char *start = s->p, *p = start;
+    while (p < s->end && ((*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+        p++;
+    if (p < s->end && (*p == 'e' || *p == 'E' || *p == '+'))
+        p = start; /* an exponent: read it as a double below */
+    if (p > start && !us_text_ns(start, (size_t)(p - start), out)) {
+        s->p = p;
+        return 0;
+    }
+    double d;
+    if (js_number(s, &d))
+        return -1;
+    *out = round_ns(d);
     return 0;
 }
 
@@ -209,10 +291,13 @@ static int read_event(reader *r)
             if (read_int(s, &e.tid))
                 return -1;
         } else if (!strcmp(key, "ts")) {
-            if (js_number(s, &e.ts))
+            if (read_us(s, &r->val, &e.ts))
                 return -1;
+            if (!r->any_ts || e.ts < r->min_ts)
+                r->min_ts = e.ts;
+            r->any_ts = 1;
         } else if (!strcmp(key, "dur")) {
-            if (js_number(s, &e.dur))
+            if (read_us(s, &r->val, &e.dur))
                 return -1;
         } else if (!strcmp(key, "args")) {
             if (read_args(r, &e, &bytes) < 0)
@@ -237,11 +322,29 @@ static int read_event(reader *r)
     return 0;
 }
 
+/* After '[': every event of the array. */
+static int read_events(reader *r)
+{
+    int first_elem = 1, more;
+    while ((more = js_next_elem(&r->s, first_elem)) == 1) {
+        first_elem = 0;
+        if (read_event(r))
+            return -1;
+    }
+    return more;
+}
+
 static int read_file(reader *r)
 {
     js *s = &r->s;
+    if (js_eat(s, '[')) { /* torch_npu's form */
+        if (read_events(r) < 0)
+            return -1;
+        return js_peek(s) ? (s->error = "text after the trace", -1) : 0;
+    }
     if (!js_eat(s, '{'))
         return -1;
+    r->relative = 1;
     int k, first = 1;
     while ((k = js_next_key(s, &r->key, first)) == 1) {
         first = 0;
@@ -250,15 +353,7 @@ static int read_file(reader *r)
                 return -1;
             continue;
         }
-        if (!js_eat(s, '['))
-            return -1;
-        int first_elem = 1, more;
-        while ((more = js_next_elem(s, first_elem)) == 1) {
-            first_elem = 0;
-            if (read_event(r))
-                return -1;
-        }
-        if (more < 0)
+        if (!js_eat(s, '[') || read_events(r) < 0)
             return -1;
     }
     return k;
@@ -291,7 +386,7 @@ static void build_tree(ev *v, size_t n)
     for (size_t i = 0; i < n && stack; i++) {
         if (i && v[i].tid != v[i - 1].tid)
             depth = 0;
-        double end = v[i].ts + v[i].dur;
+        int64_t end = v[i].ts + v[i].dur;
         while (depth && v[stack[depth - 1]].ts + v[stack[depth - 1]].dur < end)
             depth--;
         if (depth) {
@@ -361,7 +456,7 @@ static int by_start_end(const void *a, const void *b)
     const ev *x = *(ev *const *)a, *y = *(ev *const *)b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
-    double ex = x->ts + x->dur, ey = y->ts + y->dur;
+    int64_t ex = x->ts + x->dur, ey = y->ts + y->dur;
     return ex > ey ? -1 : ex < ey;
 }
 
@@ -381,7 +476,7 @@ static int by_start_end(const void *a, const void *b)
             goto fail;                                                                \
     } while (0)
 
-static PyObject *columns(reader *r, size_t ntop)
+static PyObject *columns(reader *r, size_t ntop, int64_t base)
 {
     size_t total = r->nev + ntop, nout = 0;
     ev **out = malloc((total ? total : 1) * sizeof *out);
@@ -403,9 +498,9 @@ static PyObject *columns(reader *r, size_t ntop)
     COLUMN(d, "name", int32_t, e->name);
     COLUMN(d, "cat", int8_t, e->cat);
     COLUMN(d, "tid", int64_t, e->tid);
-    COLUMN(d, "start", double, e->ts);
-    COLUMN(d, "dur", double, e->dur);
-    COLUMN(d, "self", double, e->self);
+    COLUMN(d, "start", double, (double)(e->ts - base) / 1000.0);
+    COLUMN(d, "dur", double, (double)e->dur / 1000.0);
+    COLUMN(d, "self", double, (double)e->self / 1000.0);
     COLUMN(d, "parent", int32_t, e->parent >= 0 ? pos[e->parent] : -1);
     COLUMN(d, "shapes", int32_t, e->shapes);
     COLUMN(d, "types", int32_t, e->types);
@@ -476,7 +571,10 @@ static PyObject *py_read_trace(PyObject *self, PyObject *args)
         goto done;
     }
     size_t ntop = attach_memory(r.evs, r.nev, r.mem, r.nmem, mem_id);
-    result = columns(&r, ntop);
+    /* Kineto's ts are relative already; the array's absolute ones get the
+     * whole second below the earliest (see the top of the file). */
+    int64_t base = r.relative || !r.any_ts ? 0 : r.min_ts - r.min_ts % 1000000000;
+    result = columns(&r, ntop, base);
 done:
     munmap(map, (size_t)st.st_size);
     Py_DECREF(path_obj);

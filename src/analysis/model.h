@@ -270,6 +270,9 @@ typedef struct aip__model {
      * model alone. */
     aip__profiler_info_data info;
     aip__metadata meta;
+    /* How trace_view.json is written: aip_trace_format, the analysis
+     * caller's choice (aip_analyse_options), not the directory's. */
+    unsigned trace_format;
     /* derived */
     aip__step *steps;            /* sorted by number */
     size_t n_steps;

@@ -1,5 +1,6 @@
 /*
- * analyse_cmd.c — `aiprof analyse PATH... [-j N] [--export-type text|db]`.
+ * analyse_cmd.c — `aiprof analyse PATH... [-j N] [--export-type text|db]
+ * [--trace-format torch_npu|kineto]`.
  *
  * Mirrors torch_npu.profiler.profiler.analyse(): PATH is a result directory
  * (it holds FRAMEWORK/) or a folder whose immediate subdirectories are
@@ -27,6 +28,7 @@
 typedef struct opts {
     long jobs;                /* 0 = default */
     unsigned export_type;     /* 0 = as recorded */
+    unsigned trace_format;    /* aip_trace_format */
     int quiet;
     char **paths;
     int n_paths;
@@ -39,7 +41,8 @@ typedef struct list {
 
 static void analyse_usage(FILE *f)
 {
-    fputs("Usage: aiprof analyse PATH... [-j N] [--export-type text|db] [-q]\n"
+    fputs("Usage: aiprof analyse PATH... [-j N] [--export-type text|db]\n"
+          "                      [--trace-format torch_npu|kineto] [-q]\n"
           "\n"
           "Analyse profiling results offline.  PATH is a result directory\n"
           "({worker}_{timestamp}_ascend_pt, holding FRAMEWORK/) or a directory whose\n"
@@ -54,6 +57,12 @@ static void analyse_usage(FILE *f)
           "  --export-type TYPE     text (JSON, CSV and the databases), db (the databases\n"
           "                         only) or text,db; default: the export type in\n"
           "                         profiler_info.json, else text\n"
+          "  --trace-format FORM    trace_view.json as torch_npu writes it (torch_npu,\n"
+          "                         the default: a JSON array with string ts of absolute\n"
+          "                         epoch us; for msprof-analyze, MindStudio Insight,\n"
+          "                         Perfetto) or as torch.profiler/Kineto does (kineto:\n"
+          "                         an object with numeric ts relative to\n"
+          "                         baseTimeNanoseconds; for speedscope, chrome://tracing)\n"
           "  -q, --quiet            no warnings and no progress display\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -151,6 +160,20 @@ static int parse_args(int argc, char **argv, opts *o)
                 fprintf(stderr, "aiprof analyse: warning: unknown export type '%s'; using the "
                         "one recorded in profiler_info.json\n", val);
             o->export_type |= t;
+        } else if (!strcmp(a, "--trace-format") || !strncmp(a, "--trace-format=", 15)) {
+            if (a[14] == '=')
+                val = a + 15;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return cli_usage_error("analyse", "option '%s' needs torch_npu or kineto", a);
+            if (!strcmp(val, "torch_npu"))
+                o->trace_format = AIP_TRACE_TORCH_NPU;
+            else if (!strcmp(val, "kineto"))
+                o->trace_format = AIP_TRACE_KINETO;
+            else /* a form asked for by name must not be replaced silently */
+                return cli_usage_error("analyse", "unknown trace format '%s' (torch_npu or "
+                                       "kineto)", val);
         } else {
             return cli_usage_error("analyse", "unknown option '%s'", a);
         }
@@ -249,6 +272,7 @@ static int analyse_here(const char *dir, const opts *o)
     aip_analyse_options ao;
     aip_analyse_options_init(&ao);
     ao.export_type = o->export_type;
+    ao.trace_format = o->trace_format;
     ao.quiet = o->quiet;
     aip_status s = aip_analyse_dir(dir, &ao);
     if (s) /* errors are shown even with -q; on a terminal, over the progress bar */

@@ -1,20 +1,37 @@
 /*
- * trace_json.c — trace_view.json: Chrome Trace Event JSON in Kineto's
- * object form, streamed event by event.
+ * trace_json.c — trace_view.json: Chrome Trace Event JSON, streamed event
+ * by event, in one of two forms (m->trace_format, aip_trace_format):
  *
- * `ts`/`dur` are numbers of µs relative to baseTimeNanoseconds, printed
- * with exactly 3 decimals from integer ns (relative, so float64 readers such
- * as Perfetto keep ns precision; Ascend/pytorch#133).  The base is the
- * earliest recorded time rounded down to a whole second: derived from the
- * data, so analysing twice gives the same bytes.  Every recorded string goes
- * through the escape cache (text_escape.c).  Flow and async ids are small
- * integers counted from 1 in output order.
+ * - torch_npu's (the default): a top-level array, as msprof-analyze
+ *   (`ijson.items(f, "item")`, `for e in json.load(f)`) and MindStudio
+ *   Insight read it.  `ts` is a string of absolute epoch µs with exactly 3
+ *   decimals made from integer ns (torch_npu's convert_ns2us_str: no float
+ *   rounding; advisor keys op → kernel flows by that text).  The run-wide
+ *   facts that the object form keeps at the top (host, rank, switches,
+ *   aiprof's counters) ride in the args of the first process_name event,
+ *   beside the "name" every reader looks for.
+ * - Kineto's: {"schemaVersion":1, ..., "baseTimeNanoseconds":B,
+ *   "traceEvents":[...]} with numeric `ts` relative to B, so that viewers
+ *   that read ts as float64 (speedscope, the old chrome://tracing) keep ns
+ *   precision (Ascend/pytorch#133); add_metadata entries are top-level keys
+ *   as torch.profiler writes them.  B is the earliest recorded time rounded
+ *   down to a whole second: derived from the data, so analysing twice gives
+ *   the same bytes.
  *
- * Layout: header keys, then traceEvents — per process its metadata, then
- * per thread (by tid) its spans in start order, marks, mstx start/end
- * ranges, memory, GC (own process "Python GC"), and last the fwdbwd flows.
+ * `dur` is a number of µs with 3 decimals in both.  Every recorded string
+ * goes through the escape cache (text_escape.c).  Flow and async ids are
+ * small integers counted from 1 in output order (unique where torch_npu's
+ * sequence numbers repeat across threads; no reader needs more).
+ *
+ * The keys around the events (Kineto's header, the run facts) are
+ * trace_json_header.c's.
+ *
+ * Layout: per process its metadata, then per thread (by tid) its spans in
+ * start order, marks, mstx start/end ranges, memory, GC (own process
+ * "Python GC"), and last the fwdbwd flows.
  */
 #include "export.h"
+#include "trace_json_int.h"
 #include "text_escape.h"
 #include "error.h"
 
@@ -25,7 +42,8 @@
 typedef struct tj {
     aip__out *o;
     const aip__model *m;
-    int64_t base;
+    int kineto;               /* AIP_TRACE_KINETO: numeric ts relative to base */
+    int64_t base;             /* 0 in torch_npu's form: ts are absolute */
     int first;                /* no event written yet */
     uint64_t async_id;
     aip_status status;        /* first non-I/O error (no memory) */
@@ -58,21 +76,24 @@ static void put_id(tj *w, uint32_t id)
 }
 
 /* A C string from INFO or profiler_info: escaped on the spot (rare). */
-static void put_cstr(tj *w, const char *s)
+static void put_cstr(tj *w, const char *s) { aip__trace_put_cstr(w->o, s); }
+
+/* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number
+ * relative to the base (Kineto); at most 24 bytes. */
+static char *fmt_ts(const tj *w, char *d, int64_t ns)
 {
-    size_t n = strlen(s);
-    char small[256];
-    char *buf = AIP_JSON_ESC_MAX(n) <= sizeof small ? small : malloc(AIP_JSON_ESC_MAX(n));
-    if (!buf) {
-        AIP_OUT_LIT(w->o, "\"\"");
-        return;
-    }
-    aip__out_put(w->o, buf, aip__json_quote(s, n, buf));
-    if (buf != small)
-        free(buf);
+    if (w->kineto)
+        return aip__fmt_us3(d, ns - w->base);
+    *d++ = '"';
+    d = aip__fmt_us3(d, ns);
+    *d++ = '"';
+    return d;
 }
 
-static void put_ts(tj *w, int64_t ns) { aip__out_us3(w->o, ns - w->base); }
+static void put_ts(tj *w, int64_t ns)
+{
+    aip__out_commit(w->o, fmt_ts(w, aip__out_reserve(w->o, 32), ns));
+}
 
 static void set_thread_prefix(tj *w, int64_t pid, uint64_t tid)
 {
@@ -117,7 +138,9 @@ static void meta_sort(tj *w, const char *what, int64_t pid, uint64_t tid, uint64
     AIP_OUT_LIT(w->o, "}}");
 }
 
-static void process_meta(tj *w, const aip__process *p)
+/* `first`: the first process, whose process_name carries the run-wide
+ * facts in torch_npu's form (an array has no top-level keys). */
+static void process_meta(tj *w, const aip__process *p, int first)
 {
     char fallback[48];
     const char *name = p->program && p->program[0] ? p->program : NULL;
@@ -125,7 +148,14 @@ static void process_meta(tj *w, const aip__process *p)
         snprintf(fallback, sizeof fallback, "Process %lld", (long long)p->pid);
         name = fallback;
     }
-    meta_str(w, "process_name", p->pid, 0, "name", name);
+    meta_head(w, "process_name", p->pid, 0);
+    AIP_OUT_LIT(w->o, ",\"args\":{\"name\":");
+    put_cstr(w, name);
+    if (first && !w->kineto) {
+        AIP_OUT_LIT(w->o, ",");
+        aip__trace_run_facts(w->o, w->m);
+    }
+    AIP_OUT_LIT(w->o, "}}");
     meta_str(w, "process_labels", p->pid, 0, "labels", "CPU");
     meta_sort(w, "process_sort_index", p->pid, 0, 0);
     for (size_t i = 0; i < p->n_threads; i++) {
@@ -259,7 +289,7 @@ static void thread_spans(tj *w, const aip__thread *t)
         }
         char *d = aip__out_reserve(w->o, w->pfx_len + 64);
         memcpy(d, w->pfx, w->pfx_len);
-        d = aip__fmt_us3(d + w->pfx_len, s->start - w->base);
+        d = fmt_ts(w, d + w->pfx_len, s->start);
         memcpy(d, ",\"dur\":", 7);
         d = aip__fmt_us3(d + 7, s->end - s->start);
         if (s->aux) {
@@ -420,6 +450,7 @@ static void gc_events(tj *w, const aip__process *p)
         if (named && !named[g->thread]) {
             named[g->thread] = 1;
             meta_str(w, "thread_name", gpid, tid, "name", "Python GC");
+            meta_sort(w, "thread_sort_index", gpid, tid, tid); /* create_gc_m_event's */
         }
         set_thread_prefix(w, gpid, tid);
         begin_event(w);
@@ -448,8 +479,11 @@ static void flows(tj *w)
             if (end)
                 AIP_OUT_LIT(w->o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\","
                                   "\"name\":\"fwdbwd\",\"id\":");
-            else
+            else if (w->kineto)
                 AIP_OUT_LIT(w->o, "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"id\":");
+            else /* torch_npu's create_fwd_flow puts "bp":"e" on both ends */
+                AIP_OUT_LIT(w->o, "{\"ph\":\"s\",\"bp\":\"e\",\"cat\":\"fwdbwd\","
+                                  "\"name\":\"fwdbwd\",\"id\":");
             aip__out_u64(w->o, i + 1);
             aip__out_put(w->o, w->pfx, w->pfx_len);
             put_ts(w, s->start);
@@ -460,66 +494,22 @@ static void flows(tj *w)
 
 /* ---- the file ---------------------------------------------------------- */
 
-static void header(tj *w, const aip__profiler_info_data *info)
-{
-    const aip__model *m = w->m;
-    const aip__process *p0 = m->n_procs ? &m->procs[0] : NULL;
-    uint64_t corrupt = 0, truncated = 0, unmatched = 0;
-    for (size_t i = 0; i < m->n_procs; i++) {
-        const aip__process *p = &m->procs[i];
-        corrupt += p->raw.corrupt_chunks + p->bad_event_chunks + p->bad_other_chunks;
-        truncated += p->raw.truncated_bytes;
-        unmatched += p->unmatched_range_starts + p->unmatched_range_ends;
-    }
-    AIP_OUT_LIT(w->o, "{\"schemaVersion\":1,\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
-    aip__out_i64(w->o, w->base);
-    AIP_OUT_LIT(w->o, ",\n\"hostname\":");
-    put_cstr(w, p0 && p0->hostname ? p0->hostname : "");
-    AIP_OUT_LIT(w->o, ",\"pid\":");
-    aip__out_i64(w->o, p0 ? p0->pid : 0);
-    AIP_OUT_LIT(w->o, ",\"rank\":");
-    aip__out_i64(w->o, info->rank);
-    if (info->has_config) {
-        AIP_OUT_LIT(w->o, ",\"record_shapes\":");
-        aip__out_u64(w->o, (uint64_t)info->record_shapes);
-        AIP_OUT_LIT(w->o, ",\"profile_memory\":");
-        aip__out_u64(w->o, (uint64_t)info->profile_memory);
-        AIP_OUT_LIT(w->o, ",\"with_stack\":");
-        aip__out_u64(w->o, (uint64_t)info->with_stack);
-        AIP_OUT_LIT(w->o, ",\"with_flops\":");
-        aip__out_u64(w->o, (uint64_t)info->with_flops);
-        AIP_OUT_LIT(w->o, ",\"with_modules\":");
-        aip__out_u64(w->o, (uint64_t)info->with_modules);
-    }
-    AIP_OUT_LIT(w->o, ",\n\"aiprof\":{\"version\":");
-    put_cstr(w, aip_version());
-    AIP_OUT_LIT(w->o, ",\"droppedEvents\":");
-    aip__out_u64(w->o, m->dropped_events);
-    AIP_OUT_LIT(w->o, ",\"events\":");
-    aip__out_u64(w->o, m->n_events);
-    AIP_OUT_LIT(w->o, ",\"rawFiles\":");
-    aip__out_u64(w->o, m->n_procs);
-    AIP_OUT_LIT(w->o, ",\"corruptChunks\":");
-    aip__out_u64(w->o, corrupt);
-    AIP_OUT_LIT(w->o, ",\"truncatedBytes\":");
-    aip__out_u64(w->o, truncated);
-    AIP_OUT_LIT(w->o, ",\"unmatchedRanges\":");
-    aip__out_u64(w->o, unmatched);
-    AIP_OUT_LIT(w->o, "},\n\"traceEvents\":[");
-}
-
 aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
 {
-    tj w = {.o = o, .m = m, .first = 1};
-    /* Whole seconds below the earliest time: short, exact, reproducible. */
-    w.base = m->first_ns - m->first_ns % 1000000000;
-    header(&w, &m->info);
+    tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO};
+    if (w.kineto) {
+        /* Whole seconds below the earliest time: short, exact, reproducible. */
+        w.base = m->first_ns - m->first_ns % 1000000000;
+        aip__trace_kineto_header(o, m, w.base);
+    } else {
+        AIP_OUT_LIT(o, "[");
+    }
     for (size_t pi = 0; pi < m->n_procs && !w.status; pi++) {
         const aip__process *p = &m->procs[pi];
         w.status = aip__esc_init(&w.esc, p, AIP_ESC_JSON);
         if (w.status)
             break;
-        process_meta(&w, p);
+        process_meta(&w, p, pi == 0);
         for (size_t ti = 0; ti < p->n_threads; ti++) {
             set_thread_prefix(&w, p->pid, p->threads[ti].tid);
             thread_spans(&w, &p->threads[ti]);
@@ -533,6 +523,9 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
     aip__esc_free(&w.esc);
     if (!w.status)
         flows(&w);
-    AIP_OUT_LIT(o, "\n]}\n");
+    if (w.kineto)
+        AIP_OUT_LIT(o, "\n]}\n");
+    else
+        AIP_OUT_LIT(o, "\n]\n");
     return w.status ? w.status : o->status;
 }

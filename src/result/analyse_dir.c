@@ -178,12 +178,13 @@ static aip_status group_finish(aip__run_log *r, const group *g, const char **kee
 }
 
 static aip_status analyse(aip__run_log *r, unsigned export_type, unsigned which,
-                          const aip__profiler_info_data *info)
+                          unsigned trace_format, const aip__profiler_info_data *info)
 {
     aip__model m;
     aip_status s = aip__result_load(r, info, &m);
     if (s)
         return s;
+    m.trace_format = trace_format;
     char outdir[PATH_MAX];
     s = aip__join(outdir, sizeof outdir, r->dir, AIP_OUTPUT_DIR);
     if (!s)
@@ -255,6 +256,9 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
     if (opt.outputs > AIP_OUTPUTS_TRACE_VIEW)
         return aip__fail(AIP_ERR_INVALID_ARG, "outputs %u is not an aip_analyse_outputs value",
                          opt.outputs);
+    if (opt.trace_format > AIP_TRACE_KINETO)
+        return aip__fail(AIP_ERR_INVALID_ARG, "trace_format %u is not an aip_trace_format value "
+                         "(0 torch_npu, 1 kineto)", opt.trace_format);
 
     aip__run_log r;
     aip__runlog_init(&r, result_dir, opt.quiet);
@@ -277,7 +281,10 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
                      export_type & AIP_EXPORT_DB ? " db" : "",
                      aip_profiler_level_name(info.profiler_level),
                      info.data_simplification ? "on" : "off", info.record_op_args ? "on" : "off");
-    s = analyse(&r, export_type, opt.outputs, &info);
+    if (opt.trace_format == AIP_TRACE_KINETO)
+        aip__runlog_line(&r, "trace_view.json in Kineto's form (object, ts relative to "
+                         "baseTimeNanoseconds)");
+    s = analyse(&r, export_type, opt.outputs, opt.trace_format, &info);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (s) {

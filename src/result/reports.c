@@ -1,11 +1,14 @@
 /*
  * reports.c — the reports made straight from a result directory, without
  * an analysis: aip_summarise() (`aiprof summary`: text and HTML page,
- * summary.c / summary_html.c) and aip_export_memory_timeline() (`aiprof
- * memory`, torch's export_memory_timeline: memory_timeline.c).  Each opens
- * the directory (result_load.c), builds its report and writes it.
+ * summary.c / summary_html.c), aip_export_memory_timeline() (`aiprof
+ * memory`, torch's export_memory_timeline: memory_timeline.c) and
+ * aip_export_trace() (export_chrome_trace in the form the result directory
+ * does not hold: trace_json.c).  Each opens the directory (result_load.c),
+ * builds its report and writes it.
  */
 #include "result.h"
+#include "export.h"
 #include "memory_timeline.h"
 #include "summary.h"
 #include "error.h"
@@ -67,6 +70,46 @@ static aip_status make_parent(const char *path)
     memcpy(dir, path, n);
     dir[n] = 0;
     return aip__mkdirs(dir);
+}
+
+aip_status aip__export_trace(const char *result_dir, const char *path, unsigned trace_format,
+                              int quiet)
+{
+    if (!result_dir || !path)
+        return aip__fail(AIP_ERR_INVALID_ARG, "result directory and output path are required");
+    if (trace_format > AIP_TRACE_KINETO)
+        return aip__fail(AIP_ERR_INVALID_ARG, "trace_format %u is not an aip_trace_format value "
+                         "(0 torch_npu, 1 kineto)", trace_format);
+    aip_status s = aip__path_check(path, "output path");
+    if (!s)
+        s = aip__path_no_symlink(path);
+    if (s)
+        return s;
+    aip__run_log r;
+    aip__model m;
+    s = aip__result_open(result_dir, quiet, &r, &m);
+    if (!s)
+        s = make_parent(path);
+    if (!s) {
+        m.trace_format = trace_format;
+        aip__out o;
+        s = aip__out_open(&o, path);
+        if (!s) {
+            s = aip__export_trace_json(&m, &o);
+            if (s)
+                aip__out_abort(&o);
+            else
+                s = aip__out_close(&o);
+        }
+    }
+    aip__model_free(&m);
+    aip__runlog_free(&r);
+    return s;
+}
+
+aip_status aip_export_trace(const char *result_dir, const char *path, unsigned trace_format)
+{
+    return aip__export_trace(result_dir, path, trace_format, 0);
 }
 
 aip_status aip__export_memory_timeline(const char *result_dir, const char *path,

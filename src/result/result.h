@@ -46,6 +46,12 @@ aip_status aip__write_op_args(aip__run_log *r, const aip__model *m);
  * `html_path`, the page (summary.h).  aip_summarise() with a quiet switch. */
 aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet);
 
+/* aip__export_trace() : load `result_dir` and write its trace_view.json in
+ * `trace_format` (aip_trace_format) to `path`.  aip_export_trace() with a
+ * quiet switch. */
+aip_status aip__export_trace(const char *result_dir, const char *path, unsigned trace_format,
+                              int quiet);
+
 /* aip__export_memory_timeline() : load `result_dir` and write `path` for
  * `device` (NULL: "cpu"; memory_timeline.h).  aip_export_memory_timeline()
  * with a quiet switch. */

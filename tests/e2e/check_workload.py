@@ -12,8 +12,10 @@ fwd thread id = main tid; annotation "post" (0.5 ms).
 import csv
 import json
 import os
+import re
 import sys
 from collections import Counter, defaultdict
+from decimal import Decimal
 
 failures = []
 
@@ -27,14 +29,23 @@ def main(result_dir):
     out = os.path.join(result_dir, "ASCEND_PROFILER_OUTPUT")
     with open(os.path.join(out, "trace_view.json"), encoding="utf-8") as f:
         trace = json.load(f)  # a real JSON parser: must be valid JSON
-    check(isinstance(trace, dict) and isinstance(trace.get("traceEvents"), list),
-          "trace_view.json is an object with traceEvents")
-    events = trace["traceEvents"]
+    # torch_npu's form: a top-level array, ts a string of absolute epoch µs
+    # with exactly 3 decimals, dur a number.
+    check(isinstance(trace, list), "trace_view.json is a top-level JSON array")
+    events = trace if isinstance(trace, list) else trace.get("traceEvents", [])
+    stamps = []
     for e in events:
         if "ts" in e:
-            check(isinstance(e["ts"], (int, float)), f"numeric ts: {e}")
+            ok = isinstance(e["ts"], str) and re.fullmatch(r"\d+\.\d{3}", e["ts"])
+            check(ok, f"ts a string with 3 decimals: {e}")
+            if ok:
+                stamps.append(int(Decimal(e["ts"]) * 1000))
         if "dur" in e:
             check(isinstance(e["dur"], (int, float)) and e["dur"] >= 0, f"numeric dur: {e}")
+    # The rest compares times: µs relative to the first whole second, exact.
+    base = min(stamps) // 10**9 * 10**9 if stamps else 0
+    events = [dict(e, ts=(int(Decimal(e["ts"]) * 1000) - base) / 1000.0)
+              if isinstance(e.get("ts"), str) else e for e in events]
 
     xs = [e for e in events if e.get("ph") == "X"]
     ops = [e for e in xs if e.get("cat") == "cpu_op"]
@@ -117,8 +128,12 @@ def main(result_dir):
     # process and thread metadata
     meta = [e for e in events if e.get("ph") == "M"]
     names = {e["name"] for e in meta}
-    check({"process_name", "process_labels", "process_sort_index", "thread_name"} <= names,
-          f"metadata events {names}")
+    check({"process_name", "process_labels", "process_sort_index", "thread_name",
+           "thread_sort_index"} <= names, f"metadata events {names}")
+    check(all(e["args"].get("labels") == "CPU" for e in meta if e["name"] == "process_labels"),
+          "process_labels CPU")
+    check(all(e["args"].get("sort_index") == e["tid"] for e in meta
+              if e["name"] == "thread_sort_index"), "thread_sort_index = tid")
     check(any(e["name"] == "thread_name" and e["args"].get("name") == "autograd" for e in meta),
           "named thread 'autograd'")
 

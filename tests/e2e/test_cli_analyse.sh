@@ -2,7 +2,7 @@
 # End to end for `aiprof analyse` on hand-made raw data (no recording core
 # involved): folder discovery, parallel children, exit codes, summary line,
 # JSON/CSV validity with Python's parsers (strict UTF-8), hostile names,
-# salvage of a truncated file, determinism, usage errors.
+# salvage of a truncated file, determinism, both trace forms, usage errors.
 set -eu
 BUILD=$1 SRC=$2
 AIPROF="$BUILD/bin/aiprof"
@@ -33,23 +33,27 @@ import csv, json, os, sys
 out = sys.argv[1]
 raw = open(os.path.join(out, "trace_view.json"), "rb").read()
 assert b"</script>" not in raw
-t = json.loads(raw.decode("utf-8"))
-ev = t["traceEvents"]
+ev = json.loads(raw.decode("utf-8"))
+assert isinstance(ev, list)  # torch_npu's form: a top-level array
 names = {e["name"] for e in ev if e.get("cat") == "cpu_op"}
 for want in ['quote"name', "new\nline", "</script><b>", "bad\ufffd\ufffdutf8",
              "=cmd|' /C calc'!A0", "comma,name", "tab\tand\x01ctl", "ok \u65e5"]:
     assert want in names, (want, names)
-assert t["baseTimeNanoseconds"] == 1700000000000000000
 pn = [e for e in ev if e.get("name") == "process_name" and e["pid"] == 4242]
 assert pn and pn[0]["args"]["name"] == "Python", pn
 flows = [e for e in ev if e.get("cat") == "fwdbwd"]
 assert len(flows) == 4, flows
 assert {e["ph"] for e in flows} == {"s", "f"}
-assert all(e.get("bp") == "e" for e in flows if e["ph"] == "f")
+assert all(e.get("bp") == "e" for e in flows)
+# ts: absolute epoch µs as a string with exactly 3 decimals; dur a number
+import re
 for e in ev:
-    for k in ("ts", "dur"):
-        if k in e:
-            assert isinstance(e[k], (int, float)) and e[k] >= 0, e
+    if "ts" in e:
+        assert isinstance(e["ts"], str) and re.fullmatch(r"\d+\.\d{3}", e["ts"]), e
+        assert int(e["ts"].replace(".", "")) >= 1700000000000000000, e
+    if "dur" in e:
+        assert isinstance(e["dur"], (int, float)) and e["dur"] >= 0, e
+assert "aiprof" in pn[0]["args"] and "rank" in pn[0]["args"], pn
 rows = list(csv.reader(open(os.path.join(out, "operator_details.csv"), newline="", encoding="utf-8")))
 assert rows[0] == ["Name", "Input Shapes", "Call Stack", "Host Self Duration(us)",
                    "Host Total Duration(us)", "Device Self Duration(us)",
@@ -69,6 +73,35 @@ cp -r "$TMP/runs/hostile_ascend_pt/ASCEND_PROFILER_OUTPUT" "$TMP/first"
 "$AIPROF" analyse "$TMP/runs/hostile_ascend_pt" -q >/dev/null
 diff -r "$TMP/first" "$TMP/runs/hostile_ascend_pt/ASCEND_PROFILER_OUTPUT" || fail "not deterministic"
 
+# Kineto's form on request: the same events as an object, numeric ts
+# relative to baseTimeNanoseconds, each equal to the array's string ts.
+cp "$TMP/first/trace_view.json" "$TMP/array.json"
+"$AIPROF" analyse --trace-format kineto "$TMP/runs/hostile_ascend_pt" -q >/dev/null \
+  || fail "--trace-format kineto"
+grep -q "Kineto's form" "$TMP/runs/hostile_ascend_pt/logs/analyse.log" || fail "kineto not logged"
+$PY - "$TMP/array.json" "$TMP/runs/hostile_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json" \
+  <<'EOF' || fail "kineto form"
+import json, sys
+from decimal import Decimal
+arr = json.load(open(sys.argv[1]))
+k = json.load(open(sys.argv[2]))
+assert isinstance(k, dict) and k["schemaVersion"] == 1, list(k)[:5]
+base = k["baseTimeNanoseconds"]
+assert base == 1700000000000000000, base
+ev = k["traceEvents"]
+assert len(ev) == len(arr)
+for a, b in zip(arr, ev):
+    if "ts" in a:
+        assert isinstance(b["ts"], (int, float)), b
+        assert int(Decimal(a["ts"]) * 1000) == base + round(b["ts"] * 1000), (a, b)
+    if "dur" in a:
+        assert a["dur"] == b["dur"], (a, b)
+EOF
+"$AIPROF" analyse --trace-format=torch_npu "$TMP/runs/hostile_ascend_pt" -q >/dev/null \
+  || fail "--trace-format=torch_npu"
+cmp "$TMP/array.json" "$TMP/runs/hostile_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json" \
+  || fail "back to the array form"
+
 # Several PATHs, -j forms, clamping and invalid values are not fatal.
 "$AIPROF" analyse -j1 "$TMP/runs/plain_ascend_pt" "$TMP/runs/cut_ascend_pt" >"$TMP/out" 2>/dev/null \
   || fail "two dirs"
@@ -85,7 +118,7 @@ grep -q "invalid -j" "$TMP/err" || fail "-j 0 warning"
 [ -f "$TMP/runs/plain_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json" ] || fail "text,db json"
 
 # Usage errors exit 2; path errors exit 1.
-for args in "" "--nope x" "-j" "--export-type"; do
+for args in "" "--nope x" "-j" "--export-type" "--trace-format" "--trace-format json x"; do
   set +e
   # shellcheck disable=SC2086
   "$AIPROF" analyse $args >/dev/null 2>"$TMP/err"

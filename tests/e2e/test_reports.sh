@@ -64,7 +64,7 @@ hostile = "quote\"comma,=cmd\n</script><img src=x onerror=alert(1)>"
 bad = "bad\ufffd\ufffdutf8 \u65e5"
 raw = open(os.path.join(out, "trace_view.json"), "rb").read()
 assert b"</script>" not in raw and b"<img" not in raw
-names = {e["name"] for e in json.loads(raw.decode("utf-8"))["traceEvents"]}
+names = {e["name"] for e in json.loads(raw.decode("utf-8"))}
 assert hostile in names and bad in names and "@SUM(A1)" in names
 rows = list(csv.reader(open(os.path.join(out, "operator_details.csv"), newline="", encoding="utf-8")))
 cells = {r[0] for r in rows[1:]}

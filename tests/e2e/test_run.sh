@@ -11,7 +11,7 @@ count() { # trace_view.json name → number of X events with that name
   /usr/bin/python3 -c "
 import json,sys
 t=json.load(open(sys.argv[1]))
-print(sum(1 for e in t['traceEvents'] if e.get('ph')=='X' and e['name'].startswith(sys.argv[2])))" "$1" "$2"
+print(sum(1 for e in t if e.get('ph')=='X' and e['name'].startswith(sys.argv[2])))" "$1" "$2"
 }
 one_result() { ls -d "$1"/*_ascend_pt | head -1; }
 

@@ -24,7 +24,7 @@ diff -r "$TMP/first" "$dir/ASCEND_PROFILER_OUTPUT"
 "$BUILD/bin/train_loop" --steps 8 --dir "$TMP/ex" >/dev/null
 "$BUILD/bin/aiprof" analyse "$TMP/ex" >/dev/null
 for d in "$TMP"/ex/*_ascend_pt; do
-  /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len(t['traceEvents']) > 100" \
+  /usr/bin/python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len(t) > 100" \
     "$d/ASCEND_PROFILER_OUTPUT/trace_view.json"
 done
 
@@ -44,7 +44,7 @@ kdir=$(head -1 "$TMP/killed_dir")
 /usr/bin/python3 -c "
 import json,sys
 t=json.load(open(sys.argv[1]))
-n=sum(1 for e in t['traceEvents'] if e.get('name')=='tick')
+n=sum(1 for e in t if e.get('name')=='tick')
 assert n > 10, n
 " "$kdir/ASCEND_PROFILER_OUTPUT/trace_view.json"
 

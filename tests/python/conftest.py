@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from decimal import Decimal
 
 import pytest
 
@@ -41,12 +42,41 @@ def result_dirs(base="."):
 
 
 def trace_of(result_dir):
+    """trace_view.json as parsed, in whichever form it was written."""
     with open(os.path.join(result_dir, "ASCEND_PROFILER_OUTPUT", "trace_view.json")) as f:
         return json.load(f)
 
 
+def ts_ns(ts):
+    """A `ts` in integer ns, exactly: torch_npu's string "<µs>.<3 digits>"
+    or a number."""
+    return int(Decimal(str(ts)) * 1000)
+
+
+def trace_events(trace):
+    """The events of a parsed trace in either form (docs/RESULT_LAYOUT.md)
+    with numeric `ts` in µs: Kineto's (relative to baseTimeNanoseconds) as
+    they are; torch_npu's absolute strings made relative to the whole second
+    below the earliest, which is the base aiprof's Kineto form has."""
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    stamps = [ts_ns(e["ts"]) for e in events if isinstance(e.get("ts"), str)]
+    if not stamps:
+        return events
+    base = min(stamps) // 1_000_000_000 * 1_000_000_000
+    out = []
+    for e in events:
+        if isinstance(e.get("ts"), str):
+            e = dict(e, ts=(ts_ns(e["ts"]) - base) / 1000.0)
+        out.append(e)
+    return out
+
+
+def events_of(result_dir):
+    return trace_events(trace_of(result_dir))
+
+
 def slices(trace, cat=None, name=None):
-    return [e for e in trace["traceEvents"] if e.get("ph") == "X"
+    return [e for e in trace_events(trace) if e.get("ph") == "X"
             and (cat is None or e.get("cat") == cat)
             and (name is None or e.get("name") == name)]
 

@@ -11,7 +11,8 @@ import pytest
 
 import aiprof
 from aiprof import profiler as P
-from conftest import needs_torch, result_dirs, run_python, slices, trace_of
+from conftest import (events_of, needs_torch, result_dirs, run_python, slices, trace_events,
+                      trace_of)
 
 
 def _one_trace(**kwargs):
@@ -120,7 +121,7 @@ def test_mstx_and_itt_recorded_with_mstx_on():
         assert f() == 7
     assert rid != 0 and P.itt.is_available()
     trace = trace_of(result_dirs("./r")[0])
-    names = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "mstx"}
+    names = {e["name"] for e in trace_events(trace) if e.get("cat") == "mstx"}
     assert {"m1", "cross_thread", "outer", "inner", "itt_mark", "decorated_range"} <= names
 
 
@@ -129,7 +130,7 @@ def test_mstx_off_records_nothing():
         assert aiprof.mstx.range_start("r") == 0
         aiprof.mstx.mark("m")
     trace = trace_of(result_dirs("./r")[0])
-    assert not [e for e in trace["traceEvents"] if e.get("cat") == "mstx"]
+    assert not [e for e in trace_events(trace) if e.get("cat") == "mstx"]
 
 
 def test_gc_events():
@@ -153,8 +154,8 @@ def test_metadata_and_profiler_info():
     with open(os.path.join(d, "profiler_info.json")) as f:
         info = json.load(f)
     assert info["config"]["common_config"]["record_shapes"] is True
-    assert trace_of(d)["traceEvents"][0]  # analysed
-    names = {e.get("args", {}).get("name") for e in trace_of(d)["traceEvents"]
+    assert events_of(d)[0]  # analysed
+    names = {e.get("args", {}).get("name") for e in events_of(d)
              if e.get("name") == "process_name"}
     assert "Python" in names
 
@@ -205,7 +206,7 @@ def test_record_shapes_stack_modules_memory():
     assert backward and "Call stack" not in backward[0].get("args", {})
     assert backward[0]["args"]["Fwd thread id"] == a.get("Fwd thread id", 0) or \
         backward[0]["args"]["Fwd thread id"] == addmm[0]["tid"]
-    mem = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+    mem = [e for e in trace_events(trace) if e.get("name") == "[memory]"]
     assert mem and sum(e["args"]["Bytes"] for e in mem) >= 0
     assert all(e["args"]["Device Type"] == 0 for e in mem)
     # Results: shapes and stacks group like torch's.
@@ -272,7 +273,7 @@ def test_every_free_matches_its_allocation():
         blocks = [torch.empty(64 + 8 * (i % 97)) for i in range(20000)]
         random.Random(0).shuffle(blocks)
         del blocks[:]
-    mem = [e["args"] for e in trace_of(result_dirs("./r")[0])["traceEvents"]
+    mem = [e["args"] for e in events_of(result_dirs("./r")[0])
            if e.get("name") == "[memory]"]
     live = {}
     for m in mem:
@@ -359,7 +360,7 @@ def test_child_threads_and_autograd_ops_recorded(train_one_step):
     assert mul_bw and mul
     assert mul_bw[0]["args"]["Fwd thread id"] == mul[0]["tid"]
     assert mul_bw[0]["args"]["Sequence number"] == mul[0]["args"]["Sequence number"]
-    assert [e for e in trace["traceEvents"] if e.get("cat") == "fwdbwd"]
+    assert [e for e in trace_events(trace) if e.get("cat") == "fwdbwd"]
 
 
 @needs_torch
@@ -468,9 +469,9 @@ with torch_npu.profiler.profile(
         prof.step()
 print(prof.key_averages().table())
 t = json.load(open(glob.glob("nt/*/ASCEND_PROFILER_OUTPUT/trace_view.json")[0]))
-cats = {e.get("cat") for e in t["traceEvents"]}
+cats = {e.get("cat") for e in t}
 assert {"user_annotation", "mstx", "GC", "python_function"} <= cats, cats
-calls = [e for e in t["traceEvents"] if e.get("cat") == "python_function"
+calls = [e for e in t if e.get("cat") == "python_function"
          and e["name"].endswith(": pure_python")]
 assert len(calls) == 2, calls
 """

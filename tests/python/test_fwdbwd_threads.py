@@ -7,7 +7,7 @@ Each case runs in a fresh interpreter: what the adapter knows about threads
 must not come from earlier tests."""
 import json
 
-from conftest import needs_torch, result_dirs, run_python, slices, trace_of
+from conftest import needs_torch, result_dirs, run_python, slices, trace_events, trace_of
 
 _PRELUDE = """
 import json, threading, warnings
@@ -33,7 +33,7 @@ def _ops_and_flows(result_dir):
                     and o["ts"] <= ev["ts"] <= o["ts"] + o["dur"]), key=lambda o: o["dur"])
 
     flows = {}
-    for ev in trace["traceEvents"]:
+    for ev in trace_events(trace):
         if ev.get("cat") == "fwdbwd":
             flows.setdefault(ev["id"], {})[ev["ph"]] = op_at(ev)
     return ops, [(f["s"], f["f"]) for f in flows.values()]

@@ -13,7 +13,7 @@ import time
 import aiprof
 import pytest
 
-from conftest import needs_torch, result_dirs, trace_of
+from conftest import needs_torch, result_dirs, trace_events, trace_of
 
 PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(aiprof.__file__)))
 CLI = os.path.join(os.path.dirname(PYDIR), "bin", "aiprof")
@@ -101,7 +101,7 @@ def _edit_when_running(proc, cfg_dir, progress, **changes):
 
 
 def _names(trace):
-    return collections.Counter(e["name"] for e in trace["traceEvents"] if e.get("ph") == "X")
+    return collections.Counter(e["name"] for e in trace_events(trace) if e.get("ph") == "X")
 
 
 def _steps(names):
@@ -148,11 +148,11 @@ def test_aiprof_run_whole(tmp_path):
     assert _steps(names) == list(range(7))         # 6 optimizer steps + the tail to exit
     assert names["aten::addmm"] >= 6 * 3
     assert names["Optimizer.step#Adam.step"] == 6
-    addmm = next(e for e in trace["traceEvents"] if e.get("name") == "aten::addmm")
+    addmm = next(e for e in trace_events(trace) if e.get("name") == "aten::addmm")
     assert addmm["args"]["Input Dims"].startswith("[[16], [4, 8]")
     assert addmm["args"]["flops"] == 2 * 4 * 8 * 16                 # --with-flops
     assert addmm["args"]["Module Hierarchy"].startswith("nn.Module: ")  # --with-modules
-    processes = [e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M"
+    processes = [e["args"]["name"] for e in trace_events(trace) if e.get("ph") == "M"
                  and e.get("name") == "process_name"]
     assert "Python" in processes
 
@@ -174,7 +174,7 @@ def test_aiprof_run_dynamic(tmp_path):
     names = _names(trace)
     assert _steps(names) == [start, start + 1]
     assert names["Optimizer.step#Adam.step"] == 2
-    addmm = next(e for e in trace["traceEvents"] if e.get("name") == "aten::addmm")
+    addmm = next(e for e in trace_events(trace) if e.get("name") == "aten::addmm")
     assert "train.py" in addmm["args"]["Call stack"]
 
 

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from aiprof import profiler as P
-from conftest import needs_torch
+from conftest import needs_torch, trace_events
 
 
 def _model():
@@ -55,7 +55,7 @@ def _profile(path, **kwargs):
         _workload(model, x)
     prof.export_chrome_trace(path)
     with open(path) as f:
-        return json.load(f)["traceEvents"]
+        return trace_events(json.load(f))
 
 
 def _check_tree(events):
@@ -162,7 +162,7 @@ def test_frames_running_at_start_are_events(tracer, monkeypatch):
     _outer_running()
     prof.export_chrome_trace("running.json")
     with open("running.json") as f:
-        py = _check_tree(json.load(f)["traceEvents"])
+        py = _check_tree(trace_events(json.load(f)))
     by_id = {e["args"]["Python id"]: e for e in py}
     outer = [e for e in py if e["name"].endswith(": _outer_running")]
     assert len(outer) == 1
@@ -195,7 +195,7 @@ def test_frames_running_at_trace_start_enclose_its_steps():
             prof.step()
     prof.export_chrome_trace("steps.json")
     with open("steps.json") as f:
-        events = json.load(f)["traceEvents"]
+        events = trace_events(json.load(f))
     steps = [e for e in events if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")]
     assert [s["name"] for s in steps] == ["ProfilerStep#1", "ProfilerStep#2"]
     py = _check_tree(events)
@@ -251,7 +251,7 @@ def test_calls_open_on_other_threads_end_at_stop(tracer, monkeypatch):
         worker.join()
     prof.export_chrome_trace("threads.json")
     with open("threads.json") as f:
-        py = _check_tree(json.load(f)["traceEvents"])
+        py = _check_tree(trace_events(json.load(f)))
     loops = [e for e in py if e["name"].endswith(": _worker_loop")]
     assert len(loops) == 1
     helpers = [e for e in py if e["name"].endswith(": _helper") and e["tid"] == loops[0]["tid"]]
@@ -289,7 +289,7 @@ def test_module_that_raises_leaves_a_sound_path(module_calls):
         model(x)
     prof.export_chrome_trace("raises.json")
     with open("raises.json") as f:
-        events = json.load(f)["traceEvents"]
+        events = trace_events(json.load(f))
     py = _check_tree(events)
     assert sorted(e["name"] for e in py) == ["nn.Module: Fails_0"] * 2 + \
         ["nn.Module: Linear_0"] * 2 + ["nn.Module: Outer_0"] * 2
@@ -343,6 +343,6 @@ def test_module_path_not_stale_when_another_evaluator_takes_over():
     prof.export_chrome_trace("takeover.json")
     with open("takeover.json") as f:
         ops = {e["name"]: e.get("args", {}).get("Module Hierarchy")
-               for e in json.load(f)["traceEvents"] if e.get("cat") == "cpu_op"}
+               for e in trace_events(json.load(f)) if e.get("cat") == "cpu_op"}
     assert ops["aten::sin"] == "nn.Module: TakenOver_0"
     assert ops["aten::cos"] is None

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import aiprof as torch_npu
-from conftest import needs_torch, result_dirs, slices, trace_of
+from conftest import needs_torch, result_dirs, slices, trace_events, trace_of
 
 pytestmark = needs_torch
 
@@ -170,7 +170,7 @@ def test_mstx_range_on_compute_stream(train_one_step):
         torch_npu.npu.mstx.range_end(id)
 
     trace = trace_of(result_dirs("./result")[0])
-    mstx = [(e["ph"], e["name"]) for e in trace["traceEvents"] if e.get("cat") == "mstx"]
+    mstx = [(e["ph"], e["name"]) for e in trace_events(trace) if e.get("cat") == "mstx"]
     assert mstx == [("b", "matmul"), ("e", "matmul")]
 
 
@@ -204,7 +204,7 @@ def test_mstx_domains(train_one_step, monkeypatch):
             prof.step()
 
     trace = trace_of(result_dirs("./result")[0])
-    names = {e["name"] for e in trace["traceEvents"] if e.get("cat") == "mstx"}
+    names = {e["name"] for e in trace_events(trace) if e.get("cat") == "mstx"}
     assert {"mark_with_default_domain", "range_with_default_domain", "mark_with_domain1",
             "range_with_domain1"} <= names
     assert not names & {"mark_with_domain2", "range_with_domain2"}

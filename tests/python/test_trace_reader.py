@@ -75,6 +75,40 @@ def test_memory_attribution(tmp_path):
     assert top == [(1, 500.0, 8), (2, 12.0, 32)]
 
 
+def test_torch_npu_array_form_is_exact(tmp_path):
+    """torch_npu's form: a top-level array with string ts of absolute epoch
+    µs.  As float64 these lose sub-µs precision (ulp 0.25 µs near 1.8e15)
+    and `inner` would seem to end with `outer`; read as integer ns it ends
+    1 ns later and is no child of it."""
+    x = 1795490263408585
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "Python"}},
+        _x("outer", 7, f"{x}.262", 10.0),                  # ends at x+10.262
+        _x("inner", 7, f"{x}.263", 10.0),                  # ends at x+10.263
+        _x("child", 7, f"{x}.262", 9.999),                 # ends at x+10.261: inside outer
+        _x("late", 8, f"{x + 1000000}.001", 0.5),          # another thread, a second later
+    ]
+    path = tmp_path / "trace_view.json"
+    path.write_text(json.dumps(events))
+    c = _Columns(str(path))
+    rows = {r[0]: r for r in _rows(c)}
+    base_us = x // 1000000 * 1000000                       # the whole second below the first
+    assert rows["outer"][2] == pytest.approx(x - base_us + 0.262, abs=1e-9)
+    assert rows["late"][2] == pytest.approx(x + 1000000 - base_us + 0.001, abs=1e-9)
+    names = [c.strings[c.name[i]] for i in range(c.n)]
+    assert names == ["outer", "child", "inner", "late"]
+    assert rows["inner"][5] == -1                          # not nested in outer
+    assert rows["child"][5] == names.index("outer")
+    assert rows["outer"][4] == pytest.approx(10.0 - 9.999)
+
+
+def test_kineto_object_form_is_relative(tmp_path):
+    c = _read(tmp_path, [_x("op", 3, 1.5, 2.25), _mem(3, 2.0, 16)],
+              schemaVersion=1, baseTimeNanoseconds=1700000000000000000)
+    rows = _rows(c)
+    assert rows == [("op", 3, 1.5, 2.25, 2.25, -1, 16, 16)]
+
+
 def test_json_edge_cases(tmp_path):
     path = tmp_path / "t.json"
     path.write_text('{ "a" : [ ] , "b":{}, "traceEvents" : [\n'
@@ -89,7 +123,8 @@ def test_json_edge_cases(tmp_path):
     assert c.stack_of(c.stack[0]) == ["a.py(1): f", "b.py(2): g"]
 
 
-@pytest.mark.parametrize("text", ['', '[]', '{"traceEvents": [', '{"traceEvents": [{"ph": "X",}]}',
+@pytest.mark.parametrize("text", ['', '[', '[{"ph": "X"}] x', '[{"ph": "X", "ts": "12.3.4"}]',
+                                  '{"traceEvents": [', '{"traceEvents": [{"ph": "X",}]}',
                                   '{"traceEvents": [{"name": "\\x"}]}', '{"a": 1 "b": 2}'])
 def test_bad_files(tmp_path, text):
     path = tmp_path / "bad.json"

@@ -92,11 +92,15 @@ static void test_outputs_and_determinism(void)
     char p[400];
     snprintf(p, sizeof p, "%s/%s", d, outputs[0]);
     json_t *j = json_load_file(p, 0, &err);
-    ASSERT_TRUE(j != NULL);
-    ASSERT_EQ(json_integer_value(json_object_get(j, "rank")), 2);
-    ASSERT_EQ(json_integer_value(json_object_get(j, "record_shapes")), 1);
-    ASSERT_EQ(json_integer_value(json_object_get(json_object_get(j, "aiprof"), "droppedEvents")), 5);
-    ASSERT_EQ(json_array_size(json_object_get(j, "traceEvents")), 202 + 5);
+    ASSERT_TRUE(json_is_array(j)); /* torch_npu's form by default */
+    ASSERT_EQ(json_array_size(j), 202 + 5);
+    /* the run facts ride in the first process_name's args */
+    json_t *facts = json_object_get(json_array_get(j, 0), "args");
+    ASSERT_STREQ(json_string_value(json_object_get(json_array_get(j, 0), "name")), "process_name");
+    ASSERT_EQ(json_integer_value(json_object_get(facts, "rank")), 2);
+    ASSERT_EQ(json_integer_value(json_object_get(facts, "record_shapes")), 1);
+    ASSERT_EQ(json_integer_value(json_object_get(json_object_get(facts, "aiprof"), "droppedEvents")),
+              5);
     json_decref(j);
     ASSERT_TRUE(strstr(first[2], "\r\nhost,0,") != NULL);
     ASSERT_TRUE(strstr(first[2], "\r\nhost,1,") != NULL);
@@ -116,6 +120,37 @@ static void test_outputs_and_determinism(void)
         free(again);
         free(first[i]);
     }
+    /* Kineto's form on request: the object with the facts at the top */
+    o.trace_format = AIP_TRACE_KINETO;
+    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
+    j = json_load_file(p, 0, &err);
+    ASSERT_TRUE(json_is_object(j));
+    ASSERT_EQ(json_integer_value(json_object_get(j, "rank")), 2);
+    ASSERT_EQ(json_array_size(json_object_get(j, "traceEvents")), 202 + 5);
+    ASSERT_TRUE(json_integer_value(json_object_get(j, "baseTimeNanoseconds")) > 0);
+    json_decref(j);
+    /* a caller built before trace_format existed passes a shorter struct:
+     * the default form, whatever lies beyond its end */
+    o.struct_size = offsetof(aip_analyse_options, trace_format);
+    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
+    j = json_load_file(p, 0, &err);
+    ASSERT_TRUE(json_is_array(j));
+    json_decref(j);
+    o.struct_size = sizeof o;
+    o.trace_format = 7;
+    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_ERR_INVALID_ARG);
+    ASSERT_TRUE(strstr(aip_last_error(), "trace_format 7") != NULL);
+    /* export_chrome_trace's path: the other form to a file, the result unchanged */
+    char k[400];
+    snprintf(k, sizeof k, "%s/../kineto_copy/trace.json", d);
+    ASSERT_EQ(aip_export_trace(d, k, AIP_TRACE_KINETO), AIP_OK);
+    j = json_load_file(k, 0, &err);
+    ASSERT_TRUE(json_is_object(j) && json_array_size(json_object_get(j, "traceEvents")) == 207);
+    json_decref(j);
+    j = json_load_file(p, 0, &err);
+    ASSERT_TRUE(json_is_array(j));
+    json_decref(j);
+    ASSERT_EQ(aip_export_trace(d, k, 2), AIP_ERR_INVALID_ARG);
 }
 
 static void test_truncated_raw_is_salvaged(void)

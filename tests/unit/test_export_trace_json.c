@@ -1,6 +1,9 @@
 /*
- * test_export_trace_json.c — trace_view.json: number formatting, hostile
- * strings parsed back by jansson, metadata, mstx, memory, GC, fwdbwd flows.
+ * test_export_trace_json.c — trace_view.json in both forms: torch_npu's
+ * array (string ts of absolute µs, run facts in process_name args) and
+ * Kineto's object (numeric ts relative to baseTimeNanoseconds, metadata
+ * keys at the top); number formatting, hostile strings parsed back by
+ * jansson, metadata, mstx, memory, GC, fwdbwd flows.
  */
 #include "aip_test.h"
 #include "export.h"
@@ -86,6 +89,7 @@ static void build(rb_buf *b, const char *program)
     ev_range_start(&e, 16, 12, 113000, 5);
     ev_memory(&e, 114000, 4096, 1024, 1024, 2048, 20, 0);
     ev_gc(&e, 115000, 117500);
+    ev_op(&e, 16, 300123, 301500); /* not whole µs: ts "...300.123" */
     rb_events(b, 1000, &e);
     rb_free(&e);
     ev_op_full(&e, 14, 200000, 201000, AIP_OPF_SEQ | AIP_OPF_FWD, 42, 1000, 0, 0, 0, 0);
@@ -95,7 +99,27 @@ static void build(rb_buf *b, const char *program)
     rb_end(b);
 }
 
-static json_t *export_and_parse(const char *program, char **text, size_t *text_len)
+/* profiler_metadata.json as the reader gives it: (key, JSON text) pairs. */
+static void add_meta(aip__model *m)
+{
+    static const char *const kv[][2] = {
+        {"user_key", "\"a<b>&c\""},
+        {"distributed_args", "{\"tensor_model_parallel_size\": 2, \"rank\": 0}"},
+        {"traceEvents", "[]"},          /* would repeat a header key: skipped */
+        {"ENV_VARIABLES", "{\"A\": \"1\"}"}}; /* torch_npu's own: skipped */
+    size_t n = sizeof kv / sizeof kv[0];
+    m->meta.keys = calloc(n, sizeof *m->meta.keys);
+    m->meta.values = calloc(n, sizeof *m->meta.values);
+    for (size_t i = 0; i < n; i++) {
+        m->meta.keys[i] = strdup(kv[i][0]);
+        m->meta.values[i] = strdup(kv[i][1]);
+    }
+    m->meta.n = n;
+    m->meta.found = 1;
+}
+
+static json_t *export_and_parse(const char *program, unsigned format, char **text,
+                                size_t *text_len)
 {
     rb_buf b = {0};
     build(&b, program);
@@ -112,6 +136,8 @@ static json_t *export_and_parse(const char *program, char **text, size_t *text_l
     m.info.rank = 3; /* as profiler_info.json would say */
     m.info.has_config = 1;
     m.info.record_shapes = 1;
+    m.trace_format = format;
+    add_meta(&m);
     if (aip__out_open(&o, out))
         return NULL;
     aip_status s = aip__export_trace_json(&m, &o);
@@ -143,14 +169,16 @@ static void test_hostile_strings(void)
 {
     char *text;
     size_t len;
-    json_t *root = export_and_parse("prog", &text, &len);
+    json_t *root = export_and_parse("prog", AIP_TRACE_TORCH_NPU, &text, &len);
     ASSERT_TRUE(root != NULL);
     ASSERT_TRUE(strstr(text, "</script>") == NULL);
     ASSERT_TRUE(strstr(text, "\xff") == NULL);
-    json_t *events = json_object_get(root, "traceEvents");
+    json_t *events = root; /* torch_npu's form: the array itself */
     ASSERT_TRUE(json_is_array(events));
     for (int i = 0; i < N_HOSTILE; i++) {
-        json_t *ts = json_real((i + 1) * 1.0);
+        char tsbuf[32];
+        snprintf(tsbuf, sizeof tsbuf, "17000000000000%02d.000", i + 1);
+        json_t *ts = json_string(tsbuf);
         json_t *ev = find_event(events, "X", "ts", ts);
         json_decref(ts);
         ASSERT_TRUE(ev != NULL);
@@ -165,36 +193,66 @@ static void test_hostile_strings(void)
     ASSERT_TRUE(meta != NULL);
     ASSERT_STREQ(json_string_value(json_object_get(json_object_get(meta, "args"), "name")),
                  "worker \"one\"");
-    /* exact text of the first op: 3 decimals, relative to the base */
-    ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":1.000,\"dur\":0.500}") != NULL);
+    /* exact text of the first op: a string of absolute µs with 3 decimals,
+     * dur a number; the op off a whole µs keeps its ns */
+    ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":\"1700000000000001.000\","
+                             "\"dur\":0.500}") != NULL);
+    ASSERT_TRUE(strstr(text, "\"ts\":\"1700000000000300.123\",\"dur\":1.377}") != NULL);
+    /* every ts is such a string: digits, '.', exactly 3 digits */
+    size_t i;
+    json_t *ev;
+    int with_ts = 0;
+    json_array_foreach(events, i, ev) {
+        json_t *ts = json_object_get(ev, "ts");
+        if (!ts)
+            continue;
+        with_ts++;
+        ASSERT_TRUE(json_is_string(ts));
+        const char *t = json_string_value(ts);
+        size_t n = strlen(t);
+        ASSERT_TRUE(n > 4 && t[n - 4] == '.' && strspn(t, "0123456789") == n - 4 &&
+                    strspn(t + n - 3, "0123456789") == 3);
+        json_t *dur = json_object_get(ev, "dur");
+        ASSERT_TRUE(!dur || json_is_number(dur));
+    }
+    ASSERT_TRUE(with_ts > N_HOSTILE + 8);
+    /* no Kineto header and no metadata keys in this form */
+    ASSERT_TRUE(strstr(text, "baseTimeNanoseconds") == NULL);
+    ASSERT_TRUE(strstr(text, "user_key") == NULL);
     free(text);
     json_decref(root);
 }
 
 static json_t *args_of(json_t *ev) { return json_object_get(ev, "args"); }
 
+/* The run facts: Kineto's header keys, or the first process_name's args. */
+static void check_run_facts(json_t *o)
+{
+    ASSERT_STREQ(json_string_value(json_object_get(o, "hostname")), "testhost");
+    ASSERT_EQ(json_integer_value(json_object_get(o, "rank")), 3);
+    ASSERT_EQ(json_integer_value(json_object_get(o, "record_shapes")), 1);
+    json_t *ai = json_object_get(o, "aiprof");
+    ASSERT_EQ(json_integer_value(json_object_get(ai, "droppedEvents")), 0);
+    ASSERT_STREQ(json_string_value(json_object_get(ai, "version")), aip_version());
+}
+
 static void test_structure(void)
 {
     char *text;
     size_t len;
-    json_t *root = export_and_parse("Python", &text, &len);
+    json_t *root = export_and_parse("Python", AIP_TRACE_TORCH_NPU, &text, &len);
     ASSERT_TRUE(root != NULL);
     free(text);
-    ASSERT_EQ(json_integer_value(json_object_get(root, "schemaVersion")), 1);
-    ASSERT_EQ(json_integer_value(json_object_get(root, "baseTimeNanoseconds")), R0);
-    ASSERT_STREQ(json_string_value(json_object_get(root, "hostname")), "testhost");
-    ASSERT_EQ(json_integer_value(json_object_get(root, "rank")), 3);
-    ASSERT_EQ(json_integer_value(json_object_get(root, "record_shapes")), 1);
-    json_t *ai = json_object_get(root, "aiprof");
-    ASSERT_EQ(json_integer_value(json_object_get(ai, "droppedEvents")), 0);
-    ASSERT_STREQ(json_string_value(json_object_get(ai, "version")), aip_version());
-    json_t *events = json_object_get(root, "traceEvents");
+    ASSERT_TRUE(json_is_array(root));
+    json_t *events = root;
 
     json_t *v = json_string("process_name");
     json_t *pn = find_event(events, "M", "name", v);
     json_decref(v);
     ASSERT_STREQ(json_string_value(json_object_get(args_of(pn), "name")), "Python");
     ASSERT_EQ(json_integer_value(json_object_get(pn, "pid")), 77);
+    ASSERT_EQ(json_integer_value(json_object_get(pn, "tid")), 0);
+    check_run_facts(args_of(pn));
 
     /* the op with shapes and stack */
     v = json_string("fwd");
@@ -219,11 +277,12 @@ static void test_structure(void)
     ASSERT_TRUE(s && f);
     ASSERT_STREQ(json_string_value(json_object_get(s, "cat")), "fwdbwd");
     ASSERT_STREQ(json_string_value(json_object_get(f, "bp")), "e");
+    ASSERT_STREQ(json_string_value(json_object_get(s, "bp")), "e"); /* as torch_npu */
     ASSERT_TRUE(json_equal(json_object_get(s, "id"), json_object_get(f, "id")));
     ASSERT_EQ(json_integer_value(json_object_get(s, "tid")), 1000);
     ASSERT_EQ(json_integer_value(json_object_get(f, "tid")), 2000);
-    ASSERT_TRUE(json_real_value(json_object_get(s, "ts")) == 100.0);
-    ASSERT_TRUE(json_real_value(json_object_get(f, "ts")) == 200.0);
+    ASSERT_STREQ(json_string_value(json_object_get(s, "ts")), "1700000000000100.000");
+    ASSERT_STREQ(json_string_value(json_object_get(f, "ts")), "1700000000000200.000");
 
     /* mstx: push/pop range, mark, cross-thread start/end */
     v = json_string("mark");
@@ -274,7 +333,7 @@ static void test_structure(void)
     ASSERT_TRUE(json_real_value(json_object_get(gc, "dur")) == 2.5);
     size_t i;
     json_t *ev;
-    int gc_named = 0, gc_sorted = 0;
+    int gc_named = 0, gc_sorted = 0, gc_thread_sorted = 0;
     json_array_foreach(events, i, ev) {
         if (json_integer_value(json_object_get(ev, "pid")) != gpid)
             continue;
@@ -283,8 +342,54 @@ static void test_structure(void)
             gc_named = !strcmp(json_string_value(json_object_get(args_of(ev), "name")), "Python GC");
         if (!strcmp(n, "process_sort_index"))
             gc_sorted = json_integer_value(json_object_get(args_of(ev), "sort_index")) == 1;
+        if (!strcmp(n, "thread_sort_index"))
+            gc_thread_sorted = json_integer_value(json_object_get(args_of(ev), "sort_index")) ==
+                               json_integer_value(json_object_get(ev, "tid"));
     }
-    ASSERT_TRUE(gc_named && gc_sorted);
+    ASSERT_TRUE(gc_named && gc_sorted && gc_thread_sorted);
+    json_decref(root);
+}
+
+/* Kineto's form: an object, numeric ts relative to baseTimeNanoseconds,
+ * profiler_metadata.json's entries as top-level keys (not the reserved ones). */
+static void test_kineto_form(void)
+{
+    char *text;
+    size_t len;
+    json_t *root = export_and_parse("Python", AIP_TRACE_KINETO, &text, &len);
+    ASSERT_TRUE(root != NULL);
+    ASSERT_TRUE(json_is_object(root));
+    ASSERT_EQ(json_integer_value(json_object_get(root, "schemaVersion")), 1);
+    ASSERT_EQ(json_integer_value(json_object_get(root, "baseTimeNanoseconds")), R0);
+    ASSERT_STREQ(json_string_value(json_object_get(root, "displayTimeUnit")), "ms");
+    check_run_facts(root);
+    ASSERT_STREQ(json_string_value(json_object_get(root, "user_key")), "a<b>&c");
+    ASSERT_TRUE(strstr(text, "a\\u003cb\\u003e\\u0026c") != NULL); /* escaped like every string */
+    json_t *dist = json_object_get(root, "distributed_args");
+    ASSERT_EQ(json_integer_value(json_object_get(dist, "tensor_model_parallel_size")), 2);
+    ASSERT_TRUE(json_object_get(root, "ENV_VARIABLES") == NULL);
+    json_t *events = json_object_get(root, "traceEvents");
+    ASSERT_TRUE(json_is_array(events) && json_array_size(events) > 10);
+    /* "traceEvents" appears once: the metadata entry of that name was skipped */
+    ASSERT_TRUE(strstr(strstr(text, "\"traceEvents\"") + 1, "\"traceEvents\"") == NULL);
+    ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":1.000,\"dur\":0.500}") != NULL);
+    ASSERT_TRUE(strstr(text, "\"ts\":300.123,\"dur\":1.377}") != NULL);
+    size_t i;
+    json_t *ev;
+    json_array_foreach(events, i, ev) {
+        json_t *ts = json_object_get(ev, "ts");
+        ASSERT_TRUE(!ts || json_is_number(ts));
+    }
+    json_t *v = json_string("s");
+    json_t *s = find_event(events, NULL, "ph", v);
+    json_decref(v);
+    ASSERT_TRUE(s && json_object_get(s, "bp") == NULL); /* Kineto: bp only on "f" */
+    ASSERT_TRUE(json_real_value(json_object_get(s, "ts")) == 100.0);
+    v = json_string("process_name");
+    json_t *pn = find_event(events, "M", "name", v);
+    json_decref(v);
+    ASSERT_TRUE(json_object_get(args_of(pn), "aiprof") == NULL); /* facts are at the top */
+    free(text);
     json_decref(root);
 }
 
@@ -307,4 +412,5 @@ static void setup(void) { rb_tempdir(dir, sizeof dir, "tjson"); }
 static void teardown(void) { rb_rmtree(dir); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_number_format), TEST_CASE(test_hostile_strings),
-          TEST_CASE(test_structure), TEST_CASE(test_escape_functions), TEST_CASE(teardown))
+          TEST_CASE(test_structure), TEST_CASE(test_kineto_form), TEST_CASE(test_escape_functions),
+          TEST_CASE(teardown))

@@ -2,8 +2,11 @@
 over many result directories (torch_npu.profiler.profiler.analyse).
 
 _main() is the background worker tensorboard_trace_handler(async_mode=True)
-starts, as `python -m aiprof.profiler._analyse_child DIR [EXPORT_BITS [gzip]]`
-(its own module: see there why).
+starts, as `python -m aiprof.profiler._analyse_child DIR [EXPORT_BITS [gzip]
+[kineto]]` (its own module: see there why).
+
+trace_view.json comes in torch_npu's form (a JSON array; the default) or
+Kineto's (an object; trace_format="kineto"): docs/RESULT_LAYOUT.md.
 """
 import gzip
 import os
@@ -15,7 +18,7 @@ import warnings
 
 from .. import _C
 from . import _output
-from ._validate import check_path
+from ._validate import TRACE_FORMATS, check_path, check_trace_format
 from .experimental_config import _known_export_bits
 
 OUTPUT_DIR = "ASCEND_PROFILER_OUTPUT"
@@ -29,9 +32,46 @@ def trace_file(result_dir):
     return os.path.join(result_dir, OUTPUT_DIR, TRACE_FILE)
 
 
-def analyse_now(result_dir, export_bits=0):
-    """Analyse one ..._ascend_pt directory here (the GIL is released)."""
-    _C.analyse_dir(result_dir, export_bits, True)
+def analyse_now(result_dir, export_bits=0, trace_format=0):
+    """Analyse one ..._ascend_pt directory here (the GIL is released).
+    trace_format: the C core's number (check_trace_format)."""
+    _C.analyse_dir(result_dir, export_bits, True, trace_format=trace_format)
+
+
+def trace_format_of(path):
+    """The form of the trace file at `path` (TRACE_FORMATS' number): an
+    object is Kineto's, anything else torch_npu's array."""
+    with open(path, "rb") as f:
+        head = f.read(64).lstrip()
+    return TRACE_FORMATS["kineto"] if head.startswith(b"{") else TRACE_FORMATS["torch_npu"]
+
+
+def export_trace(result_dir, path, trace_format):
+    """export_chrome_trace: the result's trace in `trace_format` at `path`
+    (gzip if it ends in .gz), copied when trace_view.json already has that
+    form, else written anew from the raw data (the result is unchanged)."""
+    ensure_analysed(result_dir)
+    src = trace_file(result_dir)
+    if trace_format_of(src) == trace_format:
+        if path.endswith(".gz"):
+            gzip_file(src, path)
+        else:
+            with open(src, "rb") as fi, _output.open_output(path) as fo:
+                shutil.copyfileobj(fi, fo, 1 << 20)
+        return
+    path = os.path.abspath(path)
+    _output.refuse_links(path)
+    tmp = f"{path[:-3] if path.endswith('.gz') else path}.tmp{os.getpid()}"
+    try:
+        _C.export_trace(result_dir, tmp, trace_format)
+        if path.endswith(".gz"):
+            gzip_file(tmp, path)
+        else:
+            with open(tmp, "rb") as fi, _output.open_output(path) as fo:
+                shutil.copyfileobj(fi, fo, 1 << 20)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def gzip_file(src, dst):
@@ -63,7 +103,7 @@ def gzip_trace(result_dir):
     return True
 
 
-def analyse_in_background(result_dir, export_bits=0, gzip_trace=False):
+def analyse_in_background(result_dir, export_bits=0, gzip_trace=False, trace_format=0):
     """Start the analysis of `result_dir` in another process and return."""
     pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
@@ -72,6 +112,8 @@ def analyse_in_background(result_dir, export_bits=0, gzip_trace=False):
     argv = [sys.executable, "-m", "aiprof.profiler._analyse_child", result_dir, str(export_bits)]
     if gzip_trace:
         argv.append("gzip")
+    if trace_format == TRACE_FORMATS["kineto"]:
+        argv.append("kineto")
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
     with _pending_lock:
         _pending[os.path.abspath(result_dir)] = proc
@@ -114,13 +156,15 @@ def find_result_dirs(path):
 
 
 def _main(argv):
-    if len(argv) < 2 or argv[3:] not in ([], ["gzip"]):
-        print("usage: python -m aiprof.profiler._analyse_child RESULT_DIR [EXPORT_BITS [gzip]]",
-              file=sys.stderr)
+    if len(argv) < 2 or argv[3:] not in ([], ["gzip"], ["kineto"], ["gzip", "kineto"]):
+        print("usage: python -m aiprof.profiler._analyse_child RESULT_DIR [EXPORT_BITS [gzip] "
+              "[kineto]]", file=sys.stderr)
         return 2
     try:
-        _C.analyse_dir(argv[1], int(argv[2]) if len(argv) > 2 else 0, False)
-        if argv[3:] == ["gzip"]:
+        _C.analyse_dir(argv[1], int(argv[2]) if len(argv) > 2 else 0, False,
+                       trace_format=TRACE_FORMATS["kineto" if "kineto" in argv[3:]
+                                                  else "torch_npu"])
+        if "gzip" in argv[3:]:
             gzip_trace(argv[1])
     except Exception as e:  # the analysis's own errors are in the directory's logs too
         print(f"aiprof analyse {argv[1]}: {e}", file=sys.stderr)
@@ -128,14 +172,18 @@ def _main(argv):
     return 0
 
 
-def analyse(profiler_path, max_process_number=None, export_type=None):
+def analyse(profiler_path, max_process_number=None, export_type=None, *,
+            trace_format="torch_npu"):
     """Offline analysis of every ..._ascend_pt directory under profiler_path.
 
     max_process_number: 1..CPU count (more is clamped; an invalid value
     falls back to half the CPUs, as the seed documents).  export_type:
     "text", "db" or a list; None uses what each trace recorded.
+    trace_format (aiprof's): "torch_npu" writes trace_view.json as
+    torch_npu does, "kineto" as torch.profiler does.
     """
     profiler_path = check_path("profiler_path", profiler_path)
+    form = check_trace_format("trace_format", trace_format)
     if not os.path.isdir(profiler_path):
         raise ValueError(f"profiler_path {profiler_path!r} is not a directory")
     cpus = os.cpu_count() or 1
@@ -169,7 +217,7 @@ def analyse(profiler_path, max_process_number=None, export_type=None):
 
     def one(d):
         try:
-            analyse_now(d, bits)
+            analyse_now(d, bits, form)
         except Exception as e:
             failures.append(f"{d}: {e}")
 

@@ -1,6 +1,6 @@
 """The background analysis process: `python -m aiprof.profiler._analyse_child
-RESULT_DIR [EXPORT_BITS [gzip]]`, started by tensorboard_trace_handler(
-async_mode=True) (_analyse.analyse_in_background).
+RESULT_DIR [EXPORT_BITS [gzip] [kineto]]`, started by
+tensorboard_trace_handler(async_mode=True) (_analyse.analyse_in_background).
 
 It is its own module, imported by nothing in the package, because `-m`
 runs a module as __main__ after importing its package: a module the package

@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import re
+from decimal import Decimal
 
 from .. import _C
 from . import _output
@@ -41,10 +42,15 @@ def parse_device(device):
 
 
 def memory_points(trace, device_type, device_index):
-    """[(time_ns, bytes)] of the [memory] instants for one device, in order."""
-    base = int(trace.get("baseTimeNanoseconds", 0))
+    """[(time_ns, bytes)] of the [memory] instants for one device, in order.
+    `trace` in either form: torch_npu's array with string ts of absolute
+    µs, or Kineto's object with ts relative to baseTimeNanoseconds."""
+    if isinstance(trace, dict):
+        base, events = int(trace.get("baseTimeNanoseconds", 0)), trace.get("traceEvents", ())
+    else:
+        base, events = 0, trace
     points = []
-    for ev in trace.get("traceEvents", ()):
+    for ev in events:
         if ev.get("ph") != "i" or ev.get("name") != "[memory]":
             continue
         args = ev.get("args") or {}
@@ -52,7 +58,7 @@ def memory_points(trace, device_type, device_index):
             continue
         if device_index is not None and device_type != 0 and args.get("Device Id") != device_index:
             continue
-        points.append((base + int(round(float(ev["ts"]) * 1000)), int(args.get("Bytes", 0))))
+        points.append((base + int(Decimal(str(ev["ts"])) * 1000), int(args.get("Bytes", 0))))
     points.sort()
     return points
 

@@ -105,3 +105,18 @@ def check_str_list(name, value):
             raise ValueError(f"{name} must not contain an empty name")
         out.append(item)
     return out
+
+
+# trace_view.json's two forms (aip_trace_format): torch_npu's array (the
+# default) and torch.profiler/Kineto's object (docs/RESULT_LAYOUT.md).
+TRACE_FORMATS = {"torch_npu": 0, "kineto": 1}
+
+
+def check_trace_format(name, value):
+    """A trace form by name ("torch_npu" or "kineto") → the C core's number."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str (\"torch_npu\" or \"kineto\"), "
+                        f"got {type(value).__name__}")
+    if value not in TRACE_FORMATS:
+        raise ValueError(f"{name} must be \"torch_npu\" or \"kineto\", got {value!r}")
+    return TRACE_FORMATS[value]

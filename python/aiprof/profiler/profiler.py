@@ -23,13 +23,14 @@ import warnings
 from .. import _C
 from . import _memory_timeline, _output, _torch_bridge
 from ._activity import C_BITS, activity_bits, device_names
-from ._analyse import analyse, analyse_in_background, analyse_now, gzip_file, gzip_trace
+from ._analyse import analyse, analyse_in_background, analyse_now, export_trace, gzip_trace
 from ._collectors import Collectors
 from ._events import EventList
 from ._profiler_path_creator import ProfPathCreator
 from ._results import TraceResult, empty_events
 from ._trace_handler import _TensorboardTraceHandler, tensorboard_trace_handler
-from ._validate import check_bool, check_c_str, check_callable, check_optional_bool, check_path
+from ._validate import (check_bool, check_c_str, check_callable, check_optional_bool, check_path,
+                        check_trace_format)
 from .experimental_config import (ExportType, _ExperimentalConfig, from_torch_config,
                                   is_torch_config)
 from .scheduler import ProfilerAction, _CallableSchedule, as_schedule
@@ -70,11 +71,13 @@ class _ProfInterface:
     def __init__(self, prof):
         self._prof = prof
 
-    def analyse(self, async_mode=False, use_gzip=False, **_ignored):
+    def analyse(self, async_mode=False, use_gzip=False, trace_format="torch_npu", **_ignored):
         """Analyse the trace just saved (in a background process if async);
-        use_gzip also writes trace_view.json.gz."""
+        use_gzip also writes trace_view.json.gz; trace_format "torch_npu" or
+        "kineto" (tensorboard_trace_handler says what each is)."""
         self._prof._analyse_last(check_bool("async_mode", async_mode),
-                                 check_bool("use_gzip", use_gzip))
+                                 check_bool("use_gzip", use_gzip),
+                                 check_trace_format("trace_format", trace_format))
 
 
 class _KinetoProfile:
@@ -288,15 +291,15 @@ class _KinetoProfile:
         if e is not None:
             raise e
 
-    def _analyse_last(self, async_mode, use_gzip=False):
+    def _analyse_last(self, async_mode, use_gzip=False, trace_format=0):
         if self._trace_dir is None:
             raise RuntimeError("no trace has been saved yet")
         bits = self.experimental_config._export_bits
         if async_mode:
-            analyse_in_background(self._trace_dir, bits, use_gzip)
+            analyse_in_background(self._trace_dir, bits, use_gzip, trace_format)
             return
         try:
-            analyse_now(self._trace_dir, bits)
+            analyse_now(self._trace_dir, bits, trace_format)
             if use_gzip and not gzip_trace(self._trace_dir):
                 _warn_once("gzip-db", "use_gzip: the analysis wrote no trace_view.json "
                            "(export_type Db), so there is nothing to gzip")
@@ -388,16 +391,16 @@ class _KinetoProfile:
             raise RuntimeError(f"{what}(): no trace has been saved yet ({why})")
         return r
 
-    def export_chrome_trace(self, path):
-        """Write the last trace as Chrome trace JSON (gzip if `path` ends in .gz)."""
+    def export_chrome_trace(self, path, trace_format="torch_npu"):
+        """Write the last trace as Chrome trace JSON (gzip if `path` ends in
+        .gz): trace_format "torch_npu" (default) as torch_npu writes it, a
+        JSON array with string ts; "kineto" as torch.profiler does, an object
+        with numeric ts relative to baseTimeNanoseconds and add_metadata
+        entries as top-level keys (for speedscope, the old chrome://tracing)."""
         path = check_path("path", path)
+        form = check_trace_format("trace_format", trace_format)
         r = self._saved_trace("export_chrome_trace")
-        src = r.trace_path()
-        if path.endswith(".gz"):
-            gzip_file(src, path)
-        else:
-            with open(src, "rb") as fi, _output.open_output(path) as fo:
-                shutil.copyfileobj(fi, fo, 1 << 20)
+        export_trace(r.result_dir, path, form)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """FlameGraph collapsed stacks: one line per distinct Python stack
