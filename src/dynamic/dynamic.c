@@ -11,21 +11,18 @@
  * wins) and apply after it ends.  Nothing here stops or slows the program:
  * every problem is logged to <config dir>/log/dp_*.log.
  *
- * Edits are read and parsed by a thread of this process, the config
- * thread, never by the training thread: a 1 MB config takes milliseconds
- * to parse, which step() must not pay.  The config thread watches the
- * shared generation counter, parses each new edit and leaves the result in
- * `parsed`; step() takes it when `parsed_ready` is set (one relaxed load
- * when nothing changed).  An edit is thus applied at the first step after
- * it has been parsed, exactly as it was applied at the first step after
- * the watcher published it.
+ * Edits are read and parsed by this process's config thread (dyn_parse.c),
+ * never by the training thread: a 1 MB config takes milliseconds to parse,
+ * which step() must not pay.  step() takes a parsed edit when one waits
+ * (one load when nothing changed), so an edit applies at the first step
+ * after it has been parsed.
  */
 #include "aiprof.h"
 #include "aiprof_integration.h"
 #include "dyn_config.h"
 #include "dyn_log.h"
 #include "dyn_watch.h"
-#include "dynamic_internal.h"
+#include "dyn_parse.h"
 #include "env.h"
 #include "error.h"
 #include "fs.h"
@@ -33,30 +30,13 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-/* One edit as the config thread found it. */
-typedef struct parsed_edit {
-    int valid;                    /* cfg holds a parsed config */
-    aip__dyn_config cfg;
-    char message[512];            /* why refused, or the parser's warning */
-    double parse_ms;
-    pid_t tid;                    /* the thread that parsed it */
-} parsed_edit;
-
-/* A config step() is done with, left for the config thread to free. */
-typedef struct disposal {
-    struct disposal *next;
-    aip__dyn_config cfg;
-} disposal;
 
 typedef struct dynamic_state {
     pthread_mutex_t lock;
@@ -79,22 +59,9 @@ typedef struct dynamic_state {
     aip_dynamic_hook hook;
     void *hook_data;
     int atexit_registered;
-
-    /* The config thread (see the top of this file). */
-    pthread_mutex_t parse_lock;   /* guards parsed, parser_stop */
-    pthread_cond_t parse_wake;
-    int parse_cond_ready;
-    pthread_t parser;
-    pid_t parser_pid;             /* 0: not running; a forked child has none */
-    int parser_stop;
-    int parsed_ready;             /* atomic: `parsed` holds an edit for step() */
-    parsed_edit parsed;
-    disposal *to_free;            /* configs the config thread frees */
-    pid_t last_parse_tid;         /* atomic; for tests */
 } dynamic_state;
 
-static dynamic_state dynamic = {.lock = PTHREAD_MUTEX_INITIALIZER,
-                                .parse_lock = PTHREAD_MUTEX_INITIALIZER};
+static dynamic_state dynamic = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t now_ns(void)
 {
@@ -158,8 +125,6 @@ static void on_ready(aip_session *s, const char *dir, void *user)
 
 /* ---- collections ------------------------------------------------------ */
 
-static void dispose_config(aip__dyn_config *c);
-
 static void finish_collection(const char *why)
 {
     if (!dynamic.session)
@@ -173,7 +138,7 @@ static void finish_collection(const char *why)
     dynamic.session = NULL;
     dynamic.remaining = 0;
     dynamic.from_start = 0;
-    dispose_config(&dynamic.active_cfg);
+    aip__dyn_parse_dispose(&dynamic.active_cfg);
 }
 
 /* Takes ownership of *cfg. */
@@ -234,194 +199,12 @@ static aip_status start_collection(aip__dyn_config *cfg, int from_start)
     return AIP_OK;
 }
 
-/* ---- the config thread --------------------------------------------- */
-
-/* Freeing a parsed config costs a fraction of parsing it (a 0.9 MB
- * metadata object is thousands of nodes): the training thread hands its
- * configs to the config thread instead.  Freed inline where no config
- * thread runs (a forked child, shutdown) and on rare error paths. */
-static void dispose_config(aip__dyn_config *c)
-{
-    if (dynamic.parser_pid == getpid()) {
-        disposal *d = malloc(sizeof *d);
-        if (d) {
-            d->cfg = *c; /* only cfg's own pointers point into it, and free ignores them */
-            memset(c, 0, sizeof *c);
-            pthread_mutex_lock(&dynamic.parse_lock);
-            d->next = dynamic.to_free;
-            dynamic.to_free = d;
-            pthread_cond_signal(&dynamic.parse_wake);
-            pthread_mutex_unlock(&dynamic.parse_lock);
-            return;
-        }
-    }
-    aip__dyn_config_free(c);
-}
-
-/* Free what dispose_config() left; called with parse_lock held, frees
- * without it. */
-static void free_disposals(void)
-{
-    disposal *d = dynamic.to_free;
-    dynamic.to_free = NULL;
-    if (!d)
-        return;
-    pthread_mutex_unlock(&dynamic.parse_lock);
-    while (d) {
-        disposal *next = d->next;
-        aip__dyn_config_free(&d->cfg);
-        free(d);
-        d = next;
-    }
-    pthread_mutex_lock(&dynamic.parse_lock);
-}
-
-static void parsed_edit_free(parsed_edit *e)
-{
-    if (e->valid)
-        aip__dyn_config_free(&e->cfg);
-    e->valid = 0;
-}
-
-/* Read and parse the edit the watcher published (config thread). */
-static void parse_edit(parsed_edit *e)
-{
-    memset(e, 0, sizeof *e);
-    e->tid = (pid_t)syscall(SYS_gettid);
-    uint64_t t0 = now_ns();
-    char *text = NULL, message[512];
-    size_t len = 0;
-    int valid = 0;
-    if (aip__dyn_watch_read(&dynamic.watch, &text, &len, &valid, message, sizeof message) != 0) {
-        snprintf(e->message, sizeof e->message, "could not read the published config");
-        return;
-    }
-    if (!valid) {
-        snprintf(e->message, sizeof e->message, "%s", message);
-        free(text);
-        return;
-    }
-    char err[512], warn[512];
-    aip_status st = aip__dyn_config_parse(text, len, &e->cfg, err, sizeof err, warn, sizeof warn);
-    free(text);
-    e->valid = st == AIP_OK;
-    snprintf(e->message, sizeof e->message, "%s", st ? err : warn);
-    e->parse_ms = (double)(now_ns() - t0) / 1e6;
-}
-
-/* How long the config thread sleeps between looks at the generation: a
- * fraction of the watcher's poll period, so it adds little to an edit's
- * delay, and at most 100 ms (10 wake-ups a second at the 2 s default). */
-static uint64_t parser_nap_ns(void)
-{
-    uint64_t ms = aip__dyn_default_poll_ms() / 4;
-    if (ms < 5)
-        ms = 5;
-    if (ms > 100)
-        ms = 100;
-    return ms * 1000000ull;
-}
-
-static void *parser_main(void *arg)
-{
-    uint64_t seen = *(uint64_t *)arg;
-    free(arg);
-    uint64_t nap = parser_nap_ns();
-    pthread_mutex_lock(&dynamic.parse_lock);
-    while (!dynamic.parser_stop) {
-        struct timespec dl;
-        clock_gettime(CLOCK_MONOTONIC, &dl);
-        uint64_t t = (uint64_t)dl.tv_nsec + nap;
-        dl.tv_sec += (time_t)(t / 1000000000ull);
-        dl.tv_nsec = (long)(t % 1000000000ull);
-        pthread_cond_timedwait(&dynamic.parse_wake, &dynamic.parse_lock, &dl);
-        free_disposals();
-        if (dynamic.parser_stop)
-            break;
-        uint64_t gen = aip__dyn_watch_generation(&dynamic.watch);
-        if (gen == seen)
-            continue;
-        seen = gen;
-        pthread_mutex_unlock(&dynamic.parse_lock);
-        parsed_edit e;
-        parse_edit(&e); /* unlocked: step() never waits for a parse */
-        __atomic_store_n(&dynamic.last_parse_tid, e.tid, __ATOMIC_RELAXED);
-        pthread_mutex_lock(&dynamic.parse_lock);
-        /* An edit step() has not taken yet is superseded: the latest wins,
-         * as when step() read the watcher's latest itself. */
-        if (__atomic_load_n(&dynamic.parsed_ready, __ATOMIC_RELAXED))
-            parsed_edit_free(&dynamic.parsed);
-        dynamic.parsed = e;
-        __atomic_store_n(&dynamic.parsed_ready, 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&dynamic.parse_lock);
-    return NULL;
-}
-
-static aip_status parser_start(void)
-{
-    if (!dynamic.parse_cond_ready) {
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&dynamic.parse_wake, &ca);
-        pthread_condattr_destroy(&ca);
-        dynamic.parse_cond_ready = 1;
-    }
-    uint64_t *seen = malloc(sizeof *seen);
-    if (!seen)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for the config thread");
-    *seen = dynamic.watch.seen_generation;
-    dynamic.parser_stop = 0;
-    __atomic_store_n(&dynamic.parsed_ready, 0, __ATOMIC_RELAXED);
-    /* The config thread must not take the program's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&dynamic.parser, NULL, parser_main, seen);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        free(seen);
-        return aip__fail(AIP_ERR_IO, "cannot start the config thread: %s", strerror(rc));
-    }
-    dynamic.parser_pid = getpid();
-    return AIP_OK;
-}
-
-static void parser_stop(void)
-{
-    if (!dynamic.parser_pid)
-        return;
-    /* In a forked child the thread does not exist: nothing to join. */
-    if (dynamic.parser_pid == getpid()) {
-        pthread_mutex_lock(&dynamic.parse_lock);
-        dynamic.parser_stop = 1;
-        pthread_cond_signal(&dynamic.parse_wake);
-        pthread_mutex_unlock(&dynamic.parse_lock);
-        pthread_join(dynamic.parser, NULL);
-    }
-    dynamic.parser_pid = 0;
-    pthread_mutex_lock(&dynamic.parse_lock);
-    free_disposals();
-    pthread_mutex_unlock(&dynamic.parse_lock);
-    if (__atomic_load_n(&dynamic.parsed_ready, __ATOMIC_RELAXED))
-        parsed_edit_free(&dynamic.parsed);
-    __atomic_store_n(&dynamic.parsed_ready, 0, __ATOMIC_RELAXED);
-}
-
-pid_t aip__dyn_last_parse_tid(void)
-{
-    return __atomic_load_n(&dynamic.last_parse_tid, __ATOMIC_RELAXED);
-}
-
 /* An edit the config thread parsed: check the rank, keep it (step()). */
 static void take_edit(void)
 {
-    pthread_mutex_lock(&dynamic.parse_lock);
-    parsed_edit e = dynamic.parsed;
-    memset(&dynamic.parsed, 0, sizeof dynamic.parsed);
-    __atomic_store_n(&dynamic.parsed_ready, 0, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&dynamic.parse_lock);
+    aip__dyn_parsed e;
+    if (aip__dyn_parse_take(&e) != 0)
+        return;
     if (!e.valid) {
         aip__dyn_log_write(&dynamic.log, "WARNING", "profiler_config.json edit ignored: %s",
                            e.message);
@@ -434,11 +217,11 @@ static void take_edit(void)
     if (!aip__dyn_config_selects_rank(&cfg, rank)) {
         aip__dyn_log_write(&dynamic.log, "INFO", "config loaded; rank %d is not in rank_list, not "
                           "collecting", rank);
-        dispose_config(&cfg);
+        aip__dyn_parse_dispose(&cfg);
         return;
     }
     if (dynamic.has_pending)
-        dispose_config(&dynamic.pending);
+        aip__dyn_parse_dispose(&dynamic.pending);
     dynamic.pending = cfg;
     dynamic.has_pending = 1;
     aip__dyn_log_write(&dynamic.log, "INFO", "config loaded: start_step %lld, warmup %lld, active "
@@ -455,7 +238,7 @@ static void apply_pending(void)
     int64_t start = dynamic.pending.start_step;
     if (start == 0) {
         aip__dyn_log_write(&dynamic.log, "INFO", "start_step is 0: collection off");
-        dispose_config(&dynamic.pending);
+        aip__dyn_parse_dispose(&dynamic.pending);
         dynamic.has_pending = 0;
     } else if (start == -1 || start == dynamic.cur_step) {
         dynamic.has_pending = 0;
@@ -464,7 +247,7 @@ static void apply_pending(void)
         aip__dyn_log_write(&dynamic.log, "WARNING", "start_step %lld is already past (current step "
                           "%lld); config is not effective", (long long)start,
                           (long long)dynamic.cur_step);
-        dispose_config(&dynamic.pending);
+        aip__dyn_parse_dispose(&dynamic.pending);
         dynamic.has_pending = 0;
     }
     /* else: READY, waiting for start_step */
@@ -520,7 +303,7 @@ aip_status aip_dynamic_init(const char *config_dir)
         pthread_mutex_unlock(&dynamic.lock);
         return st;
     }
-    st = parser_start();
+    st = aip__dyn_parse_start(&dynamic.watch);
     if (st) {
         aip__dyn_log_write(&dynamic.log, "ERROR", "dynamic profiling not started: %s", aip_last_error());
         aip__dyn_watch_detach(&dynamic.watch);
@@ -542,7 +325,7 @@ aip_status aip_dynamic_init(const char *config_dir)
 
 aip_status aip_dynamic_step(void)
 {
-    /* Idle cost: an uncontended lock and one load of parsed_ready. */
+    /* Idle cost: an uncontended lock and one load (aip__dyn_parse_ready). */
     if (!__atomic_load_n(&dynamic.inited, __ATOMIC_ACQUIRE))
         return aip__fail(AIP_ERR_STATE, "aip_dynamic_step: call aip_dynamic_init first");
     pthread_mutex_lock(&dynamic.lock);
@@ -560,7 +343,7 @@ aip_status aip_dynamic_step(void)
             ms = 50000;
         aip__dyn_watch_set_poll_ms(&dynamic.watch, (uint32_t)ms);
     }
-    if (__atomic_load_n(&dynamic.parsed_ready, __ATOMIC_ACQUIRE))
+    if (aip__dyn_parse_ready())
         take_edit();
     if (dynamic.session) {
         aip_session_step(dynamic.session);
@@ -634,7 +417,7 @@ void aip_dynamic_shutdown(void)
         aip__dyn_config_free(&dynamic.pending);
         dynamic.has_pending = 0;
     }
-    parser_stop(); /* before the detach: it reads the shared segment */
+    aip__dyn_parse_stop(); /* before the detach: it reads the shared segment */
     aip__dyn_watch_detach(&dynamic.watch);
     aip__dyn_log_write(&dynamic.log, "INFO", "dynamic profiling stopped at step %lld",
                       (long long)dynamic.cur_step);

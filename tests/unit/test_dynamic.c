@@ -12,7 +12,7 @@
 #include "dyn_config.h"
 #include "dyn_log.h"
 #include "dyn_watch.h"
-#include "dynamic_internal.h"
+#include "dyn_parse.h"
 #include "fs.h"
 #include "raw_count.h"
 
