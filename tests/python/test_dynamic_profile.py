@@ -143,3 +143,38 @@ def test_dp_start_with_directory_or_symlink_config():
     dp_log = _log_text("cfg/log/dp_*.log")
     assert "refusing to read start_dir.json: it is a directory, not a regular file" in dp_log
     assert "start_link.json is a symbolic link" in dp_log
+
+
+def test_dp_init_with_directory_or_symlink_as_profiler_config():
+    # A directory there: init returns and logs it; once it is replaced by a
+    # regular file, that file is an edit.  A symbolic link: init refuses.
+    os.makedirs("cfg_d/profiler_config.json")
+    os.makedirs("cfg_l")
+    with open("elsewhere.json", "w") as f:
+        f.write("{}")
+    os.symlink(os.path.abspath("elsewhere.json"), "cfg_l/profiler_config.json")
+    code = textwrap.dedent("""
+        import json, os, time, torch
+        from aiprof.profiler import dynamic_profile as dp
+        try:
+            dp.init("cfg_l")
+        except Exception as e:
+            print("link refused:", e)
+        dp.init("cfg_d")
+        x = torch.randn(4, 4)
+        for step in range(40):
+            if step == 5:
+                os.rmdir("cfg_d/profiler_config.json")
+                with open("cfg_d/new.json", "w") as f:
+                    json.dump({"start_step": -1, "active": 1, "prof_dir": "./prof_d",
+                               "activities": ["CPU"]}, f)
+                os.rename("cfg_d/new.json", "cfg_d/profiler_config.json")
+            x @ x
+            time.sleep(0.02)
+            dp.step()
+    """)
+    proc = run_python(code, env=ENV)
+    assert "link refused:" in proc.stdout and "symbolic link" in proc.stdout
+    assert len(glob.glob("prof_d/*_ascend_pt")) == 1
+    assert "profiler_config.json is a directory, not a regular file" in _log_text(
+        "cfg_d/log/dp_*.log")
