@@ -251,6 +251,7 @@ typedef struct aip__profiler_info_data {
     int has_start_sync;
     aip__clock_pair start_sync;
     uint64_t texts_cut;       /* aiprof.texts_cut: texts cut at 64 KiB when recorded */
+    int has_texts_cut;        /* the key was there (written when the trace was saved) */
     char problem[256];        /* why nothing (or not everything) was read */
 } aip__profiler_info_data;
 

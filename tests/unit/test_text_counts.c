@@ -4,7 +4,8 @@
  * counted (aip__strings_cut, profiler_info.json's aiprof.texts_cut, the
  * warning, analyse.log and the summary); a name with invalid UTF-8, whose
  * bad bytes the exporters write as U+FFFD, is counted by the analysis
- * (analyse.log and the summary).  A clean profile reports 0 and 0.
+ * (analyse.log and the summary).  A clean profile reports 0 and 0, an
+ * unsaved one "unknown" for the cut count.
  */
 #include "aip_test.h"
 #include "aiprof.h"
@@ -165,9 +166,40 @@ static void test_clean_profile_reports_zero(void)
     free(sum);
 }
 
+/* A program killed before saving leaves profiler_info.json as written at
+ * the start, without the count: the log says it is unknown, not 0. */
+static void test_unsaved_trace_reports_unknown(void)
+{
+    char rdir[PATH_MAX], p[PATH_MAX + 32];
+    run_profile("unsaved", 1, 0, rdir, sizeof rdir);
+    DIR *d = opendir(rdir);
+    struct dirent *e;
+    char info_path[PATH_MAX * 2] = "";
+    while (d && (e = readdir(d)))
+        if (strncmp(e->d_name, "profiler_info", 13) == 0)
+            snprintf(info_path, sizeof info_path, "%s/%s", rdir, e->d_name);
+    if (d)
+        closedir(d);
+    json_t *info = json_load_file(info_path, 0, NULL);
+    ASSERT_TRUE(info != NULL);
+    json_object_del(json_object_get(info, "aiprof"), "texts_cut");
+    ASSERT_EQ(json_dump_file(info, info_path, 0), 0);
+    json_decref(info);
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    ASSERT_EQ(aip_analyse_dir(rdir, &o), AIP_OK);
+    snprintf(p, sizeof p, "%s/logs/analyse.log", rdir);
+    char *log = aip_test_slurp(p, NULL);
+    ASSERT_TRUE(log != NULL);
+    ASSERT_TRUE(strstr(log, "when recorded: unknown (the trace was not saved)") != NULL);
+    free(log);
+}
+
 static void setup(void) { make_tmpdir(tmp, sizeof tmp, "text_counts"); }
 static void teardown(void) { if (!getenv("AIP_KEEP_TMP")) rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_intern_counts_cuts),
           TEST_CASE(test_counts_reach_info_log_and_summary),
-          TEST_CASE(test_clean_profile_reports_zero), TEST_CASE(teardown))
+          TEST_CASE(test_clean_profile_reports_zero),
+          TEST_CASE(test_unsaved_trace_reports_unknown), TEST_CASE(teardown))
