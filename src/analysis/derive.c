@@ -45,10 +45,12 @@ static void compute_extent(aip__model *m)
     m->first_ns = m->last_ns = 0;
     m->n_events = 0;
     m->dropped_events = 0;
+    m->invalid_utf8_texts = 0;
     for (size_t pi = 0; pi < m->n_procs; pi++) {
         const aip__process *p = &m->procs[pi];
         m->n_events += p->events;
         m->dropped_events += p->dropped;
+        m->invalid_utf8_texts += p->invalid_utf8_strings;
         for (size_t ti = 0; ti < p->n_threads; ti++) {
             const aip__thread *t = &p->threads[ti];
             /* Sorted by start: the first span starts first; ends need a scan. */

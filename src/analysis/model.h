@@ -189,6 +189,7 @@ typedef struct aip__process {
     uint64_t bad_event_chunks;  /* CRC-valid EVENTS chunks with inconsistent records */
     uint64_t bad_other_chunks;  /* CRC-valid INFO/STRINGS/STATS that did not parse */
     uint64_t recorded, dropped; /* STATS totals */
+    uint64_t invalid_utf8_strings; /* strings with invalid UTF-8 (U+FFFD in the outputs) */
     int has_stats;
     uint64_t unmatched_range_starts, unmatched_range_ends; /* derived */
     char load_problem[256];   /* first problem found while decoding, "" if none */
@@ -249,6 +250,8 @@ typedef struct aip__profiler_info_data {
     int l2_cache, sys_io, sys_interconnection, op_attr;
     int has_start_sync;
     aip__clock_pair start_sync;
+    uint64_t texts_cut;       /* aiprof.texts_cut: texts cut at 64 KiB when recorded */
+    int has_texts_cut;        /* the key was there (written when the trace was saved) */
     char problem[256];        /* why nothing (or not everything) was read */
 } aip__profiler_info_data;
 
@@ -285,6 +288,7 @@ typedef struct aip__model {
     int64_t first_ns, last_ns;  /* extent of everything recorded; 0,0 if nothing */
     uint64_t n_events;
     uint64_t dropped_events;
+    uint64_t invalid_utf8_texts;  /* sum of the processes' invalid_utf8_strings */
     int derived;
 } aip__model;
 

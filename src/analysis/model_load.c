@@ -11,6 +11,7 @@
 #include "model.h"
 #include "error.h"
 #include "hash_table.h"
+#include "utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,11 @@ static aip_status decode_strings(aip__process *p, const aip__raw_chunk *c)
             memset(st->ent + st->n_ent, 0, (id + 1 - st->n_ent) * sizeof *st->ent);
             st->n_ent = id + 1;
         }
+        /* Counted once per string (an id defined again is not a second
+         * text): the exporters replace its bad bytes, which must not go
+         * unreported. */
+        if (!st->ent[id].defined && !aip__utf8_valid(text, len))
+            p->invalid_utf8_strings++;
         memcpy(st->blob + st->blob_len, text, len);
         st->blob[st->blob_len + len] = '\0';
         st->ent[id] = (aip__str_entry){st->blob_len, len, 1};

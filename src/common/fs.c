@@ -187,17 +187,50 @@ aip_status aip__create_file(const char *path, const void *data, size_t size, int
     return s;
 }
 
-aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t *size)
+const char *aip__file_kind(unsigned mode)
+{
+    if (S_ISREG(mode))
+        return "a regular file";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO (named pipe)";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer,
+ * forever if none comes (a FIFO as profiler_config.json hung the config
+ * watcher); the type is then checked on the open descriptor, so nothing
+ * but a regular file is ever read.  Regular files ignore O_NONBLOCK. */
+static aip_status read_regular(const char *path, size_t max_size, char **out, size_t *size,
+                               int nofollow)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0) {
+        if (nofollow && errno == ELOOP)
+            return aip__fail(AIP_ERR_SYMLINK, "refusing to read %s: it is a symbolic link", path);
         return aip__fail(errno == ENOENT ? AIP_ERR_NOT_FOUND : AIP_ERR_IO, "cannot open %s: %s",
                          path, strerror(errno));
+    }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
         close(fd);
-        return aip__fail(AIP_ERR_IO, "%s is not a regular file", path);
+        return aip__fail(AIP_ERR_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return aip__fail(AIP_ERR_IO, "refusing to read %s: it is %s, not a regular file", path,
+                         aip__file_kind(st.st_mode));
     }
     if ((uint64_t)st.st_size > max_size) {
         close(fd);
@@ -209,6 +242,8 @@ aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t 
         close(fd);
         return aip__fail(AIP_ERR_NOMEM, "no memory to read %s", path);
     }
+    /* At most the size fstat saw: a file growing meanwhile cannot push
+     * the read past the bound. */
     size_t got = 0;
     while (got < (size_t)st.st_size) {
         ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
@@ -224,6 +259,16 @@ aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t 
     if (size)
         *size = got;
     return AIP_OK;
+}
+
+aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t *size)
+{
+    return read_regular(path, max_size, out, size, 0);
+}
+
+aip_status aip__read_file_nofollow(const char *path, size_t max_size, char **out, size_t *size)
+{
+    return read_regular(path, max_size, out, size, 1);
 }
 
 aip_status aip__join(char *out, size_t cap, const char *a, const char *b)

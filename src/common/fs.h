@@ -49,8 +49,18 @@ aip_status aip__write_file(const char *path, const void *data, size_t size);
 aip_status aip__create_file(const char *path, const void *data, size_t size, int *created);
 
 /* aip__read_file() : whole file into a NUL-terminated malloc'd buffer;
- * AIP_ERR_LIMIT beyond `max_size`. */
+ * AIP_ERR_LIMIT beyond `max_size`.  Never blocks: a FIFO, directory,
+ * device or socket is refused (AIP_ERR_IO, the message names the path and
+ * says what it is) without being read. */
 aip_status aip__read_file(const char *path, size_t max_size, char **out, size_t *size);
+
+/* aip__read_file_nofollow() : the same, and AIP_ERR_SYMLINK when `path`
+ * itself is a symbolic link (checked by open, so no race with an lstat). */
+aip_status aip__read_file_nofollow(const char *path, size_t max_size, char **out, size_t *size);
+
+/* aip__file_kind() : "a FIFO (named pipe)", "a directory", ... for an
+ * st_mode, for messages that refuse a path. */
+const char *aip__file_kind(unsigned mode);
 
 /* aip__join() : snprintf-style "a/b" into `out`; AIP_ERR_PATH if too long. */
 aip_status aip__join(char *out, size_t cap, const char *a, const char *b);

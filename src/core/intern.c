@@ -35,6 +35,7 @@ typedef struct entry {
 static entry *_Atomic buckets[NBUCKETS];
 static entry *_Atomic *_Atomic pages[MAX_PAGES];
 static _Atomic uint32_t count;
+static _Atomic uint64_t cut_count;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int full_warned;
 
@@ -50,8 +51,10 @@ uint32_t aip__intern_n(const char *text, size_t len)
 {
     if (!text || !len)
         return 0;
-    if (len > AIP_STRING_MAX_LEN)
+    if (len > AIP_STRING_MAX_LEN) {
         len = AIP_STRING_MAX_LEN;
+        atomic_fetch_add_explicit(&cut_count, 1, memory_order_relaxed);
+    }
     uint64_t h = aip__fnv1a(text, len); /* short names dominate: a byte loop wins */
     entry *_Atomic *slot = &buckets[h & (NBUCKETS - 1)];
     entry *e = find(atomic_load_explicit(slot, memory_order_acquire), h, text, len);
@@ -108,6 +111,11 @@ uint32_t aip__intern_n(const char *text, size_t len)
 aip_string_id aip_intern(const char *text)
 {
     return text ? aip__intern_n(text, strlen(text)) : 0;
+}
+
+uint64_t aip__strings_cut(void)
+{
+    return atomic_load_explicit(&cut_count, memory_order_relaxed);
 }
 
 uint32_t aip__string_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }

@@ -10,13 +10,20 @@
 #ifndef AIP_INTERN_H
 #define AIP_INTERN_H
 
+#include "raw_format.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-#define AIP_STRING_MAX_LEN (64u * 1024u)   /* longer texts are truncated */
+#define AIP_STRING_MAX_LEN AIP_RAW_STRING_MAX_LEN /* longer texts are cut, and counted */
 
 /* aip__intern_n() : id of text[0..len) (0 for len 0 or table full). */
 uint32_t aip__intern_n(const char *text, size_t len);
+
+/* How many texts were cut to AIP_STRING_MAX_LEN since the process began:
+ * every aip__intern_n() of a longer text counts (a relaxed atomic, on that
+ * path only).  A trace reports the difference between its start and end. */
+uint64_t aip__strings_cut(void);
 
 /* Number of ids handed out so far: ids 1..count are defined. */
 uint32_t aip__string_count(void);

@@ -140,6 +140,7 @@ json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end)
         json_object_set_new(a, "recorded_events", json_integer((json_int_t)end->recorded));
         json_object_set_new(a, "dropped_events", json_integer((json_int_t)end->dropped));
         json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)end->unbalanced));
+        json_object_set_new(a, "texts_cut", json_integer((json_int_t)s->texts_cut));
         json_object_set_new(a, "raw_bytes", json_integer((json_int_t)end->bytes));
     }
     json_object_set_new(root, "aiprof", a);

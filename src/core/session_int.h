@@ -37,6 +37,8 @@ struct aip_session {
     aip__clock_pair trace_start;
     aip__trace_totals last_totals;
     int64_t trace_first_step;
+    uint64_t texts_cut_base;      /* aip__strings_cut() when the trace began */
+    uint64_t texts_cut;           /* texts cut during the finished trace */
     int trace_failed;             /* the trace could not start; logged once */
 
     json_t *metadata;             /* add_metadata / add_metadata_json */

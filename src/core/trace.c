@@ -11,6 +11,7 @@
 #include "env.h"
 #include "error.h"
 #include "fs.h"
+#include "intern.h"
 #include "session_log.h"
 
 #include <errno.h>
@@ -156,6 +157,8 @@ aip_status aip__trace_begin(aip_session *s)
         .rec_mask = rec_mask(s, filtering),
     };
     s->trace_first_step = s->step_num;
+    s->texts_cut_base = aip__strings_cut();
+    s->texts_cut = 0;
     st = aip__recorder_begin(&info, &s->trace_start);
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
@@ -192,6 +195,10 @@ aip_status aip__trace_end(aip_session *s, int save)
     if (t->unbalanced)
         aip__warn("%llu pops/ends had no matching push/begin on their thread",
                   (unsigned long long)t->unbalanced);
+    s->texts_cut = aip__strings_cut() - s->texts_cut_base;
+    if (s->texts_cut)
+        aip__warn("%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
+                  "that length", (unsigned long long)s->texts_cut, AIP_STRING_MAX_LEN);
     aip__log("INFO", "trace stopped: %llu events recorded, %llu dropped, %llu bytes of raw data",
              (unsigned long long)t->recorded, (unsigned long long)t->dropped,
              (unsigned long long)t->bytes);

@@ -203,10 +203,20 @@ static void watcher_check_file(aip__dyn_shared *s, const char *path, struct time
         aip__dyn_log_write(log, "ERROR", "%s is a symbolic link; edit refused", path);
         return;
     }
+    char err[512] = "", warn[512] = "";
+    if (!S_ISREG(st.st_mode)) {
+        /* Never opened: a FIFO would block the watcher until a writer
+         * came, and then the program's exit would go unnoticed. */
+        snprintf(err, sizeof err, "profiler_config.json is %s, not a regular file; refused",
+                 aip__file_kind(st.st_mode));
+        publish(s, "", 0, 0, err);
+        aip__dyn_log_write(log, "ERROR", "%s is %s, not a regular file; refused (a regular file "
+                           "written there later is read)", path, aip__file_kind(st.st_mode));
+        return;
+    }
     char *text = NULL;
     size_t len = 0;
-    char err[512] = "", warn[512] = "";
-    if (aip__read_file(path, AIP_DYN_CONFIG_MAX_BYTES, &text, &len) != AIP_OK) {
+    if (aip__read_file_nofollow(path, AIP_DYN_CONFIG_MAX_BYTES, &text, &len) != AIP_OK) {
         snprintf(err, sizeof err, "%s", aip_last_error());
         publish(s, "", 0, 0, err);
         aip__dyn_log_write(log, "ERROR", "Dynamic profiler process load json failed: %s", err);

@@ -10,12 +10,19 @@
  * W+A steps.  Edits arriving during a collection stay pending (the latest
  * wins) and apply after it ends.  Nothing here stops or slows the program:
  * every problem is logged to <config dir>/log/dp_*.log.
+ *
+ * Edits are read and parsed by this process's config thread (dyn_parse.c),
+ * never by the training thread: a 1 MB config takes milliseconds to parse,
+ * which step() must not pay.  step() takes a parsed edit when one waits
+ * (one load when nothing changed), so an edit applies at the first step
+ * after it has been parsed.
  */
 #include "aiprof.h"
 #include "aiprof_integration.h"
 #include "dyn_config.h"
 #include "dyn_log.h"
 #include "dyn_watch.h"
+#include "dyn_parse.h"
 #include "env.h"
 #include "error.h"
 #include "fs.h"
@@ -131,7 +138,7 @@ static void finish_collection(const char *why)
     dynamic.session = NULL;
     dynamic.remaining = 0;
     dynamic.from_start = 0;
-    aip__dyn_config_free(&dynamic.active_cfg);
+    aip__dyn_parse_dispose(&dynamic.active_cfg);
 }
 
 /* Takes ownership of *cfg. */
@@ -192,45 +199,36 @@ static aip_status start_collection(aip__dyn_config *cfg, int from_start)
     return AIP_OK;
 }
 
-/* A new edit published by the watcher: parse, check the rank, keep it. */
+/* An edit the config thread parsed: check the rank, keep it (step()). */
 static void take_edit(void)
 {
-    char *text = NULL, message[512];
-    size_t len = 0;
-    int valid = 0;
-    if (aip__dyn_watch_read(&dynamic.watch, &text, &len, &valid, message, sizeof message) != 0) {
-        aip__dyn_log_write(&dynamic.log, "ERROR", "could not read the published config");
+    aip__dyn_parsed e;
+    if (aip__dyn_parse_take(&e) != 0)
+        return;
+    if (!e.valid) {
+        aip__dyn_log_write(&dynamic.log, "WARNING", "profiler_config.json edit ignored: %s",
+                           e.message);
         return;
     }
-    if (!valid) {
-        aip__dyn_log_write(&dynamic.log, "WARNING", "profiler_config.json edit ignored: %s", message);
-        free(text);
-        return;
-    }
-    aip__dyn_config cfg;
-    char err[512], warn[512];
-    aip_status st = aip__dyn_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
-    free(text);
-    if (st) {
-        aip__dyn_log_write(&dynamic.log, "WARNING", "profiler_config.json edit ignored: %s", err);
-        return;
-    }
-    if (warn[0])
-        aip__dyn_log_write(&dynamic.log, "WARNING", "%s", warn);
+    aip__dyn_config cfg = e.cfg;
+    if (e.message[0])
+        aip__dyn_log_write(&dynamic.log, "WARNING", "%s", e.message);
     int rank = aip__rank();
     if (!aip__dyn_config_selects_rank(&cfg, rank)) {
         aip__dyn_log_write(&dynamic.log, "INFO", "config loaded; rank %d is not in rank_list, not "
                           "collecting", rank);
-        aip__dyn_config_free(&cfg);
+        aip__dyn_parse_dispose(&cfg);
         return;
     }
     if (dynamic.has_pending)
-        aip__dyn_config_free(&dynamic.pending);
+        aip__dyn_parse_dispose(&dynamic.pending);
     dynamic.pending = cfg;
     dynamic.has_pending = 1;
-    aip__dyn_log_write(&dynamic.log, "INFO", "config loaded: start_step %lld, warmup %lld, active %lld%s",
-                      (long long)cfg.start_step, (long long)cfg.warmup, (long long)cfg.active,
-                      dynamic.session ? "; applied after the running collection" : "");
+    aip__dyn_log_write(&dynamic.log, "INFO", "config loaded: start_step %lld, warmup %lld, active "
+                       "%lld%s (parsed in %.1f ms by the config thread, tid %d)",
+                       (long long)cfg.start_step, (long long)cfg.warmup, (long long)cfg.active,
+                       dynamic.session ? "; applied after the running collection" : "",
+                       e.parse_ms, (int)e.tid);
 }
 
 static void apply_pending(void)
@@ -240,7 +238,7 @@ static void apply_pending(void)
     int64_t start = dynamic.pending.start_step;
     if (start == 0) {
         aip__dyn_log_write(&dynamic.log, "INFO", "start_step is 0: collection off");
-        aip__dyn_config_free(&dynamic.pending);
+        aip__dyn_parse_dispose(&dynamic.pending);
         dynamic.has_pending = 0;
     } else if (start == -1 || start == dynamic.cur_step) {
         dynamic.has_pending = 0;
@@ -249,7 +247,7 @@ static void apply_pending(void)
         aip__dyn_log_write(&dynamic.log, "WARNING", "start_step %lld is already past (current step "
                           "%lld); config is not effective", (long long)start,
                           (long long)dynamic.cur_step);
-        aip__dyn_config_free(&dynamic.pending);
+        aip__dyn_parse_dispose(&dynamic.pending);
         dynamic.has_pending = 0;
     }
     /* else: READY, waiting for start_step */
@@ -292,10 +290,23 @@ aip_status aip_dynamic_init(const char *config_dir)
     } else if (S_ISLNK(sb.st_mode)) {
         pthread_mutex_unlock(&dynamic.lock);
         return aip__fail(AIP_ERR_SYMLINK, "%s is a symbolic link; refused", path);
+    } else if (!S_ISREG(sb.st_mode)) {
+        /* Not fatal: the watcher never opens it, and a regular file put
+         * there later is an edit like any other. */
+        aip__dyn_log_write(&dynamic.log, "ERROR", "%s is %s, not a regular file; refused: "
+                           "collections start once a regular file is written there", path,
+                           aip__file_kind(sb.st_mode));
     }
     st = aip__dyn_watch_attach(&dynamic.watch, config_dir, &dynamic.log);
     if (st) {
         aip__dyn_log_write(&dynamic.log, "ERROR", "dynamic profiling not started: %s", aip_last_error());
+        pthread_mutex_unlock(&dynamic.lock);
+        return st;
+    }
+    st = aip__dyn_parse_start(&dynamic.watch);
+    if (st) {
+        aip__dyn_log_write(&dynamic.log, "ERROR", "dynamic profiling not started: %s", aip_last_error());
+        aip__dyn_watch_detach(&dynamic.watch);
         pthread_mutex_unlock(&dynamic.lock);
         return st;
     }
@@ -314,7 +325,7 @@ aip_status aip_dynamic_init(const char *config_dir)
 
 aip_status aip_dynamic_step(void)
 {
-    /* Idle cost: an uncontended lock and one shared-memory load. */
+    /* Idle cost: an uncontended lock and one load (aip__dyn_parse_ready). */
     if (!__atomic_load_n(&dynamic.inited, __ATOMIC_ACQUIRE))
         return aip__fail(AIP_ERR_STATE, "aip_dynamic_step: call aip_dynamic_init first");
     pthread_mutex_lock(&dynamic.lock);
@@ -332,11 +343,8 @@ aip_status aip_dynamic_step(void)
             ms = 50000;
         aip__dyn_watch_set_poll_ms(&dynamic.watch, (uint32_t)ms);
     }
-    uint64_t gen = aip__dyn_watch_generation(&dynamic.watch);
-    if (gen != dynamic.watch.seen_generation) {
-        dynamic.watch.seen_generation = gen;
+    if (aip__dyn_parse_ready())
         take_edit();
-    }
     if (dynamic.session) {
         aip_session_step(dynamic.session);
         if (--dynamic.remaining <= 0)
@@ -374,7 +382,7 @@ aip_status aip_dynamic_start(const char *config_path)
         if (!st)
             st = aip__path_no_symlink(paths[i]);
         if (!st)
-            st = aip__read_file(paths[i], AIP_DYN_CONFIG_MAX_BYTES, &text, &len);
+            st = aip__read_file_nofollow(paths[i], AIP_DYN_CONFIG_MAX_BYTES, &text, &len);
         if (!st)
             st = aip__dyn_config_parse(text, len, &cfg, err, sizeof err, warn, sizeof warn);
         else
@@ -409,6 +417,7 @@ void aip_dynamic_shutdown(void)
         aip__dyn_config_free(&dynamic.pending);
         dynamic.has_pending = 0;
     }
+    aip__dyn_parse_stop(); /* before the detach: it reads the shared segment */
     aip__dyn_watch_detach(&dynamic.watch);
     aip__dyn_log_write(&dynamic.log, "INFO", "dynamic profiling stopped at step %lld",
                       (long long)dynamic.cur_step);

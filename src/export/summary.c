@@ -86,6 +86,13 @@ static void data_notes(aip__summary_data *s)
     if (m->dropped_events)
         note(s, "%llu events were dropped while recording (buffer cap reached): the trace has "
              "gaps", (unsigned long long)m->dropped_events);
+    if (m->info.texts_cut)
+        note(s, "%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
+             "that length when recorded", (unsigned long long)m->info.texts_cut,
+             AIP_RAW_STRING_MAX_LEN);
+    if (m->invalid_utf8_texts)
+        note(s, "%llu recorded text(s) are not valid UTF-8: each invalid byte is written as "
+             "U+FFFD in the outputs", (unsigned long long)m->invalid_utf8_texts);
     for (size_t i = 0; i < m->n_procs; i++) {
         const aip__process *p = &m->procs[i];
         if (p->raw.truncated_bytes)

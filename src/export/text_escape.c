@@ -3,44 +3,12 @@
  */
 #include "text_escape.h"
 #include "error.h"
+#include "utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char hex[] = "0123456789abcdef";
-
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid there.
- * Rejects overlong forms, surrogates and code points above U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c < 0xC2)
-        return 0;
-    if (c < 0xE0)
-        return n >= 2 && (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0xF0) {
-        if (c == 0xE0)
-            lo = 0xA0;
-        else if (c == 0xED)
-            hi = 0x9F;
-        if (n < 3 || s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80)
-            return 0;
-        return 3;
-    }
-    if (c < 0xF5) {
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F;
-        if (n < 4 || s[1] < lo || s[1] > hi || (s[2] & 0xC0) != 0x80 || (s[3] & 0xC0) != 0x80)
-            return 0;
-        return 4;
-    }
-    return 0;
-}
 
 static char *put_fffd(char *o)
 {
@@ -54,7 +22,7 @@ static char *put_fffd(char *o)
  * becomes U+FFFD.  Advances *pos by what was consumed. */
 static char *put_utf8(char *o, const unsigned char *s, size_t left, size_t *pos)
 {
-    size_t k = utf8_seq(s, left);
+    size_t k = aip__utf8_seq(s, left);
     if (!k) {
         (*pos)++;
         return put_fffd(o);
@@ -101,7 +69,7 @@ size_t aip__json_quote(const char *str, size_t n, char *out)
             i++;
             continue;
         }
-        size_t k = utf8_seq(s + i, n - i);
+        size_t k = aip__utf8_seq(s + i, n - i);
         if (!k) {
             o = put_fffd(o);
             i++;

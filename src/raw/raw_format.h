@@ -27,6 +27,10 @@
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
 #define AIP_CHUNK_HEADER_SIZE 24
 #define AIP_CHUNK_MAX_PAYLOAD (64u * 1024u * 1024u)
+/* The longest text a STRINGS entry holds: the recorder cuts longer names,
+ * shapes and stacks to this length and counts them (profiler_info.json's
+ * aiprof.texts_cut). */
+#define AIP_RAW_STRING_MAX_LEN (64u * 1024u)
 
 enum aip__chunk_type {
     AIP_CHUNK_INFO = 1,

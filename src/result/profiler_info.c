@@ -183,6 +183,11 @@ static void parse(json_t *root, aip__profiler_info_data *out)
     json_t *rank = json_object_get(root, "rank_id");
     if (json_is_integer(rank))
         out->rank = (int64_t)json_integer_value(rank);
+    uint64_t cut;
+    if (get_u64(json_object_get(root, "aiprof"), "texts_cut", &cut)) {
+        out->texts_cut = cut;
+        out->has_texts_cut = 1;
+    }
     json_t *si = json_object_get(root, "start_info");
     aip__clock_pair cs;
     if (get_u64(si, "start_cnt", &cs.ticks) && get_u64(si, "start_monotonic", &cs.monotonic_ns) &&

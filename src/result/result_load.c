@@ -169,6 +169,16 @@ aip_status aip__result_load(aip__run_log *r, const aip__profiler_info_data *info
     aip__runlog_line(r, "events: %llu, steps: %zu, fwdbwd flows: %zu, dropped events: %llu",
                      (unsigned long long)m->n_events, m->n_steps, m->n_flows,
                      (unsigned long long)m->dropped_events);
+    /* Both change what the outputs say: never silently.  The cut count
+     * is written when the trace is saved; a program killed before has none. */
+    char cut[64];
+    if (m->info.has_texts_cut)
+        snprintf(cut, sizeof cut, "%llu", (unsigned long long)m->info.texts_cut);
+    else
+        snprintf(cut, sizeof cut, "unknown (the trace was not saved)");
+    aip__runlog_line(r, "texts cut at %u bytes when recorded: %s; texts with invalid UTF-8 "
+                     "(each bad byte written as U+FFFD): %llu", AIP_RAW_STRING_MAX_LEN, cut,
+                     (unsigned long long)m->invalid_utf8_texts);
     if (s)
         aip__model_free(m);
     return s;

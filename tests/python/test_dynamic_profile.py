@@ -67,3 +67,114 @@ def test_dp_start_at_step_5():
     # with_flops from the config file reaches the collectors: a 4x4 add.
     assert add[0]["args"]["flops"] == 16 and add[0]["args"]["Input Dims"] == "[[4, 4], [4, 4], []]"
     assert os.path.exists("profiler_config_path/profiler_config.json")
+
+
+def _log_text(pattern):
+    text = ""
+    for p in glob.glob(pattern):
+        with open(p) as f:
+            text += f.read()
+    return text
+
+
+def test_dp_fifo_config_does_not_block():
+    # profiler_config.json is a FIFO with no writer: init and every step
+    # return, the refusal is logged, and a regular file written over it
+    # later is an edit like any other (parsed by the config thread).
+    os.makedirs("cfg_fifo")
+    os.mkfifo("cfg_fifo/profiler_config.json")
+    os.mkfifo("start_fifo.json")
+    code = textwrap.dedent("""
+        import json, os, time, torch
+        from aiprof.profiler import dynamic_profile as dp
+        x = torch.randn(4, 4)
+        dp.init("cfg_fifo")
+        t0 = time.monotonic()
+        try:
+            dp.start("start_fifo.json")   # FIFO, and the init file is a FIFO too
+        except Exception as e:
+            print("start refused:", type(e).__name__)
+        print("start took", time.monotonic() - t0)
+        for step in range(40):
+            if step == 5:
+                with open("cfg_fifo/new.json", "w") as f:
+                    json.dump({"start_step": -1, "active": 2, "prof_dir": "./prof_fifo",
+                               "activities": ["CPU"]}, f)
+                os.rename("cfg_fifo/new.json", "cfg_fifo/profiler_config.json")
+            x @ x
+            time.sleep(0.02)
+            dp.step()
+        print("done")
+    """)
+    proc = run_python(code, env=ENV, timeout=60)
+    assert "start refused:" in proc.stdout
+    assert "done" in proc.stdout
+    assert len(glob.glob("prof_fifo/*_ascend_pt")) == 1
+    dp_log = _log_text("cfg_fifo/log/dp_*.log")
+    assert "cfg_fifo/profiler_config.json is a FIFO (named pipe), not a regular file" in dp_log
+    assert "refusing to read start_fifo.json: it is a FIFO (named pipe), not a regular file" in dp_log
+    assert "by the config thread" in dp_log
+
+
+def test_dp_start_with_directory_or_symlink_config():
+    # Neither is read; each is refused with a message saying what it is,
+    # and dp.start falls back to the init directory's profiler_config.json.
+    os.makedirs("start_dir.json")
+    with open("real.json", "w") as f:
+        json.dump({"active": 1, "prof_dir": "./started"}, f)
+    os.symlink("real.json", "start_link.json")
+    os.makedirs("cfg")
+    with open("cfg/profiler_config.json", "w") as f:
+        json.dump({"active": 1, "prof_dir": "./fallback", "activities": ["CPU"]}, f)
+    code = textwrap.dedent("""
+        import torch
+        from aiprof.profiler import dynamic_profile as dp
+        x = torch.randn(4, 4)
+        dp.init("cfg")
+        for step in range(6):
+            if step in (1, 3):
+                dp.start("start_dir.json" if step == 1 else "start_link.json")
+            x + x
+            dp.step()
+    """)
+    run_python(code, env=ENV)
+    assert not glob.glob("started/*_ascend_pt")
+    assert len(glob.glob("fallback/*_ascend_pt")) == 2
+    dp_log = _log_text("cfg/log/dp_*.log")
+    assert "refusing to read start_dir.json: it is a directory, not a regular file" in dp_log
+    assert "start_link.json is a symbolic link" in dp_log
+
+
+def test_dp_init_with_directory_or_symlink_as_profiler_config():
+    # A directory there: init returns and logs it; once it is replaced by a
+    # regular file, that file is an edit.  A symbolic link: init refuses.
+    os.makedirs("cfg_d/profiler_config.json")
+    os.makedirs("cfg_l")
+    with open("elsewhere.json", "w") as f:
+        f.write("{}")
+    os.symlink(os.path.abspath("elsewhere.json"), "cfg_l/profiler_config.json")
+    code = textwrap.dedent("""
+        import json, os, time, torch
+        from aiprof.profiler import dynamic_profile as dp
+        try:
+            dp.init("cfg_l")
+        except Exception as e:
+            print("link refused:", e)
+        dp.init("cfg_d")
+        x = torch.randn(4, 4)
+        for step in range(40):
+            if step == 5:
+                os.rmdir("cfg_d/profiler_config.json")
+                with open("cfg_d/new.json", "w") as f:
+                    json.dump({"start_step": -1, "active": 1, "prof_dir": "./prof_d",
+                               "activities": ["CPU"]}, f)
+                os.rename("cfg_d/new.json", "cfg_d/profiler_config.json")
+            x @ x
+            time.sleep(0.02)
+            dp.step()
+    """)
+    proc = run_python(code, env=ENV)
+    assert "link refused:" in proc.stdout and "symbolic link" in proc.stdout
+    assert len(glob.glob("prof_d/*_ascend_pt")) == 1
+    assert "profiler_config.json is a directory, not a regular file" in _log_text(
+        "cfg_d/log/dp_*.log")

@@ -12,6 +12,7 @@
 #include "dyn_config.h"
 #include "dyn_log.h"
 #include "dyn_watch.h"
+#include "dyn_parse.h"
 #include "fs.h"
 #include "raw_count.h"
 
@@ -20,6 +21,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -591,6 +593,151 @@ static void test_start_once(void)
     ASSERT_EQ(steps_in(dirs[0]), (1ull << 2) | (1ull << 3) | (1ull << 4));
 }
 
+/* aip__read_file never blocks and reads nothing but a regular file: a
+ * FIFO with no writer, a directory and a device are refused at once, with
+ * a message naming the path and what it is; the nofollow form refuses a
+ * symbolic link. */
+static void test_read_file_refuses_non_regular(void)
+{
+    char fifo[PATH_MAX], dir[PATH_MAX], reg[PATH_MAX], link[PATH_MAX];
+    snprintf(fifo, sizeof fifo, "%s/rf_fifo", tmp);
+    snprintf(dir, sizeof dir, "%s/rf_dir", tmp);
+    snprintf(reg, sizeof reg, "%s/rf_reg", tmp);
+    snprintf(link, sizeof link, "%s/rf_link", tmp);
+    ASSERT_EQ(mkfifo(fifo, 0600), 0);
+    ASSERT_EQ(mkdir(dir, 0700), 0);
+    FILE *f = fopen(reg, "w");
+    ASSERT_TRUE(f != NULL);
+    fputs("{}", f);
+    fclose(f);
+    ASSERT_EQ(symlink(reg, link), 0);
+    alarm(20); /* a blocking open would hang here: SIGALRM fails the test instead */
+    char *text = NULL;
+    size_t n = 0;
+    ASSERT_EQ(aip__read_file(fifo, 1024, &text, &n), AIP_ERR_IO);
+    ASSERT_TRUE(text == NULL);
+    ASSERT_TRUE(strstr(aip_last_error(), fifo) != NULL);
+    ASSERT_TRUE(strstr(aip_last_error(), "is a FIFO (named pipe), not a regular file") != NULL);
+    ASSERT_EQ(aip__read_file(dir, 1024, &text, &n), AIP_ERR_IO);
+    ASSERT_TRUE(strstr(aip_last_error(), "is a directory, not a regular file") != NULL);
+    ASSERT_EQ(aip__read_file("/dev/null", 1024, &text, &n), AIP_ERR_IO);
+    ASSERT_TRUE(strstr(aip_last_error(), "is a character device") != NULL);
+    ASSERT_EQ(aip__read_file_nofollow(link, 1024, &text, &n), AIP_ERR_SYMLINK);
+    ASSERT_TRUE(strstr(aip_last_error(), "is a symbolic link") != NULL);
+    ASSERT_EQ(aip__read_file(link, 1024, &text, &n), AIP_OK); /* following is the caller's choice */
+    free(text);
+    ASSERT_EQ(aip__read_file_nofollow(reg, 1024, &text, &n), AIP_OK);
+    ASSERT_EQ(n, 2);
+    ASSERT_STREQ(text, "{}");
+    free(text);
+    ASSERT_EQ(aip__read_file_nofollow(reg, 1, &text, &n), AIP_ERR_LIMIT);
+    alarm(0);
+}
+
+/* profiler_config.json as a FIFO: init returns (the refusal logged), the
+ * watcher never opens it, a regular file written there later starts a
+ * collection, the FIFO coming back is refused again without hanging the
+ * watcher, and the watcher still notices the program's exit.  dp.start
+ * with a FIFO, a directory or a symbolic link returns at once. */
+static int fifo_child(const char *cfg, const char *fifo2, const char *dirpath,
+                      const char *link, const char *progress)
+{
+    alarm(60); /* a blocked init / start / step ends the child: the test fails, not hangs */
+    if (aip_dynamic_init(cfg) != AIP_OK)
+        return 40;
+    if (aip_dynamic_start(fifo2) != AIP_ERR_INVALID_ARG) /* both FIFOs: nothing usable */
+        return 41;
+    if (aip_dynamic_start(dirpath) != AIP_ERR_INVALID_ARG)
+        return 42;
+    if (aip_dynamic_start(link) != AIP_ERR_INVALID_ARG)
+        return 43;
+    if (aip_dynamic_get_state() != AIP_DYN_IDLE)
+        return 44;
+    pid_t me = (pid_t)syscall(SYS_gettid);
+    int saw_running = 0;
+    for (int s = 0; s < 80; s++) {
+        aip_op_info op = {.name = "fifo_op", .sequence_number = -1};
+        aip_op_begin(&op);
+        sleep_ms(40);
+        aip_op_end();
+        if (aip_dynamic_step() != AIP_OK)
+            return 45;
+        if (aip_dynamic_get_state() == AIP_DYN_RUNNING) {
+            saw_running = 1;
+            /* The edit was parsed, and not by this (the training) thread. */
+            pid_t t = aip__dyn_last_parse_tid();
+            if (t == 0 || t == me)
+                return 46;
+        }
+        char tmpf[PATH_MAX + 8];
+        snprintf(tmpf, sizeof tmpf, "%s.tmp", progress);
+        FILE *f = fopen(tmpf, "w");
+        if (f) {
+            fprintf(f, "%d\n", s + 1);
+            fclose(f);
+            rename(tmpf, progress);
+        }
+    }
+    aip_dynamic_shutdown();
+    return saw_running ? 0 : 47;
+}
+
+static void test_fifo_as_config(void)
+{
+    char cfg[PATH_MAX], prof[PATH_MAX], progress[PATH_MAX], path[PATH_MAX + 32],
+        fifo2[PATH_MAX], dirpath[PATH_MAX], link[PATH_MAX], json[1024];
+    snprintf(cfg, sizeof cfg, "%s/cfg_fifo", tmp);
+    snprintf(prof, sizeof prof, "%s/prof_fifo", tmp);
+    snprintf(progress, sizeof progress, "%s/progress_fifo", tmp);
+    snprintf(fifo2, sizeof fifo2, "%s/start_fifo.json", tmp);
+    snprintf(dirpath, sizeof dirpath, "%s/start_dir.json", tmp);
+    snprintf(link, sizeof link, "%s/start_link.json", tmp);
+    snprintf(path, sizeof path, "%s/profiler_config.json", cfg);
+    ASSERT_EQ(mkdir(cfg, 0700), 0);
+    ASSERT_EQ(mkfifo(path, 0600), 0);
+    ASSERT_EQ(mkfifo(fifo2, 0600), 0);
+    ASSERT_EQ(mkdir(dirpath, 0700), 0);
+    ASSERT_EQ(symlink(fifo2, link), 0);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(fifo_child(cfg, fifo2, dirpath, link, progress));
+    ASSERT_TRUE(pid > 0);
+    ASSERT_TRUE(wait_progress(progress, 3, 20000));
+    ASSERT_TRUE(log_contains(cfg, "dp_", "is a FIFO (named pipe), not a regular file") >= 1);
+    /* A regular file replaces the FIFO: an edit like any other. */
+    snprintf(json, sizeof json,
+             "{\"start_step\": -1, \"active\": 2, \"prof_dir\": \"%s\", \"activities\": [\"CPU\"]}",
+             prof);
+    write_config(cfg, json);
+    long now = read_progress(progress);
+    ASSERT_TRUE(wait_progress(progress, now + 10, 20000));
+    /* The FIFO comes back: refused, the watcher goes on. */
+    ASSERT_EQ(unlink(path), 0);
+    ASSERT_EQ(mkfifo(path, 0600), 0);
+    now = read_progress(progress);
+    ASSERT_TRUE(wait_progress(progress, now + 10, 20000));
+    ASSERT_TRUE(log_contains(cfg, "monitor_dp_", "is a FIFO (named pipe), not a regular file") >= 1);
+    write_config(cfg, json); /* and a regular edit after it is seen */
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    char dirs[4][PATH_MAX];
+    ASSERT_EQ(list_results(prof, dirs, 4), 2);
+    ASSERT_TRUE(log_contains(cfg, "dp_", "not usable") >= 3); /* the three dp.start refusals */
+    ASSERT_TRUE(log_contains(cfg, "dp_", "is a directory, not a regular file") >= 1);
+    ASSERT_TRUE(log_contains(cfg, "dp_", "is a symbolic link") >= 1);
+    ASSERT_TRUE(log_contains(cfg, "dp_", "by the config thread") >= 2);
+    /* The watcher was not stuck in an open(): it sees the exit and leaves. */
+    int gone = 0;
+    for (int i = 0; i < 200 && !gone; i++) {
+        gone = !shm_exists(cfg);
+        if (!gone)
+            sleep_ms(50);
+    }
+    ASSERT_TRUE(gone);
+}
+
 static void test_api_misuse(void)
 {
     ASSERT_EQ(aip_dynamic_step(), AIP_ERR_STATE);
@@ -618,4 +765,5 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_config_parsing), TEST_CASE(test_log_r
           TEST_CASE(test_stale_segment_is_taken_over),
           TEST_CASE(test_config_dir_deleted_while_running),
           TEST_CASE(test_watcher_survives_its_starter), TEST_CASE(test_start_once),
+          TEST_CASE(test_read_file_refuses_non_regular), TEST_CASE(test_fifo_as_config),
           TEST_CASE(teardown))
