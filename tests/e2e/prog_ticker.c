@@ -3,6 +3,9 @@
  * own, for `aiprof run` tests: records a "tick" annotation every millisecond
  * for MS milliseconds.  With STEPS and STEP_MS it also creates a session and
  * calls aip_session_step() every STEP_MS, as a training loop would.
+ * Prints "ticks N", the number of ticks it made, so that tests compare what
+ * was recorded with what happened rather than with what the clock allowed
+ * (a loaded machine sleeps longer than a millisecond).
  * Usage: prog_ticker MS [STEPS STEP_MS]
  */
 #include "aiprof.h"
@@ -40,7 +43,9 @@ int main(int argc, char **argv)
     }
     double start = now_s(), next_step = start + step_s;
     int done = 0;
+    long ticks = 0;
     while (now_s() - start < total) {
+        ticks++;
         AIP_ANNOTATION_PUSH("tick");
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
@@ -55,5 +60,6 @@ int main(int argc, char **argv)
         aip_session_stop(s);
         aip_session_destroy(s);
     }
+    printf("ticks %ld\n", ticks);
     return 0;
 }
