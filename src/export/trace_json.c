@@ -228,8 +228,10 @@ static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
  * buffer with a single capacity check for names of ordinary length. */
 static void thread_spans(tj *w, const aip__thread *t)
 {
-    for (size_t i = 0; i < t->n_spans; i++) {
-        const aip__span *s = &t->spans[i];
+    size_t n;
+    const aip__span *slices = aip__thread_slices(t, &n); /* nested: nesting.c */
+    for (size_t i = 0; i < n; i++) {
+        const aip__span *s = &slices[i];
         size_t nlen;
         const char *name = aip__esc_get(&w->esc, s->name, &nlen);
         if (!name) {
