@@ -208,7 +208,8 @@ static const struct {
 #undef HEAD
 
 /* torch's args of a python_function event; the module id only for an
- * nn.Module forward. */
+ * nn.Module forward; "continued" on a later piece of a call split so that
+ * slices nest (nesting.c: same ids, the call goes on inside another slice). */
 static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
 {
     aip__pyfunc_fields f;
@@ -221,6 +222,8 @@ static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
         AIP_OUT_LIT(w->o, ",\"Python module id\":");
         aip__out_u64(w->o, f.module_id);
     }
+    if (s->piece)
+        AIP_OUT_LIT(w->o, ",\"continued\":true");
     AIP_OUT_LIT(w->o, "}");
 }
 
