@@ -32,22 +32,25 @@
 
 #include <stdlib.h>
 
-/* Do the sorted spans of t nest?  One pass, a stack of open ends. */
+/* Do the sorted spans of t nest?  One pass, a stack of open ends (as deep
+ * as the spans nest, not as long as the thread). */
 static aip_status spans_nest_already(const aip__thread *t, int *yes)
 {
-    size_t n = t->n_spans, depth = 0;
+    size_t n = t->n_spans, depth = 0, cap = 0;
+    int64_t *ends = NULL;
     *yes = 1;
-    if (n < 2)
-        return AIP_OK;
-    int64_t *ends = malloc(n * sizeof *ends);
-    if (!ends)
-        return aip__fail(AIP_ERR_NOMEM, "no memory to check slice nesting");
     for (size_t i = 0; i < n && *yes; i++) {
         const aip__span *s = &t->spans[i];
         while (depth && ends[depth - 1] <= s->start)
             depth--;
-        if (depth && ends[depth - 1] < s->end)
+        if (depth && ends[depth - 1] < s->end) {
             *yes = 0;
+            break;
+        }
+        if (aip__model_grow((void **)&ends, &cap, depth + 1, sizeof *ends)) {
+            free(ends);
+            return aip__fail(AIP_ERR_NOMEM, "no memory to check slice nesting");
+        }
         ends[depth++] = s->end;
     }
     free(ends);
