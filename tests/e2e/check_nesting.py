@@ -88,9 +88,10 @@ def _track_slices(events):
     return tracks, unmatched
 
 
-def count_overlaps(events, examples=5):
+def count_overlaps(events, examples=5, involved=None):
     """(number of partially overlapping slice pairs, up to `examples` of
-    them as (track, outer, inner) tuples, 'E' events without a 'B')."""
+    them as (track, outer, inner) tuples, 'E' events without a 'B').
+    `involved`, a set, receives every slice in such a pair."""
     tracks, unmatched = _track_slices(events)
     pairs, found = 0, []
     for key, sl in tracks.items():
@@ -110,6 +111,9 @@ def count_overlaps(events, examples=5):
             if k:
                 bad = [a for a in active[:k] if a[0] < s[0]]
                 pairs += len(bad)
+                if involved is not None and bad:
+                    involved.update((key,) + a for a in bad)
+                    involved.add((key,) + s)
                 for a in bad[:max(0, examples - len(found))]:
                     found.append((key, a, s))
             i = bisect.bisect_right(active_ends, s[1])
@@ -132,12 +136,14 @@ def main(argv=None):
     for path in args.paths:
         try:
             events = load_events(path)
-            pairs, found, unmatched = count_overlaps(events, args.examples)
+            involved = set()
+            pairs, found, unmatched = count_overlaps(events, args.examples, involved)
         except (OSError, ValueError, KeyError, decimal.InvalidOperation) as exc:
             print(f"{path}: cannot check: {exc}", file=sys.stderr)
             status = 2
             continue
-        print(f"{path}: {pairs} mis-nested slice pairs, {len(unmatched)} unmatched ends")
+        print(f"{path}: {pairs} mis-nested slice pairs, {len(unmatched)} unmatched ends"
+              + (f" ({len(involved)} slices involved)" if pairs else ""))
         for key, a, b in found:
             print(f"  pid {key[0]} tid {key[1]}: {_fmt(a)} overlaps {_fmt(b)}")
         for key, ts, name in unmatched[:args.examples]:
