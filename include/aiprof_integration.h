@@ -76,6 +76,12 @@ AIP_API void aip_thread_op_options(unsigned options);
 AIP_API void aip_pyfunc_push(aip_string_id name, aip_string_id module);
 /* Closes the calling thread's innermost aip_pyfunc_push(). */
 AIP_API void aip_pyfunc_pop(void);
+/*! aip_pyfunc_push_running() : aip_pyfunc_push() for a call that was
+ *  already running when the host began following this thread's calls (the
+ *  frames it replays at the trace start).  Its start is no later than that
+ *  of anything the thread has open in the trace (annotations, mstx ranges,
+ *  ops), so the call encloses them instead of beginning inside them. */
+AIP_API void aip_pyfunc_push_running(aip_string_id name, aip_string_id module);
 
 /* Memory categories of torch's memory timeline. */
 typedef enum aip_memory_category {

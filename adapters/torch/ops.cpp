@@ -9,7 +9,10 @@
  * aip_op_begin/aip_op_end, USER_SCOPE ranges (record_function,
  * torch.profiler's ProfilerStep#N, DataLoader and optimizer ranges) to
  * aip_annotation_push/pop.  Names are passed as they are: the core interns
- * them during the call.
+ * them during the call.  An end is forwarded only for a RecordFunction
+ * whose begin was, in the same trace (ThreadState.fwd): one that began
+ * before the trace, or in the previous of two back-to-back traces, ends
+ * there without being a pop with no push.
  *
  * "Fwd thread id": RecordFunction numbers threads itself; backward ops
  * carry the forward thread's number.  The analyser knows OS thread ids, so
@@ -89,8 +92,23 @@ struct TextSlot {
     char text[80];
 };
 
+/* A RecordFunction this thread forwarded to libaiprof: its address (it
+ * does not move while it runs) and the trace generation it went to. */
+struct Forwarded {
+    const void *fn;
+    uint32_t gen;
+};
+constexpr uint32_t kForwardedMax = 256;
+
 struct ThreadState {
     uint64_t os_tid;
+    /* What on_enter forwarded and on_exit has not closed yet, innermost
+     * last.  torch calls on_exit for every RecordFunction that ran on_enter,
+     * also one that began before the trace recorded (or in the trace before
+     * a back-to-back one, or while the thread was paused); only the ends of
+     * what was forwarded, in the trace that is recording, are forwarded. */
+    Forwarded fwd[kForwardedMax];
+    uint32_t n_fwd;
     /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
      * (aip_thread_pause); this spares describing ops nobody records. */
     int paused;
@@ -196,6 +214,19 @@ aip_string_id name_id(ThreadState *s, const char *name)
 }
 
 
+/* The list is full: drop the entries of earlier traces (their ends are
+ * not forwarded either way; only RecordFunctions that ended on another
+ * thread linger).  Whether room was made. */
+bool forwarded_compact(ThreadState *s, uint32_t gen)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n_fwd; i++)
+        if (s->fwd[i].gen == gen)
+            s->fwd[k++] = s->fwd[i];
+    s->n_fwd = k;
+    return k < kForwardedMax;
+}
+
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
 {
     if (!AIP_RECORDING())
@@ -203,6 +234,10 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     ThreadState *s = thread_state();
     if (!s || s->paused)
         return nullptr;
+    uint32_t gen = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    if (s->n_fwd == kForwardedMax && !forwarded_compact(s, gen))
+        return nullptr; /* kForwardedMax ranges open in this trace: not recorded */
+    s->fwd[s->n_fwd++] = Forwarded{&fn, gen};
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
         aip_annotation_push_id(name_id(s, fn.name()));
         return nullptr;
@@ -244,9 +279,26 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     return nullptr;
 }
 
+/* Was `fn` forwarded by this thread in the trace recording now?  Takes its
+ * entry (and any above it: RecordFunctions that ended on another thread)
+ * off the thread's list. */
+bool forwarded_now(const at::RecordFunction &fn)
+{
+    ThreadState *s = t_state;
+    if (!s)
+        return false;
+    for (uint32_t i = s->n_fwd; i-- > 0;) {
+        if (s->fwd[i].fn != &fn)
+            continue;
+        s->n_fwd = i;
+        return s->fwd[i].gen == __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    }
+    return false; /* began before on_enter forwarded anything: nothing to end */
+}
+
 void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
 {
-    if (!AIP_RECORDING())
+    if (!forwarded_now(fn) || !AIP_RECORDING())
         return;
     if (fn.scope() == at::RecordScope::USER_SCOPE)
         aip_annotation_pop();

@@ -61,6 +61,9 @@ typedef struct aipy_pyfunc_mark {
     uint32_t level; /* open events on the thread before the push */
 } aipy_pyfunc_mark;
 aipy_pyfunc_mark aipy_pyfunc_push(aip_string_id name, aip_string_id module);
+/* For a frame that was running before the thread's calls were followed
+ * (replayed): aip_pyfunc_push_running, which encloses what is open. */
+aipy_pyfunc_mark aipy_pyfunc_push_running(aip_string_id name, aip_string_id module);
 void aipy_pyfunc_pop_to(aipy_pyfunc_mark m);
 
 #endif

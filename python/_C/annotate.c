@@ -8,20 +8,37 @@
  */
 #include "aiprof_C.h"
 
+/* annotation_push(name) -> int: the trace generation it went to, 0 if
+ * nothing records; annotation_pop(gen) then closes it only in that trace,
+ * so a range opened before a trace (or in the previous of two back-to-back
+ * traces) is not a pop without a push in this one. */
 static PyObject *py_annotation_push(PyObject *self, PyObject *arg)
 {
-    if (!AIP_RECORDING())
-        Py_RETURN_NONE;
+    uint32_t gen = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    if (!gen)
+        return PyLong_FromLong(0);
     const char *name = PyUnicode_AsUTF8(arg);
     if (!name)
         return NULL;
     aip_annotation_push(name);
-    Py_RETURN_NONE;
+    return PyLong_FromUnsignedLong(gen);
 }
 
-static PyObject *py_annotation_pop(PyObject *self, PyObject *unused)
+static PyObject *py_annotation_pop(PyObject *self, PyObject *const *args, Py_ssize_t n)
 {
-    if (AIP_RECORDING())
+    if (n > 1) {
+        PyErr_SetString(PyExc_TypeError, "annotation_pop expects at most one argument");
+        return NULL;
+    }
+    uint32_t gen = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    if (n == 1 && args[0] != Py_None) {
+        unsigned long pushed = PyLong_AsUnsignedLong(args[0]);
+        if (pushed == (unsigned long)-1 && PyErr_Occurred())
+            return NULL;
+        if (pushed != gen)
+            Py_RETURN_NONE; /* pushed in no trace, or in another one */
+    }
+    if (gen)
         aip_annotation_pop();
     Py_RETURN_NONE;
 }
@@ -99,9 +116,11 @@ static PyObject *py_itt_range_pop(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"annotation_push", py_annotation_push, METH_O,
-     "annotation_push(name): open a record_function range on this thread."},
-    {"annotation_pop", py_annotation_pop, METH_NOARGS,
-     "annotation_pop(): close the innermost record_function range."},
+     "annotation_push(name) -> int: open a record_function range on this thread; returns "
+     "the trace generation it went to (0: nothing records)."},
+    {"annotation_pop", (PyCFunction)(void (*)(void))py_annotation_pop, METH_FASTCALL,
+     "annotation_pop(gen=None): close the innermost record_function range; with the "
+     "generation annotation_push returned, only if it went to the trace recording now."},
     {"mark", (PyCFunction)(void (*)(void))py_mark, METH_FASTCALL,
      "mark(message, domain): an mstx instant."},
     {"range_start", (PyCFunction)(void (*)(void))py_range_start, METH_FASTCALL,

@@ -63,7 +63,7 @@ void aipy_eval_replay(shadow *s, PyThreadState *ts)
         if (!_PyFrame_IsIncomplete(f))
             chain[--i] = f;
     for (i = 0; i < n; i++)
-        aipy_shadow_push(s, chain[i], chain[i]->f_code, 1);
+        aipy_shadow_push(s, chain[i], chain[i]->f_code, AIPY_EVENT_RUNNING);
     free(chain);
 }
 
@@ -89,7 +89,7 @@ static PyObject *eval_cb(PyThreadState *ts, _PyInterpreterFrame *frame, int thro
     s->ts = ts;
     aipy_eval_sync(s, ts->cframe->current_frame);
     int d = s->depth;
-    aipy_shadow_push(s, frame, frame->f_code, 1);
+    aipy_shadow_push(s, frame, frame->f_code, AIPY_EVENT);
     uint64_t serial = s->pushes;
     unsigned epoch = s->epoch;
     PyObject *r = eval_frame_of(ts, frame, throwflag);

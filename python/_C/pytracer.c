@@ -24,7 +24,10 @@
  * Frames already running when tracing starts are replayed onto the shadow
  * stacks — the starting thread's at once, other threads' at their first
  * call — and get python_function events from then on, as torch's tracer
- * does.  In eval-frame mode their returns are not seen: a replayed frame
+ * does; such an event begins no later than the ranges and ops its thread
+ * opened in the trace before its first Python call was seen
+ * (aip_pyfunc_push_running), since it was running around them.  In
+ * eval-frame mode their returns are not seen: a replayed frame
  * that is no longer the caller of the next call (or of an op) has
  * returned, and its event ends there.  Events still open when the trace
  * stops end at the stop.
@@ -46,7 +49,7 @@
 static __thread uint32_t pf_gen;   /* the trace pf_level counts events of */
 static __thread uint32_t pf_level; /* events this thread has open in it */
 
-aipy_pyfunc_mark aipy_pyfunc_push(aip_string_id name, aip_string_id module)
+static aipy_pyfunc_mark pyfunc_push(aip_string_id name, aip_string_id module, int running)
 {
     uint32_t g = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
     if (!g || !name)
@@ -56,8 +59,21 @@ aipy_pyfunc_mark aipy_pyfunc_push(aip_string_id name, aip_string_id module)
         pf_level = 0;
     }
     aipy_pyfunc_mark m = {g, pf_level++};
-    aip_pyfunc_push(name, module);
+    if (running)
+        aip_pyfunc_push_running(name, module);
+    else
+        aip_pyfunc_push(name, module);
     return m;
+}
+
+aipy_pyfunc_mark aipy_pyfunc_push(aip_string_id name, aip_string_id module)
+{
+    return pyfunc_push(name, module, 0);
+}
+
+aipy_pyfunc_mark aipy_pyfunc_push_running(aip_string_id name, aip_string_id module)
+{
+    return pyfunc_push(name, module, 1);
 }
 
 void aipy_pyfunc_pop_to(aipy_pyfunc_mark m)
@@ -122,8 +138,9 @@ void aipy_shadow_push(shadow *s, const void *frame, PyCodeObject *code, int even
     e->ci = aipy_code_info(code);
     /* aiprof's own frames (profile.step() and the collectors below it) stay
      * on the shadow stack but are no events: they are the profiler's. */
-    e->pf = event && e->ci && !e->ci->own ? aipy_pyfunc_push(aipy_code_func_id(e->ci), 0)
-                                          : (aipy_pyfunc_mark){0, 0};
+    e->pf = event && e->ci && !e->ci->own
+                ? pyfunc_push(aipy_code_func_id(e->ci), 0, event == AIPY_EVENT_RUNNING)
+                : (aipy_pyfunc_mark){0, 0};
     e->frame = frame;
     e->serial = ++s->pushes;
     e->caller_lasti = d > 0 ? frame_lasti(s, s->e[d - 1].frame) : -1;
@@ -161,7 +178,7 @@ static void profile_replay(shadow *s, PyObject *frames)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(frames);
     for (Py_ssize_t i = 0; i < n; i++)
-        profile_push(s, (PyFrameObject *)PyTuple_GET_ITEM(frames, i), 1);
+        profile_push(s, (PyFrameObject *)PyTuple_GET_ITEM(frames, i), AIPY_EVENT_RUNNING);
 }
 
 /* The running frames of `ts`, outermost first. */
@@ -225,7 +242,7 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
         }
     }
     if (what == PyTrace_CALL)
-        profile_push(s, frame, 1);
+        profile_push(s, frame, AIPY_EVENT);
     else
         profile_pop(s, frame);
     return 0;

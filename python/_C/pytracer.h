@@ -54,7 +54,9 @@ extern __thread shadow *aipy_tls_shadow __attribute__((tls_model("initial-exec")
  * mode (made at its first use); NULL if out of memory. */
 shadow *aipy_shadow_fresh(void);
 /* pytracer.c, with the GIL: push `frame` running `code`; `event` makes it a
- * python_function event too. */
+ * python_function event too (AIPY_EVENT_RUNNING: a replayed frame, which was
+ * running before its thread's calls were followed). */
+enum { AIPY_EVENT_NONE = 0, AIPY_EVENT = 1, AIPY_EVENT_RUNNING = 2 };
 void aipy_shadow_push(shadow *s, const void *frame, PyCodeObject *code, int event);
 
 /* Pop entries [d, depth), ending their python_function events (the first

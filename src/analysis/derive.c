@@ -1,7 +1,8 @@
 /*
  * derive.c — from loaded events to the facts exporters print: spans in
- * start order with self times, steps and step trace rows, paired ranges,
- * fwdbwd flows, the time extent and the event/drop totals.
+ * start order with self times, the slices a timeline draws (nesting.c),
+ * steps and step trace rows, paired ranges, fwdbwd flows, the time extent
+ * and the event/drop totals.
  */
 #include "model.h"
 #include "error.h"
@@ -86,6 +87,8 @@ aip_status aip__model_derive(aip__model *m)
             s = aip__spans_sort(p->threads[ti].spans, p->threads[ti].n_spans);
             if (!s)
                 s = aip__spans_nest(&p->threads[ti]);
+            if (!s)
+                s = aip__slices_build(&p->threads[ti], &p->split_slices);
         }
         if (!s)
             s = aip__steps_add(m, p, is_step, &step_cap);

@@ -40,6 +40,7 @@ static void process_free(aip__process *p)
         aip__array_free(p->threads[i].spans);
         aip__array_free(p->threads[i].aux);
         free(p->threads[i].self_ns);
+        aip__array_free(p->threads[i].slices);
     }
     free(p->threads);
     aip__array_free(p->strings.blob);

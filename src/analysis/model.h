@@ -40,7 +40,7 @@ typedef struct aip__span {
     uint32_t name : 28;     /* string id, 0 = none */
     uint32_t kind : 2;      /* enum aip__span_kind */
     uint32_t top_op : 1;    /* derived: an op with no enclosing op on its thread */
-    uint32_t unused : 1;
+    uint32_t piece : 1;     /* a slice continuing a split span (nesting.c) */
     uint32_t aux : 26;      /* 1 + index of the first aux word; 0 = none */
     uint32_t opflags : 6;   /* AIP_OPF_* of an OP (which aux words exist) */
 } aip__span;
@@ -63,6 +63,9 @@ typedef struct aip__thread {
     uint64_t *aux;
     size_t n_aux, cap_aux;
     int64_t *self_ns;         /* derived, parallel to spans */
+    aip__span *slices;         /* derived: what a timeline draws, NULL = the spans
+                                 (nesting.c; aip__thread_slices) */
+    size_t n_slices;
     uint64_t recorded, dropped; /* from STATS */
 } aip__thread;
 
@@ -192,6 +195,7 @@ typedef struct aip__process {
     uint64_t invalid_utf8_strings; /* strings with invalid UTF-8 (U+FFFD in the outputs) */
     int has_stats;
     uint64_t unmatched_range_starts, unmatched_range_ends; /* derived */
+    uint64_t split_slices;    /* derived: pieces added so that slices nest */
     char load_problem[256];   /* first problem found while decoding, "" if none */
 } aip__process;
 
@@ -346,6 +350,19 @@ aip_status aip__model_derive(aip__model *m);
 aip_status aip__spans_sort(aip__span *spans, size_t n);
 /* aip__spans_nest() : fill self_ns and top_op for sorted spans. */
 aip_status aip__spans_nest(aip__thread *t);
+
+/* --- nesting.c ------------------------------------------------------- */
+/* aip__slices_build() : t->slices, the sorted spans with partial overlaps
+ * split (docs/ANALYSIS.md "Nesting"); NULL when the spans nest already.
+ * Adds the number of pieces made to *pieces. */
+aip_status aip__slices_build(aip__thread *t, uint64_t *pieces);
+/* aip__thread_slices() : the slices to draw for t, in start order, any
+ * two nested or disjoint. */
+static inline const aip__span *aip__thread_slices(const aip__thread *t, size_t *n)
+{
+    *n = t->slices ? t->n_slices : t->n_spans;
+    return t->slices ? t->slices : t->spans;
+}
 
 /* --- steps.c ---------------------------------------------------------- */
 /* aip__step_number() : 1 and *number if `name` is "ProfilerStep#<N>". */

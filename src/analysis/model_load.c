@@ -214,7 +214,7 @@ static inline void add_span(aip__thread *t, const uint8_t *rec, uint8_t kind, ui
     sp->name = name_id(name);
     sp->kind = kind;
     sp->top_op = 0;
-    sp->unused = 0;
+    sp->piece = 0;
     sp->aux = 0;
     sp->opflags = kind == AIP_SPAN_OP ? opflags & AIP_OPF_BACKWARD : 0;
     if (n_aux && t->n_aux + n_aux <= t->cap_aux && t->n_aux + n_aux <= AIP_AUX_MAX) {

@@ -114,16 +114,21 @@ void aip__snapshot_threads(int final, uint64_t *unbalanced)
  * the stop, as torch ends its open python_function events: their children
  * then keep an existing parent.  Each thread's closing records go out as a
  * chunk of its own, ahead of its last snapshot (pool lock held). */
+static void close_thread_pyfuncs(aip__tstate *t, uint64_t end)
+{
+    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip__rec_pyfunc)]; /* pool lock held */
+    if (!__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
+        return;
+    size_t n = aip__pyfunc_close_open(t, end, records, sizeof records);
+    queue_copy(t->tid, records, n); /* no memory: those calls stay open, as before */
+}
+
 static void close_open_pyfuncs(void)
 {
     uint64_t end = aip__ticks();
-    static uint8_t records[AIP_STACK_DEPTH * sizeof(aip__rec_pyfunc)]; /* pool lock held */
-    for (aip__tstate *t = pool->threads; t; t = t->next) {
-        if (t->gen != pool->gen || !__atomic_load_n(&t->py_depth, __ATOMIC_ACQUIRE))
-            continue;
-        size_t n = aip__pyfunc_close_open(t, end, records, sizeof records);
-        queue_copy(t->tid, records, n); /* no memory: those calls stay open, as before */
-    }
+    for (aip__tstate *t = pool->threads; t; t = t->next)
+        if (t->gen == pool->gen)
+            close_thread_pyfuncs(t, end);
 }
 
 static aip__buf *pool_get(void)
@@ -179,7 +184,10 @@ static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start
 }
 
 /* Thread exit: hand a partial buffer of the open trace to the writer (no
- * late write can race: the thread is gone), fold counters, unregister. */
+ * late write can race: the thread is gone), fold counters, unregister.
+ * Python calls still open end here: the calls replayed when the thread was
+ * first seen (threading.py _bootstrap ...) return unseen in eval-frame
+ * mode, and would otherwise be lost with the thread. */
 static void thread_exit(void *arg)
 {
     aip__tstate *t = arg;
@@ -194,6 +202,7 @@ static void thread_exit(void *arg)
             aip__tid_stats *s = aip__stats_for(t->tid);
             if (s)
                 s->dropped += atomic_load(&t->dropped);
+            close_thread_pyfuncs(t, aip__ticks());
             if (t->buf && atomic_load(&t->buf->used) > t->flushed) {
                 queue_buffer(t->buf, t->tid, t->gen, t->flushed);
                 t->buf = NULL;

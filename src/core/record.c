@@ -354,7 +354,30 @@ void aip_op_end(void)
 
 static _Atomic uint32_t next_python_id = 1;
 
-void aip_pyfunc_push(aip_string_id name, aip_string_id module)
+/* The earliest start among the thread's open annotations, mstx ranges and
+ * ops of this trace (each stack's bottom frame is its earliest), or `now`. */
+static uint64_t earliest_open(const aip__tstate *t, uint64_t now)
+{
+    uint64_t e = now;
+    if (t->ann_depth && t->ann[0].start < e)
+        e = t->ann[0].start;
+    if (t->range_depth && t->range[0].start < e)
+        e = t->range[0].start;
+    if (t->op_depth && t->op[0].start < e)
+        e = t->op[0].start;
+    return e;
+}
+
+static void pyfunc_push(aip_string_id name, aip_string_id module, int running);
+
+void aip_pyfunc_push(aip_string_id name, aip_string_id module) { pyfunc_push(name, module, 0); }
+
+void aip_pyfunc_push_running(aip_string_id name, aip_string_id module)
+{
+    pyfunc_push(name, module, 1);
+}
+
+static void pyfunc_push(aip_string_id name, aip_string_id module, int running)
 {
     aip__tstate *t = aip__current();
     if (!t || !(aip__rec_mask & (AIP_MASK_STACK | AIP_MASK_MODULES)))
@@ -371,6 +394,14 @@ void aip_pyfunc_push(aip_string_id name, aip_string_id module)
     f->module = module;
     f->id = atomic_fetch_add_explicit(&next_python_id, 1, memory_order_relaxed);
     f->start = aip__ticks();
+    if (UNLIKELY(running)) {
+        /* A call that was running before this thread's first Python call of
+         * the trace encloses what the thread opened since (a range, an op):
+         * it begins no later than they do, and no earlier than its caller. */
+        f->start = earliest_open(t, f->start);
+        if (d && f->start < t->py[d - 1].start)
+            f->start = t->py[d - 1].start;
+    }
     /* The frame is complete before the depth shows it: the stopper reads
      * other threads' open frames (aip__pyfunc_close_open). */
     __atomic_store_n(&t->py_depth, d + 1, __ATOMIC_RELEASE);

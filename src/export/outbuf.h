@@ -154,6 +154,46 @@ static inline char *aip__fmt_us3(char *p, int64_t ns)
     return p + 4;
 }
 
+/* For float64 readers that compute with the numbers (speedscope turns an X
+ * event into begin ts and end ts + dur, after subtracting the smallest ts):
+ * times as multiples of 2^-10 µs are exact doubles, and so are their sums
+ * and differences (below 2^43 µs), so slices that touch or end together in
+ * ns still do after that arithmetic; 3-decimal µs are not, and then a child
+ * can end after its parent.  aip__us_bin(): ns → the nearest multiple of
+ * 2^-10 µs (0.977 ns), counted in those units; strictly increasing, so
+ * distinct ns stay distinct and order is kept.  A duration is the
+ * difference of its two ends' units, never a rounded duration. */
+static inline int64_t aip__us_bin(int64_t ns)
+{
+    int neg = ns < 0;
+    unsigned __int128 m = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    int64_t q = (int64_t)((m * 256u + 125u) / 250u); /* ns * 1024/1000, rounded */
+    return neg ? -q : q;
+}
+
+/* Units of aip__us_bin() as µs, exactly (at most 10 decimals, trailing
+ * zeros dropped, at least 3): "12.500", "854.0556640625"; at most 34 bytes. */
+static inline char *aip__fmt_us_bin(char *p, int64_t units)
+{
+    if (units < 0) {
+        *p++ = '-';
+        units = units == INT64_MIN ? INT64_MAX : -units;
+    }
+    p = aip__fmt_u64(p, (uint64_t)units >> 10);
+    uint64_t frac = ((uint64_t)units & 1023u) * 9765625u; /* / 1024 = * 5^10 / 10^10 */
+    char d[10];
+    for (int i = 10; i-- > 0;) {
+        d[i] = (char)('0' + frac % 10);
+        frac /= 10;
+    }
+    int n = 10;
+    while (n > 3 && d[n - 1] == '0')
+        n--;
+    *p++ = '.';
+    memcpy(p, d, (size_t)n);
+    return p + n;
+}
+
 /* num/den rounded half away from zero to `decimals` (<= 9) digits, exact
  * (bytes as MB, KB): at most 32 bytes. */
 static inline char *aip__fmt_fixed(char *p, int64_t num, int64_t den, unsigned decimals)

@@ -238,7 +238,8 @@ static const struct {
 #undef HEAD
 
 /* torch's args of a python_function event; the module id only for an
- * nn.Module forward. */
+ * nn.Module forward; "continued" on a later piece of a call split so that
+ * slices nest (nesting.c: same ids, the call goes on inside another slice). */
 static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
 {
     aip__pyfunc_fields f;
@@ -251,6 +252,8 @@ static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
         AIP_OUT_LIT(w->o, ",\"Python module id\":");
         aip__out_u64(w->o, f.module_id);
     }
+    if (s->piece)
+        AIP_OUT_LIT(w->o, ",\"continued\":true");
     AIP_OUT_LIT(w->o, "}");
 }
 
@@ -258,8 +261,10 @@ static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
  * buffer with a single capacity check for names of ordinary length. */
 static void thread_spans(tj *w, const aip__thread *t)
 {
-    for (size_t i = 0; i < t->n_spans; i++) {
-        const aip__span *s = &t->spans[i];
+    size_t n;
+    const aip__span *slices = aip__thread_slices(t, &n); /* nested: nesting.c */
+    for (size_t i = 0; i < n; i++) {
+        const aip__span *s = &slices[i];
         size_t nlen;
         const char *name = aip__esc_get(&w->esc, s->name, &nlen);
         if (!name) {

@@ -127,6 +127,13 @@ static void describe_process(aip__run_log *r, const aip__process *p)
                          "without start (ranges crossing the trace's edges)",
                          base, (unsigned long long)p->unmatched_range_starts,
                          (unsigned long long)p->unmatched_range_ends);
+    /* with_stack makes these in every profile that has record_function:
+     * logged, not warned (docs/ANALYSIS.md "Nesting"). */
+    if (p->split_slices)
+        aip__runlog_line(r, "FRAMEWORK/%s: %llu slices were split so that every thread's "
+                         "slices nest (a Python call or a range closed across another's "
+                         "boundary); recorded times are unchanged",
+                         base, (unsigned long long)p->split_slices);
 }
 
 aip_status aip__result_load(aip__run_log *r, const aip__profiler_info_data *info, aip__model *m)

@@ -59,20 +59,29 @@ def _profile(path, **kwargs):
 
 
 def _check_tree(events):
-    py = [e for e in events if e.get("cat") == "python_function"]
+    """The calls (a call split so that slices nest is one first slice and
+    "continued" pieces with its ids, docs/ANALYSIS.md "Nesting"), each
+    within its parent's extent.  Returns the first slices."""
+    pieces = [e for e in events if e.get("cat") == "python_function"]
+    py = [e for e in pieces if not e["args"].get("continued")]
     assert py
     ids = [e["args"]["Python id"] for e in py]
     assert len(ids) == len(set(ids)) and 0 not in ids
     by_id = {e["args"]["Python id"]: e for e in py}
-    for e in py:
+    extent = {}
+    for e in pieces:
         assert e["ph"] == "X"
+        a, b = extent.get(e["args"]["Python id"], (e["ts"], e["ts"] + e["dur"]))
+        extent[e["args"]["Python id"]] = (min(a, e["ts"]), max(b, e["ts"] + e["dur"]))
+    for e in py:
         parent = e["args"]["Python parent id"]
         if parent == 0:
             continue
         assert parent in by_id, e
         p = by_id[parent]
         assert p["tid"] == e["tid"] and p["pid"] == e["pid"]
-        assert p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"] + 1e-3, (p, e)
+        (p0, p1), (e0, e1) = extent[parent], extent[e["args"]["Python id"]]
+        assert p0 <= e0 and e1 <= p1 + 1e-3, (p, e)
     return py
 
 
