@@ -83,6 +83,7 @@ typedef struct aip__tstate {
     _Atomic uint64_t dropped;      /* written by the owner, read by the stopper */
     _Atomic uint64_t unbalanced;   /* pops without push on this thread */
     uint32_t thread_name;          /* string id, re-emitted in every trace */
+    uint8_t name_pending;          /* its name is owed to this trace (pool lock) */
     uint32_t registry_epoch;
     uint32_t flushed;              /* bytes of buf already written (pool lock) */
     struct aip__tstate *next;

@@ -92,6 +92,55 @@ static void test_no_drops_with_room(void)
     aip_session_destroy(s);
 }
 
+/* Thread names at the buffer cap: 4 threads hold the 4 buffers of a 1 MiB
+ * cap while 4 more name themselves, so no buffer is left for their names.
+ * Each name is sent later or counted as dropped, never lost uncounted. */
+static pthread_barrier_t cap_barrier;
+#define NAME_EVENTS 1000
+
+static void *named_worker(void *arg)
+{
+    int late = *(int *)arg;
+    if (late)
+        pthread_barrier_wait(&cap_barrier); /* the early ones hold every buffer */
+    aip_thread_name(late ? "late" : "early");
+    emit(&(uint64_t){NAME_EVENTS});
+    if (!late)
+        pthread_barrier_wait(&cap_barrier);
+    pthread_barrier_wait(&cap_barrier); /* the late ones have emitted too */
+    return NULL;
+}
+
+static void test_thread_names_at_the_cap_are_counted(void)
+{
+    aip_config c;
+    cpu_config(&c);
+    c.buffer_cap_bytes = 1u << 20; /* 4 buffers, the minimum */
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    pthread_barrier_init(&cap_barrier, NULL, NTHREADS);
+    pthread_t th[NTHREADS];
+    int late[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        late[i] = i >= 4;
+        pthread_create(&th[i], NULL, named_worker, &late[i]);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&cap_barrier);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
+    uint64_t recorded = rc.by_kind[AIP_REC_ANNOTATION] + rc.by_kind[AIP_REC_THREAD_NAME];
+    printf("  names recorded %llu of %d, dropped %llu\n",
+           (unsigned long long)rc.by_kind[AIP_REC_THREAD_NAME], NTHREADS,
+           (unsigned long long)rc.stats_dropped);
+    ASSERT_EQ(recorded, rc.stats_recorded);
+    ASSERT_EQ(recorded + rc.stats_dropped, (uint64_t)NTHREADS * (NAME_EVENTS + 1));
+    aip_session_destroy(s);
+}
+
 static void *short_lived(void *arg)
 {
     (void)arg;
@@ -366,7 +415,8 @@ static void setup(void)
 static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
-          TEST_CASE(test_no_drops_with_room), TEST_CASE(test_threads_exiting_mid_trace),
+          TEST_CASE(test_no_drops_with_room),
+          TEST_CASE(test_thread_names_at_the_cap_are_counted), TEST_CASE(test_threads_exiting_mid_trace),
           TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_paused_thread_is_left_out),
           TEST_CASE(test_thread_op_options),
           TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
