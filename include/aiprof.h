@@ -242,6 +242,14 @@ typedef struct aip_config {
      * session; an out-of-range action counts as AIP_ACTION_NONE. */
     aip_action (*schedule_fn)(void *user_data, int64_t step);
     void *schedule_fn_data;
+
+    /* Size cap of one trace's raw file in bytes; 0 (the default) = none,
+     * else at least 1 MiB.  Reached, the trace stops being written (a
+     * warning says so), the program runs on, and later events are counted
+     * as dropped.  `aiprof run` sets 4 GiB unless told otherwise
+     * (--max-size).  A file size limit (RLIMIT_FSIZE) is honoured the same
+     * way. */
+    uint64_t max_raw_bytes;
 } aip_config;
 
 /*! aip_config_init() : fill `config` with the seed's defaults. */

@@ -146,6 +146,7 @@ typedef struct aip__trace_info {
     const char *hostname;
     const char *program;
     size_t cap_bytes;
+    uint64_t max_bytes;         /* size cap of the raw file, 0 = none */
     uint32_t rec_mask;
 } aip__trace_info;
 
@@ -156,6 +157,7 @@ typedef struct aip__trace_totals {
     uint64_t unbalanced;
     uint64_t bytes;
     int io_error;               /* errno of a failed raw-file write, 0 if none */
+    int size_capped;            /* writing stopped at the size limit */
     aip__clock_pair start, end;
 } aip__trace_totals;
 

@@ -9,7 +9,9 @@
 #include "aip_test.h"
 #include "aiprof.h"
 #include "aiprof_integration.h"
+#include "model.h"
 #include "raw_count.h"
+#include "recorder.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -405,6 +407,77 @@ static void test_sigkill_recovers_flushed_chunks(void)
     ASSERT_EQ(access(info, R_OK), 0); /* written at trace start */
 }
 
+/* Drops survive SIGKILL: the counters are persisted with every flush, so
+ * the analysis of a killed run reports them.  Annotations nested 200 deep
+ * drop the 72 beyond the stack depth at each pop (counted like drops at
+ * the buffer cap), so the counts are known exactly. */
+#define KILL_DEPTH 200
+#define KILL_ROUNDS 200
+
+static void test_sigkill_keeps_drop_counts(void)
+{
+    int pipefd[2];
+    ASSERT_EQ(pipe(pipefd), 0);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        close(pipefd[0]);
+        aip_config c;
+        cpu_config(&c);
+        aip_session *s;
+        if (aip_session_create(&c, &s) || aip_session_start(s))
+            _exit(3);
+        aip_string_id name = aip_intern("deep");
+        for (int r = 0; r < KILL_ROUNDS; r++) {
+            for (int d = 0; d < KILL_DEPTH; d++)
+                aip_annotation_push_id(name);
+            for (int d = 0; d < KILL_DEPTH; d++)
+                aip_annotation_pop();
+        }
+        const char *dir = aip_session_result_dir(s);
+        if (write(pipefd[1], dir, strlen(dir) + 1) < 0)
+            _exit(4);
+        for (;;)
+            pause(); /* killed here, without a stop */
+    }
+    close(pipefd[1]);
+    char dir[PATH_MAX] = {0};
+    ssize_t got = read(pipefd[0], dir, sizeof dir - 1);
+    close(pipefd[0]);
+    ASSERT_TRUE(got > 0);
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
+    uint64_t emitted = (uint64_t)KILL_ROUNDS * KILL_DEPTH;
+    raw_counts rc;
+    for (int i = 0; i < 200; i++) { /* the next 100 ms flush persists them */
+        rc = raw_count_file(raw, NULL);
+        if (rc.stats_recorded + rc.stats_dropped == emitted)
+            break;
+        usleep(50000);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(!rc.clean_end);
+    ASSERT_EQ(rc.corrupt, 0);
+    printf("  killed: recorded %llu, dropped %llu of %llu\n",
+           (unsigned long long)rc.stats_recorded, (unsigned long long)rc.stats_dropped,
+           (unsigned long long)emitted);
+    ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], rc.stats_recorded);
+    ASSERT_EQ(rc.stats_dropped, (uint64_t)KILL_ROUNDS * (KILL_DEPTH - AIP_STACK_DEPTH));
+    ASSERT_EQ(rc.stats_recorded + rc.stats_dropped, emitted);
+
+    /* and the analysis reports them */
+    aip__model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, raw), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(m.dropped_events, rc.stats_dropped);
+    aip__model_free(&m);
+}
+
 static void setup(void)
 {
     make_tmpdir(tmp, sizeof tmp, "threads");
@@ -421,4 +494,5 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
           TEST_CASE(test_thread_op_options),
           TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
           TEST_CASE(test_sigkill_recovers_flushed_chunks),
+          TEST_CASE(test_sigkill_keeps_drop_counts),
           TEST_CASE(teardown))
