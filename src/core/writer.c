@@ -111,13 +111,15 @@ static int fits(uint32_t size)
     return 0;
 }
 
-static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+/* @return whether the chunk was written. */
+static int write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
 {
     if (writer.io_error || !fits(size))
-        return;
+        return 0;
     int e = aip__raw_put_chunk(&writer.file, type, tid, payload, size);
     if (e)
         write_failed(e);
+    return !e;
 }
 
 /* The counters of the open trace into the slot: written totals, and
@@ -201,12 +203,10 @@ static void write_slot(void)
 
 static void write_strings_chunk(void *ctx, uint16_t type, const void *payload, uint32_t size)
 {
-    (void)ctx;
-    write_chunk(type, 0, payload, size);
+    if (!write_chunk(type, 0, payload, size))
+        *(int *)ctx = 1;
 }
 
-/* Strings first: every id an EVENTS chunk uses is defined before it.
- * Returns the bytes of `p` written. */
 /* The bytes of the whole records at the start of `p` that stay under the
  * size limit, as one EVENTS chunk; 0 (and the limit noted) if none. */
 static uint32_t within_limit(const uint8_t *p, uint32_t size)
@@ -221,14 +221,19 @@ static uint32_t within_limit(const uint8_t *p, uint32_t size)
     return n;
 }
 
+/* Strings first: every id an EVENTS chunk uses is defined before it (no
+ * events go out after strings that did not).  Returns the bytes of `p`
+ * written. */
 static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size)
 {
     if (writer.io_error || writer.limit_reached)
         return 0;
     uint32_t n = within_limit(p, size);
     aip__trace_strings_scan(&writer.strings, p, n);
-    aip__trace_strings_flush(&writer.strings, STRINGS_CHUNK_BYTES, write_strings_chunk, NULL);
-    if (writer.io_error)
+    int strings_lost = 0;
+    aip__trace_strings_flush(&writer.strings, STRINGS_CHUNK_BYTES, write_strings_chunk,
+                             &strings_lost);
+    if (writer.io_error || strings_lost)
         return 0;
     if (writer.limit) { /* the strings took room too */
         uint64_t used = writer.file.bytes + HEADROOM + AIP_CHUNK_HEADER_SIZE + 8;
