@@ -280,7 +280,11 @@ AIP_API aip_status aip_config_validate(const aip_config *config);
 AIP_API aip_status aip_session_create(const aip_config *config, aip_session **out);
 
 /*! aip_session_start() : begin at step 0.  AIP_ERR_STATE if this session is
- *  already started or another session is recording. */
+ *  already started or another session is recording.  When its first trace
+ *  cannot begin (AIP_ERR_IO, AIP_ERR_PATH, AIP_ERR_SYMLINK: the reason is
+ *  logged), the session still counts as started, so the program's step and
+ *  stop calls stay harmless, but it holds nothing: another session may
+ *  start and record. */
 AIP_API aip_status aip_session_start(aip_session *session);
 
 /*! aip_session_step() : end step N and begin step N+1, applying the
