@@ -242,6 +242,14 @@ typedef struct aip_config {
      * session; an out-of-range action counts as AIP_ACTION_NONE. */
     aip_action (*schedule_fn)(void *user_data, int64_t step);
     void *schedule_fn_data;
+
+    /* Size cap of one trace's raw file in bytes; 0 (the default) = none,
+     * else at least 1 MiB.  Reached, the trace stops being written (a
+     * warning says so), the program runs on, and later events are counted
+     * as dropped.  `aiprof run` sets 4 GiB unless told otherwise
+     * (--max-size).  A file size limit (RLIMIT_FSIZE) is honoured the same
+     * way. */
+    uint64_t max_raw_bytes;
 } aip_config;
 
 /*! aip_config_init() : fill `config` with the seed's defaults. */
@@ -272,7 +280,11 @@ AIP_API aip_status aip_config_validate(const aip_config *config);
 AIP_API aip_status aip_session_create(const aip_config *config, aip_session **out);
 
 /*! aip_session_start() : begin at step 0.  AIP_ERR_STATE if this session is
- *  already started or another session is recording. */
+ *  already started or another session is recording.  When its first trace
+ *  cannot begin (AIP_ERR_IO, AIP_ERR_PATH, AIP_ERR_SYMLINK: the reason is
+ *  logged), the session still counts as started, so the program's step and
+ *  stop calls stay harmless, but it holds nothing: another session may
+ *  start and record. */
 AIP_API aip_status aip_session_start(aip_session *session);
 
 /*! aip_session_step() : end step N and begin step N+1, applying the

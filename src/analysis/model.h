@@ -418,4 +418,16 @@ aip_status aip__op_stats(const aip__model *m, unsigned kinds, aip__op_stat **out
 aip_status aip__ranges_pair(aip__process *p);
 aip_status aip__flows_pair(aip__model *m);
 
+/* aip__sat_add() : a + b, held at INT64_MAX / INT64_MIN instead of
+ * overflowing.  Sums of durations (totals, self times) use it: one span may
+ * last up to 2^62 ns (the clamp of tick_convert.c), so a few crafted or
+ * corrupt spans would overflow a plain sum (undefined behaviour). */
+static inline int64_t aip__sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 #endif

@@ -51,8 +51,8 @@ static int64_t group_of(grouper *g, const char *s, size_t n, unsigned level)
 static void add(aip__op_stat *o, int64_t total, int64_t self)
 {
     o->count++;
-    o->total_ns += total;
-    o->self_ns += self;
+    o->total_ns = aip__sat_add(o->total_ns, total); /* held at INT64_MAX, not wrapped */
+    o->self_ns = aip__sat_add(o->self_ns, self);
     if (total < o->min_ns)
         o->min_ns = total;
     if (total > o->max_ns)

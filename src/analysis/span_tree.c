@@ -134,7 +134,8 @@ aip_status aip__spans_nest(aip__thread *t)
         if (i == n)
             break;
         if (depth)
-            stack[depth - 1].children += s[i].end - s[i].start;
+            stack[depth - 1].children =
+                aip__sat_add(stack[depth - 1].children, s[i].end - s[i].start);
         s[i].top_op = s[i].kind == AIP_SPAN_OP && ops_open == 0;
         if (depth == cap) {
             open_span *ns = realloc(stack, 2 * cap * sizeof *stack);

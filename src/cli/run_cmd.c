@@ -164,6 +164,9 @@ int cli_run(int argc, char **argv)
         setenv("AIPROF_RUN_MSTX", o.no_mstx ? "0" : "1", 1);
         if (o.children)
             setenv("AIPROF_RUN_CHILDREN", "1", 1);
+        char max_bytes[32];
+        snprintf(max_bytes, sizeof max_bytes, "%llu", o.max_bytes);
+        setenv("AIPROF_RUN_MAX_SIZE", max_bytes, 1);
         execvp(command[0], command);
         fprintf(stderr, "aiprof run: cannot run %s: %s\n", command[0], strerror(errno));
         _exit(127);

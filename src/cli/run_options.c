@@ -35,6 +35,10 @@ static const run_option options[] = {
     {"--config", NULL, NULL, "DIR", FIELD(config), 0,
      "dynamic mode: profiler_config.json in DIR starts and stops\n"
      "collections while the program runs (see dynamic_profile)"},
+    {"--max-size", NULL, NULL, "SIZE", FIELD(max_size), 0,
+     "stop writing raw data at SIZE bytes (suffix K, M, G or T:\n"
+     "512M, 4G; at least 1M; 0 = no cap; default 4G); the program\n"
+     "runs on and what is not written is counted as dropped"},
     {"--record-shapes", NULL, NULL, NULL, FIELD(record_shapes), 1,
      "record input shapes of framework ops"},
     {"--with-stack", NULL, NULL, NULL, FIELD(with_stack), 1, "record call stacks"},
@@ -98,6 +102,42 @@ static int is_seconds(const char *s, int allow_zero)
     return !errno && end != s && !*end && (allow_zero ? v >= 0 : v > 0) && v < 1e9;
 }
 
+/* A size: digits and an optional binary suffix K, M, G or T (either case,
+ * "B" or "iB" may follow: 4G, 4GiB, 512mb); 0, or at least 1 MiB (what the
+ * library accepts).  0 on success. */
+static int parse_size(const char *s, unsigned long long *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: break;
+    }
+    if (shift) {
+        end++;
+        if (*end == 'i')
+            end++;
+        if (*end == 'B' || *end == 'b')
+            end++;
+    }
+    if (*end || (shift && v > (~0ull >> shift)))
+        return -1;
+    v <<= shift;
+    if (v && v < (1ull << 20))
+        return -1;
+    *out = v;
+    return 0;
+}
+
 /* A usage error: `format` has at most one %s, for `arg`. */
 static int usage(run_options *o, const char *format, const char *arg)
 {
@@ -152,6 +192,10 @@ int run_options_parse(int argc, char **argv, run_options *o)
         return usage(o, "--delay needs a number of seconds >= 0, not '%s'", o->delay);
     if (o->duration && !is_seconds(o->duration, 0))
         return usage(o, "--duration needs a number of seconds > 0, not '%s'", o->duration);
+    o->max_bytes = RUN_DEFAULT_MAX_BYTES;
+    if (o->max_size && parse_size(o->max_size, &o->max_bytes))
+        return usage(o, "--max-size needs a size in bytes, with K, M, G or T (512M, 4G), at "
+                     "least 1M, or 0 for no cap; not '%s'", o->max_size);
     if (o->config && (o->delay || o->duration))
         return usage(o, "--config (dynamic mode) cannot be combined with --delay/--duration",
                      NULL);

@@ -12,6 +12,8 @@
 
 typedef struct run_options {
     const char *dir, *delay, *duration, *config; /* point into argv; NULL when not given */
+    const char *max_size;
+    unsigned long long max_bytes; /* --max-size in bytes (RUN_DEFAULT_MAX_BYTES if not given), 0 = none */
     int record_shapes, with_stack, profile_memory, with_modules, with_flops;
     int no_mstx, children;
     int analyse;  /* 1 unless --no-analyse */
@@ -19,6 +21,13 @@ typedef struct run_options {
     int command;  /* argv index of COMMAND (when !help) */
     const char *error, *error_arg; /* a usage error: a format with at most one %s, its value */
 } run_options;
+
+/* The raw data of a run is capped at 4 GiB unless --max-size says
+ * otherwise: some 100-170 million events, which `aiprof analyse` handles in
+ * minutes and a few GiB of memory, where an unbounded run (30 GB in 10
+ * minutes at 1 M events/s) fills the disk and cannot be analysed on the
+ * machine that recorded it. */
+#define RUN_DEFAULT_MAX_BYTES (4ull << 30)
 
 /* run_options_parse() : `argv[1..argc-1]` of `aiprof run` (argv[0] is "run")
  * into `o`.  @return AIP_EXIT_OK, or AIP_EXIT_USAGE with the reason in

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,20 +125,46 @@ int aip__open_output(const char *path)
     return fd;
 }
 
+void aip__xfsz_block(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void aip__xfsz_restore(const sigset_t *old)
+{
+    if (!sigismember(old, SIGXFSZ)) { /* else it stays blocked, as it was */
+        sigset_t pending, set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGXFSZ);
+        static const struct timespec now = {0, 0};
+        if (sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ))
+            (void)sigtimedwait(&set, NULL, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 aip_status aip__write_all(int fd, const void *data, size_t size, const char *path)
 {
     const char *p = data;
+    sigset_t old;
+    aip__xfsz_block(&old);
+    aip_status s = AIP_OK;
     while (size) {
         ssize_t w = write(fd, p, size);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return aip__fail(AIP_ERR_IO, "write to %s failed: %s", path, strerror(errno));
+            s = aip__fail(AIP_ERR_IO, "write to %s failed: %s", path, strerror(errno));
+            break;
         }
         p += w;
         size -= (size_t)w;
     }
-    return AIP_OK;
+    aip__xfsz_restore(&old);
+    return s;
 }
 
 /* `data` into a new file next to `path` (its name in `tmp`), closed. */

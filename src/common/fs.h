@@ -34,6 +34,18 @@ aip_status aip__mkdirs(const char *path);
  * 0640).  @return fd >= 0, or -1 with aip_last_error() set. */
 int aip__open_output(const char *path);
 
+/* A write past the file size limit (RLIMIT_FSIZE, `ulimit -f`) raises
+ * SIGXFSZ in the writing thread, whose default action kills the process.
+ * aiprof's writes block it around themselves so that they fail with EFBIG
+ * instead, which is reported like a full disk, and the program's own
+ * disposition is left alone.  aip__xfsz_block() : block it on the calling
+ * thread, the previous mask in `old`.  aip__xfsz_restore() : take back a
+ * SIGXFSZ that these writes left pending (it was aiprof's) and restore
+ * `old`. */
+#include <signal.h>
+void aip__xfsz_block(sigset_t *old);
+void aip__xfsz_restore(const sigset_t *old);
+
 /* aip__write_all() : write everything, retrying on EINTR/short writes.
  * AIP_ERR_IO (disk full included) with the path in the message. */
 aip_status aip__write_all(int fd, const void *data, size_t size, const char *path);

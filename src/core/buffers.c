@@ -266,6 +266,8 @@ static void init_once_fn(void)
 
 void aip__recorder_init(void) { pthread_once(&init_once, init_once_fn); }
 
+/* The thread's name at the start of its buffer space (a fresh buffer, so
+ * it fits). */
 static void emit_thread_name(aip__tstate *t)
 {
     if (!t->thread_name || !t->buf)
@@ -327,12 +329,19 @@ aip__tstate *aip__attach(uint32_t gen)
     atomic_store_explicit(&t->unbalanced, 0, memory_order_relaxed);
     if (!t->buf)
         t->buf = pool_get();
+    /* No buffer at the cap: the name is owed, counted as dropped until the
+     * thread gets a buffer and sends it then (aip__reserve_slow). */
+    t->name_pending = 0;
     if (t->buf) {
         atomic_store_explicit(&t->buf->used, 0, memory_order_relaxed);
         t->pos = t->buf->data;
         t->end = t->buf->data + AIP_BUF_BYTES;
     } else {
         t->pos = t->end = NULL;
+        if (t->thread_name) {
+            t->name_pending = 1;
+            atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        }
     }
     pthread_mutex_unlock(&pool->lock);
     emit_thread_name(t);
@@ -363,6 +372,11 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
     }
     if (!t->buf)
         t->buf = pool_get();
+    int resend = t->buf && t->name_pending;
+    if (resend) { /* under the lock: the stopper has not folded `dropped` yet */
+        t->name_pending = 0;
+        atomic_fetch_sub_explicit(&t->dropped, 1, memory_order_relaxed);
+    }
     pthread_mutex_unlock(&pool->lock);
     if (!t->buf) {
         t->pos = t->end = NULL;
@@ -371,6 +385,8 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
     }
     t->pos = t->buf->data;
     t->end = t->buf->data + AIP_BUF_BYTES;
+    if (resend)
+        emit_thread_name(t);
     return t->pos;
 }
 
@@ -392,6 +408,14 @@ aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *sta
     }
     uint32_t want = (uint32_t)(info->cap_bytes / AIP_BUF_BYTES);
     pool->max_bufs = want < 4 ? 4 : want;
+    /* A smaller cap than the last trace's: free what it left beyond it. */
+    while (pool->allocated > pool->max_bufs && pool->free_list) {
+        aip__buf *b = pool->free_list;
+        pool->free_list = b->next;
+        pool->n_free--;
+        pool->allocated--;
+        free(b);
+    }
     pool->nstats = 0;
     pool->stop_requested = 0;
     set_obtainable();

@@ -127,6 +127,10 @@ aip_status aip_config_validate(const aip_config *c)
         c->buffer_cap_bytes && c->buffer_cap_bytes < 1024u * 1024u)
         return aip__fail(AIP_ERR_INVALID_ARG, "buffer_cap_bytes must be at least 1 MiB (got %zu)",
                          c->buffer_cap_bytes);
+    if (c->struct_size >= offsetof(aip_config, max_raw_bytes) + sizeof(uint64_t) &&
+        c->max_raw_bytes && c->max_raw_bytes < 1024u * 1024u)
+        return aip__fail(AIP_ERR_INVALID_ARG, "max_raw_bytes must be 0 (no cap) or at least "
+                         "1 MiB (got %llu)", (unsigned long long)c->max_raw_bytes);
     for (const char *const *l = c->mstx_domain_include; l && *l; l++)
         if (!**l)
             return aip__fail(AIP_ERR_INVALID_ARG, "mstx_domain_include has an empty name");

@@ -83,6 +83,7 @@ typedef struct aip__tstate {
     _Atomic uint64_t dropped;      /* written by the owner, read by the stopper */
     _Atomic uint64_t unbalanced;   /* pops without push on this thread */
     uint32_t thread_name;          /* string id, re-emitted in every trace */
+    uint8_t name_pending;          /* its name is owed to this trace (pool lock) */
     uint32_t registry_epoch;
     uint32_t flushed;              /* bytes of buf already written (pool lock) */
     struct aip__tstate *next;
@@ -145,6 +146,7 @@ typedef struct aip__trace_info {
     const char *hostname;
     const char *program;
     size_t cap_bytes;
+    uint64_t max_bytes;         /* size cap of the raw file, 0 = none */
     uint32_t rec_mask;
 } aip__trace_info;
 
@@ -155,6 +157,7 @@ typedef struct aip__trace_totals {
     uint64_t unbalanced;
     uint64_t bytes;
     int io_error;               /* errno of a failed raw-file write, 0 if none */
+    int size_capped;            /* writing stopped at the size limit */
     aip__clock_pair start, end;
 } aip__trace_totals;
 

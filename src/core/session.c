@@ -147,6 +147,30 @@ static aip_action schedule_at(const aip_session *s, int64_t step)
 
 static int records(aip_action a) { return a == AIP_ACTION_RECORD || a == AIP_ACTION_RECORD_AND_SAVE; }
 
+/* A started session holds the process's recording slot (active_session)
+ * except after a trace of it failed to begin: then it gives the slot back,
+ * so that a failed start leaves nothing held and another session can
+ * record, and takes it again at its next trace if it is free. */
+static aip_status begin_trace(aip_session *s)
+{
+    pthread_mutex_lock(&session_lock);
+    if (!active_session)
+        active_session = s;
+    int held = active_session == s;
+    pthread_mutex_unlock(&session_lock);
+    if (!held)
+        return aip__fail(AIP_ERR_STATE, "another session is profiling this process; this "
+                         "session's trace is not recorded");
+    aip_status st = aip__trace_begin(s);
+    if (st && !s->trace_open) {
+        pthread_mutex_lock(&session_lock);
+        if (active_session == s)
+            active_session = NULL;
+        pthread_mutex_unlock(&session_lock);
+    }
+    return st;
+}
+
 /* torch.profiler.profile.action_map; `cur_is_exit` is the (X, None) column. */
 static aip_status transit(aip_session *s, aip_action prev, aip_action cur, int cur_is_exit)
 {
@@ -159,7 +183,7 @@ static aip_status transit(aip_session *s, aip_action prev, aip_action cur, int c
     if (prev == AIP_ACTION_RECORD_AND_SAVE) {
         st = aip__trace_end(s, 1);
         if (records(cur)) {
-            aip_status b = aip__trace_begin(s);
+            aip_status b = begin_trace(s);
             if (!st)
                 st = b;
         }
@@ -173,7 +197,7 @@ static aip_status transit(aip_session *s, aip_action prev, aip_action cur, int c
     if (prev == AIP_ACTION_WARMUP && cur == AIP_ACTION_NONE)
         aip__warn("incorrect schedule: WARMUP followed by NONE");
     if (!records(prev) && records(cur))
-        st = aip__trace_begin(s);
+        st = begin_trace(s);
     return st;
 }
 

@@ -32,8 +32,11 @@ static void write_line(const char *level, const char *msg)
         n = sizeof line - 1;
     pthread_mutex_lock(&lock);
     if (log_fd >= 0) {
+        sigset_t old;
+        aip__xfsz_block(&old); /* past `ulimit -f`: EFBIG, not the program's death */
         ssize_t w = write(log_fd, line, (size_t)n);
         (void)w; /* a failing log must not fail the profile */
+        aip__xfsz_restore(&old);
     }
     pthread_mutex_unlock(&lock);
 }

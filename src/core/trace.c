@@ -154,6 +154,7 @@ aip_status aip__trace_begin(aip_session *s)
         .hostname = aip__hostname(),
         .program = aip__program_name(),
         .cap_bytes = s->cfg.buffer_cap_bytes,
+        .max_bytes = s->cfg.max_raw_bytes,
         .rec_mask = rec_mask(s, filtering),
     };
     s->trace_first_step = s->step_num;
@@ -188,6 +189,9 @@ aip_status aip__trace_end(aip_session *s, int save)
     if (t->dropped && t->io_error)
         aip__warn("%llu events could not be written (%s); they are missing from %s",
                   (unsigned long long)t->dropped, strerror(t->io_error), s->result_dir);
+    else if (t->dropped && t->size_capped)
+        aip__warn("%llu events were not written: the raw data reached its size limit; they "
+                  "are missing from %s", (unsigned long long)t->dropped, s->result_dir);
     else if (t->dropped)
         aip__warn("%llu events were dropped at the %zu-byte buffer cap (buffer_cap_bytes); "
                   "they are missing from %s",

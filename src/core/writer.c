@@ -10,6 +10,14 @@
  * and the events that could not be written are counted as dropped; the
  * file still ends at its last whole chunk and holds what fit of the
  * collected events.
+ *
+ * The counters outlive a run that does not stop cleanly (SIGKILL, a full
+ * disk, `ulimit -f`): a page-sized STATS chunk near the start of the file
+ * (the "slot") is rewritten in place after every flush, which needs no new
+ * disk space and cannot be torn by a kill (one page, one pwrite).  A size
+ * limit (aip_config.max_raw_bytes, or RLIMIT_FSIZE) is enforced before it
+ * is hit, keeping room for the closing chunks: recording then stops being
+ * written, with a message, and what follows is counted as dropped.
  */
 #include "recorder_int.h"
 #include "clock.h"
@@ -26,11 +34,20 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #define FLUSH_INTERVAL_MS 100
 #define STRINGS_CHUNK_BYTES (4u * 1024u * 1024u)
+/* The STATS slot: one page, at a page-aligned offset. */
+#define SLOT_BYTES 4096u
+#define SLOT_PAYLOAD (SLOT_BYTES - AIP_CHUNK_HEADER_SIZE)
+#define SLOT_ENTRIES ((SLOT_PAYLOAD - 8) / sizeof(aip__stats_entry))
+/* Kept free under a size limit for the closing STATS, CLOCK and END (an
+ * eighth of a smaller limit). */
+#define LIMIT_HEADROOM (64u * 1024u)
+#define HEADROOM (writer.limit / 8 < LIMIT_HEADROOM ? writer.limit / 8 : LIMIT_HEADROOM)
 
 static aip__pool *const pool = &aip__pool_state;
 
@@ -43,6 +60,13 @@ typedef struct raw_writer {
     int io_error;
     char io_message[300];
     aip__clock_pair start;
+    uint64_t slot_off;          /* the STATS slot's offset, 0 if none */
+    uint64_t slot_recorded, slot_dropped; /* the totals it holds */
+    uint8_t slot[SLOT_BYTES] __attribute__((aligned(8)));
+    uint64_t limit;             /* bytes the file may reach, 0 = no limit */
+    int limit_is_cap;           /* the limit is max_raw_bytes, not RLIMIT_FSIZE */
+    int limit_reached;
+    int finishing;              /* the closing chunks use the headroom */
 } raw_writer;
 
 /* The one writer of the process: one trace records at a time. */
@@ -51,36 +75,178 @@ static raw_writer writer = {.file.fd = -1};
 static void write_failed(int e)
 {
     writer.io_error = e;
-    snprintf(writer.io_message, sizeof writer.io_message, "writing %.200s failed: %s",
-             writer.path, strerror(e));
+    if (writer.io_message[0])
+        return; /* the first failure is the one reported */
+    snprintf(writer.io_message, sizeof writer.io_message, "writing %.200s failed: %s%s",
+             writer.path, strerror(e),
+             e == EFBIG ? " (the file size limit, ulimit -f, was reached)" : "");
     aip__warn("%s; further events of this trace are dropped", writer.io_message);
 }
 
-static void write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+static void limit_reached(void)
 {
-    if (writer.io_error)
+    if (writer.limit_reached)
         return;
+    writer.limit_reached = 1;
+    if (writer.limit_is_cap)
+        aip__warn("%s reached the raw data size cap of %llu bytes (max_raw_bytes, aiprof run "
+                  "--max-size): recording stops here and the program runs on; later events "
+                  "are counted as dropped", writer.path, (unsigned long long)writer.limit);
+    else
+        aip__warn("%s reached the file size limit of %llu bytes (ulimit -f): recording stops "
+                  "here and the program runs on; later events are counted as dropped",
+                  writer.path, (unsigned long long)writer.limit);
+}
+
+/* Whether `size` more payload bytes stay under the limit (with headroom
+ * for the closing chunks, which alone may use it). */
+static int fits(uint32_t size)
+{
+    if (!writer.limit || writer.finishing)
+        return 1;
+    uint64_t after = writer.file.bytes + AIP_CHUNK_HEADER_SIZE + size + 8;
+    if (after + HEADROOM <= writer.limit)
+        return 1;
+    limit_reached();
+    return 0;
+}
+
+/* @return whether the chunk was written. */
+static int write_chunk(uint16_t type, uint64_t tid, const void *payload, uint32_t size)
+{
+    if (writer.io_error || !fits(size))
+        return 0;
     int e = aip__raw_put_chunk(&writer.file, type, tid, payload, size);
     if (e)
         write_failed(e);
+    return !e;
+}
+
+/* The counters of the open trace into the slot: written totals, and
+ * drops (pool->stats, plus what attached threads counted since).  A
+ * thread past the slot's room is added to its last entry.  Lock held. */
+static void fill_slot(uint64_t *recorded, uint64_t *dropped)
+{
+    uint8_t *pl = writer.slot + AIP_CHUNK_HEADER_SIZE;
+    memset(pl, 0, SLOT_PAYLOAD);
+    aip__stats_entry *e = (aip__stats_entry *)(pl + 8); /* 8-aligned in `slot` */
+    uint32_t n = 0;
+    *recorded = *dropped = 0;
+    for (size_t i = 0; i < pool->nstats; i++) {
+        const aip__tid_stats *st = &pool->stats[i];
+        if (n < SLOT_ENTRIES)
+            e[n++].tid = st->tid;
+        aip__stats_entry *x = &e[n - 1]; /* past the room: the last entry */
+        x->recorded += st->recorded;
+        x->dropped += st->dropped;
+        *recorded += st->recorded;
+        *dropped += st->dropped;
+    }
+    if (!pool->stop_requested) /* at stop they are in pool->stats already */
+        for (aip__tstate *t = pool->threads; t; t = t->next) {
+            if (t->gen != pool->gen)
+                continue;
+            uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+            if (!d)
+                continue;
+            uint32_t k = 0;
+            while (k < n && e[k].tid != t->tid)
+                k++;
+            if (k == n && n < SLOT_ENTRIES)
+                e[n++].tid = t->tid;
+            e[k < SLOT_ENTRIES ? k : SLOT_ENTRIES - 1].dropped += d;
+            *dropped += d;
+        }
+    memcpy(pl, &n, 4);
+}
+
+/* Rewrite the slot when the counters changed (always with `force`). */
+static void persist_stats(int force)
+{
+    if (!writer.slot_off)
+        return;
+    uint64_t recorded, dropped;
+    pthread_mutex_lock(&pool->lock);
+    fill_slot(&recorded, &dropped);
+    pthread_mutex_unlock(&pool->lock);
+    if (!force && recorded == writer.slot_recorded && dropped == writer.slot_dropped)
+        return;
+    aip__chunk_fill((aip__chunk_header *)writer.slot, AIP_CHUNK_STATS, 0,
+                    writer.slot + AIP_CHUNK_HEADER_SIZE, SLOT_PAYLOAD);
+    ssize_t w;
+    do
+        w = pwrite(writer.file.fd, writer.slot, SLOT_BYTES, (off_t)writer.slot_off);
+    while (w < 0 && errno == EINTR);
+    if (w == (ssize_t)SLOT_BYTES) { /* else the slot keeps its last counts */
+        writer.slot_recorded = recorded;
+        writer.slot_dropped = dropped;
+    }
+}
+
+/* A PAD chunk up to the next page boundary, then the slot (count 0). */
+static void write_slot(void)
+{
+    uint64_t at = writer.file.bytes + AIP_CHUNK_HEADER_SIZE;
+    at = (at + SLOT_BYTES - 1) / SLOT_BYTES * SLOT_BYTES;
+    uint32_t pad = (uint32_t)(at - writer.file.bytes - AIP_CHUNK_HEADER_SIZE);
+    uint8_t *zeros = calloc(1, pad ? pad : 1);
+    if (!zeros)
+        return; /* no slot: the counters are persisted at stop only */
+    write_chunk(AIP_CHUNK_PAD, 0, zeros, pad);
+    free(zeros);
+    memset(writer.slot, 0, sizeof writer.slot);
+    uint64_t off = writer.file.bytes;
+    write_chunk(AIP_CHUNK_STATS, 0, writer.slot + AIP_CHUNK_HEADER_SIZE, SLOT_PAYLOAD);
+    if (!writer.io_error && off == at)
+        writer.slot_off = off;
 }
 
 static void write_strings_chunk(void *ctx, uint16_t type, const void *payload, uint32_t size)
 {
-    (void)ctx;
-    write_chunk(type, 0, payload, size);
+    if (!write_chunk(type, 0, payload, size))
+        *(int *)ctx = 1;
 }
 
-/* Strings first: every id an EVENTS chunk uses is defined before it.
- * Returns the bytes of `p` written. */
+/* The bytes of the whole records at the start of `p` that stay under the
+ * size limit, as one EVENTS chunk; 0 (and the limit noted) if none. */
+static uint32_t within_limit(const uint8_t *p, uint32_t size)
+{
+    if (!writer.limit)
+        return size;
+    uint64_t used = writer.file.bytes + HEADROOM + AIP_CHUNK_HEADER_SIZE + 8;
+    uint64_t room = writer.limit > used ? writer.limit - used : 0;
+    uint32_t n = size <= room ? size : aip__raw_records_within(p, size, (uint32_t)room);
+    if (n < size)
+        limit_reached();
+    return n;
+}
+
+/* Strings first: every id an EVENTS chunk uses is defined before it (no
+ * events go out after strings that did not).  Returns the bytes of `p`
+ * written. */
 static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size)
 {
-    aip__trace_strings_scan(&writer.strings, p, size);
-    aip__trace_strings_flush(&writer.strings, STRINGS_CHUNK_BYTES, write_strings_chunk, NULL);
-    if (writer.io_error)
+    if (writer.io_error || writer.limit_reached)
+        return 0;
+    uint32_t n = within_limit(p, size);
+    aip__trace_strings_scan(&writer.strings, p, n);
+    int strings_lost = 0;
+    aip__trace_strings_flush(&writer.strings, STRINGS_CHUNK_BYTES, write_strings_chunk,
+                             &strings_lost);
+    if (writer.io_error || strings_lost)
+        return 0;
+    if (writer.limit) { /* the strings took room too */
+        uint64_t used = writer.file.bytes + HEADROOM + AIP_CHUNK_HEADER_SIZE + 8;
+        uint64_t room = writer.limit > used ? writer.limit - used : 0;
+        if (n > room) {
+            n = aip__raw_records_within(p, n, (uint32_t)room);
+            limit_reached();
+        }
+    }
+    if (!n)
         return 0;
     int e;
-    uint32_t done = aip__raw_put_events(&writer.file, tid, p, size, &e);
+    uint32_t done = aip__raw_put_events(&writer.file, tid, p, n, &e);
     if (e)
         write_failed(e);
     return done;
@@ -127,6 +293,11 @@ static void write_buffers(aip__buf *list)
 static void *writer_main(void *arg)
 {
     (void)arg;
+    /* Writes past `ulimit -f` fail with EFBIG instead of raising SIGXFSZ,
+     * which would kill the program: the signal stays pending on this
+     * thread, and goes with it. */
+    sigset_t old;
+    aip__xfsz_block(&old);
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -156,6 +327,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&pool->lock);
 
         write_buffers(list);
+        persist_stats(0);
         if (now_ms() - last_clock >= 1000) {
             write_clock();
             last_clock = now_ms();
@@ -199,11 +371,41 @@ static void write_info(const aip__trace_info *info)
     }
 }
 
+static aip_status start_file(const aip__trace_info *info);
+
 aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start)
 {
     if (writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer already running");
     memset(&writer, 0, sizeof writer);
+    writer.limit = info->max_bytes;
+    writer.limit_is_cap = info->max_bytes != 0;
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+        (!writer.limit || (uint64_t)fsize.rlim_cur < writer.limit)) {
+        writer.limit = (uint64_t)fsize.rlim_cur;
+        writer.limit_is_cap = 0;
+    }
+    sigset_t old;
+    aip__xfsz_block(&old); /* the first chunks go out from the caller's thread */
+    aip_status s = start_file(info);
+    aip__xfsz_restore(&old);
+    if (s)
+        return s;
+    if (start)
+        *start = writer.start;
+    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
+        close(writer.file.fd);
+        writer.file.fd = -1;
+        return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
+    }
+    writer.running = 1;
+    return AIP_OK;
+}
+
+/* The header, INFO and the first CLOCK. */
+static aip_status start_file(const aip__trace_info *info)
+{
     writer.file.fd = aip__open_output(info->raw_path);
     if (writer.file.fd < 0)
         return AIP_ERR_IO;
@@ -217,21 +419,18 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     write_info(info);
     aip__clock_sync(&writer.start);
     write_chunk(AIP_CHUNK_CLOCK, 0, &writer.start, sizeof writer.start);
+    write_slot();
+    if (writer.limit_reached && !writer.io_error)
+        write_failed(EFBIG); /* not even the start fits */
     if (writer.io_error) {
         close(writer.file.fd);
         writer.file.fd = -1;
         return aip__fail(AIP_ERR_IO, "%s", writer.io_message);
     }
-    if (start)
-        *start = writer.start;
-    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
-        return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
-    }
-    writer.running = 1;
     return AIP_OK;
 }
+
+static aip_status finish_file(aip__trace_totals *totals);
 
 aip_status aip__writer_finish(aip__trace_totals *totals)
 {
@@ -240,6 +439,21 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     pthread_join(writer.thread, NULL);
     writer.running = 0;
     aip__trace_strings_free(&writer.strings);
+    sigset_t old;
+    aip__xfsz_block(&old); /* the closing chunks go out from the caller's thread */
+    aip_status s = finish_file(totals);
+    aip__xfsz_restore(&old);
+    return s;
+}
+
+/* Exact per-thread STATS, CLOCK and END; the slot first, which needs no
+ * space, in case the disk is full. */
+static aip_status finish_file(aip__trace_totals *totals)
+{
+    writer.finishing = 1;
+    persist_stats(1);
+    int io_error = writer.io_error;
+    writer.io_error = 0; /* after a failed write, what still fits goes out */
 
     pthread_mutex_lock(&pool->lock);
     size_t n = pool->nstats;
@@ -267,8 +481,11 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     aip__clock_sync(&totals->end);
     write_chunk(AIP_CHUNK_CLOCK, 0, &totals->end, sizeof totals->end);
     write_chunk(AIP_CHUNK_END, 0, NULL, 0);
+    if (io_error)
+        writer.io_error = io_error;
     totals->start = writer.start;
     totals->io_error = writer.io_error;
+    totals->size_capped = writer.limit_reached;
     aip_status s = AIP_OK;
     if (writer.io_error)
         s = aip__fail(AIP_ERR_IO, "%s", writer.io_message);

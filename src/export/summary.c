@@ -118,7 +118,7 @@ aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary
     if (st)
         return st;
     for (size_t i = 0; i < s->n_ops; i++)
-        s->ops_self_total += s->ops[i].self_ns;
+        s->ops_self_total = aip__sat_add(s->ops_self_total, s->ops[i].self_ns);
     if (s->n_ops > 1)
         qsort(s->ops, s->n_ops, sizeof *s->ops, cmp_self);
     if (m->n_steps) {

@@ -156,6 +156,9 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
     cfg.with_modules = env_flag("AIPROF_RUN_WITH_MODULES");
     cfg.with_flops = env_flag("AIPROF_RUN_WITH_FLOPS");
     cfg.mstx = !getenv("AIPROF_RUN_MSTX") || env_flag("AIPROF_RUN_MSTX");
+    const char *max_size = getenv("AIPROF_RUN_MAX_SIZE"); /* bytes; --max-size */
+    if (max_size)
+        cfg.max_raw_bytes = strtoull(max_size, NULL, 10);
     /* One long RECORD cycle: every step is recorded, ProfilerStep# ranges
      * follow the program's step calls, and the trace ends at stop. */
     cfg.has_schedule = 1;

@@ -21,7 +21,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 2
+#define AIP_RAW_VERSION_MINOR 3
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -38,7 +38,8 @@ enum aip__chunk_type {
     AIP_CHUNK_EVENTS = 3,
     AIP_CHUNK_CLOCK = 4,
     AIP_CHUNK_STATS = 5,
-    AIP_CHUNK_END = 6
+    AIP_CHUNK_END = 6,
+    AIP_CHUNK_PAD = 7  /* format 1.3: padding, skipped */
 };
 
 enum aip__record_kind {

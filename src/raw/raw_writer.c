@@ -106,6 +106,18 @@ uint32_t aip__raw_put_events(aip__raw_file *file, uint64_t tid, const uint8_t *r
     return 0;
 }
 
+uint32_t aip__raw_records_within(const uint8_t *records, uint32_t size, uint32_t max)
+{
+    uint32_t off = 0;
+    while (off + sizeof(aip__rec_header) <= size) {
+        const aip__rec_header *h = (const aip__rec_header *)(records + off);
+        if (h->size < sizeof *h || off + h->size > size || off + h->size > max)
+            break;
+        off += h->size;
+    }
+    return off;
+}
+
 uint64_t aip__raw_count_records(const uint8_t *records, uint32_t size)
 {
     uint64_t n = 0;

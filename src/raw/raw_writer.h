@@ -36,6 +36,10 @@ int aip__raw_put_chunk(aip__raw_file *file, uint16_t type, uint64_t tid, const v
 uint32_t aip__raw_put_events(aip__raw_file *file, uint64_t tid, const uint8_t *records,
                              uint32_t size, int *error);
 
+/* aip__raw_records_within() : the bytes of the whole records at the start
+ * of `records` that fit in `max` bytes. */
+uint32_t aip__raw_records_within(const uint8_t *records, uint32_t size, uint32_t max);
+
 /* aip__raw_count_records() : the number of whole records in `records`. */
 uint64_t aip__raw_count_records(const uint8_t *records, uint32_t size);
 

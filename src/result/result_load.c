@@ -118,8 +118,9 @@ static void describe_process(aip__run_log *r, const aip__process *p)
         aip__runlog_warn(r, "FRAMEWORK/%s: no usable CLOCK sync points; times are approximate",
                          base);
     if (p->dropped)
-        aip__runlog_warn(r, "FRAMEWORK/%s: %llu events were dropped while recording (buffer cap "
-                         "reached)", base, (unsigned long long)p->dropped);
+        aip__runlog_warn(r, "FRAMEWORK/%s: %llu events were dropped while recording (buffer cap, "
+                         "failed write or size limit reached; see the trace's log)", base,
+                         (unsigned long long)p->dropped);
     /* Normal at trace edges (a range started before or ended after the
      * trace): logged, not warned; the starts appear as instant events. */
     if (p->unmatched_range_starts || p->unmatched_range_ends)

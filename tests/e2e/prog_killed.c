@@ -1,16 +1,21 @@
 /*
  * prog_killed.c — records "tick" annotations until killed; prints its
- * result directory first so the test knows where to look.
+ * result directory first so the test knows where to look.  With "deep",
+ * each tick nests 200 annotations, 72 beyond the recorder's stack depth,
+ * which are dropped and counted: a run with a known share of drops.
+ * Usage: prog_killed DIR [deep]
  */
 #include "aiprof.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "deep")))
         return 2;
+    int depth = argc == 3 ? 200 : 1;
     aip_config cfg;
     aip_config_init(&cfg);
     cfg.dir_name = argv[1];
@@ -23,9 +28,12 @@ int main(int argc, char **argv)
     const char *dir = aip_session_result_dir(s);
     printf("%s\n", dir ? dir : "(no result directory)");
     fflush(stdout);
+    aip_string_id tick = aip_intern("tick");
     for (;;) {
-        aip_annotation_push("tick");
+        for (int i = 0; i < depth; i++)
+            aip_annotation_push_id(tick);
         usleep(1000);
-        aip_annotation_pop();
+        for (int i = 0; i < depth; i++)
+            aip_annotation_pop();
     }
 }

@@ -72,6 +72,31 @@ set -e
 [ $rc = 137 ] || { echo "killed program: exit $rc"; exit 1; }
 grep -q "salvaged and analysed" "$TMP/kill_out"
 
+# The raw data size cap: the program runs to its end, the raw file stays
+# under the cap, the rest is counted as dropped, and the run says why.
+"$AIPROF" run --dir "$TMP/cap" --max-size 1M -- "$BUILD/bin/prog_flood" 400000 >"$TMP/cap_out" 2>&1
+grep -q "flood done 400000" "$TMP/cap_out"
+d=$(one_result "$TMP/cap")
+grep -q "reached the raw data size cap of 1048576 bytes" "$d"/logs/aiprof_*.log
+size=$(stat -c %s "$d"/FRAMEWORK/*.raw)
+[ "$size" -le 1048576 ] || { echo "capped raw file: $size bytes"; exit 1; }
+n=$(count "$d/ASCEND_PROFILER_OUTPUT/trace_view.json" flood)
+dropped=$(sed -n 's/.* \([0-9][0-9]*\) dropped, analysed.*/\1/p' "$TMP/cap_out")
+# + 1 for the run's ProfilerStep#0, closed at exit when nothing is written
+[ "$dropped" -gt 0 ] && [ $((n + dropped)) -ge 400000 ] && [ $((n + dropped)) -le 400001 ] ||
+  { echo "cap: $n + $dropped"; exit 1; }
+# 0 is no cap; the default (4G) keeps all of it
+"$AIPROF" run --dir "$TMP/nocap" --max-size 0 -- "$BUILD/bin/prog_flood" 400000 >"$TMP/cap_out" 2>&1
+grep -q " 0 dropped, analysed" "$TMP/cap_out"
+for bad in 12X 1000 -5 4Gx ""; do
+  set +e
+  "$AIPROF" run --max-size "$bad" -- true 2>"$TMP/err"
+  rc=$?
+  set -e
+  [ $rc = 2 ] || { echo "--max-size '$bad': exit $rc"; exit 1; }
+  grep -q "max-size needs a size" "$TMP/err"
+done
+
 # Usage errors.
 if "$AIPROF" run 2>/dev/null; then exit 1; fi
 if "$AIPROF" run --delay abc -- true 2>/dev/null; then exit 1; fi
@@ -97,5 +122,6 @@ grep -qx "  --config DIR        dynamic mode: profiler_config.json in DIR starts
 grep -qx "                      collections while the program runs (see dynamic_profile)" "$TMP/help"
 grep -qx "  --no-analyse        keep the raw data only (analyse later: aiprof analyse DIR)" "$TMP/help"
 grep -qx "  -h, --help          show this help" "$TMP/help"
-[ "$(grep -c "^  -" "$TMP/help")" = 13 ]
+grep -qx "  --max-size SIZE     stop writing raw data at SIZE bytes (suffix K, M, G or T:" "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 14 ]
 echo "e2e aiprof run: 1 passed, 0 failed"

@@ -48,6 +48,24 @@ n=sum(1 for e in t if e.get('name')=='tick')
 assert n > 10, n
 " "$kdir/ASCEND_PROFILER_OUTPUT/trace_view.json"
 
+# Drops survive SIGKILL: the counters are persisted with every flush.  Each
+# "deep" tick nests 200 annotations, 72 past the recorder's stack depth, so
+# dropped / (recorded + dropped) is 72/200 but for the tick cut by the kill.
+( "$BUILD/bin/prog_killed" "$TMP/kd" deep & echo $! >"$TMP/pid"; wait ) >"$TMP/killed_dir" \
+  2>"$TMP/killed_stderr" &
+for i in $(seq 50); do [ -s "$TMP/killed_dir" ] && break; sleep 0.1; done
+sleep 0.5
+kill -9 "$(cat "$TMP/pid")" || { cat "$TMP/killed_stderr" >&2; exit 1; }
+wait || true
+kdir=$(head -1 "$TMP/killed_dir")
+"$BUILD/bin/aiprof" analyse "$kdir" >/dev/null 2>&1
+line=$(grep "dropped events:" "$kdir/logs/analyse.log")
+/usr/bin/python3 -c "
+import re,sys
+ev, dr = map(int, re.search(r'events: (\d+),.*dropped events: (\d+)', sys.argv[1]).groups())
+assert dr > 0 and abs(dr / (ev + dr) - 0.36) < 0.02, (ev, dr)
+" "$line" || { echo "killed run: $line"; exit 1; }
+
 # Bad input: clear errors, non-zero exit.
 if "$BUILD/bin/aiprof" analyse "$TMP/does_not_exist" 2>"$TMP/err"; then exit 1; fi
 grep -q "does_not_exist" "$TMP/err"

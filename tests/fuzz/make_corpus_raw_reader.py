@@ -149,6 +149,25 @@ def main(out):
               op(2, 20, 29, seq=2, flops=0), 1) +
         # a FLOPS flag whose field is missing: the chunk's sizes do not add up
         chunk(EVENTS, span(6, 2, 30, 39, 0x21, struct.pack("<q", 3)), 1) + chunk(END),
+        # Spans of ~2^62 ns (the longest a wall time allows): their sums in
+        # op statistics and self times overflow int64 unless saturated.
+        "overflow_spans.raw": header(1, 2) + strings(1, [b"long"]) +
+        chunk(EVENTS, b"".join(op(1, i, 2**62 - 16 + i) for i in range(1, 6)) +
+              op(1, 0, 2**62 - 2), 7) + chunk(END),
+        # The same on two threads, so that cross-thread totals overflow too.
+        "overflow_threads.raw": header(1, 2) + strings(1, [b"long", b"step"]) +
+        b"".join(chunk(EVENTS, op(1, 0, 2**62 - 2) + span(1, 2, 0, 2**62 - 2) +
+                       rng(1, 2, 0, 2**62 - 2), tid) for tid in range(1, 5)) + chunk(END),
+        # Format 1.3: a PAD chunk aligns the page-sized STATS slot, which a
+        # later STATS supersedes; a killed run ends without END or final STATS.
+        "stats_slot.raw": header(1, 3) + info() + clock(0, 0, 1) +
+        chunk(7, b"\0" * 3800) + chunk(STATS, struct.pack("<II", 1, 0) +
+                                        struct.pack("<QQQ", 1, 1, 5) + b"\0" * 4040) +
+        strings(1, [b"s"]) + chunk(EVENTS, op(1, 1, 2), 1) + stats([(1, 1, 7), (2, 0, 3)]) +
+        chunk(END),
+        "stats_slot_killed.raw": header(1, 3) + chunk(7, b"") +
+        chunk(STATS, struct.pack("<II", 2, 0) + struct.pack("<QQQ", 1, 1, 2**64 - 1) +
+              struct.pack("<QQQ", 3, 0, 9)) + strings(1, [b"s"]) + chunk(EVENTS, op(1, 1, 2), 1),
         "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
         chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),
     }

@@ -108,6 +108,8 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
         } else if (ch.type == AIP_CHUNK_STATS && ch.size >= 8) {
             uint32_t count;
             memcpy(&count, ch.payload, 4);
+            /* the writer persists STATS with its flushes: the last one holds */
+            c.stats_recorded = c.stats_dropped = 0;
             for (uint32_t i = 0; i < count && 8 + (i + 1) * sizeof(aip__stats_entry) <= ch.size; i++) {
                 aip__stats_entry e;
                 memcpy(&e, ch.payload + 8 + i * sizeof e, sizeof e);

@@ -597,6 +597,50 @@ static void test_step_names(void)
     ASSERT_EQ(aip__step_number("ProfilerStep#99999999999999999999", 33, &n), 0);
 }
 
+/* Format 1.3: the STATS slot (a page-sized STATS after a PAD chunk) holds
+ * in a file that ends without a final STATS (a killed run); a later STATS
+ * supersedes it.  Either way the counts are those of the last STATS. */
+static void build_slot_file(rb_buf *b, int final)
+{
+    rb_header(b, 1, 3);
+    rb_clock(b, 0, 0, 1000);
+    uint8_t pad[1000] = {0};
+    rb_chunk(b, AIP_CHUNK_PAD, 0, pad, sizeof pad);
+    uint8_t slot[4072] = {0};
+    uint32_t count = 2;
+    aip__stats_entry e[2] = {{11, 5, 40}, {12, 0, 2}};
+    memcpy(slot, &count, 4);
+    memcpy(slot + 8, e, sizeof e);
+    rb_chunk(b, AIP_CHUNK_STATS, 0, slot, sizeof slot);
+    static const char *const names[] = {"n"};
+    rb_strings(b, 1, names, NULL, 1);
+    rb_buf ev = {0};
+    for (int i = 0; i < 5; i++)
+        ev_annotation(&ev, 1, 10 * i, 10 * i + 5);
+    rb_events(b, 11, &ev);
+    rb_free(&ev);
+    if (final) {
+        rb_stats1(b, 11, 5, 50);
+        rb_end(b);
+    }
+}
+
+static void test_stats_slot_and_last_stats(void)
+{
+    for (int final = 0; final < 2; final++) {
+        rb_buf b = {0};
+        build_slot_file(&b, final);
+        aip__model m;
+        ASSERT_EQ(load_built(&b, final ? "slot_final.raw" : "slot_killed.raw", &m), AIP_OK);
+        const aip__process *p = &m.procs[0];
+        ASSERT_EQ(p->raw.corrupt_chunks + p->bad_other_chunks, 0);
+        ASSERT_EQ(m.n_events, 5);
+        ASSERT_EQ(m.dropped_events, final ? 50 : 42);
+        ASSERT_EQ(p->recorded, 5);
+        aip__model_free(&m);
+    }
+}
+
 static void setup(void) { rb_tempdir(dir, sizeof dir, "model"); }
 static void teardown(void) { rb_rmtree(dir); }
 
@@ -605,5 +649,5 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_round_trip), TEST_CASE(test_nesting_a
           TEST_CASE(test_damaged_contents), TEST_CASE(test_fwdbwd_choice),
           TEST_CASE(test_fwdbwd_per_thread),
           TEST_CASE(test_clock_single_sync_uses_frequency), TEST_CASE(test_every_cut_and_flip),
-          TEST_CASE(test_step_names),
+          TEST_CASE(test_step_names), TEST_CASE(test_stats_slot_and_last_stats),
           TEST_CASE(teardown))

@@ -362,6 +362,45 @@ static void test_bad_output_paths_keep_program_running(void)
     unsetenv("ASCEND_WORK_PATH");
 }
 
+/* A session whose start failed holds nothing: another session starts and
+ * records, and the failed one's later calls still do no harm. */
+static void test_failed_start_leaves_the_slot_free(void)
+{
+    char file[PATH_MAX], sub[PATH_MAX], good[PATH_MAX];
+    snprintf(file, sizeof file, "%s/slot_plainfile", tmp);
+    snprintf(sub, sizeof sub, "%s/sub", file);
+    snprintf(good, sizeof good, "%s/slot_good", tmp);
+    FILE *f = fopen(file, "w");
+    ASSERT_TRUE(f != NULL);
+    fclose(f);
+
+    aip_config c;
+    aip_session *bad, *other;
+    base_config(&c, sub); /* a regular file in the path: not creatable */
+    ASSERT_EQ(aip_session_create(&c, &bad), AIP_OK);
+    ASSERT_EQ(aip_session_start(bad), AIP_ERR_IO);
+    ASSERT_TRUE(!aip_is_recording());
+
+    base_config(&c, good);
+    ASSERT_EQ(aip_session_create(&c, &other), AIP_OK);
+    ASSERT_EQ(aip_session_start(other), AIP_OK);
+    ASSERT_TRUE(aip_is_recording());
+    AIP_RANGE_PUSH("d", "while the other records");
+    AIP_RANGE_POP();
+    ASSERT_EQ(aip_session_step(bad), AIP_OK); /* the failed session steps: no effect */
+    ASSERT_TRUE(aip_is_recording());
+    ASSERT_EQ(aip_session_stop(other), AIP_OK);
+    ASSERT_TRUE(aip_session_result_dir(other) != NULL);
+    ASSERT_EQ(aip_session_stop(bad), AIP_OK);
+    aip_session_destroy(other);
+    aip_session_destroy(bad);
+
+    /* and once the other stopped, a third session starts too */
+    aip_session *third = start_new(&c);
+    ASSERT_TRUE(third != NULL);
+    aip_session_destroy(third);
+}
+
 static void test_mstx_domain_filter(void)
 {
     const char *include[] = {"keep", NULL};
@@ -677,6 +716,7 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_defaults_follow_seed),
           TEST_CASE(test_default_schedule_records_without_steps),
           TEST_CASE(test_step_offset_numbers_steps), TEST_CASE(test_modes_and_layout),
           TEST_CASE(test_rank_names_info_file), TEST_CASE(test_bad_output_paths_keep_program_running),
+          TEST_CASE(test_failed_start_leaves_the_slot_free),
           TEST_CASE(test_mstx_domain_filter), TEST_CASE(test_switches_gate_records),
           TEST_CASE(test_pairs_straddling_trace_start_are_not_unbalanced),
           TEST_CASE(test_dropped_count_is_live),

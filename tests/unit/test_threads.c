@@ -9,7 +9,9 @@
 #include "aip_test.h"
 #include "aiprof.h"
 #include "aiprof_integration.h"
+#include "model.h"
 #include "raw_count.h"
+#include "recorder.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -89,6 +91,55 @@ static void test_no_drops_with_room(void)
     ASSERT_TRUE(rc.clean_end);
     ASSERT_EQ(rc.stats_dropped, 0);
     ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], NTHREADS * n);
+    aip_session_destroy(s);
+}
+
+/* Thread names at the buffer cap: 4 threads hold the 4 buffers of a 1 MiB
+ * cap while 4 more name themselves, so no buffer is left for their names.
+ * Each name is sent later or counted as dropped, never lost uncounted. */
+static pthread_barrier_t cap_barrier;
+#define NAME_EVENTS 1000
+
+static void *named_worker(void *arg)
+{
+    int late = *(int *)arg;
+    if (late)
+        pthread_barrier_wait(&cap_barrier); /* the early ones hold every buffer */
+    aip_thread_name(late ? "late" : "early");
+    emit(&(uint64_t){NAME_EVENTS});
+    if (!late)
+        pthread_barrier_wait(&cap_barrier);
+    pthread_barrier_wait(&cap_barrier); /* the late ones have emitted too */
+    return NULL;
+}
+
+static void test_thread_names_at_the_cap_are_counted(void)
+{
+    aip_config c;
+    cpu_config(&c);
+    c.buffer_cap_bytes = 1u << 20; /* 4 buffers, the minimum */
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    pthread_barrier_init(&cap_barrier, NULL, NTHREADS);
+    pthread_t th[NTHREADS];
+    int late[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        late[i] = i >= 4;
+        pthread_create(&th[i], NULL, named_worker, &late[i]);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&cap_barrier);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    raw_counts rc;
+    ASSERT_TRUE(raw_count_session(s, NULL, &rc));
+    uint64_t recorded = rc.by_kind[AIP_REC_ANNOTATION] + rc.by_kind[AIP_REC_THREAD_NAME];
+    printf("  names recorded %llu of %d, dropped %llu\n",
+           (unsigned long long)rc.by_kind[AIP_REC_THREAD_NAME], NTHREADS,
+           (unsigned long long)rc.stats_dropped);
+    ASSERT_EQ(recorded, rc.stats_recorded);
+    ASSERT_EQ(recorded + rc.stats_dropped, (uint64_t)NTHREADS * (NAME_EVENTS + 1));
     aip_session_destroy(s);
 }
 
@@ -356,6 +407,77 @@ static void test_sigkill_recovers_flushed_chunks(void)
     ASSERT_EQ(access(info, R_OK), 0); /* written at trace start */
 }
 
+/* Drops survive SIGKILL: the counters are persisted with every flush, so
+ * the analysis of a killed run reports them.  Annotations nested 200 deep
+ * drop the 72 beyond the stack depth at each pop (counted like drops at
+ * the buffer cap), so the counts are known exactly. */
+#define KILL_DEPTH 200
+#define KILL_ROUNDS 200
+
+static void test_sigkill_keeps_drop_counts(void)
+{
+    int pipefd[2];
+    ASSERT_EQ(pipe(pipefd), 0);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0) {
+        close(pipefd[0]);
+        aip_config c;
+        cpu_config(&c);
+        aip_session *s;
+        if (aip_session_create(&c, &s) || aip_session_start(s))
+            _exit(3);
+        aip_string_id name = aip_intern("deep");
+        for (int r = 0; r < KILL_ROUNDS; r++) {
+            for (int d = 0; d < KILL_DEPTH; d++)
+                aip_annotation_push_id(name);
+            for (int d = 0; d < KILL_DEPTH; d++)
+                aip_annotation_pop();
+        }
+        const char *dir = aip_session_result_dir(s);
+        if (write(pipefd[1], dir, strlen(dir) + 1) < 0)
+            _exit(4);
+        for (;;)
+            pause(); /* killed here, without a stop */
+    }
+    close(pipefd[1]);
+    char dir[PATH_MAX] = {0};
+    ssize_t got = read(pipefd[0], dir, sizeof dir - 1);
+    close(pipefd[0]);
+    ASSERT_TRUE(got > 0);
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
+    uint64_t emitted = (uint64_t)KILL_ROUNDS * KILL_DEPTH;
+    raw_counts rc;
+    for (int i = 0; i < 200; i++) { /* the next 100 ms flush persists them */
+        rc = raw_count_file(raw, NULL);
+        if (rc.stats_recorded + rc.stats_dropped == emitted)
+            break;
+        usleep(50000);
+    }
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status));
+    rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(!rc.clean_end);
+    ASSERT_EQ(rc.corrupt, 0);
+    printf("  killed: recorded %llu, dropped %llu of %llu\n",
+           (unsigned long long)rc.stats_recorded, (unsigned long long)rc.stats_dropped,
+           (unsigned long long)emitted);
+    ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], rc.stats_recorded);
+    ASSERT_EQ(rc.stats_dropped, (uint64_t)KILL_ROUNDS * (KILL_DEPTH - AIP_STACK_DEPTH));
+    ASSERT_EQ(rc.stats_recorded + rc.stats_dropped, emitted);
+
+    /* and the analysis reports them */
+    aip__model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, raw), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    ASSERT_EQ(m.dropped_events, rc.stats_dropped);
+    aip__model_free(&m);
+}
+
 static void setup(void)
 {
     make_tmpdir(tmp, sizeof tmp, "threads");
@@ -366,9 +488,11 @@ static void setup(void)
 static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
-          TEST_CASE(test_no_drops_with_room), TEST_CASE(test_threads_exiting_mid_trace),
+          TEST_CASE(test_no_drops_with_room),
+          TEST_CASE(test_thread_names_at_the_cap_are_counted), TEST_CASE(test_threads_exiting_mid_trace),
           TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_paused_thread_is_left_out),
           TEST_CASE(test_thread_op_options),
           TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
           TEST_CASE(test_sigkill_recovers_flushed_chunks),
+          TEST_CASE(test_sigkill_keeps_drop_counts),
           TEST_CASE(teardown))
