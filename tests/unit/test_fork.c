@@ -40,11 +40,15 @@ static int child_main(aip_session *parent)
     AIP_ANNOTATION_PUSH("child before"); /* must not reach the parent's file */
     AIP_ANNOTATION_POP();
     /* ThreadSanitizer cannot run a thread started after a multi-threaded
-     * fork (the child's writer): under it, the child stops here and the
-     * test checks the fork handlers (no deadlock, no race) and the
-     * parent's data. */
+     * fork (the child's writer), and gcc 12's AddressSanitizer runtime has
+     * no fork handler for its allocator's locks: a child forked while the
+     * spinner's thread held one hangs starting that thread (seen about 1
+     * run in 10 on a loaded machine, before and after the fork-handler
+     * table).  Under either, the child stops here and the test checks our
+     * fork handlers (no deadlock, no race) and the parent's data; the
+     * normal build runs the child's own session. */
     const char *san = getenv("AIP_SANITIZER");
-    if (san && strcmp(san, "tsan") == 0)
+    if (san && (strcmp(san, "tsan") == 0 || strcmp(san, "asan") == 0))
         return 0;
     aip_config c;
     aip_config_init(&c);
