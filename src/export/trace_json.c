@@ -18,7 +18,9 @@
  *   down to a whole second: derived from the data, so analysing twice gives
  *   the same bytes.
  *
- * `dur` is a number of µs with 3 decimals in both.  Every recorded string
+ * `dur` is a number of µs: with 3 decimals in torch_npu's form, in exact
+ * binary fractions of a µs in Kineto's (as its ts, so that ts + dur, which
+ * float64 readers compute, is exactly the end's ts).  Every recorded string
  * goes through the escape cache (text_escape.c).  Flow and async ids are
  * small integers counted from 1 in output order (unique where torch_npu's
  * sequence numbers repeat across threads; no reader needs more).
@@ -78,21 +80,38 @@ static void put_id(tj *w, uint32_t id)
 /* A C string from INFO or profiler_info: escaped on the spot (rare). */
 static void put_cstr(tj *w, const char *s) { aip__trace_put_cstr(w->o, s); }
 
-/* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number
- * relative to the base (Kineto); at most 24 bytes. */
+/* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number relative
+ * to the base in exact binary fractions of a µs (Kineto: its readers
+ * compute ts + dur in float64, outbuf.h's aip__us_bin() says why); at most
+ * 36 bytes. */
 static char *fmt_ts(const tj *w, char *d, int64_t ns)
 {
     if (w->kineto)
-        return aip__fmt_us3(d, ns - w->base);
+        return aip__fmt_us_bin(d, aip__us_bin(ns - w->base));
     *d++ = '"';
     d = aip__fmt_us3(d, ns);
     *d++ = '"';
     return d;
 }
 
+/* A `dur` value: 3-decimal µs (torch_npu), or in Kineto's form the
+ * difference of the two ends' binary units, so that ts + dur is the end's
+ * ts exactly. */
+static char *fmt_dur(const tj *w, char *d, int64_t start, int64_t end)
+{
+    if (w->kineto)
+        return aip__fmt_us_bin(d, aip__us_bin(end - w->base) - aip__us_bin(start - w->base));
+    return aip__fmt_us3(d, end - start);
+}
+
 static void put_ts(tj *w, int64_t ns)
 {
-    aip__out_commit(w->o, fmt_ts(w, aip__out_reserve(w->o, 32), ns));
+    aip__out_commit(w->o, fmt_ts(w, aip__out_reserve(w->o, 40), ns));
+}
+
+static void put_dur(tj *w, int64_t start, int64_t end)
+{
+    aip__out_commit(w->o, fmt_dur(w, aip__out_reserve(w->o, 40), start, end));
 }
 
 static void set_thread_prefix(tj *w, int64_t pid, uint64_t tid)
@@ -292,11 +311,11 @@ static void thread_spans(tj *w, const aip__thread *t)
             d += nlen;
             aip__out_commit(w->o, d);
         }
-        char *d = aip__out_reserve(w->o, w->pfx_len + 64);
+        char *d = aip__out_reserve(w->o, w->pfx_len + 96);
         memcpy(d, w->pfx, w->pfx_len);
         d = fmt_ts(w, d + w->pfx_len, s->start);
         memcpy(d, ",\"dur\":", 7);
-        d = aip__fmt_us3(d + 7, s->end - s->start);
+        d = fmt_dur(w, d + 7, s->start, s->end);
         if (s->aux) {
             aip__out_commit(w->o, d);
             if (s->kind == AIP_SPAN_OP) {
@@ -463,7 +482,7 @@ static void gc_events(tj *w, const aip__process *p)
         aip__out_put(w->o, w->pfx, w->pfx_len);
         put_ts(w, g->start);
         AIP_OUT_LIT(w->o, ",\"dur\":");
-        aip__out_us3(w->o, g->end - g->start);
+        put_dur(w, g->start, g->end);
         AIP_OUT_LIT(w->o, "}");
     }
     free(named);

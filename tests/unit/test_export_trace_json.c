@@ -373,7 +373,10 @@ static void test_kineto_form(void)
     /* "traceEvents" appears once: the metadata entry of that name was skipped */
     ASSERT_TRUE(strstr(strstr(text, "\"traceEvents\"") + 1, "\"traceEvents\"") == NULL);
     ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":1.000,\"dur\":0.500}") != NULL);
-    ASSERT_TRUE(strstr(text, "\"ts\":300.123,\"dur\":1.377}") != NULL);
+    /* 300123 ns and 301500 ns as 2^-10 µs units: 307326 and 308736, so ts
+     * 307326/1024 µs and dur (308736 - 307326)/1024 µs, both exact doubles
+     * whose sum is the end's ts exactly (speedscope adds them). */
+    ASSERT_TRUE(strstr(text, "\"ts\":300.123046875,\"dur\":1.376953125}") != NULL);
     size_t i;
     json_t *ev;
     json_array_foreach(events, i, ev) {
