@@ -155,11 +155,13 @@ json_t *aip__profiler_metadata(const aip_session *s)
     return o;
 }
 
-aip_status aip__write_json_file(const char *path, json_t *value)
+char *aip__json_file_text(json_t *value)
 {
-    char *text = json_dumps(value, JSON_INDENT(4) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+    char *text = value ? json_dumps(value, JSON_INDENT(4) | JSON_PRESERVE_ORDER |
+                                               JSON_ENSURE_ASCII)
+                       : NULL;
     if (!text)
-        return aip__fail(AIP_ERR_NOMEM, "cannot serialise %s", path);
+        return NULL;
     size_t n = strlen(text);
     char *withnl = realloc(text, n + 2);
     if (withnl) {
@@ -167,7 +169,15 @@ aip_status aip__write_json_file(const char *path, json_t *value)
         text[n++] = '\n';
         text[n] = '\0';
     }
-    aip_status st = aip__write_file(path, text, n);
+    return text;
+}
+
+aip_status aip__write_json_file(const char *path, json_t *value)
+{
+    char *text = aip__json_file_text(value);
+    if (!text)
+        return aip__fail(AIP_ERR_NOMEM, "cannot serialise %s", path);
+    aip_status st = aip__write_file(path, text, strlen(text));
     free(text);
     return st;
 }

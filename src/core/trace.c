@@ -11,6 +11,7 @@
 #include "env.h"
 #include "error.h"
 #include "fs.h"
+#include "clock.h"
 #include "session_log.h"
 
 #include <errno.h>
@@ -115,26 +116,50 @@ static const char *info_name(char *buf, size_t cap)
     return buf;
 }
 
+/* The file-system work of a trace's start that can wait for the writer
+ * thread (recorder.h's aip__trace_info): FRAMEWORK/ and logs/, the trace
+ * log, profiler_info.json.  start() itself only claims the result
+ * directory, whose name it must return and whose failure it reports.  One
+ * trace records at a time, and stop() joins the writer before the next
+ * start, so one static is enough. */
+static struct {
+    char dir[PATH_MAX];
+    char *info;                /* profiler_info.json's text, or NULL */
+} prepared;
+
+static void prepare_dirs(void *arg)
+{
+    (void)arg;
+    char path[PATH_MAX], name[64];
+    static const char *const subdirs[] = {"FRAMEWORK", "logs"};
+    for (int i = 0; i < 2; i++)
+        if (!aip__join(path, sizeof path, prepared.dir, subdirs[i]) &&
+            mkdir(path, AIP_DIR_MODE) != 0 && errno != EEXIST)
+            aip__warn("cannot create %s: %s", path, strerror(errno));
+    if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", prepared.dir, (int)getpid()) <
+        (int)sizeof path)
+        aip__log_open(path);
+    if (prepared.info &&
+        !aip__join(path, sizeof path, prepared.dir, info_name(name, sizeof name)) &&
+        aip__write_file(path, prepared.info, strlen(prepared.info)))
+        aip__warn("%s", aip_last_error());
+    free(prepared.info);
+    prepared.info = NULL;
+}
+
 aip_status aip__trace_begin(aip_session *s)
 {
-    char path[PATH_MAX], name[64];
+    char path[PATH_MAX];
     aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir);
-    if (!st) {
-        static const char *const subdirs[] = {"FRAMEWORK", "logs"};
-        for (int i = 0; i < 2 && !st; i++) {
-            st = aip__join(path, sizeof path, s->result_dir, subdirs[i]);
-            if (!st && mkdir(path, AIP_DIR_MODE) != 0)
-                st = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-        }
-    }
+    if (!st && snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", s->result_dir,
+                        (int)getpid()) >= (int)sizeof path)
+        st = aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
         s->result_dir[0] = '\0';
         return st;
     }
-    if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", s->result_dir, (int)getpid()) <
-        (int)sizeof path)
-        aip__log_open(path);
+    aip__log_expect();
     aip__log("INFO", "trace started in %s (aiprof %s, step %lld)", s->result_dir,
              AIP_VERSION_STRING, (long long)(s->step_num + s->step_offset));
 
@@ -143,34 +168,32 @@ aip_status aip__trace_begin(aip_session *s)
     aip__gc_threshold_ns = s->cfg.gc_detect_threshold_ms >= 0
                                ? (uint64_t)(s->cfg.gc_detect_threshold_ms * 1e6)
                                : 0;
-    if (snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", s->result_dir,
-                 (int)getpid()) >= (int)sizeof path) {
-        aip__log_close();
-        return aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
-    }
+    aip__clock_sync(&s->trace_start);
+    s->trace_first_step = s->step_num;
+    /* Written at the start so that a program killed mid-trace leaves it
+     * behind (by the writer thread, before any event). */
+    snprintf(prepared.dir, sizeof prepared.dir, "%s", s->result_dir);
+    json_t *j = aip__profiler_info(s, NULL);
+    prepared.info = aip__json_file_text(j);
+    json_decref(j);
     aip__trace_info info = {
         .raw_path = path,
         .hostname = aip__hostname(),
         .program = aip__program_name(),
         .cap_bytes = s->cfg.buffer_cap_bytes,
         .rec_mask = rec_mask(s, filtering),
+        .start = s->trace_start,
+        .prepare = prepare_dirs,
     };
-    s->trace_first_step = s->step_num;
     st = aip__recorder_begin(&info, &s->trace_start);
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
         aip__log_close();
+        free(prepared.info);
+        prepared.info = NULL;
         return st;
     }
     s->trace_open = 1;
-    /* Written now so that a program killed mid-trace leaves it behind. */
-    char info_path[PATH_MAX];
-    if (!aip__join(info_path, sizeof info_path, s->result_dir, info_name(name, sizeof name))) {
-        json_t *j = aip__profiler_info(s, NULL);
-        if (aip__write_json_file(info_path, j))
-            aip__warn("%s", aip_last_error());
-        json_decref(j);
-    }
     return AIP_OK;
 }
 

@@ -9,7 +9,10 @@
  * and STATS/CLOCK/END at stop.  A write error (disk full) is reported once,
  * and the events that could not be written are counted as dropped; the
  * file still ends at its last whole chunk and holds what fit of the
- * collected events.
+ * collected events.  The thread itself creates the file (and first runs
+ * the trace's `prepare`, see aip__trace_info): start() stays free of
+ * file-system calls, and a file that cannot be created is that write
+ * error.
  */
 #include "recorder_int.h"
 #include "clock.h"
@@ -43,6 +46,9 @@ typedef struct raw_writer {
     int io_error;
     char io_message[300];
     aip__clock_pair start;
+    char *info_text;          /* the INFO chunk, made by aip__writer_start */
+    void (*prepare)(void *arg);
+    void *prepare_arg;
 } raw_writer;
 
 /* The one writer of the process: one trace records at a time. */
@@ -124,9 +130,32 @@ static void write_buffers(aip__buf *list)
     pthread_mutex_unlock(&pool->lock);
 }
 
+/* The file's beginning: header, INFO, the start's CLOCK.  On failure the
+ * trace goes on unwritten, its events counted as dropped (write_failed). */
+static void open_raw(void)
+{
+    if (writer.prepare)
+        writer.prepare(writer.prepare_arg);
+    errno = 0;
+    writer.file.fd = aip__open_output(writer.path);
+    if (writer.file.fd < 0 || aip__raw_put_header(&writer.file, writer.path)) {
+        writer.io_error = errno ? errno : EIO;
+        snprintf(writer.io_message, sizeof writer.io_message, "%s", aip_last_error());
+        aip__warn("profiling is off for this trace: %s; its events are dropped",
+                  writer.io_message);
+    } else {
+        if (writer.info_text)
+            write_chunk(AIP_CHUNK_INFO, 0, writer.info_text, (uint32_t)strlen(writer.info_text));
+        write_chunk(AIP_CHUNK_CLOCK, 0, &writer.start, sizeof writer.start);
+    }
+    free(writer.info_text);
+    writer.info_text = NULL;
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
+    open_raw();
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -174,7 +203,8 @@ static void *writer_main(void *arg)
 static uint64_t host_uid_value;
 static void host_uid_once(void) { host_uid_value = aip__host_uid(); }
 
-static void write_info(const aip__trace_info *info)
+/* The INFO chunk's JSON (freed by the thread once written). */
+static char *info_text(const aip__trace_info *info)
 {
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
@@ -193,10 +223,7 @@ static void write_info(const aip__trace_info *info)
     json_object_set_new(o, "aiprof_version", json_string(AIP_VERSION_STRING));
     char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(o);
-    if (text) {
-        write_chunk(AIP_CHUNK_INFO, 0, text, (uint32_t)strlen(text));
-        free(text);
-    }
+    return text;
 }
 
 aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start)
@@ -204,29 +231,18 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     if (writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer already running");
     memset(&writer, 0, sizeof writer);
-    writer.file.fd = aip__open_output(info->raw_path);
-    if (writer.file.fd < 0)
-        return AIP_ERR_IO;
-    snprintf(writer.path, sizeof writer.path, "%s", info->raw_path);
-    aip_status s = aip__raw_put_header(&writer.file, writer.path);
-    if (s) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
-        return s;
-    }
-    write_info(info);
-    aip__clock_sync(&writer.start);
-    write_chunk(AIP_CHUNK_CLOCK, 0, &writer.start, sizeof writer.start);
-    if (writer.io_error) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
-        return aip__fail(AIP_ERR_IO, "%s", writer.io_message);
-    }
+    writer.file.fd = -1;
+    if (snprintf(writer.path, sizeof writer.path, "%s", info->raw_path) >= (int)sizeof writer.path)
+        return aip__fail(AIP_ERR_PATH, "raw file path too long: %s", info->raw_path);
+    writer.info_text = info_text(info);
+    writer.start = info->start;
+    writer.prepare = info->prepare;
+    writer.prepare_arg = info->prepare_arg;
     if (start)
         *start = writer.start;
     if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
+        free(writer.info_text);
+        writer.info_text = NULL;
         return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
     }
     writer.running = 1;
@@ -272,7 +288,7 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     aip_status s = AIP_OK;
     if (writer.io_error)
         s = aip__fail(AIP_ERR_IO, "%s", writer.io_message);
-    if (close(writer.file.fd) != 0 && !s)
+    if (writer.file.fd >= 0 && close(writer.file.fd) != 0 && !s)
         s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", writer.path, strerror(errno));
     writer.file.fd = -1;
     totals->bytes = writer.file.bytes;
