@@ -155,13 +155,11 @@ json_t *aip__profiler_metadata(const aip_session *s)
     return o;
 }
 
-char *aip__json_file_text(json_t *value)
+aip_status aip__write_json_file(const char *path, json_t *value)
 {
-    char *text = value ? json_dumps(value, JSON_INDENT(4) | JSON_PRESERVE_ORDER |
-                                               JSON_ENSURE_ASCII)
-                       : NULL;
+    char *text = json_dumps(value, JSON_INDENT(4) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
     if (!text)
-        return NULL;
+        return aip__fail(AIP_ERR_NOMEM, "cannot serialise %s", path);
     size_t n = strlen(text);
     char *withnl = realloc(text, n + 2);
     if (withnl) {
@@ -169,15 +167,7 @@ char *aip__json_file_text(json_t *value)
         text[n++] = '\n';
         text[n] = '\0';
     }
-    return text;
-}
-
-aip_status aip__write_json_file(const char *path, json_t *value)
-{
-    char *text = aip__json_file_text(value);
-    if (!text)
-        return aip__fail(AIP_ERR_NOMEM, "cannot serialise %s", path);
-    aip_status st = aip__write_file(path, text, strlen(text));
+    aip_status st = aip__write_file(path, text, n);
     free(text);
     return st;
 }

@@ -51,7 +51,5 @@ aip_status aip__trace_end(aip_session *s, int save);
 json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end);
 json_t *aip__profiler_metadata(const aip_session *s);
 aip_status aip__write_json_file(const char *path, json_t *value);
-/* The text aip__write_json_file() writes (malloc'd), or NULL. */
-char *aip__json_file_text(json_t *value);
 
 #endif

@@ -46,7 +46,7 @@ typedef struct raw_writer {
     int io_error;
     char io_message[300];
     aip__clock_pair start;
-    char *info_text;          /* the INFO chunk, made by aip__writer_start */
+    char hostname[256], program[256]; /* for the INFO chunk */
     void (*prepare)(void *arg);
     void *prepare_arg;
 } raw_writer;
@@ -130,6 +130,8 @@ static void write_buffers(aip__buf *list)
     pthread_mutex_unlock(&pool->lock);
 }
 
+static char *info_text(void);
+
 /* The file's beginning: header, INFO, the start's CLOCK.  On failure the
  * trace goes on unwritten, its events counted as dropped (write_failed). */
 static void open_raw(void)
@@ -144,12 +146,12 @@ static void open_raw(void)
         aip__warn("profiling is off for this trace: %s; its events are dropped",
                   writer.io_message);
     } else {
-        if (writer.info_text)
-            write_chunk(AIP_CHUNK_INFO, 0, writer.info_text, (uint32_t)strlen(writer.info_text));
+        char *text = info_text();
+        if (text)
+            write_chunk(AIP_CHUNK_INFO, 0, text, (uint32_t)strlen(text));
+        free(text);
         write_chunk(AIP_CHUNK_CLOCK, 0, &writer.start, sizeof writer.start);
     }
-    free(writer.info_text);
-    writer.info_text = NULL;
 }
 
 static void *writer_main(void *arg)
@@ -203,12 +205,12 @@ static void *writer_main(void *arg)
 static uint64_t host_uid_value;
 static void host_uid_once(void) { host_uid_value = aip__host_uid(); }
 
-/* The INFO chunk's JSON (freed by the thread once written). */
-static char *info_text(const aip__trace_info *info)
+/* The INFO chunk's JSON (malloc'd), made on the thread. */
+static char *info_text(void)
 {
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
-    json_object_set_new(o, "hostname", json_string(info->hostname ? info->hostname : ""));
+    json_object_set_new(o, "hostname", json_string(writer.hostname));
     /* Recorded here: an analysis on another machine cannot compute it. */
     static pthread_once_t uid_once = PTHREAD_ONCE_INIT;
     pthread_once(&uid_once, host_uid_once);
@@ -217,7 +219,7 @@ static char *info_text(const aip__trace_info *info)
         snprintf(text, sizeof text, "%llu", (unsigned long long)host_uid_value);
         json_object_set_new(o, "host_uid", json_string(text));
     }
-    json_object_set_new(o, "program", json_string(info->program ? info->program : ""));
+    json_object_set_new(o, "program", json_string(writer.program));
     json_object_set_new(o, "clock", json_string(aip__clock_name()));
     json_object_set_new(o, "ticks_per_second", json_real(aip__clock_ticks_per_second()));
     json_object_set_new(o, "aiprof_version", json_string(AIP_VERSION_STRING));
@@ -234,17 +236,15 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     writer.file.fd = -1;
     if (snprintf(writer.path, sizeof writer.path, "%s", info->raw_path) >= (int)sizeof writer.path)
         return aip__fail(AIP_ERR_PATH, "raw file path too long: %s", info->raw_path);
-    writer.info_text = info_text(info);
+    snprintf(writer.hostname, sizeof writer.hostname, "%s", info->hostname ? info->hostname : "");
+    snprintf(writer.program, sizeof writer.program, "%s", info->program ? info->program : "");
     writer.start = info->start;
     writer.prepare = info->prepare;
     writer.prepare_arg = info->prepare_arg;
     if (start)
         *start = writer.start;
-    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
-        free(writer.info_text);
-        writer.info_text = NULL;
+    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0)
         return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
-    }
     writer.running = 1;
     return AIP_OK;
 }

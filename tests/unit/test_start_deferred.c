@@ -5,7 +5,10 @@
  * log lines written before the log exists are in it; and a raw file that
  * cannot be created (no file descriptor left, in a child) costs the trace,
  * not the program: start() succeeds, stop() reports the error, every event
- * is counted as dropped, and the next trace records normally.
+ * is counted as dropped, and the next trace records normally.  With the
+ * default worker name the result directory itself is only named by
+ * start(): traces started within one millisecond still get a directory
+ * each (_N).
  */
 #include "aip_test.h"
 #include "aiprof.h"
@@ -63,6 +66,33 @@ static void test_layout_and_early_log_lines(void)
     ASSERT_TRUE(strstr(text, "trace started in ") < strstr(text, "trace stopped:"));
     free(text);
     aip_session_destroy(s);
+}
+
+static void test_quick_traces_get_a_directory_each(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/quick", tmp);
+    aip_config c;
+    base_config(&c, dir); /* worker_name NULL: {hostname}_{pid} */
+    enum { N = 20 };
+    char names[N][PATH_MAX];
+    aip_string_id name = aip_intern("quick");
+    for (int i = 0; i < N; i++) {
+        aip_session *s = start_new(&c);
+        ASSERT_TRUE(s != NULL);
+        aip_annotation_push_id(name);
+        aip_annotation_pop();
+        ASSERT_EQ(aip_session_stop(s), AIP_OK);
+        snprintf(names[i], sizeof names[i], "%s", aip_session_result_dir(s));
+        aip_session_destroy(s);
+        for (int j = 0; j < i; j++)
+            ASSERT_TRUE(strcmp(names[i], names[j]) != 0);
+        char raw[PATH_MAX];
+        ASSERT_TRUE(raw_find(names[i], raw, sizeof raw));
+        raw_counts rc = raw_count_file(raw, NULL);
+        ASSERT_TRUE(rc.ok);
+        ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 1); /* its own event, no other's */
+    }
 }
 
 /* In a child: no descriptor left once the trace starts.  0 when start()
@@ -130,4 +160,5 @@ static void setup(void) { make_tmpdir(tmp, sizeof tmp, "start_deferred"); }
 static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_layout_and_early_log_lines),
+          TEST_CASE(test_quick_traces_get_a_directory_each),
           TEST_CASE(test_raw_file_not_creatable), TEST_CASE(teardown))
