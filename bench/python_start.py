@@ -14,10 +14,15 @@ region, 20 to 100 steps of a small MLP) sees as well:
   - start: start() alone;
   - make+start: both, as that benchmark times them;
   - stop: stop() alone, after N steps, without an export (aiprof: the raw
-    data is on disk; torch: its events are collected in memory).
+    data is on disk; torch: its events are collected in memory);
+  - run: what profile(...) + start() + N steps cost above the same N steps
+    without a profiler, in process CPU time (all threads): the fastest such
+    region over the rounds minus the fastest baseline region (torch's
+    stop() is left out: without Kineto it alone takes more than the whole
+    region).
 
-Every figure is wall time (perf_counter: start's cost was file-system calls,
-and a short profile is judged by the clock) and the minimum over the
+Every other figure is wall time (perf_counter: start's cost was file-system
+calls, and a short profile is judged by the clock); all are the minimum over the
 rounds: load from other processes only adds time.  torch and aiprof
 alternate, torch first in even rounds, so that noise and what a profiler
 leaves behind hit both alike; N steps run before each profile, so that
@@ -26,6 +31,7 @@ are aiprof / torch measured in this run (the target for start is <= 1.0);
 nothing here asserts a time.
 """
 import argparse
+import gc
 import os
 import sys
 import tempfile
@@ -50,6 +56,11 @@ MODES = {
 }
 
 clock = time.perf_counter_ns
+# The run column is process CPU time (every thread, aiprof's writer
+# included; other processes not): over 20-100 steps, wall time on a busy
+# machine varies by more than the overhead.
+cpu = time.process_time_ns
+COLLECT = False  # --gc
 
 
 def mlp_loop():
@@ -80,9 +91,15 @@ MAKERS = {"torch": make_torch, "aiprof": make_aiprof}
 
 
 def one_run(who, options, out_dir, step, n):
-    """(make, start, make+start, stop) ns of one profile of `n` steps."""
+    """(make, start, make+start, stop, make+start+steps, baseline steps) ns
+    of one profile of `n` steps after `n` steps without."""
+    tb = cpu()
     for _ in range(n):
         step()
+    base = cpu() - tb
+    if COLLECT:
+        gc.collect()
+    c0 = cpu()
     t0 = clock()
     prof = MAKERS[who](options, out_dir)
     t1 = clock()
@@ -91,20 +108,24 @@ def one_run(who, options, out_dir, step, n):
     for _ in range(n):
         step()
     t3 = clock()
+    c3 = cpu()
     prof.stop()
     t4 = clock()
-    return t1 - t0, t2 - t1, t2 - t0, t4 - t3
+    return t1 - t0, t2 - t1, t2 - t0, t4 - t3, c3 - c0, base
 
 
 def measure(step, mode, n, rounds):
     options = MODES[mode]
-    best = {w: [float("inf")] * 4 for w in MAKERS}
+    best = {w: [float("inf")] * 6 for w in MAKERS}
     for r in range(rounds):
         order = ("torch", "aiprof") if r % 2 == 0 else ("aiprof", "torch")
         with tempfile.TemporaryDirectory(prefix="aiprof_bench_start_") as d:
             for who in order:
                 res = one_run(who, options, d, step, n)
                 best[who] = [min(b, x) for b, x in zip(best[who], res)]
+    base = min(best["torch"][5], best["aiprof"][5])
+    for w in MAKERS:
+        best[w][4] -= base
     return best
 
 
@@ -115,7 +136,12 @@ def main():
     parser.add_argument("--modes", default="default,profile_memory",
                         help="comma-separated modes (%s)" % ",".join(MODES))
     parser.add_argument("--loop", default="mlp", choices=sorted(LOOPS))
+    parser.add_argument("--gc", action="store_true",
+                        help="gc.collect() before each profile: without it, a start() that "
+                        "allocates may pay for the garbage the other profiler's stop() left")
     args = parser.parse_args()
+    global COLLECT
+    COLLECT = args.gc
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     step = LOOPS[args.loop]()
@@ -123,7 +149,7 @@ def main():
         step()
     print(f"torch {torch.__version__}, aiprof {aiprof.__version__}, loop {args.loop}, "
           f"{args.rounds} rounds; wall ms, minimum over rounds; ratio = aiprof / torch")
-    cols = ("make", "start", "make+start", "stop")
+    cols = ("make", "start", "make+start", "stop", f"run {args.steps}")
     hdr = f"{'mode':15} | " + " | ".join(f"{c:^22}" for c in cols)
     print(hdr)
     print(f"{'':15} | " + " | ".join(f"{'torch':>7} {'aiprof':>7} {'ratio':>6}" for _ in cols))

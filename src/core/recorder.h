@@ -143,8 +143,9 @@ static inline void aip__commit(aip__tstate *t, size_t n)
  * file-system work.  start() does none of it: creating the raw file (and
  * whatever `prepare` creates: its directory, the trace log) costs several
  * directory-entry creations, more than torch.profiler's whole start(), so
- * the writer thread does it before its first write; events recorded
- * meanwhile wait in the buffers.  A failure there is the writer's write
+ * the writer thread does it before its first write (writer.c: a full
+ * buffer, the first snapshot, or the stop); events recorded meanwhile wait
+ * in the buffers.  A failure there is the writer's write
  * error: reported once, the events counted as dropped. */
 typedef struct aip__trace_info {
     const char *raw_path;

@@ -10,9 +10,9 @@
  * and the events that could not be written are counted as dropped; the
  * file still ends at its last whole chunk and holds what fit of the
  * collected events.  The thread itself creates the file (and first runs
- * the trace's `prepare`, see aip__trace_info): start() stays free of
- * file-system calls, and a file that cannot be created is that write
- * error.
+ * the trace's `prepare`, see aip__trace_info) when it first has something
+ * to write: start() stays free of file-system calls, and a file that
+ * cannot be created is that write error.
  */
 #include "recorder_int.h"
 #include "clock.h"
@@ -154,10 +154,15 @@ static void open_raw(void)
     }
 }
 
+/* The file is created when there is first something to write: a full
+ * buffer, the first crash-safety snapshot (FLUSH_INTERVAL_MS after the
+ * start) or the stop.  A short profile (20 steps of a small model) then
+ * costs no file-system work until its stop, as with torch.profiler, whose
+ * start writes nothing. */
 static void *writer_main(void *arg)
 {
     (void)arg;
-    open_raw();
+    int opened = 0;
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -166,7 +171,7 @@ static void *writer_main(void *arg)
             if (now >= due) {
                 aip__snapshot_threads(0, NULL); /* crash safety */
                 last_flush = now;
-                if (pool->queue)
+                if (pool->queue || !opened)
                     break;
                 continue;
             }
@@ -186,6 +191,10 @@ static void *writer_main(void *arg)
         int stop = pool->stop_requested;
         pthread_mutex_unlock(&pool->lock);
 
+        if (!opened) {
+            open_raw();
+            opened = 1;
+        }
         write_buffers(list);
         if (now_ms() - last_clock >= 1000) {
             write_clock();
