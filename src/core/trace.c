@@ -145,9 +145,8 @@ static const char *info_name(char *buf, size_t cap)
  * its name was made (make_result_dir), FRAMEWORK/ and logs/, the trace
  * log, profiler_info.json.  start() reports what it can check without
  * creating anything (a bad base path, a symlink, a directory it may not
- * write into: aip__mkdirs).  One
- * trace records at a time, and stop() joins the writer before the next
- * start, so one static is enough. */
+ * write into: aip__mkdirs).  One trace records at a time, and stop() joins
+ * the writer before the next start, so one static is enough. */
 static struct {
     char dir[PATH_MAX];
     int create_dir;            /* make_result_dir only named it */
@@ -202,8 +201,8 @@ aip_status aip__trace_begin(aip_session *s)
                                : 0;
     aip__clock_sync(&s->trace_start);
     s->trace_first_step = s->step_num;
-    /* Written at the start so that a program killed mid-trace leaves it
-     * behind (by the writer thread, before any event). */
+    /* Written with the trace's first data (by the writer thread, before
+     * the raw file) so that a program killed mid-trace leaves it behind. */
     snprintf(prepared.dir, sizeof prepared.dir, "%s", s->result_dir);
     prepared.create_dir = deferred;
     prepared.info = aip__profiler_info(s, NULL);
