@@ -292,6 +292,11 @@ int main(int argc, char **argv)
            g1 - g0);
     printf("  analyse time          %.3f s wall, %.3f s user + %.3f s system CPU\n", secs, cpu,
            sys);
+    /* What the cores can do at best: the writers run on their own threads,
+     * so no schedule on C cores beats (user + system CPU) / C; a wall time
+     * well above CPU / wall = 1 on an idle machine means waiting. */
+    printf("  cores busy            %.2f (CPU / wall); on 2 cores no schedule beats %.3f s\n",
+           (cpu + sys) / secs, (cpu + sys) / 2);
     printf("  export type           %s%s\n", export_type & AIP_EXPORT_TEXT ? "text (JSON, CSV, db)" : "",
            export_type == AIP_EXPORT_DB ? "db" : "");
     printf("  events/s              %.2f M   (target with the db >= 2 M)\n", events / secs / 1e6);

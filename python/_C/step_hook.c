@@ -73,6 +73,14 @@ static PyObject *StepHook_wrapped(StepHook *self, void *unused)
     return self->original;
 }
 
+/* torch.profiler with with_stack recognises optimizer steps by the code
+ * object of Optimizer._optimizer_step_code (it reads its __code__ at every
+ * start): the original's, whose frame still runs inside this hook. */
+static PyObject *StepHook_code(StepHook *self, void *unused)
+{
+    return PyObject_GetAttrString(self->original, "__code__");
+}
+
 static int StepHook_traverse(StepHook *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->original);
@@ -117,6 +125,7 @@ static PyObject *StepHook_new(PyTypeObject *type, PyObject *args, PyObject *kwds
 
 static PyGetSetDef StepHook_getset[] = {
     {"__wrapped__", (getter)StepHook_wrapped, NULL, "the wrapped function", NULL},
+    {"__code__", (getter)StepHook_code, NULL, "the wrapped function's code", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -140,7 +140,14 @@ static inline void aip__commit(aip__tstate *t, size_t n)
                           memory_order_release);
 }
 
-/* Information written into the raw file's INFO chunk. */
+/* Information written into the raw file's INFO chunk, and the start's
+ * file-system work.  start() does none of it: creating the raw file (and
+ * whatever `prepare` creates: its directory, the trace log) costs several
+ * directory-entry creations, more than torch.profiler's whole start(), so
+ * the writer thread does it before its first write (writer.c: a full
+ * buffer, the first snapshot, or the stop); events recorded meanwhile wait
+ * in the buffers.  A failure there is the writer's write
+ * error: reported once, the events counted as dropped. */
 typedef struct aip__trace_info {
     const char *raw_path;
     const char *hostname;
@@ -148,6 +155,9 @@ typedef struct aip__trace_info {
     size_t cap_bytes;
     uint64_t max_bytes;         /* size cap of the raw file, 0 = none */
     uint32_t rec_mask;
+    aip__clock_pair start;      /* the trace's first clock sync point */
+    void (*prepare)(void *arg); /* run first on the writer thread; NULL: none */
+    void *prepare_arg;
 } aip__trace_info;
 
 /* Totals of a finished trace. */
@@ -161,8 +171,9 @@ typedef struct aip__trace_totals {
     aip__clock_pair start, end;
 } aip__trace_totals;
 
-/* aip__recorder_begin() : create the raw file, start the writer, and turn
- * recording on.  AIP_ERR_IO / AIP_ERR_SYMLINK on a bad path. */
+/* aip__recorder_begin() : start the writer (which creates the raw file, see
+ * aip__trace_info) and turn recording on; `*start` is info->start.
+ * AIP_ERR_STATE if a trace is open, AIP_ERR_NOMEM if no thread starts. */
 aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *start);
 
 /* aip__recorder_end() : turn recording off, flush every thread's data, write

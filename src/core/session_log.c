@@ -15,6 +15,12 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = -1;
+/* Lines of a trace whose log the writer thread has yet to create
+ * (aip__log_expect): kept here and written first when it opens. */
+static int pending_on;
+static char pending[16384];
+static size_t pending_len;
+static unsigned long pending_lost;
 
 static void write_line(const char *level, const char *msg)
 {
@@ -37,6 +43,11 @@ static void write_line(const char *level, const char *msg)
         ssize_t w = write(log_fd, line, (size_t)n);
         (void)w; /* a failing log must not fail the profile */
         aip__xfsz_restore(&old);
+    } else if (pending_on && pending_len + (size_t)n <= sizeof pending) {
+        memcpy(pending + pending_len, line, (size_t)n);
+        pending_len += (size_t)n;
+    } else if (pending_on) {
+        pending_lost++;
     }
     pthread_mutex_unlock(&lock);
 }
@@ -52,6 +63,8 @@ static void fork_child(void)
     if (log_fd >= 0)
         close(log_fd);
     log_fd = -1;
+    pending_on = 0;
+    pending_len = 0;
     pthread_mutex_unlock(&lock);
 }
 
@@ -62,6 +75,16 @@ __attribute__((constructor)) static void register_fork_handlers(void)
 
 static void sink(const char *level, const char *message) { write_line(level, message); }
 
+void aip__log_expect(void)
+{
+    pthread_mutex_lock(&lock);
+    pending_on = 1;
+    pending_len = 0;
+    pending_lost = 0;
+    pthread_mutex_unlock(&lock);
+    aip__set_log_sink(sink);
+}
+
 void aip__log_open(const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, AIP_FILE_MODE);
@@ -69,6 +92,20 @@ void aip__log_open(const char *path)
     if (log_fd >= 0)
         close(log_fd);
     log_fd = fd;
+    if (fd >= 0 && pending_len) {
+        ssize_t w = write(fd, pending, pending_len);
+        (void)w;
+    }
+    if (fd >= 0 && pending_lost) {
+        char note[96];
+        int n = snprintf(note, sizeof note, "(%lu earlier log lines did not fit the start's "
+                         "buffer)\n", pending_lost);
+        ssize_t w = write(fd, note, (size_t)n);
+        (void)w;
+    }
+    pending_on = 0;
+    pending_len = 0;
+    pending_lost = 0;
     pthread_mutex_unlock(&lock);
     aip__set_log_sink(fd >= 0 ? sink : NULL);
 }
@@ -80,6 +117,8 @@ void aip__log_close(void)
     if (log_fd >= 0)
         close(log_fd);
     log_fd = -1;
+    pending_on = 0;
+    pending_len = 0;
     pthread_mutex_unlock(&lock);
 }
 

@@ -10,6 +10,10 @@
 
 #include "error.h"
 
+/* aip__log_expect() : a log is about to be opened (by the writer thread,
+ * see recorder.h's aip__trace_info): lines logged until then are kept and
+ * written first.  aip__log_close() drops them if it never opens. */
+void aip__log_expect(void);
 void aip__log_open(const char *path);
 void aip__log_close(void);
 void aip__log(const char *level, const char *fmt, ...) AIP_PRINTF(2, 3);

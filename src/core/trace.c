@@ -11,6 +11,7 @@
 #include "env.h"
 #include "error.h"
 #include "fs.h"
+#include "clock.h"
 #include "intern.h"
 #include "session_log.h"
 
@@ -41,9 +42,21 @@ static aip_status base_dir(const aip_session *s, char *out, size_t cap)
     return AIP_OK;
 }
 
-/* {base}/{worker}_{YYYYmmddHHMMSSmmm}_ascend_pt, made unique with _N. */
-static aip_status make_result_dir(const aip_session *s, char *out, size_t cap)
+/* The last name given without creating the directory (make_result_dir):
+ * its {base}/{worker}_{stamp} and its _N (0: none). */
+static char last_prefix[PATH_MAX];
+static int last_index;
+
+/* {base}/{worker}_{YYYYmmddHHMMSSmmm}_ascend_pt, made unique with _N.
+ * With the default worker name, {hostname}_{pid}, no other process makes
+ * such a name, and this one knows the names it gave: the directory is
+ * then only named here and created by the writer thread (*deferred set,
+ * see prepare_dirs), which keeps a mkdir off start().  A name of the
+ * user's choosing may be shared by several processes: that one is
+ * claimed here with mkdir, the next _N if it exists. */
+static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, int *deferred)
 {
+    *deferred = 0;
     char base[PATH_MAX];
     aip_status st = base_dir(s, base, sizeof base);
     if (st)
@@ -63,11 +76,23 @@ static aip_status make_result_dir(const aip_session *s, char *out, size_t cap)
     char stamp[96];
     snprintf(stamp, sizeof stamp, "%04d%02d%02d%02d%02d%02d%03ld", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-    for (int i = 0; i < 1000; i++) {
-        int n = i ? snprintf(out, cap, "%s/%s_%s_%d_ascend_pt", base, worker, stamp, i)
-                  : snprintf(out, cap, "%s/%s_%s_ascend_pt", base, worker, stamp);
+    int defer = !s->worker_name, first = 0;
+    char prefix[PATH_MAX];
+    if (snprintf(prefix, sizeof prefix, "%s/%s_%s", base, worker, stamp) >= (int)sizeof prefix)
+        return aip__fail(AIP_ERR_PATH, "result directory path too long under %s", base);
+    if (defer && !strcmp(prefix, last_prefix))
+        first = last_index + 1; /* a second trace within the same millisecond */
+    for (int i = first; i < 1000; i++) {
+        int n = i ? snprintf(out, cap, "%s_%d_ascend_pt", prefix, i)
+                  : snprintf(out, cap, "%s_ascend_pt", prefix);
         if (n < 0 || (size_t)n >= cap)
             return aip__fail(AIP_ERR_PATH, "result directory path too long under %s", base);
+        if (defer) {
+            memcpy(last_prefix, prefix, sizeof prefix);
+            last_index = i;
+            *deferred = 1;
+            return AIP_OK;
+        }
         if (mkdir(out, AIP_DIR_MODE) == 0)
             return AIP_OK;
         if (errno != EEXIST)
@@ -116,26 +141,57 @@ static const char *info_name(char *buf, size_t cap)
     return buf;
 }
 
+/* The file-system work of a trace's start that can wait for the writer
+ * thread (recorder.h's aip__trace_info): the result directory when only
+ * its name was made (make_result_dir), FRAMEWORK/ and logs/, the trace
+ * log, profiler_info.json.  start() reports what it can check without
+ * creating anything (a bad base path, a symlink, a directory it may not
+ * write into: aip__mkdirs).  One trace records at a time, and stop() joins
+ * the writer before the next start, so one static is enough. */
+static struct {
+    char dir[PATH_MAX];
+    int create_dir;            /* make_result_dir only named it */
+    json_t *info;              /* profiler_info.json, or NULL */
+} prepared;
+
+static void prepare_dirs(void *arg)
+{
+    (void)arg;
+    char path[PATH_MAX], name[64];
+    /* What fails here fails the raw file too, which is then reported as
+     * the trace's write error (its events counted as dropped). */
+    if (prepared.create_dir && mkdir(prepared.dir, AIP_DIR_MODE) != 0 && errno != EEXIST)
+        aip__warn("cannot create result directory %s: %s", prepared.dir, strerror(errno));
+    static const char *const subdirs[] = {"FRAMEWORK", "logs"};
+    for (int i = 0; i < 2; i++)
+        if (!aip__join(path, sizeof path, prepared.dir, subdirs[i]) &&
+            mkdir(path, AIP_DIR_MODE) != 0 && errno != EEXIST)
+            aip__warn("cannot create %s: %s", path, strerror(errno));
+    if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", prepared.dir, (int)getpid()) <
+        (int)sizeof path)
+        aip__log_open(path);
+    if (prepared.info &&
+        !aip__join(path, sizeof path, prepared.dir, info_name(name, sizeof name)) &&
+        aip__write_json_file(path, prepared.info))
+        aip__warn("%s", aip_last_error());
+    json_decref(prepared.info); /* built by start(), owned by this thread since */
+    prepared.info = NULL;
+}
+
 aip_status aip__trace_begin(aip_session *s)
 {
-    char path[PATH_MAX], name[64];
-    aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir);
-    if (!st) {
-        static const char *const subdirs[] = {"FRAMEWORK", "logs"};
-        for (int i = 0; i < 2 && !st; i++) {
-            st = aip__join(path, sizeof path, s->result_dir, subdirs[i]);
-            if (!st && mkdir(path, AIP_DIR_MODE) != 0)
-                st = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-        }
-    }
+    char path[PATH_MAX];
+    int deferred;
+    aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir, &deferred);
+    if (!st && snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", s->result_dir,
+                        (int)getpid()) >= (int)sizeof path)
+        st = aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
         s->result_dir[0] = '\0';
         return st;
     }
-    if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", s->result_dir, (int)getpid()) <
-        (int)sizeof path)
-        aip__log_open(path);
+    aip__log_expect();
     aip__log("INFO", "trace started in %s (aiprof %s, step %lld)", s->result_dir,
              AIP_VERSION_STRING, (long long)(s->step_num + s->step_offset));
 
@@ -144,11 +200,13 @@ aip_status aip__trace_begin(aip_session *s)
     aip__gc_threshold_ns = s->cfg.gc_detect_threshold_ms >= 0
                                ? (uint64_t)(s->cfg.gc_detect_threshold_ms * 1e6)
                                : 0;
-    if (snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", s->result_dir,
-                 (int)getpid()) >= (int)sizeof path) {
-        aip__log_close();
-        return aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
-    }
+    aip__clock_sync(&s->trace_start);
+    s->trace_first_step = s->step_num;
+    /* Written with the trace's first data (by the writer thread, before
+     * the raw file) so that a program killed mid-trace leaves it behind. */
+    snprintf(prepared.dir, sizeof prepared.dir, "%s", s->result_dir);
+    prepared.create_dir = deferred;
+    prepared.info = aip__profiler_info(s, NULL);
     aip__trace_info info = {
         .raw_path = path,
         .hostname = aip__hostname(),
@@ -156,25 +214,20 @@ aip_status aip__trace_begin(aip_session *s)
         .cap_bytes = s->cfg.buffer_cap_bytes,
         .max_bytes = s->cfg.max_raw_bytes,
         .rec_mask = rec_mask(s, filtering),
+        .start = s->trace_start,
+        .prepare = prepare_dirs,
     };
-    s->trace_first_step = s->step_num;
     s->texts_cut_base = aip__strings_cut();
     s->texts_cut = 0;
     st = aip__recorder_begin(&info, &s->trace_start);
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
         aip__log_close();
+        json_decref(prepared.info);
+        prepared.info = NULL;
         return st;
     }
     s->trace_open = 1;
-    /* Written now so that a program killed mid-trace leaves it behind. */
-    char info_path[PATH_MAX];
-    if (!aip__join(info_path, sizeof info_path, s->result_dir, info_name(name, sizeof name))) {
-        json_t *j = aip__profiler_info(s, NULL);
-        if (aip__write_json_file(info_path, j))
-            aip__warn("%s", aip_last_error());
-        json_decref(j);
-    }
     return AIP_OK;
 }
 

@@ -9,7 +9,10 @@
  * and STATS/CLOCK/END at stop.  A write error (disk full) is reported once,
  * and the events that could not be written are counted as dropped; the
  * file still ends at its last whole chunk and holds what fit of the
- * collected events.
+ * collected events.  The thread itself creates the file (and first runs
+ * the trace's `prepare`, see aip__trace_info) when it first has something
+ * to write: start() stays free of file-system calls, and a file that
+ * cannot be created is that write error.
  *
  * The counters outlive a run that does not stop cleanly (SIGKILL, a full
  * disk, `ulimit -f`): a page-sized STATS chunk near the start of the file
@@ -67,6 +70,9 @@ typedef struct raw_writer {
     int limit_is_cap;           /* the limit is max_raw_bytes, not RLIMIT_FSIZE */
     int limit_reached;
     int finishing;              /* the closing chunks use the headroom */
+    char hostname[256], program[256]; /* for the INFO chunk */
+    void (*prepare)(void *arg);
+    void *prepare_arg;
 } raw_writer;
 
 /* The one writer of the process: one trace records at a time. */
@@ -290,6 +296,38 @@ static void write_buffers(aip__buf *list)
     pthread_mutex_unlock(&pool->lock);
 }
 
+static char *info_text(void);
+
+/* The file's beginning: header, INFO, the start's CLOCK.  On failure the
+ * trace goes on unwritten, its events counted as dropped (write_failed). */
+static void open_raw(void)
+{
+    if (writer.prepare)
+        writer.prepare(writer.prepare_arg);
+    errno = 0;
+    writer.file.fd = aip__open_output(writer.path);
+    if (writer.file.fd < 0 || aip__raw_put_header(&writer.file, writer.path)) {
+        writer.io_error = errno ? errno : EIO;
+        snprintf(writer.io_message, sizeof writer.io_message, "%s", aip_last_error());
+        aip__warn("profiling is off for this trace: %s; its events are dropped",
+                  writer.io_message);
+    } else {
+        char *text = info_text();
+        if (text)
+            write_chunk(AIP_CHUNK_INFO, 0, text, (uint32_t)strlen(text));
+        free(text);
+        write_chunk(AIP_CHUNK_CLOCK, 0, &writer.start, sizeof writer.start);
+        write_slot();
+        if (writer.limit_reached && !writer.io_error)
+            write_failed(EFBIG); /* not even the start fits */
+    }
+}
+
+/* The file is created when there is first something to write: a full
+ * buffer, the first crash-safety snapshot (FLUSH_INTERVAL_MS after the
+ * start) or the stop.  A short profile (20 steps of a small model) then
+ * costs no file-system work until its stop, as with torch.profiler, whose
+ * start writes nothing. */
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -298,6 +336,7 @@ static void *writer_main(void *arg)
      * thread, and goes with it. */
     sigset_t old;
     aip__xfsz_block(&old);
+    int opened = 0;
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -306,7 +345,7 @@ static void *writer_main(void *arg)
             if (now >= due) {
                 aip__snapshot_threads(0, NULL); /* crash safety */
                 last_flush = now;
-                if (pool->queue)
+                if (pool->queue || !opened)
                     break;
                 continue;
             }
@@ -326,6 +365,10 @@ static void *writer_main(void *arg)
         int stop = pool->stop_requested;
         pthread_mutex_unlock(&pool->lock);
 
+        if (!opened) {
+            open_raw();
+            opened = 1;
+        }
         write_buffers(list);
         persist_stats(0);
         if (now_ms() - last_clock >= 1000) {
@@ -346,11 +389,12 @@ static void *writer_main(void *arg)
 static uint64_t host_uid_value;
 static void host_uid_once(void) { host_uid_value = aip__host_uid(); }
 
-static void write_info(const aip__trace_info *info)
+/* The INFO chunk's JSON (malloc'd), made on the thread. */
+static char *info_text(void)
 {
     json_t *o = json_object();
     json_object_set_new(o, "pid", json_integer((json_int_t)getpid()));
-    json_object_set_new(o, "hostname", json_string(info->hostname ? info->hostname : ""));
+    json_object_set_new(o, "hostname", json_string(writer.hostname));
     /* Recorded here: an analysis on another machine cannot compute it. */
     static pthread_once_t uid_once = PTHREAD_ONCE_INIT;
     pthread_once(&uid_once, host_uid_once);
@@ -359,19 +403,14 @@ static void write_info(const aip__trace_info *info)
         snprintf(text, sizeof text, "%llu", (unsigned long long)host_uid_value);
         json_object_set_new(o, "host_uid", json_string(text));
     }
-    json_object_set_new(o, "program", json_string(info->program ? info->program : ""));
+    json_object_set_new(o, "program", json_string(writer.program));
     json_object_set_new(o, "clock", json_string(aip__clock_name()));
     json_object_set_new(o, "ticks_per_second", json_real(aip__clock_ticks_per_second()));
     json_object_set_new(o, "aiprof_version", json_string(AIP_VERSION_STRING));
     char *text = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
     json_decref(o);
-    if (text) {
-        write_chunk(AIP_CHUNK_INFO, 0, text, (uint32_t)strlen(text));
-        free(text);
-    }
+    return text;
 }
-
-static aip_status start_file(const aip__trace_info *info);
 
 aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start)
 {
@@ -386,47 +425,19 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
         writer.limit = (uint64_t)fsize.rlim_cur;
         writer.limit_is_cap = 0;
     }
-    sigset_t old;
-    aip__xfsz_block(&old); /* the first chunks go out from the caller's thread */
-    aip_status s = start_file(info);
-    aip__xfsz_restore(&old);
-    if (s)
-        return s;
+    writer.file.fd = -1;
+    if (snprintf(writer.path, sizeof writer.path, "%s", info->raw_path) >= (int)sizeof writer.path)
+        return aip__fail(AIP_ERR_PATH, "raw file path too long: %s", info->raw_path);
+    snprintf(writer.hostname, sizeof writer.hostname, "%s", info->hostname ? info->hostname : "");
+    snprintf(writer.program, sizeof writer.program, "%s", info->program ? info->program : "");
+    writer.start = info->start;
+    writer.prepare = info->prepare;
+    writer.prepare_arg = info->prepare_arg;
     if (start)
         *start = writer.start;
-    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
+    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0)
         return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
-    }
     writer.running = 1;
-    return AIP_OK;
-}
-
-/* The header, INFO and the first CLOCK. */
-static aip_status start_file(const aip__trace_info *info)
-{
-    writer.file.fd = aip__open_output(info->raw_path);
-    if (writer.file.fd < 0)
-        return AIP_ERR_IO;
-    snprintf(writer.path, sizeof writer.path, "%s", info->raw_path);
-    aip_status s = aip__raw_put_header(&writer.file, writer.path);
-    if (s) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
-        return s;
-    }
-    write_info(info);
-    aip__clock_sync(&writer.start);
-    write_chunk(AIP_CHUNK_CLOCK, 0, &writer.start, sizeof writer.start);
-    write_slot();
-    if (writer.limit_reached && !writer.io_error)
-        write_failed(EFBIG); /* not even the start fits */
-    if (writer.io_error) {
-        close(writer.file.fd);
-        writer.file.fd = -1;
-        return aip__fail(AIP_ERR_IO, "%s", writer.io_message);
-    }
     return AIP_OK;
 }
 
@@ -489,7 +500,7 @@ static aip_status finish_file(aip__trace_totals *totals)
     aip_status s = AIP_OK;
     if (writer.io_error)
         s = aip__fail(AIP_ERR_IO, "%s", writer.io_message);
-    if (close(writer.file.fd) != 0 && !s)
+    if (writer.file.fd >= 0 && close(writer.file.fd) != 0 && !s)
         s = aip__fail(AIP_ERR_IO, "closing %s failed: %s", writer.path, strerror(errno));
     writer.file.fd = -1;
     totals->bytes = writer.file.bytes;

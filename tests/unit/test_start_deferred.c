@@ -1,0 +1,164 @@
+/*
+ * test_start_deferred.c — start() leaves the trace's file-system work to
+ * the writer thread (recorder.h's aip__trace_info): FRAMEWORK/, logs/, the
+ * trace log, profiler_info.json and the raw file appear all the same; the
+ * log lines written before the log exists are in it; and a raw file that
+ * cannot be created (no file descriptor left, in a child) costs the trace,
+ * not the program: start() succeeds, stop() reports the error, every event
+ * is counted as dropped, and the next trace records normally.  With the
+ * default worker name the result directory itself is only named by
+ * start(): traces started within one millisecond still get a directory
+ * each (_N).
+ */
+#include "aip_test.h"
+#include "aiprof.h"
+#include "raw_count.h"
+#include "session_helpers.h"
+#include "tmp_dir.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tmp[PATH_MAX];
+
+static int exists(const char *dir, const char *rel)
+{
+    char p[PATH_MAX + 128];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static void test_layout_and_early_log_lines(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/layout", tmp);
+    aip_config c;
+    base_config(&c, dir);
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    aip_string_id name = aip_intern("work");
+    for (int i = 0; i < 1000; i++) {
+        aip_annotation_push_id(name);
+        aip_annotation_pop();
+    }
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    const char *rd = aip_session_result_dir(s);
+    ASSERT_TRUE(exists(rd, "FRAMEWORK"));
+    ASSERT_TRUE(exists(rd, "profiler_info.json"));
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(rd, raw, sizeof raw));
+    raw_counts rc = raw_count_file(raw, NULL);
+    ASSERT_TRUE(rc.ok);
+    ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 1000);
+    /* "trace started" is logged by start(), before the writer thread has
+     * created the log: it must still be its first line. */
+    char log[PATH_MAX + 64];
+    snprintf(log, sizeof log, "%s/logs/aiprof_%d.log", rd, (int)getpid());
+    size_t n = 0;
+    char *text = aip_test_slurp(log, &n);
+    ASSERT_TRUE(text != NULL);
+    ASSERT_TRUE(strstr(text, "trace started in ") != NULL);
+    ASSERT_TRUE(strstr(text, "trace started in ") < strstr(text, "trace stopped:"));
+    free(text);
+    aip_session_destroy(s);
+}
+
+static void test_quick_traces_get_a_directory_each(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/quick", tmp);
+    aip_config c;
+    base_config(&c, dir); /* worker_name NULL: {hostname}_{pid} */
+    enum { N = 20 };
+    char names[N][PATH_MAX];
+    aip_string_id name = aip_intern("quick");
+    for (int i = 0; i < N; i++) {
+        aip_session *s = start_new(&c);
+        ASSERT_TRUE(s != NULL);
+        aip_annotation_push_id(name);
+        aip_annotation_pop();
+        ASSERT_EQ(aip_session_stop(s), AIP_OK);
+        snprintf(names[i], sizeof names[i], "%s", aip_session_result_dir(s));
+        aip_session_destroy(s);
+        for (int j = 0; j < i; j++)
+            ASSERT_TRUE(strcmp(names[i], names[j]) != 0);
+        char raw[PATH_MAX];
+        ASSERT_TRUE(raw_find(names[i], raw, sizeof raw));
+        raw_counts rc = raw_count_file(raw, NULL);
+        ASSERT_TRUE(rc.ok);
+        ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 1); /* its own event, no other's */
+    }
+}
+
+/* In a child: no descriptor left once the trace starts.  0 when start()
+ * succeeded, stop() said AIP_ERR_IO with every event dropped, and a second
+ * trace (descriptors back) recorded everything. */
+static int record_without_descriptors(const char *dir)
+{
+    aip_config c;
+    base_config(&c, dir);
+    aip_session *s;
+    if (aip_session_create(&c, &s) != AIP_OK)
+        return 2;
+    /* the lowest free descriptor becomes the limit: every open fails */
+    int probe = dup(0);
+    if (probe < 0)
+        return 3;
+    close(probe);
+    struct rlimit old, rl;
+    getrlimit(RLIMIT_NOFILE, &old);
+    rl = old;
+    rl.rlim_cur = (rlim_t)probe;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 4;
+    if (aip_session_start(s) != AIP_OK)
+        return 5;
+    aip_string_id name = aip_intern("lost");
+    for (int i = 0; i < 100; i++) {
+        aip_annotation_push_id(name);
+        aip_annotation_pop();
+    }
+    aip_status st = aip_session_stop(s);
+    uint64_t dropped = aip_session_dropped_events(s);
+    setrlimit(RLIMIT_NOFILE, &old);
+    if (st != AIP_ERR_IO)
+        return 6;
+    if (dropped != 100)
+        return 7;
+    aip_session_destroy(s);
+    s = start_new(&c);
+    if (!s)
+        return 8;
+    aip_annotation_push_id(name);
+    aip_annotation_pop();
+    if (aip_session_stop(s) != AIP_OK || aip_session_dropped_events(s) != 0)
+        return 9;
+    aip_session_destroy(s);
+    return 0;
+}
+
+static void test_raw_file_not_creatable(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/nofd", tmp);
+    pid_t pid = fork();
+    ASSERT_TRUE(pid >= 0);
+    if (pid == 0)
+        _exit(record_without_descriptors(dir));
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+static void setup(void) { make_tmpdir(tmp, sizeof tmp, "start_deferred"); }
+static void teardown(void) { rm_rf(tmp); }
+
+TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_layout_and_early_log_lines),
+          TEST_CASE(test_quick_traces_get_a_directory_each),
+          TEST_CASE(test_raw_file_not_creatable), TEST_CASE(teardown))
