@@ -444,20 +444,27 @@ static void test_sigkill_keeps_drop_counts(void)
     char dir[PATH_MAX] = {0};
     ssize_t got = read(pipefd[0], dir, sizeof dir - 1);
     close(pipefd[0]);
-    ASSERT_TRUE(got > 0);
     char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
+    int found = 0;
     uint64_t emitted = (uint64_t)KILL_ROUNDS * KILL_DEPTH;
     raw_counts rc;
-    for (int i = 0; i < 200; i++) { /* the next 100 ms flush persists them */
-        rc = raw_count_file(raw, NULL);
-        if (rc.stats_recorded + rc.stats_dropped == emitted)
-            break;
+    /* The writer thread creates the raw file at its first write (a full
+     * buffer or the first 100 ms flush), and the next flush persists the
+     * counts: wait for both, then kill (also when they never come, so that
+     * no child outlives a failed test). */
+    for (int i = 0; got > 0 && i < 200; i++) {
+        if (found || (found = raw_find(dir, raw, sizeof raw))) {
+            rc = raw_count_file(raw, NULL);
+            if (rc.stats_recorded + rc.stats_dropped == emitted)
+                break;
+        }
         usleep(50000);
     }
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
+    ASSERT_TRUE(got > 0);
+    ASSERT_TRUE(found);
     ASSERT_TRUE(WIFSIGNALED(status));
     rc = raw_count_file(raw, NULL);
     ASSERT_TRUE(!rc.clean_end);
