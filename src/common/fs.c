@@ -112,6 +112,12 @@ aip_status aip__mkdirs(const char *path)
     return AIP_OK;
 }
 
+aip_status aip__path_usable(const char *path, const char *what)
+{
+    aip_status s = aip__path_check(path, what);
+    return s ? s : aip__path_no_symlink(path);
+}
+
 int aip__open_output(const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, AIP_FILE_MODE);

@@ -22,6 +22,10 @@ aip_status aip__path_check(const char *path, const char *what);
  * `path` is a symbolic link. */
 aip_status aip__path_no_symlink(const char *path);
 
+/* aip__path_usable() : aip__path_check() then aip__path_no_symlink(): what
+ * every path libaiprof writes under or reads a result from must pass. */
+aip_status aip__path_usable(const char *path, const char *what);
+
 /* aip__existing_dir() : AIP_ERR_NOT_FOUND unless `path` is a directory;
  * the message tells a missing path from one that is a file. */
 aip_status aip__existing_dir(const char *path, const char *what);

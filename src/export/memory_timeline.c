@@ -314,9 +314,5 @@ aip_status aip__mem_timeline_write(const aip__mem_timeline *t, const char *path)
         s = k->status;
         free(k);
     }
-    if (s) {
-        aip__out_abort(&o);
-        return s;
-    }
-    return aip__out_close(&o);
+    return aip__out_finish(&o, s);
 }

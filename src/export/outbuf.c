@@ -277,3 +277,12 @@ void aip__out_abort(aip__out *o)
     }
     o->fd = -1;
 }
+
+aip_status aip__out_finish(aip__out *o, aip_status written)
+{
+    if (written) {
+        aip__out_abort(o);
+        return written;
+    }
+    return aip__out_close(o);
+}

@@ -56,6 +56,10 @@ aip_status aip__out_target(aip__out *o, const char *path);
 aip_status aip__out_close(aip__out *o);
 /* aip__out_abort() : discard everything (removes the temporary file). */
 void aip__out_abort(aip__out *o);
+/* aip__out_finish() : close `o` if `written` (what writing it returned) is
+ * AIP_OK, else abort it and return `written`: a failed writer leaves no
+ * half file behind. */
+aip_status aip__out_finish(aip__out *o, aip_status written);
 /* aip__out_flush_buffer() : write the buffer out (used by the inlines). */
 void aip__out_flush_buffer(aip__out *o);
 /* aip__out_write_big() : write `n` bytes that may exceed the buffer. */

@@ -139,12 +139,8 @@ static aip_status export_one(group *g, const exporter *e)
     if (s)
         return s;
     s = e->fn(g->m, &o);
-    if (!(e->when & W_DATABASE)) { /* a database is renamed into place by its exporter */
-        if (s)
-            aip__out_abort(&o);
-        else
-            s = aip__out_close(&o);
-    }
+    if (!(e->when & W_DATABASE)) /* a database is renamed into place by its exporter */
+        s = aip__out_finish(&o, s);
     if (s)
         return s;
     struct stat st;
@@ -244,9 +240,7 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
     }
     if (!result_dir)
         return aip__fail(AIP_ERR_INVALID_ARG, "result_dir is NULL");
-    aip_status s = aip__path_check(result_dir, "result directory");
-    if (!s)
-        s = aip__path_no_symlink(result_dir);
+    aip_status s = aip__path_usable(result_dir, "result directory");
     if (s)
         return s;
     if ((s = aip__existing_dir(result_dir, "result directory")))

@@ -134,9 +134,7 @@ aip_status aip__write_op_args(aip__run_log *r, const aip__model *m)
         n--;
     if (snprintf(dir, sizeof dir, "%.*s_op_args", (int)n, r->dir) >= (int)sizeof dir)
         return aip__fail(AIP_ERR_PATH, "path too long: %s_op_args", r->dir);
-    aip_status s = aip__path_check(dir, "op_args directory");
-    if (!s)
-        s = aip__path_no_symlink(dir);
+    aip_status s = aip__path_usable(dir, "op_args directory");
     if (!s)
         s = aip__mkdirs(dir);
     if (!s)

@@ -20,13 +20,8 @@
 aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet)
 {
     aip_status st = AIP_OK;
-    if (html_path) {
-        st = aip__path_check(html_path, "HTML report path");
-        if (!st)
-            st = aip__path_no_symlink(html_path);
-        if (st)
-            return st;
-    }
+    if (html_path && (st = aip__path_usable(html_path, "HTML report path")))
+        return st;
     aip__run_log r;
     aip__model m;
     st = aip__result_open(result_dir, quiet, &r, &m);
@@ -39,13 +34,8 @@ aip_status aip__summary(const char *result_dir, int fd, const char *html_path, i
             aip__summary_text(&s, &o);
             st = aip__out_close(&o);
         }
-        if (!st && html_path && !(st = aip__out_open(&o, html_path))) {
-            st = aip__summary_html(&s, &o);
-            if (st)
-                aip__out_abort(&o);
-            else
-                st = aip__out_close(&o);
-        }
+        if (!st && html_path && !(st = aip__out_open(&o, html_path)))
+            st = aip__out_finish(&o, aip__summary_html(&s, &o));
         aip__summary_free(&s);
     }
     aip__model_free(&m);
@@ -80,9 +70,7 @@ aip_status aip__export_trace(const char *result_dir, const char *path, unsigned 
     if (trace_format > AIP_TRACE_KINETO)
         return aip__fail(AIP_ERR_INVALID_ARG, "trace_format %u is not an aip_trace_format value "
                          "(0 torch_npu, 1 kineto)", trace_format);
-    aip_status s = aip__path_check(path, "output path");
-    if (!s)
-        s = aip__path_no_symlink(path);
+    aip_status s = aip__path_usable(path, "output path");
     if (s)
         return s;
     aip__run_log r;
@@ -94,13 +82,8 @@ aip_status aip__export_trace(const char *result_dir, const char *path, unsigned 
         m.trace_format = trace_format;
         aip__out o;
         s = aip__out_open(&o, path);
-        if (!s) {
-            s = aip__export_trace_json(&m, &o);
-            if (s)
-                aip__out_abort(&o);
-            else
-                s = aip__out_close(&o);
-        }
+        if (!s)
+            s = aip__out_finish(&o, aip__export_trace_json(&m, &o));
     }
     aip__model_free(&m);
     aip__runlog_free(&r);
@@ -117,9 +100,7 @@ aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
 {
     if (!result_dir || !path)
         return aip__fail(AIP_ERR_INVALID_ARG, "result directory and output path are required");
-    aip_status s = aip__path_check(path, "output path");
-    if (!s)
-        s = aip__path_no_symlink(path);
+    aip_status s = aip__path_usable(path, "output path");
     uint8_t type;
     int index;
     if (!s)

@@ -197,9 +197,7 @@ aip_status aip__result_open(const char *result_dir, int quiet, aip__run_log *r, 
     aip__model_init(m);
     aip__runlog_init(r, result_dir, quiet);
     aip__profiler_info_data info;
-    aip_status s = aip__path_check(result_dir, "result directory");
-    if (!s)
-        s = aip__path_no_symlink(result_dir);
+    aip_status s = aip__path_usable(result_dir, "result directory");
     if (!s)
         s = aip__existing_dir(result_dir, "result directory");
     if (!s)
