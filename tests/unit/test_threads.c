@@ -446,7 +446,15 @@ static void test_sigkill_keeps_drop_counts(void)
     close(pipefd[0]);
     ASSERT_TRUE(got > 0);
     char raw[PATH_MAX];
-    ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
+    /* The writer thread creates the raw file with the trace's first data
+     * (its first 100 ms flush at the latest), not at start(): wait for it,
+     * and never leave the child behind (it would hold ctest's pipe open). */
+    int found = 0;
+    for (int i = 0; i < 400 && !(found = raw_find(dir, raw, sizeof raw)); i++)
+        usleep(25000);
+    if (!found)
+        kill(pid, SIGKILL);
+    ASSERT_TRUE(found);
     uint64_t emitted = (uint64_t)KILL_ROUNDS * KILL_DEPTH;
     raw_counts rc;
     for (int i = 0; i < 200; i++) { /* the next 100 ms flush persists them */
