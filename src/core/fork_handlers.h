@@ -23,6 +23,9 @@
 /* In lock order: a thread holding the lock of one slot may take the lock of
  * a later slot, never of an earlier one. */
 typedef enum aip__fork_slot {
+    AIP_FORK_PARK,     /* writer.c: park lock; a writer thread parked between traces
+                        * ends before the fork, so the child's process is as
+                        * single-threaded as the program left it */
     AIP_FORK_SESSION,  /* session.c: session lock; the child forgets the active session */
     AIP_FORK_LOG,      /* session_log.c: log lock; the child closes the parent's trace log */
     AIP_FORK_DOMAIN,   /* domain_filter.c: filter lock */

@@ -95,7 +95,21 @@ static json_t *experimental_config(const aip_session *s)
     return o;
 }
 
+static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
+                             const char *program, int rank);
+
 json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end)
+{
+    return profiler_info(s, end, aip__program_name(), aip__rank());
+}
+
+json_t *aip__profiler_info_start(const aip_session *s, const char *program, int rank)
+{
+    return profiler_info(s, NULL, program, rank);
+}
+
+static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
+                             const char *program, int rank)
 {
     json_t *root = json_object();
     json_t *config = json_object();
@@ -121,7 +135,7 @@ json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end)
     }
     json_object_set_new(root, "torch_npu_version", json_string(""));
     json_object_set_new(root, "cann_version", json_string(""));
-    json_object_set_new(root, "rank_id", json_integer(aip__rank()));
+    json_object_set_new(root, "rank_id", json_integer(rank));
 
     json_t *a = json_object();
     json_object_set_new(a, "version", json_string(AIP_VERSION_STRING));
@@ -133,7 +147,7 @@ json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end)
     json_object_set_new(a, "worker_name", json_string(worker));
     json_object_set_new(a, "pid", json_integer((json_int_t)getpid()));
     json_object_set_new(a, "hostname", json_string(aip__hostname()));
-    json_object_set_new(a, "program", json_string(aip__program_name()));
+    json_object_set_new(a, "program", json_string(program));
     json_object_set_new(a, "clock", json_string(aip__clock_name()));
     json_object_set_new(a, "first_step", json_integer(s->trace_first_step + s->step_offset));
     if (end) {

@@ -51,6 +51,11 @@ aip_status aip__trace_end(aip_session *s, int save);
 
 /* session_info.c */
 json_t *aip__profiler_info(const aip_session *s, const aip__trace_totals *end);
+/* What aip__profiler_info(s, NULL) makes, with the process's program name
+ * and rank as the caller read them: the start's file is built on the
+ * writer thread (trace.c), which must not read what the program's threads
+ * may change meanwhile (aip_set_process_name, the environment). */
+json_t *aip__profiler_info_start(const aip_session *s, const char *program, int rank);
 json_t *aip__profiler_metadata(const aip_session *s);
 aip_status aip__write_json_file(const char *path, json_t *value);
 

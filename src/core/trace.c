@@ -141,23 +141,32 @@ static const char *info_name(char *buf, size_t cap)
     return buf;
 }
 
-/* The file-system work of a trace's start that can wait for the writer
- * thread (recorder.h's aip__trace_info): the result directory when only
- * its name was made (make_result_dir), FRAMEWORK/ and logs/, the trace
- * log, profiler_info.json.  start() reports what it can check without
- * creating anything (a bad base path, a symlink, a directory it may not
- * write into: aip__mkdirs).  One trace records at a time, and stop() joins
- * the writer before the next start, so one static is enough. */
+/* The work of a trace's start that can wait for the writer thread
+ * (recorder.h's aip__trace_info): the result directory when only its name
+ * was made (make_result_dir), FRAMEWORK/ and logs/, the trace log,
+ * profiler_info.json (built there too: some 10 us of JSON that only the
+ * file needs).  start() reports what it can check without creating
+ * anything (a bad base path, a symlink, a directory it may not write
+ * into: aip__mkdirs).  One trace records at a time, and stop() joins the
+ * writer before the next start, so one static is enough. */
 static struct {
     char dir[PATH_MAX];
     int create_dir;            /* make_result_dir only named it */
-    json_t *info;              /* profiler_info.json, or NULL */
+    /* For profiler_info.json: the session, whose configuration, start
+     * clock pair and first step do not change while its trace records
+     * (and it outlives the writer: a trace ends, joining it, before its
+     * session is freed), and what the program may change meanwhile, read
+     * by start(). */
+    const aip_session *session;
+    char program[256];
+    int rank;
+    char info_name[64];
 } prepared;
 
 static void prepare_dirs(void *arg)
 {
     (void)arg;
-    char path[PATH_MAX], name[64];
+    char path[PATH_MAX];
     /* What fails here fails the raw file too, which is then reported as
      * the trace's write error (its events counted as dropped). */
     if (prepared.create_dir && mkdir(prepared.dir, AIP_DIR_MODE) != 0 && errno != EEXIST)
@@ -170,12 +179,15 @@ static void prepare_dirs(void *arg)
     if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", prepared.dir, (int)getpid()) <
         (int)sizeof path)
         aip__log_open(path);
-    if (prepared.info &&
-        !aip__join(path, sizeof path, prepared.dir, info_name(name, sizeof name)) &&
-        aip__write_json_file(path, prepared.info))
-        aip__warn("%s", aip_last_error());
-    json_decref(prepared.info); /* built by start(), owned by this thread since */
-    prepared.info = NULL;
+    if (prepared.session &&
+        !aip__join(path, sizeof path, prepared.dir, prepared.info_name)) {
+        json_t *info = aip__profiler_info_start(prepared.session, prepared.program,
+                                                prepared.rank);
+        if (info && aip__write_json_file(path, info))
+            aip__warn("%s", aip_last_error());
+        json_decref(info);
+    }
+    prepared.session = NULL;
 }
 
 aip_status aip__trace_begin(aip_session *s)
@@ -206,7 +218,10 @@ aip_status aip__trace_begin(aip_session *s)
      * the raw file) so that a program killed mid-trace leaves it behind. */
     snprintf(prepared.dir, sizeof prepared.dir, "%s", s->result_dir);
     prepared.create_dir = deferred;
-    prepared.info = aip__profiler_info(s, NULL);
+    prepared.session = s;
+    snprintf(prepared.program, sizeof prepared.program, "%s", aip__program_name());
+    prepared.rank = aip__rank();
+    info_name(prepared.info_name, sizeof prepared.info_name);
     aip__trace_info info = {
         .raw_path = path,
         .hostname = aip__hostname(),
@@ -223,8 +238,7 @@ aip_status aip__trace_begin(aip_session *s)
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
         aip__log_close();
-        json_decref(prepared.info);
-        prepared.info = NULL;
+        prepared.session = NULL;
         return st;
     }
     s->trace_open = 1;

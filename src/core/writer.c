@@ -1,5 +1,5 @@
 /*
- * writer.c — the raw writer thread of one trace.
+ * writer.c — the raw writer thread: one trace at a time, parked between them.
  *
  * Appends chunks to FRAMEWORK/aiprof_{pid}.raw (the format's writing side is
  * src/raw/raw_writer.c): header, INFO, CLOCK, then EVENTS chunks as buffers
@@ -57,8 +57,7 @@ static aip__pool *const pool = &aip__pool_state;
 typedef struct raw_writer {
     aip__raw_file file;
     char path[PATH_MAX];
-    pthread_t thread;
-    int running;
+    int running;                /* a trace's run was asked of the thread */
     aip__trace_strings strings; /* which ids this file defines */
     int io_error;
     char io_message[300];
@@ -323,19 +322,13 @@ static void open_raw(void)
     }
 }
 
-/* The file is created when there is first something to write: a full
- * buffer, the first crash-safety snapshot (FLUSH_INTERVAL_MS after the
- * start) or the stop.  A short profile (20 steps of a small model) then
- * costs no file-system work until its stop, as with torch.profiler, whose
- * start writes nothing. */
-static void *writer_main(void *arg)
+/* One trace's run of the thread.  The file is created when there is
+ * first something to write: a full buffer, the first crash-safety
+ * snapshot (FLUSH_INTERVAL_MS after the start) or the stop.  A short
+ * profile (20 steps of a small model) then costs no file-system work until
+ * its stop, as with torch.profiler, whose start writes nothing. */
+static void write_trace(void)
 {
-    (void)arg;
-    /* Writes past `ulimit -f` fail with EFBIG instead of raising SIGXFSZ,
-     * which would kill the program: the signal stays pending on this
-     * thread, and goes with it. */
-    sigset_t old;
-    aip__xfsz_block(&old);
     int opened = 0;
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
@@ -382,6 +375,50 @@ static void *writer_main(void *arg)
             if (empty)
                 break;
         }
+    }
+}
+
+/* The thread outlives its trace: it is created by the process's first
+ * trace and then waits, parked on `run_cond`, for the next one, so that
+ * start() does not pay for a pthread_create (some 30 us in a Python
+ * process, the largest part of what start() cost).  The hand-over is
+ * under the pool lock, which fork() holds (fork_handlers.h): asked (a
+ * trace's fields are set) and done (its run is over, which stop() waits
+ * for as it once waited in pthread_join).  fork() ends a parked thread
+ * first (park_prepare), so that a program that forks after profiling
+ * forks a process with no thread of ours, as before; the park lock keeps
+ * a start from handing a trace to the thread while that happens.  Lock
+ * order: park lock, then the pool lock.  A thread left parked at exit
+ * holds nothing. */
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t run_cond = PTHREAD_COND_INITIALIZER;
+static pthread_t writer_thread;
+static int thread_alive;               /* park lock */
+static int run_asked, run_done, run_quit, in_trace; /* pool lock */
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    /* Writes past `ulimit -f` fail with EFBIG instead of raising SIGXFSZ,
+     * which would kill the program: the signal stays pending, blocked, on
+     * this thread. */
+    sigset_t old;
+    aip__xfsz_block(&old);
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!run_asked && !run_quit)
+            pthread_cond_wait(&run_cond, &pool->lock);
+        if (run_quit) { /* only ever asked of a parked thread */
+            run_quit = 0;
+            pthread_mutex_unlock(&pool->lock);
+            return NULL;
+        }
+        run_asked = 0;
+        pthread_mutex_unlock(&pool->lock);
+        write_trace();
+        pthread_mutex_lock(&pool->lock);
+        run_done = 1;
+        pthread_cond_broadcast(&run_cond);
     }
     return NULL;
 }
@@ -435,8 +472,21 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     writer.prepare_arg = info->prepare_arg;
     if (start)
         *start = writer.start;
-    if (pthread_create(&writer.thread, NULL, writer_main, NULL) != 0)
-        return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
+    pthread_mutex_lock(&park_lock);
+    if (!thread_alive) {
+        if (pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
+            pthread_mutex_unlock(&park_lock);
+            return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
+        }
+        thread_alive = 1;
+    }
+    pthread_mutex_lock(&pool->lock);
+    run_done = 0;
+    run_asked = 1;
+    in_trace = 1;
+    pthread_cond_broadcast(&run_cond);
+    pthread_mutex_unlock(&pool->lock);
+    pthread_mutex_unlock(&park_lock);
     writer.running = 1;
     return AIP_OK;
 }
@@ -447,7 +497,11 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
 {
     if (!writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer not running");
-    pthread_join(writer.thread, NULL);
+    pthread_mutex_lock(&pool->lock);
+    while (!run_done)
+        pthread_cond_wait(&run_cond, &pool->lock);
+    in_trace = 0;
+    pthread_mutex_unlock(&pool->lock);
     writer.running = 0;
     aip__trace_strings_free(&writer.strings);
     sigset_t old;
@@ -516,9 +570,40 @@ static void fork_child(void)
     writer.file.fd = -1;
     writer.running = 0;
     aip__trace_strings_free(&writer.strings);
+    /* Only the forking thread goes on here: a writer busy with a trace
+     * is the parent's. */
+    run_asked = run_done = run_quit = in_trace = 0;
+    pthread_cond_init(&run_cond, NULL);
+}
+
+/* A parked thread ends before the fork (see writer_main); one busy with
+ * a trace stays, as it always did, and the child goes on without it. */
+static void park_prepare(void)
+{
+    pthread_mutex_lock(&park_lock);
+    pthread_mutex_lock(&pool->lock);
+    int parked = thread_alive && !in_trace;
+    if (parked) {
+        run_quit = 1;
+        pthread_cond_broadcast(&run_cond);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (parked) {
+        pthread_join(writer_thread, NULL);
+        thread_alive = 0;
+    }
+}
+
+static void park_parent(void) { pthread_mutex_unlock(&park_lock); }
+
+static void park_child(void)
+{
+    thread_alive = 0; /* the child has no writer thread */
+    pthread_mutex_unlock(&park_lock);
 }
 
 __attribute__((constructor)) static void register_fork_handlers(void)
 {
+    aip__fork_register(AIP_FORK_PARK, park_prepare, park_parent, park_child);
     aip__fork_register(AIP_FORK_WRITER, NULL, NULL, fork_child);
 }

@@ -8,16 +8,22 @@
  * is counted as dropped, and the next trace records normally.  With the
  * default worker name the result directory itself is only named by
  * start(): traces started within one millisecond still get a directory
- * each (_N).
+ * each (_N).  profiler_info.json, built on the writer thread too, is
+ * there before the stop, as soon as the trace has written data (a program
+ * killed mid-trace leaves it), and says what the start's file said when
+ * start() built it.
  */
 #include "aip_test.h"
 #include "aiprof.h"
+#include "aiprof_integration.h"
 #include "raw_count.h"
 #include "session_helpers.h"
 #include "tmp_dir.h"
 
 #include <fcntl.h>
+#include <jansson.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -156,9 +162,73 @@ static void test_raw_file_not_creatable(void)
     ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
+
+static json_t *load_info(const char *rd)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/profiler_info.json", rd);
+    return json_load_file(p, 0, NULL);
+}
+
+static void test_info_written_before_stop(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/info", tmp);
+    aip_config c;
+    base_config(&c, dir);
+    c.record_shapes = 1;
+    c.worker_name = "infow";
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_set_step_offset(s, 7), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_string_id name = aip_intern("early");
+    aip_annotation_push_id(name);
+    aip_annotation_pop();
+    const char *rd = aip_session_result_dir(s);
+    ASSERT_TRUE(rd != NULL);
+    /* The writer's first crash-safety snapshot writes the trace's files;
+     * wait for them (no time is asserted: a loaded machine may take long). */
+    json_t *info = NULL;
+    for (int i = 0; i < 6000 && !info; i++) {
+        info = load_info(rd);
+        if (!info) {
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    ASSERT_TRUE(info != NULL);
+    ASSERT_TRUE(json_object_get(info, "end_info") == NULL); /* the start's version */
+    json_t *common = json_object_get(json_object_get(info, "config"), "common_config");
+    ASSERT_TRUE(json_is_true(json_object_get(common, "record_shapes")));
+    ASSERT_TRUE(json_is_false(json_object_get(common, "profile_memory")));
+    json_t *start = json_object_get(info, "start_info");
+    json_int_t realtime = json_integer_value(json_object_get(start, "start_realtime"));
+    ASSERT_TRUE(realtime > 0);
+    json_t *a = json_object_get(info, "aiprof");
+    ASSERT_EQ(json_integer_value(json_object_get(a, "first_step")), 7);
+    ASSERT_TRUE(strcmp(json_string_value(json_object_get(a, "worker_name")), "infow") == 0);
+    const char *program = json_string_value(json_object_get(a, "program"));
+    ASSERT_TRUE(program != NULL && *program);
+    ASSERT_TRUE(json_is_integer(json_object_get(info, "rank_id")));
+    json_decref(info);
+
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    info = load_info(rd); /* the stop's version: the same start, and the end */
+    ASSERT_TRUE(info != NULL);
+    ASSERT_TRUE(json_object_get(info, "end_info") != NULL);
+    start = json_object_get(info, "start_info");
+    ASSERT_EQ(json_integer_value(json_object_get(start, "start_realtime")), realtime);
+    a = json_object_get(info, "aiprof");
+    ASSERT_EQ(json_integer_value(json_object_get(a, "first_step")), 7);
+    json_decref(info);
+    aip_session_destroy(s);
+}
+
 static void setup(void) { make_tmpdir(tmp, sizeof tmp, "start_deferred"); }
 static void teardown(void) { rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_layout_and_early_log_lines),
           TEST_CASE(test_quick_traces_get_a_directory_each),
-          TEST_CASE(test_raw_file_not_creatable), TEST_CASE(teardown))
+          TEST_CASE(test_raw_file_not_creatable), TEST_CASE(test_info_written_before_stop),
+          TEST_CASE(teardown))

@@ -359,8 +359,7 @@ def _inputs_by_frames(on):
     if native is None or code is None:
         _C.inputs_by_frames(None, 0)
         return False
-    import ctypes
-    return _C.inputs_by_frames(code, ctypes.cast(native.label, ctypes.c_void_p).value)
+    return _C.inputs_by_frames(code, native.label_address)
 
 
 class Labeller:

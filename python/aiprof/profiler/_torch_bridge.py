@@ -171,6 +171,9 @@ class _NativeLabels:
         self.label = py.aiprof_torch_label
         self.label.argtypes = [ctypes.py_object, ctypes.c_int, ctypes.c_int, ctypes.c_int]
         self.label.restype = ctypes.c_int
+        #: label's address, for the frame evaluator (computed once: every
+        #: profile_memory start and stop hands it over)
+        self.label_address = ctypes.cast(self.label, ctypes.c_void_p).value
         #: label_step(optimizer, known_signature) -> signature (0: do it in Python)
         self.label_step = py.aiprof_torch_label_step
         self.label_step.argtypes = [ctypes.py_object, ctypes.c_ulonglong]
