@@ -34,6 +34,33 @@ static void *spinner(void *arg)
     return NULL;
 }
 
+/* One trace under `tmp` named `worker`: `n` annotations named `op`, all in
+ * its file (0), or which step failed (1-4). */
+static int one_trace(const char *worker, const char *op, int n)
+{
+    aip_config c;
+    aip_config_init(&c);
+    c.dir_name = tmp;
+    c.worker_name = worker;
+    c.activities = AIP_ACTIVITY_CPU;
+    aip_session *s;
+    if (aip_session_create(&c, &s) || aip_session_start(s))
+        return 1;
+    aip_string_id id = aip_intern(op); /* AIP_ANNOTATION_PUSH wants a literal */
+    for (int i = 0; i < n; i++) {
+        aip_annotation_push_id(id);
+        aip_annotation_pop();
+    }
+    if (aip_session_stop(s))
+        return 2;
+    char raw[PATH_MAX];
+    if (!raw_find(aip_session_result_dir(s), raw, sizeof raw))
+        return 3;
+    raw_counts rc = raw_count_file(raw, op);
+    aip_session_destroy(s);
+    return rc.prefix_hits == (uint64_t)n && rc.clean_end ? 0 : 4;
+}
+
 static int child_main(aip_session *parent)
 {
     /* The inherited session is the parent's. */
@@ -54,26 +81,8 @@ static int child_main(aip_session *parent)
     const char *san = getenv("AIP_SANITIZER");
     if (san && (strcmp(san, "tsan") == 0 || strcmp(san, "asan") == 0))
         return 0;
-    aip_config c;
-    aip_config_init(&c);
-    c.dir_name = tmp;
-    c.worker_name = "child";
-    c.activities = AIP_ACTIVITY_CPU;
-    aip_session *s;
-    if (aip_session_create(&c, &s) || aip_session_start(s))
-        return 12;
-    for (int i = 0; i < 500; i++) {
-        AIP_ANNOTATION_PUSH("child op");
-        AIP_ANNOTATION_POP();
-    }
-    if (aip_session_stop(s))
-        return 13;
-    char raw[PATH_MAX];
-    if (!raw_find(aip_session_result_dir(s), raw, sizeof raw))
-        return 14;
-    raw_counts rc = raw_count_file(raw, "child op");
-    aip_session_destroy(s);
-    return rc.prefix_hits == 500 && rc.clean_end ? 0 : 15;
+    int r = one_trace("child", "child op", 500);
+    return r ? 11 + r : 0;
 }
 
 static void test_fork_while_recording(void)
@@ -136,30 +145,6 @@ static int count_threads(void)
     return n;
 }
 
-/* One trace under `tmp` named `worker`: `n` annotations, all in its file. */
-static int one_trace(const char *worker, int n)
-{
-    aip_config c;
-    aip_config_init(&c);
-    c.dir_name = tmp;
-    c.worker_name = worker;
-    c.activities = AIP_ACTIVITY_CPU;
-    aip_session *s;
-    if (aip_session_create(&c, &s) || aip_session_start(s))
-        return 1;
-    for (int i = 0; i < n; i++) {
-        AIP_ANNOTATION_PUSH("after op");
-        AIP_ANNOTATION_POP();
-    }
-    if (aip_session_stop(s))
-        return 2;
-    char raw[PATH_MAX];
-    if (!raw_find(aip_session_result_dir(s), raw, sizeof raw))
-        return 3;
-    raw_counts rc = raw_count_file(raw, "after op");
-    aip_session_destroy(s);
-    return rc.prefix_hits == (uint64_t)n && rc.clean_end ? 0 : 4;
-}
 
 static void test_fork_after_trace(void)
 {
@@ -167,13 +152,13 @@ static void test_fork_after_trace(void)
      * ThreadSanitizer's refusal to start a thread after a multi-threaded
      * fork (the child's writer) checks the same. */
     int counted = !getenv("AIP_SANITIZER");
-    ASSERT_EQ(one_trace("first", 300), 0); /* leaves the writer parked */
+    ASSERT_EQ(one_trace("first", "after op", 300), 0); /* leaves the writer parked */
     if (counted)
         ASSERT_EQ(count_threads(), 2);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0)
-        _exit(one_trace("forked", 200));
+        _exit(one_trace("forked", "after op", 200));
     if (counted) /* the fork ended the parked writer first */
         ASSERT_EQ(count_threads(), 1);
     int status;
@@ -181,7 +166,7 @@ static void test_fork_after_trace(void)
     ASSERT_TRUE(WIFEXITED(status));
     ASSERT_EQ(WEXITSTATUS(status), 0);
     for (int i = 0; i < 3; i++) /* a new writer, then the parked one again */
-        ASSERT_EQ(one_trace("again", 100), 0);
+        ASSERT_EQ(one_trace("again", "after op", 100), 0);
 }
 
 static void setup(void) { make_tmpdir(tmp, sizeof tmp, "fork"); }
