@@ -361,14 +361,18 @@ static void test_open_python_calls_of_other_threads_end_at_stop(void)
     aip_session_destroy(s);
 }
 
-/* SIGKILL mid-trace: the periodic flush put data on disk; the reader
- * recovers every complete chunk and reports the missing end. */
-static void test_sigkill_recovers_flushed_chunks(void)
+/* Forks a child that starts a trace, runs `before`, sends the parent its
+ * result directory and then runs `until_killed`, which never returns.  The
+ * parent gets the child's pid and that directory ("" if the child failed
+ * before sending it). */
+static pid_t fork_tracing_child(void (*before)(void), void (*until_killed)(void), char *dir,
+                                size_t cap)
 {
     int pipefd[2];
-    ASSERT_EQ(pipe(pipefd), 0);
+    dir[0] = '\0';
+    if (pipe(pipefd) != 0)
+        return -1;
     pid_t pid = fork();
-    ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
         close(pipefd[0]);
         aip_config c;
@@ -376,24 +380,44 @@ static void test_sigkill_recovers_flushed_chunks(void)
         aip_session *s;
         if (aip_session_create(&c, &s) || aip_session_start(s))
             _exit(3);
-        const char *dir = aip_session_result_dir(s);
-        if (write(pipefd[1], dir, strlen(dir) + 1) < 0)
+        if (before)
+            before();
+        const char *d = aip_session_result_dir(s);
+        if (write(pipefd[1], d, strlen(d) + 1) < 0)
             _exit(4);
-        for (;;) {
-            AIP_ANNOTATION_PUSH("until killed");
-            usleep(100);
-            AIP_ANNOTATION_POP();
-        }
+        until_killed();
+        _exit(5);
     }
     close(pipefd[1]);
-    char dir[PATH_MAX] = {0};
-    ssize_t got = read(pipefd[0], dir, sizeof dir - 1);
+    if (pid > 0 && read(pipefd[0], dir, cap - 1) <= 0)
+        dir[0] = '\0';
+    dir[cap - 1] = '\0';
     close(pipefd[0]);
-    ASSERT_TRUE(got > 0);
-    usleep(600000); /* several 100 ms flushes */
+    return pid;
+}
+
+static void tick_forever(void)
+{
+    for (;;) {
+        AIP_ANNOTATION_PUSH("until killed");
+        usleep(100);
+        AIP_ANNOTATION_POP();
+    }
+}
+
+/* SIGKILL mid-trace: the periodic flush put data on disk; the reader
+ * recovers every complete chunk and reports the missing end. */
+static void test_sigkill_recovers_flushed_chunks(void)
+{
+    char dir[PATH_MAX];
+    pid_t pid = fork_tracing_child(NULL, tick_forever, dir, sizeof dir);
+    ASSERT_TRUE(pid > 0);
+    if (dir[0])
+        usleep(600000); /* several 100 ms flushes */
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
+    ASSERT_TRUE(dir[0] != '\0');
     ASSERT_TRUE(WIFSIGNALED(status));
     char raw[PATH_MAX];
     ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
@@ -414,36 +438,29 @@ static void test_sigkill_recovers_flushed_chunks(void)
 #define KILL_DEPTH 200
 #define KILL_ROUNDS 200
 
+static void nest_too_deep(void)
+{
+    aip_string_id name = aip_intern("deep");
+    for (int r = 0; r < KILL_ROUNDS; r++) {
+        for (int d = 0; d < KILL_DEPTH; d++)
+            aip_annotation_push_id(name);
+        for (int d = 0; d < KILL_DEPTH; d++)
+            aip_annotation_pop();
+    }
+}
+
+static void pause_forever(void)
+{
+    for (;;)
+        pause(); /* killed here, without a stop */
+}
+
 static void test_sigkill_keeps_drop_counts(void)
 {
-    int pipefd[2];
-    ASSERT_EQ(pipe(pipefd), 0);
-    pid_t pid = fork();
-    ASSERT_TRUE(pid >= 0);
-    if (pid == 0) {
-        close(pipefd[0]);
-        aip_config c;
-        cpu_config(&c);
-        aip_session *s;
-        if (aip_session_create(&c, &s) || aip_session_start(s))
-            _exit(3);
-        aip_string_id name = aip_intern("deep");
-        for (int r = 0; r < KILL_ROUNDS; r++) {
-            for (int d = 0; d < KILL_DEPTH; d++)
-                aip_annotation_push_id(name);
-            for (int d = 0; d < KILL_DEPTH; d++)
-                aip_annotation_pop();
-        }
-        const char *dir = aip_session_result_dir(s);
-        if (write(pipefd[1], dir, strlen(dir) + 1) < 0)
-            _exit(4);
-        for (;;)
-            pause(); /* killed here, without a stop */
-    }
-    close(pipefd[1]);
-    char dir[PATH_MAX] = {0};
-    ssize_t got = read(pipefd[0], dir, sizeof dir - 1);
-    close(pipefd[0]);
+    char dir[PATH_MAX];
+    pid_t pid = fork_tracing_child(nest_too_deep, pause_forever, dir, sizeof dir);
+    ASSERT_TRUE(pid > 0);
+    int got = dir[0] != '\0';
     char raw[PATH_MAX];
     int found = 0;
     uint64_t emitted = (uint64_t)KILL_ROUNDS * KILL_DEPTH;
