@@ -35,6 +35,20 @@ static void sleep_ms(long ms)
         ;
 }
 
+/* The training child's step count, for the parent to wait on: written to a
+ * temporary file and renamed, so the parent never reads half a number. */
+static void write_progress(const char *progress, int steps)
+{
+    char tmpf[PATH_MAX + 8];
+    snprintf(tmpf, sizeof tmpf, "%s.tmp", progress);
+    FILE *f = fopen(tmpf, "w");
+    if (f) {
+        fprintf(f, "%d\n", steps);
+        fclose(f);
+        rename(tmpf, progress);
+    }
+}
+
 static aip_status parse(const char *text, aip__dyn_config *c, char *err, char *warn)
 {
     return aip__dyn_config_parse(text, strlen(text), c, err, 512, warn, 512);
@@ -200,14 +214,7 @@ static int train(const char *cfg_dir, const char *progress, int steps, int step_
         aip_op_end();
         if (aip_dynamic_step() != AIP_OK)
             return 21;
-        char tmpf[PATH_MAX + 8];
-        snprintf(tmpf, sizeof tmpf, "%s.tmp", progress);
-        FILE *f = fopen(tmpf, "w");
-        if (f) {
-            fprintf(f, "%d\n", s + 1);
-            fclose(f);
-            rename(tmpf, progress);
-        }
+        write_progress(progress, s + 1);
     }
     aip_dynamic_shutdown();
     return 0;
@@ -669,14 +676,7 @@ static int fifo_child(const char *cfg, const char *fifo2, const char *dirpath,
             if (t == 0 || t == me)
                 return 46;
         }
-        char tmpf[PATH_MAX + 8];
-        snprintf(tmpf, sizeof tmpf, "%s.tmp", progress);
-        FILE *f = fopen(tmpf, "w");
-        if (f) {
-            fprintf(f, "%d\n", s + 1);
-            fclose(f);
-            rename(tmpf, progress);
-        }
+        write_progress(progress, s + 1);
     }
     aip_dynamic_shutdown();
     return saw_running ? 0 : 47;
