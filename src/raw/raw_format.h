@@ -21,7 +21,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 3
+#define AIP_RAW_VERSION_MINOR 4
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -53,8 +53,33 @@ enum aip__record_kind {
     AIP_REC_GC = 8,
     AIP_REC_THREAD_NAME = 9,
     AIP_REC_MEMORY_CATEGORY = 10,  /* format 1.1 */
-    AIP_REC_PYFUNC = 11            /* format 1.1 */
+    AIP_REC_PYFUNC = 11,           /* format 1.1 */
+    /* format 1.4: device activity (docs/RAW_FORMAT.md "Device records") */
+    AIP_REC_DEVICE = 12,           /* a device: id, kind, back end, vendor */
+    AIP_REC_DEVICE_QUEUE = 13,     /* a queue/stream of a device */
+    AIP_REC_DEVICE_TASK = 14,      /* a kernel, copy, fill, marker... with device times */
+    AIP_REC_DEVICE_API = 15,       /* a runtime API call on the recording thread */
+    AIP_REC_DEVICE_MEMORY = 16,    /* device memory allocated or freed */
+    AIP_REC_DEVICE_CLOCK = 17      /* a device clock <-> tick sample */
 };
+
+/* Device kinds, task kinds, copy directions and back ends (format 1.4). */
+enum aip__dev_kind { AIP_DEVKIND_OTHER = 0, AIP_DEVKIND_CPU = 1, AIP_DEVKIND_GPU = 2,
+                     AIP_DEVKIND_ACCELERATOR = 3 };
+enum aip__dev_backend { AIP_BACKEND_NONE = 0, AIP_BACKEND_OPENCL = 1, AIP_BACKEND_CUDA = 2 };
+enum aip__task_kind { AIP_TASK_KERNEL = 1, AIP_TASK_MEMCPY = 2, AIP_TASK_MEMSET = 3,
+                      AIP_TASK_MARKER = 4, AIP_TASK_BARRIER = 5, AIP_TASK_MAP = 6,
+                      AIP_TASK_OTHER = 7 };
+enum aip__copy_dir { AIP_COPY_NONE = 0, AIP_COPY_H2D = 1, AIP_COPY_D2H = 2, AIP_COPY_D2D = 3,
+                     AIP_COPY_H2H = 4 };
+enum aip__devmem_kind { AIP_DEVMEM_BUFFER = 0, AIP_DEVMEM_SVM = 1, AIP_DEVMEM_IMAGE = 2,
+                        AIP_DEVMEM_OTHER = 3 };
+enum aip__sync_method { AIP_SYNC_DEVICE_AND_HOST_TIMER = 1, /* clGetDeviceAndHostTimer & co. */
+                        AIP_SYNC_MEASURED = 2,              /* a marker timed by the host */
+                        AIP_SYNC_SAME_CLOCK = 3 };          /* device ns are host monotonic ns */
+/* DEVICE_TASK flags (record header `flags`). */
+enum { AIP_TASKF_QUEUED = 0x01, AIP_TASKF_SUBMIT = 0x02, /* those times are known */
+       AIP_TASKF_APP_EVENT = 0x04 };                     /* the application's own event */
 
 enum aip__op_flags {
     AIP_OPF_SEQ = 0x01,
@@ -149,6 +174,65 @@ typedef struct aip__rec_pyfunc {  /* PYFUNC: a Python function call or nn.Module
     uint32_t reserved;
 } aip__rec_pyfunc;
 
+/* Format 1.4 device records.  Device times are nanoseconds of the device's
+ * own clock; DEVICE_CLOCK samples map them to ticks (the analyser aligns). */
+typedef struct aip__rec_device {   /* name = device name */
+    aip__rec_header h;
+    uint32_t device_id;            /* process-wide, from 0 */
+    uint32_t vendor;               /* string id, 0 = unknown */
+    uint8_t kind;                  /* enum aip__dev_kind */
+    uint8_t backend;               /* enum aip__dev_backend */
+    uint16_t reserved;
+    uint32_t reserved2;
+} aip__rec_device;
+
+typedef struct aip__rec_device_queue { /* name = queue label ("queue 3", "stream 7") */
+    aip__rec_header h;
+    uint32_t device_id;
+    uint32_t queue_id;             /* process-wide, from 0 */
+} aip__rec_device_queue;
+
+typedef struct aip__rec_device_task { /* name = kernel or operation name */
+    aip__rec_header h;
+    uint32_t device_id, queue_id;
+    uint8_t task_kind;             /* enum aip__task_kind */
+    uint8_t direction;             /* enum aip__copy_dir (copies) */
+    uint16_t reserved;
+    uint32_t reserved2;
+    uint64_t correlation;          /* of the DEVICE_API call that launched it, 0 = none */
+    uint64_t queued, submit, start, end; /* device clock ns */
+    uint64_t bytes;                /* copies, fills, maps */
+    uint32_t global[3], local[3];  /* work sizes (grid/block), 0 = not given */
+} aip__rec_device_task;
+
+typedef struct aip__rec_device_api { /* name = runtime function ("clEnqueueNDRangeKernel") */
+    aip__rec_header h;
+    uint64_t start, end;           /* ticks, on the chunk's thread */
+    uint64_t correlation;          /* process-wide, from 1; 0 = launched nothing */
+    uint32_t device_id;            /* UINT32_MAX = none */
+    uint32_t reserved;
+} aip__rec_device_api;
+
+typedef struct aip__rec_device_memory { /* name 0 */
+    aip__rec_header h;
+    uint64_t ts;                   /* ticks */
+    uint64_t address;              /* handle or address */
+    int64_t bytes;                 /* > 0 allocated, < 0 freed */
+    uint32_t device_id;
+    uint8_t mem_kind;              /* enum aip__devmem_kind */
+    uint8_t reserved[3];
+} aip__rec_device_memory;
+
+typedef struct aip__rec_device_clock { /* name 0 */
+    aip__rec_header h;
+    uint64_t ticks;                /* host ticks at the sample (the midpoint of the bracket) */
+    uint64_t device_ns;            /* device clock at the same moment */
+    uint64_t error_ticks;          /* half the bracket: the sample's error bound */
+    uint32_t device_id;
+    uint8_t method;                /* enum aip__sync_method */
+    uint8_t reserved[3];
+} aip__rec_device_clock;
+
 typedef struct aip__rec_thread_name {
     aip__rec_header h;
     uint64_t ts;
@@ -177,6 +261,12 @@ _Static_assert(sizeof(aip__rec_memory) == 56, "memory layout");
 _Static_assert(sizeof(aip__rec_thread_name) == 16, "thread name layout");
 _Static_assert(sizeof(aip__rec_memory_category) == 40, "memory category layout");
 _Static_assert(sizeof(aip__rec_pyfunc) == 40, "pyfunc layout");
+_Static_assert(sizeof(aip__rec_device) == 24, "device layout");
+_Static_assert(sizeof(aip__rec_device_queue) == 16, "device queue layout");
+_Static_assert(sizeof(aip__rec_device_task) == 96, "device task layout");
+_Static_assert(sizeof(aip__rec_device_api) == 40, "device api layout");
+_Static_assert(sizeof(aip__rec_device_memory) == 40, "device memory layout");
+_Static_assert(sizeof(aip__rec_device_clock) == 40, "device clock layout");
 _Static_assert(sizeof(aip__clock_pair) == 24, "clock layout");
 _Static_assert(sizeof(aip__stats_entry) == 24, "stats layout");
 

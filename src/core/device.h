@@ -1,0 +1,107 @@
+/*
+ * device.h — what a device back end (src/collect/opencl, src/collect/cuda)
+ * calls to record device activity, and how it hooks into the session.
+ *
+ * A back end sees the runtime's calls on the application's threads and the
+ * device's timestamps later (an event callback, a collector thread).  It
+ * records:
+ *   - each runtime API call (aip__dev_api_begin/end) on the calling thread:
+ *     the analyser makes the framework op open around it the parent of what
+ *     the call launched;
+ *   - each device task (aip__dev_task), from any thread, carrying the
+ *     correlation id of the call that launched it and its times in the
+ *     device clock;
+ *   - device memory allocations and frees (aip__dev_memory);
+ *   - clock samples (aip__dev_clock) from which the analyser maps device
+ *     time to the recording clock.
+ * Devices and queues are registered once per process (aip__dev_device,
+ * aip__dev_queue); their description records are emitted into each trace
+ * that uses them, before the first record naming them, by this layer.
+ *
+ * Every call is cheap and safe when nothing records (it returns at once),
+ * thread-safe, never blocks on I/O, and never aborts.  Records are dropped
+ * and counted like any other event when the buffers are full.
+ */
+#ifndef AIP_DEVICE_H
+#define AIP_DEVICE_H
+
+#include "aiprof.h"
+#include "raw_format.h"
+
+#include <stdint.h>
+
+#define AIP_DEV_MAX_DEVICES 64
+#define AIP_DEV_MAX_QUEUES 4096
+#define AIP_DEV_NONE UINT32_MAX
+
+/* aip__dev_recording() : a trace is open and records device activity
+ * (activities include NPU or CUDA, or use_cuda).  One relaxed load. */
+int aip__dev_recording(void);
+
+/* aip__dev_device() : register a device once per process; `key` is the
+ * back end's handle for it (cl_device_id, CUDA ordinal + 1), so asking
+ * again returns the same id.  @return its id, or AIP_DEV_NONE when the
+ * table is full (logged once). */
+uint32_t aip__dev_device(uint8_t backend, uint64_t key, const char *name, const char *vendor,
+                         uint8_t kind);
+
+/* aip__dev_queue() : register a queue (cl_command_queue, CUDA stream) of
+ * `device` once per process; `label` names it in the outputs ("" = "queue
+ * <id>").  Same key: same id.  A key may be reused after the application
+ * released its queue: aip__dev_queue_forget() first. */
+uint32_t aip__dev_queue(uint32_t device, uint64_t key, const char *label);
+void aip__dev_queue_forget(uint64_t key);
+
+/* aip__dev_correlation() : a new correlation id (process-wide, from 1). */
+uint64_t aip__dev_correlation(void);
+
+/* A runtime API call on the calling thread.  begin returns the start tick
+ * (0 when nothing records); end records the call [start, now] with its
+ * correlation id (0 = it launched no task) and device (AIP_DEV_NONE = none). */
+uint64_t aip__dev_api_begin(void);
+void aip__dev_api_end(const char *name, uint64_t start, uint64_t correlation, uint32_t device);
+
+/* One device task; times in device-clock ns (0 = unknown; start and end
+ * are required). */
+typedef struct aip__dev_task_info {
+    const char *name;           /* kernel name, or the operation ("Memcpy HtoD") */
+    uint32_t device, queue;
+    uint8_t kind;               /* enum aip__task_kind */
+    uint8_t direction;          /* enum aip__copy_dir */
+    uint8_t app_event;          /* the application's own event was used */
+    uint64_t correlation;
+    uint64_t queued, submit, start, end;
+    uint64_t bytes;
+    uint32_t global[3], local[3];
+} aip__dev_task_info;
+void aip__dev_task(const aip__dev_task_info *ti);
+
+/* Device memory: `bytes` > 0 allocated, < 0 freed (the size it had). */
+void aip__dev_memory(uint32_t device, uint64_t address, int64_t bytes, uint8_t mem_kind);
+
+/* A clock sample: the device clock read `device_ns` between host ticks
+ * t0 and t1 (the analyser uses the midpoint, error bound half the gap). */
+void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_ns,
+                    uint8_t method);
+
+/* ---- back ends and the session ---------------------------------------
+ * A back end registers itself once (a constructor, or its first call).
+ * start runs after a trace that records device activity began (recording
+ * is on: take a clock sample, describe what is known); stop runs before
+ * the trace ends, while recording is still on (wait, boundedly, for the
+ * device times still owed, take a last clock sample).  `status` says why
+ * the back end collects nothing ("no OpenCL device", ...) or NULL when it
+ * works; it is logged once per process. */
+typedef struct aip__dev_backend_ops {
+    const char *name;           /* "OpenCL" */
+    void (*start)(void);
+    void (*stop)(void);
+    const char *(*status)(void);
+} aip__dev_backend_ops;
+void aip__dev_backend_register(const aip__dev_backend_ops *ops);
+
+/* Called by the session (trace.c). */
+void aip__dev_trace_started(int device_requested);
+void aip__dev_trace_stopping(void);
+
+#endif
