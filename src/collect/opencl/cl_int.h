@@ -1,0 +1,155 @@
+/*
+ * cl_int.h — what the files of the OpenCL back end share.
+ *
+ * The back end interposes the OpenCL entry points (cl_enqueue.c: commands;
+ * cl_objects.c: queues, buffers, SVM, kernels, waits): libaiprof defines
+ * functions with the OpenCL names, so a program that resolves them through
+ * libaiprof (LD_PRELOAD by `aiprof run`, or -laiprof before -lOpenCL) calls
+ * these, which call the real ones.  libaiprof never links libOpenCL: the
+ * real functions are found at run time (cl_real.c).  cl_track.c keeps the
+ * handle tables (queue, kernel name), the devices and their clock samples,
+ * and reads each command's profiling info in its completion callback
+ * (cl_events.c), so the application never waits for aiprof.
+ */
+#ifndef AIP_CL_INT_H
+#define AIP_CL_INT_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#include <CL/cl.h>
+
+#include "device.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* The wrappers are the library's only exported non-aip symbols. */
+#define AIP_CL_EXPORT __attribute__((visibility("default")))
+
+/* Every real entry point the back end calls or wraps.  The pointer types
+ * come from the header's own declarations, so a wrong prototype fails the
+ * build. */
+#define AIP_CL_FUNCS(X)                                                                      \
+    X(clGetPlatformIDs) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)              \
+    X(clReleaseContext) X(clGetContextInfo) X(clCreateCommandQueue)                          \
+    X(clCreateCommandQueueWithProperties) X(clReleaseCommandQueue) X(clGetCommandQueueInfo)  \
+    X(clEnqueueNDRangeKernel) X(clEnqueueTask) X(clEnqueueReadBuffer)                        \
+    X(clEnqueueWriteBuffer) X(clEnqueueCopyBuffer) X(clEnqueueReadBufferRect)                \
+    X(clEnqueueWriteBufferRect) X(clEnqueueCopyBufferRect) X(clEnqueueFillBuffer)            \
+    X(clEnqueueMapBuffer) X(clEnqueueUnmapMemObject) X(clEnqueueMarker)                      \
+    X(clEnqueueMarkerWithWaitList) X(clEnqueueBarrier) X(clEnqueueBarrierWithWaitList)       \
+    X(clEnqueueSVMMemcpy) X(clEnqueueSVMMemFill) X(clEnqueueSVMMap) X(clEnqueueSVMUnmap)     \
+    X(clEnqueueSVMFree) X(clEnqueueSVMMigrateMem) X(clCreateBuffer)                          \
+    X(clCreateBufferWithProperties) X(clReleaseMemObject) X(clGetMemObjectInfo)              \
+    X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree) X(clFinish)               \
+    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clSetEventCallback)             \
+    X(clGetEventProfilingInfo) X(clGetKernelInfo) X(clCreateKernel)                          \
+    X(clCreateKernelsInProgram) X(clCloneKernel) X(clGetDeviceAndHostTimer)
+
+typedef struct aip__cl_api {
+#define AIP_CL_FIELD(f) __typeof__(f) *f;
+    AIP_CL_FUNCS(AIP_CL_FIELD)
+#undef AIP_CL_FIELD
+} aip__cl_api;
+
+/* ---- cl_real.c ---------------------------------------------------------- */
+
+/* aip__cl_real() : the real entry points (resolved once, on first use); a
+ * field is NULL where the OpenCL library lacks the function. */
+const aip__cl_api *aip__cl_real(void);
+
+/* aip__cl_status() : why the back end can collect nothing on this machine
+ * (no libOpenCL, no platform, no device), or NULL.  Probed once. */
+const char *aip__cl_status(void);
+
+/* ---- cl_track.c --------------------------------------------------------- */
+
+/* What the back end knows of a queue, packed in one word so the enqueue
+ * path reads it with one atomic load. */
+enum { AIP_CLQ_PROFILING = 1, /* the queue has CL_QUEUE_PROFILING_ENABLE */
+       AIP_CLQ_FORCED = 2 };  /* ... because aiprof added it (hidden from the app) */
+typedef struct aip__cl_queue {
+    uint32_t queue;              /* aip__dev_queue id (AIP_DEV_NONE: none) */
+    uint32_t device;             /* aip__dev_device id */
+    unsigned flags;              /* AIP_CLQ_* */
+} aip__cl_queue;
+
+/* aip__cl_queue_created() : a queue the application just created (an
+ * address reused after a release replaces what was known of it). */
+void aip__cl_queue_created(cl_command_queue q, cl_device_id dev, unsigned flags);
+/* aip__cl_queue_info() : what is known of q, learnt from OpenCL on first
+ * sight (a queue created before aiprof saw it).  @return 0 when OpenCL
+ * does not know q (the command will fail anyway). */
+int aip__cl_queue_info(cl_command_queue q, aip__cl_queue *out);
+/* aip__cl_queue_forced() : aiprof added profiling to q (to hide it). */
+int aip__cl_queue_forced(cl_command_queue q);
+
+/* aip__cl_device_id() : the aip__dev_device id of dev (registered on first
+ * sight, with a clock sample when a trace records). */
+uint32_t aip__cl_device_id(cl_device_id dev);
+
+/* aip__cl_kernel_name() : the kernel's function name (stable pointer),
+ * cached per cl_kernel; aip__cl_kernel_created() forgets what was cached
+ * for an address a new kernel reuses. */
+const char *aip__cl_kernel_name(cl_kernel k);
+void aip__cl_kernel_created(cl_kernel k);
+
+/* aip__cl_intern() : a stable copy of s (names, kept for the process). */
+const char *aip__cl_intern(const char *s);
+
+/* ---- cl_events.c -------------------------------------------------------- */
+
+/* One command being launched: filled by the wrapper before the real call. */
+typedef struct aip__cl_launch {
+    uint64_t api_start;          /* aip__dev_api_begin() */
+    uint64_t correlation;
+    aip__cl_queue queue;
+    cl_event own;                /* the event aiprof asked for */
+    cl_event *event;             /* what to pass the real call: the app's or &own */
+} aip__cl_launch;
+
+/* aip__cl_launch_begin() : start recording a command on q.  @return 0 when
+ * nothing records (call the real function with the app's arguments). */
+int aip__cl_launch_begin(aip__cl_launch *l, cl_command_queue q, cl_event *app_event);
+/* aip__cl_launch_end() : after the real call returned `err`: record the API
+ * call `api` and, on success, follow the command's event to its task. */
+void aip__cl_launch_end(aip__cl_launch *l, const char *api, cl_int err, cl_event *app_event,
+                        aip__dev_task_info *ti);
+/* An API call that launches nothing (clFinish, clWaitForEvents...). */
+void aip__cl_api_call(const char *api, uint64_t start, uint32_t device);
+
+/* Counters of what could not be collected in the current trace. */
+typedef struct aip__cl_counters {
+    atomic_ullong untimed;       /* queues without profiling, or no info */
+    atomic_ullong failed;        /* commands that ended in error */
+    atomic_ullong no_callback;   /* clSetEventCallback refused */
+    atomic_ullong bad_times;     /* end before start */
+    atomic_llong outstanding;    /* callbacks still owed (all traces) */
+} aip__cl_counters;
+extern aip__cl_counters aip__cl_count;
+
+/* ---- cl_objects.c ------------------------------------------------------- */
+
+/* aip__cl_svm_freed() : an SVM allocation made while recording is freed:
+ * record it with the size it had (nothing for pointers not allocated so). */
+void aip__cl_svm_freed(void *ptr);
+
+/* ---- cl_clock.c --------------------------------------------------------- */
+
+/* aip__cl_clock_sample() : record a clock sample of dev (id `device`):
+ * clGetDeviceAndHostTimer where the device has it, else a marker on a
+ * private queue timed by the host.  Called with the device table locked. */
+typedef struct aip__cl_clock {
+    int method;                  /* 0 = not tried, AIP_SYNC_*, -1 = none works */
+    cl_context ctx;              /* private, for markers */
+    cl_command_queue q;
+} aip__cl_clock;
+void aip__cl_clock_sample(cl_device_id dev, uint32_t device, aip__cl_clock *c);
+
+/* cl_track.c: sample every known device (start and stop of a trace). */
+void aip__cl_clock_sample_all(void);
+
+#endif
