@@ -1,8 +1,9 @@
 /*
  * derive.c — from loaded events to the facts exporters print: spans in
  * start order with self times, the slices a timeline draws (nesting.c),
- * steps and step trace rows, paired ranges, fwdbwd flows, the time extent
- * and the event/drop totals.
+ * steps and step trace rows, paired ranges, fwdbwd flows, device activity
+ * in order and linked to its ops (device_derive.c), the time extent and the
+ * event/drop totals.
  */
 #include "model.h"
 #include "error.h"
@@ -68,6 +69,12 @@ static void compute_extent(aip__model *m)
             extend(m, &have, p->memory.v[i].ts, p->memory.v[i].ts);
         for (size_t i = 0; i < p->gc.n; i++)
             extend(m, &have, p->gc.v[i].start, p->gc.v[i].end);
+        for (size_t i = 0; i < p->dev_tasks.n; i++)
+            extend(m, &have, p->dev_tasks.v[i].start, p->dev_tasks.v[i].end);
+        for (size_t i = 0; i < p->dev_api.n; i++)
+            extend(m, &have, p->dev_api.v[i].start, p->dev_api.v[i].end);
+        for (size_t i = 0; i < p->dev_memory.n; i++)
+            extend(m, &have, p->dev_memory.v[i].ts, p->dev_memory.v[i].ts);
     }
 }
 
@@ -99,6 +106,9 @@ aip_status aip__model_derive(aip__model *m)
     if (s)
         return s;
     aip__steps_finish(m);
+    s = aip__device_derive(m);
+    if (s)
+        return s;
     compute_extent(m);
     s = aip__flows_pair(m);
     if (!s)

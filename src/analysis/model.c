@@ -53,6 +53,12 @@ static void process_free(aip__process *p)
     aip__array_free(p->mem_labels.v);
     aip__array_free(p->mem_order);
     aip__array_free(p->gc.v);
+    aip__array_free(p->devices.v);
+    aip__array_free(p->queues.v);
+    aip__array_free(p->dev_tasks.v);
+    aip__array_free(p->dev_api.v);
+    aip__array_free(p->dev_memory.v);
+    aip__array_free(p->dev_clocks.v);
     free(p->source);
     free(p->hostname);
     free(p->program);

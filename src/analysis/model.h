@@ -165,6 +165,77 @@ typedef struct aip__strings {
 /* Growable arrays of plain structs (aip__array_grow). */
 #define AIP_VEC(T) struct { T *v; size_t n, cap; }
 
+/* ---- device activity (raw format 1.4; device_load.c, device_align.c,
+ * device_derive.c).  Raw device and queue ids are small process-wide
+ * numbers, so both tables are indexed by them directly (`present` says
+ * whether the file described that id). */
+typedef struct aip__device {
+    uint8_t present;
+    uint8_t kind;              /* enum aip__dev_kind */
+    uint8_t backend;           /* enum aip__dev_backend */
+    uint8_t sync_method;       /* enum aip__sync_method of the samples used; 0 = none */
+    uint32_t name, vendor;     /* string ids */
+    /* alignment (device_align.c): device ns -> wall ns */
+    uint64_t n_samples;        /* usable DEVICE_CLOCK samples */
+    int64_t error_ns;          /* bound on the alignment error, -1 = unknown (no samples) */
+    uint64_t tasks;            /* DEVICE_TASK records of this device */
+} aip__device;
+
+typedef struct aip__queue {
+    uint8_t present;
+    uint32_t device;           /* raw device id */
+    uint32_t label;            /* string id */
+    uint64_t tasks;
+} aip__queue;
+
+/* One device task.  Times are device-clock ns when loaded, wall-clock ns
+ * once aligned (device_align.c); queued/submit 0 = unknown. */
+typedef struct aip__device_task {
+    int64_t start, end;
+    int64_t queued, submit;
+    uint64_t correlation;
+    uint64_t bytes;
+    uint32_t name;             /* string id */
+    uint32_t device, queue;    /* raw ids; queue UINT32_MAX = none */
+    uint8_t kind;              /* enum aip__task_kind */
+    uint8_t direction;         /* enum aip__copy_dir */
+    uint8_t flags;             /* AIP_TASKF_* */
+    uint8_t pad;
+    uint32_t global[3], local[3];
+    /* derived (device_derive.c) */
+    int64_t api;               /* index in dev_api of the call that launched it, -1 none */
+} aip__device_task;
+
+/* One runtime API call ("clEnqueueNDRangeKernel") on a host thread. */
+typedef struct aip__device_call {
+    int64_t start, end;        /* ticks when loaded, then wall ns */
+    uint64_t correlation;      /* 0 = launched nothing */
+    uint32_t name;             /* string id */
+    uint32_t thread;           /* index in threads */
+    uint32_t device;           /* raw id, UINT32_MAX = none */
+    /* derived: the innermost op / record_function / mstx range open on
+     * its thread when it began (the launching op), or -1 */
+    uint32_t parent_thread;
+    int64_t parent_span;       /* index in threads[parent_thread].spans */
+} aip__device_call;
+
+typedef struct aip__device_mem {
+    int64_t ts;                /* ticks, then wall ns */
+    uint64_t address;
+    int64_t bytes;             /* > 0 allocated, < 0 freed */
+    uint32_t device;           /* raw id */
+    uint32_t thread;
+    uint8_t mem_kind;          /* enum aip__devmem_kind */
+} aip__device_mem;
+
+typedef struct aip__device_clock {
+    int64_t ticks;             /* ticks, then wall ns */
+    uint64_t device_ns;
+    int64_t error;             /* ticks, then ns */
+    uint32_t device;
+    uint8_t method;
+} aip__device_clock;
+
 typedef struct aip__process {
     char *source;             /* raw file path */
     int64_t pid;
@@ -183,6 +254,15 @@ typedef struct aip__process {
     aip__mem_info *mem_info;   /* derived, parallel to memory */
     size_t *mem_order;        /* derived: memory indices by time (stable) */
     AIP_VEC(aip__gc_ev) gc;
+    /* device activity (format 1.4) */
+    AIP_VEC(aip__device) devices;     /* indexed by raw device id */
+    AIP_VEC(aip__queue) queues;       /* indexed by raw queue id */
+    AIP_VEC(aip__device_task) dev_tasks; /* after derive: by start time */
+    AIP_VEC(aip__device_call) dev_api;    /* after derive: by start time */
+    AIP_VEC(aip__device_mem) dev_memory; /* after derive: by time */
+    AIP_VEC(aip__device_clock) dev_clocks;
+    uint64_t dev_bad_records;         /* device records naming unknown ids or bad times */
+    uint64_t dev_unaligned_tasks;     /* tasks of devices without clock samples */
     aip__clock_pair first_sync, last_sync;
     uint64_t n_syncs;
     int clock_fallback;       /* times converted without two usable sync points */
@@ -333,6 +413,38 @@ void aip__model_pyfunc_fields(const aip__thread *t, const aip__span *s, aip__pyf
  * data of a supported version (nothing is added), or no memory (a partial
  * process may remain; free the model). */
 aip_status aip__model_load_raw(aip__model *m, const char *path);
+
+/* --- device_load.c ---------------------------------------------------- */
+/* aip__device_decode() : one device record (kinds AIP_REC_DEVICE..
+ * AIP_REC_DEVICE_CLOCK) of thread index `ti`; sizes already checked. */
+aip_status aip__device_decode(aip__process *p, uint32_t ti, const uint8_t *r,
+                              const aip__rec_header *h);
+/* aip__device_min_size() : the fixed size of a device record kind, 0 if
+ * `kind` is not one. */
+size_t aip__device_min_size(uint8_t kind);
+/* aip__model_device() / aip__model_queue() : the entry of a raw id, NULL
+ * when the file did not describe it. */
+static inline const aip__device *aip__model_device(const aip__process *p, uint32_t id)
+{
+    return id < p->devices.n && p->devices.v[id].present ? &p->devices.v[id] : NULL;
+}
+static inline const aip__queue *aip__model_queue(const aip__process *p, uint32_t id)
+{
+    return id < p->queues.n && p->queues.v[id].present ? &p->queues.v[id] : NULL;
+}
+
+/* --- device_align.c --------------------------------------------------- */
+/* aip__device_align() : device times of p to wall-clock ns from the
+ * DEVICE_CLOCK samples (docs/DEVICE.md "Clock alignment"); host ticks of
+ * the device records through `to_wall`. */
+typedef int64_t (*aip__tick_fn)(const void *ctx, int64_t ticks);
+void aip__device_align(aip__process *p, aip__tick_fn to_wall, const void *ctx);
+
+/* --- device_derive.c -------------------------------------------------- */
+/* aip__device_derive() : sort device tasks, API calls and memory by time;
+ * link each task to the API call of its correlation id and each API call
+ * to the op open around it.  After the spans are sorted and nested. */
+aip_status aip__device_derive(aip__model *m);
 
 /* --- tick_convert.c --------------------------------------------------- */
 /* aip__ticks_convert() : turn every tick value of `p` into wall-clock ns. */

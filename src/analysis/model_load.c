@@ -162,8 +162,10 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
         return 16;
     case AIP_REC_MEMORY_CATEGORY_PROPOSED: case AIP_REC_PYFUNC:
         return 40;
-    default:
-        return 8; /* unknown kinds are skipped by size */
+    default: {
+        size_t dev = aip__device_min_size(kind);
+        return dev ? dev : 8; /* unknown kinds are skipped by size */
+    }
     }
 }
 
@@ -313,8 +315,8 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
                                               r[34], 0, -1}));
         return AIP_OK;
     }
-    default:
-        return AIP_OK; /* a newer minor's record kind */
+    default: /* device activity, or a newer minor's record kind (skipped) */
+        return aip__device_decode(p, ti, r, h);
     }
 }
 
@@ -459,6 +461,10 @@ static aip_status sort_threads(aip__process *p)
         p->gc.v[i].thread = map[p->gc.v[i].thread];
     for (size_t i = 0; i < p->mem_labels.n; i++)
         p->mem_labels.v[i].thread = map[p->mem_labels.v[i].thread];
+    for (size_t i = 0; i < p->dev_api.n; i++)
+        p->dev_api.v[i].thread = map[p->dev_api.v[i].thread];
+    for (size_t i = 0; i < p->dev_memory.n; i++)
+        p->dev_memory.v[i].thread = map[p->dev_memory.v[i].thread];
     free(old_tid);
     free(map);
     return AIP_OK;

@@ -75,6 +75,8 @@ static void setup(conv *c, aip__process *p, const aip__model *m)
     }
 }
 
+static int64_t tick_fn(const void *ctx, int64_t ticks) { return to_wall(ctx, ticks); }
+
 void aip__ticks_convert(aip__process *p, const aip__model *m)
 {
     conv c;
@@ -106,4 +108,5 @@ void aip__ticks_convert(aip__process *p, const aip__model *m)
         if (g->end < g->start)
             g->end = g->start;
     }
+    aip__device_align(p, tick_fn, &c);
 }

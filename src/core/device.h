@@ -30,8 +30,8 @@
 
 #include <stdint.h>
 
-#define AIP_DEV_MAX_DEVICES 64
-#define AIP_DEV_MAX_QUEUES 4096
+#define AIP_DEV_MAX_DEVICES AIP_RAW_MAX_DEVICES
+#define AIP_DEV_MAX_QUEUES AIP_RAW_MAX_QUEUES
 #define AIP_DEV_NONE UINT32_MAX
 
 /* aip__dev_recording() : a trace is open and records device activity

@@ -97,9 +97,6 @@ aip_status aip_session_create(const aip_config *config, aip_session **out)
     }
     if ((s->include || s->exclude) && !s->cfg.mstx && s->cfg.profiler_level != AIP_LEVEL_NONE)
         aip__warn("mstx_domain_include/exclude need mstx=True; no mstx data will be recorded");
-    if (config->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA) || config->use_cuda)
-        aip__log("INFO", "NPU/CUDA activities requested: no device back end on this machine, "
-                 "device data is not collected");
     s->cfg.dir_name = s->dir_name;
     s->cfg.worker_name = s->worker_name;
     s->cfg.mstx_domain_include = (const char *const *)s->include;

@@ -7,6 +7,7 @@
  * on unprofiled; nothing here aborts.
  */
 #include "session_int.h"
+#include "device.h"
 #include "domain_filter.h"
 #include "env.h"
 #include "error.h"
@@ -102,6 +103,12 @@ static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, i
     return aip__fail(AIP_ERR_IO, "cannot find a free result directory name under %s", base);
 }
 
+/* ProfilerActivity.NPU / CUDA (or use_cuda) ask for device activity. */
+static int device_requested(const aip_config *c)
+{
+    return (c->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA)) || c->use_cuda;
+}
+
 static uint32_t rec_mask(const aip_session *s, int filtering)
 {
     const aip_config *c = &s->cfg;
@@ -128,6 +135,8 @@ static uint32_t rec_mask(const aip_session *s, int filtering)
         m |= AIP_MASK_MSTX;
     if (filtering)
         m |= AIP_MASK_DOMAIN_FILTER;
+    if (device_requested(c))
+        m |= AIP_MASK_DEVICE;
     return m;
 }
 
@@ -242,6 +251,7 @@ aip_status aip__trace_begin(aip_session *s)
         return st;
     }
     s->trace_open = 1;
+    aip__dev_trace_started(device_requested(&s->cfg));
     return AIP_OK;
 }
 
@@ -251,6 +261,7 @@ aip_status aip__trace_end(aip_session *s, int save)
         return AIP_OK;
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
+    aip__dev_trace_stopping(); /* device times still owed, while recording is on */
     aip__trace_totals *t = &s->last_totals;
     aip_status st = aip__recorder_end(t);
     if (t->dropped && t->io_error)

@@ -77,6 +77,9 @@ enum aip__devmem_kind { AIP_DEVMEM_BUFFER = 0, AIP_DEVMEM_SVM = 1, AIP_DEVMEM_IM
 enum aip__sync_method { AIP_SYNC_DEVICE_AND_HOST_TIMER = 1, /* clGetDeviceAndHostTimer & co. */
                         AIP_SYNC_MEASURED = 2,              /* a marker timed by the host */
                         AIP_SYNC_SAME_CLOCK = 3 };          /* device ns are host monotonic ns */
+/* Device and queue ids are below these (a reader rejects larger ones). */
+#define AIP_RAW_MAX_DEVICES 64
+#define AIP_RAW_MAX_QUEUES 4096
 /* DEVICE_TASK flags (record header `flags`). */
 enum { AIP_TASKF_QUEUED = 0x01, AIP_TASKF_SUBMIT = 0x02, /* those times are known */
        AIP_TASKF_APP_EVENT = 0x04 };                     /* the application's own event */

@@ -1,0 +1,142 @@
+/*
+ * device_align.c — device-clock nanoseconds to wall-clock nanoseconds.
+ *
+ * A back end samples each device's clock against the host's ticks
+ * (DEVICE_CLOCK: the device time read between two tick reads; the sample
+ * sits at their midpoint and its error bound is half the gap).  Here every
+ * sample becomes (device ns, wall ns) through the process's tick
+ * conversion, and a task's start maps through the offset (wall − device)
+ * interpolated linearly between the two samples around it, or the nearest
+ * sample's offset outside them: drift between samples is followed, and
+ * nothing is extrapolated.  Its other times keep their device-clock
+ * distance to the start, so durations are exact.  The device's error bound is the largest bound
+ * of its samples (docs/DEVICE.md "Clock alignment").
+ *
+ * A device without samples (its back end could not read its clock) is
+ * taken to count CLOCK_MONOTONIC nanoseconds, as PoCL and CUPTI's default
+ * timestamps do; its tasks are counted as unaligned and the result says so.
+ */
+#include "model.h"
+
+#include <stdlib.h>
+
+#define WALL_MAX ((int64_t)1 << 62)
+
+typedef struct sample {
+    int64_t dev, wall, err;
+} sample;
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const sample *x = a, *y = b;
+    return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+static int64_t clamp_wall(__int128 v)
+{
+    if (v < 0)
+        return 0;
+    if (v >= WALL_MAX)
+        return WALL_MAX - 1;
+    return (int64_t)v;
+}
+
+/* wall time of device time `x` from samples s[0..n) sorted by dev. */
+static int64_t map_time(const sample *s, size_t n, int64_t x)
+{
+    size_t lo = 0, hi = n; /* first sample with dev > x */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s[mid].dev <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    __int128 off;
+    if (lo == 0) {
+        off = (__int128)s[0].wall - s[0].dev;
+    } else if (lo == n) {
+        off = (__int128)s[n - 1].wall - s[n - 1].dev;
+    } else {
+        const sample *a = &s[lo - 1], *b = &s[lo];
+        __int128 oa = (__int128)a->wall - a->dev, ob = (__int128)b->wall - b->dev;
+        __int128 span = (__int128)b->dev - a->dev; /* > 0: a->dev <= x < b->dev */
+        off = oa + (ob - oa) * ((__int128)x - a->dev) / span;
+    }
+    return clamp_wall((__int128)x + off);
+}
+
+void aip__device_align(aip__process *p, aip__tick_fn to_wall, const void *ctx)
+{
+    for (size_t i = 0; i < p->dev_api.n; i++) {
+        aip__device_call *a = &p->dev_api.v[i];
+        a->start = to_wall(ctx, a->start);
+        a->end = to_wall(ctx, a->end);
+        if (a->end < a->start)
+            a->end = a->start;
+    }
+    for (size_t i = 0; i < p->dev_memory.n; i++)
+        p->dev_memory.v[i].ts = to_wall(ctx, p->dev_memory.v[i].ts);
+    for (size_t i = 0; i < p->dev_clocks.n; i++) {
+        aip__device_clock *c = &p->dev_clocks.v[i];
+        int64_t w = to_wall(ctx, c->ticks);
+        int64_t we = to_wall(ctx, (int64_t)((uint64_t)c->ticks + (uint64_t)c->error));
+        c->ticks = w;
+        c->error = we > w ? we - w : 0;
+    }
+    if (!p->dev_tasks.n)
+        return;
+
+    /* Monotonic -> wall offset, for devices without samples. */
+    int64_t mono_off = 0;
+    if (p->n_syncs)
+        mono_off = (int64_t)(p->first_sync.realtime_ns - p->first_sync.monotonic_ns);
+
+    sample *s = p->dev_clocks.n ? malloc(p->dev_clocks.n * sizeof *s) : NULL;
+    for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES; d++) {
+        size_t n = 0;
+        int64_t err = 0;
+        uint8_t method = 0;
+        for (size_t i = 0; s && i < p->dev_clocks.n; i++) {
+            const aip__device_clock *c = &p->dev_clocks.v[i];
+            if (c->device != d || c->device_ns > (uint64_t)INT64_MAX)
+                continue;
+            s[n++] = (sample){(int64_t)c->device_ns, c->ticks, c->error};
+            if (c->error > err)
+                err = c->error;
+            method = c->method;
+        }
+        if (n > 1)
+            qsort(s, n, sizeof *s, cmp_sample);
+        for (size_t i = 0; i < p->dev_tasks.n; i++) {
+            aip__device_task *t = &p->dev_tasks.v[i];
+            if (t->device != d)
+                continue;
+            /* Only the start is mapped; the other times keep their exact
+             * distance to it, so durations and waits are the device's own
+             * to the nanosecond (the offset changes only by drift between
+             * samples, far below the alignment error). */
+            int64_t start = n ? map_time(s, n, t->start) : clamp_wall((__int128)t->start + mono_off);
+            int64_t dev_start = t->start;
+            t->end = clamp_wall((__int128)start + (t->end - dev_start));
+            if (t->queued)
+                t->queued = clamp_wall((__int128)start - (dev_start - t->queued));
+            if (t->submit)
+                t->submit = clamp_wall((__int128)start - (dev_start - t->submit));
+            t->start = start;
+            if (t->end < t->start)
+                t->end = t->start;
+            if (!n)
+                p->dev_unaligned_tasks++;
+        }
+        if (d < p->devices.n) {
+            aip__device *dv = &p->devices.v[d];
+            dv->n_samples = n;
+            dv->error_ns = n ? err : -1;
+            dv->sync_method = n ? method : 0;
+        }
+    }
+    /* Without memory for the samples every device was taken as monotonic:
+     * the loop above ran with s == NULL and counted the tasks unaligned. */
+    free(s);
+}

@@ -1,0 +1,223 @@
+/*
+ * test_device_model.c — device activity from the recording interface
+ * (src/core/device.h) through the raw file to the analysis model: records
+ * round-trip, device times are aligned to the host through the clock
+ * samples, tasks link to their launching call and calls to the op open
+ * around them, devices and queues are described in every trace, and
+ * nothing device-related is recorded when no device activity was asked for.
+ *
+ * A fake back end stands for OpenCL: its "device clock" is CLOCK_MONOTONIC
+ * plus a large fixed offset, so the exact expected alignment is known.
+ */
+#include "aip_test.h"
+#include "session_helpers.h"
+#include "tmp_dir.h"
+#include "clock.h"
+#include "device.h"
+#include "model.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEV_OFFSET 5000000000000ll /* device clock = monotonic + 5000 s */
+
+static char tmp[PATH_MAX];
+static uint32_t dev;
+static int started, stopped;
+
+static uint64_t device_now(void) { return aip__mono_ns() + DEV_OFFSET; }
+
+static void sample(void)
+{
+    uint64_t t0 = aip__ticks();
+    uint64_t d = device_now();
+    uint64_t t1 = aip__ticks();
+    aip__dev_clock(dev, t0, t1, d, AIP_SYNC_DEVICE_AND_HOST_TIMER);
+}
+
+static void fake_start(void) { started++; sample(); }
+static void fake_stop(void) { stopped++; sample(); }
+static const char *fake_status(void) { return NULL; }
+static const aip__dev_backend_ops fake = {"Fake", fake_start, fake_stop, fake_status};
+
+static void spin_us(int us)
+{
+    uint64_t end = aip__mono_ns() + (uint64_t)us * 1000;
+    while (aip__mono_ns() < end) {
+    }
+}
+
+/* One launch inside op "aten::mm": API call, then the task it launched. */
+static void launch(uint32_t queue, const char *kernel, uint64_t *dev_start, uint64_t *dev_end)
+{
+    aip_op_info op = {.name = "aten::mm", .sequence_number = -1};
+    aip_op_begin(&op);
+    uint64_t corr = aip__dev_correlation();
+    uint64_t t = aip__dev_api_begin();
+    spin_us(20);
+    aip__dev_api_end("clEnqueueNDRangeKernel", t, corr, dev);
+    *dev_start = device_now();
+    spin_us(50);
+    *dev_end = device_now();
+    aip__dev_task_info ti = {.name = kernel, .device = dev, .queue = queue,
+                             .kind = AIP_TASK_KERNEL, .correlation = corr,
+                             .queued = *dev_start - 30000, .submit = *dev_start - 10000,
+                             .start = *dev_start, .end = *dev_end,
+                             .global = {1024, 1, 1}, .local = {64, 1, 1}};
+    aip__dev_task(&ti);
+    aip_op_end();
+}
+
+/* A string of the model (aip__model_str wants a length pointer). */
+static const char *S(const aip__process *p, uint32_t id)
+{
+    size_t len;
+    return aip__model_str(p, id, &len);
+}
+
+static int load(const aip_session *s, aip__model *m)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", aip_session_result_dir(s),
+             (int)getpid());
+    aip__model_init(m);
+    return aip__model_load_raw(m, path) || aip__model_derive(m);
+}
+
+static void test_round_trip_alignment_and_links(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
+    aip__dev_backend_register(&fake);
+    dev = aip__dev_device(AIP_BACKEND_OPENCL, 0x1234, "Fake GPU", "Acme", AIP_DEVKIND_GPU);
+    ASSERT_TRUE(dev != AIP_DEV_NONE);
+    ASSERT_EQ(aip__dev_device(AIP_BACKEND_OPENCL, 0x1234, "x", "y", 0), dev);
+    uint32_t q = aip__dev_queue(dev, 0xabc, NULL);
+    ASSERT_TRUE(q != AIP_DEV_NONE);
+    ASSERT_EQ(aip__dev_queue(dev, 0xabc, NULL), q);
+
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    ASSERT_EQ(started, 1);
+    uint64_t ds[3], de[3];
+    for (int i = 0; i < 3; i++)
+        launch(q, i == 1 ? "relu" : "matmul", &ds[i], &de[i]);
+    aip__dev_memory(dev, 0xbeef, 4096, AIP_DEVMEM_BUFFER);
+    aip__dev_memory(dev, 0xbeef, -4096, AIP_DEVMEM_BUFFER);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    ASSERT_EQ(stopped, 1);
+
+    aip__model m;
+    ASSERT_EQ(load(s, &m), 0);
+    ASSERT_EQ(m.n_procs, 1);
+    const aip__process *p = &m.procs[0];
+    const aip__device *d = aip__model_device(p, dev);
+    ASSERT_TRUE(d != NULL);
+    ASSERT_STREQ(S(p, d->name), "Fake GPU");
+    ASSERT_STREQ(S(p, d->vendor), "Acme");
+    ASSERT_EQ(d->kind, AIP_DEVKIND_GPU);
+    ASSERT_EQ(d->n_samples, 2);
+    ASSERT_TRUE(d->error_ns >= 0 && d->error_ns < 1000000);
+    ASSERT_EQ(d->tasks, 3);
+    const aip__queue *qu = aip__model_queue(p, q);
+    ASSERT_TRUE(qu != NULL);
+    ASSERT_EQ(qu->device, dev);
+    ASSERT_TRUE(!strncmp(S(p, qu->label), "queue ", 6));
+    ASSERT_EQ(p->dev_tasks.n, 3);
+    ASSERT_EQ(p->dev_api.n, 3);
+    ASSERT_EQ(p->dev_memory.n, 2);
+    ASSERT_EQ(p->dev_bad_records, 0);
+    ASSERT_EQ(p->dev_unaligned_tasks, 0);
+    /* Expected wall time of a device time: monotonic -> wall through the
+     * first sync point, within the samples' error bound (+1 ns rounding). */
+    int64_t mono_to_wall = (int64_t)(p->first_sync.realtime_ns - p->first_sync.monotonic_ns);
+    int64_t bound = d->error_ns + 1 + 1000; /* + tick conversion rounding over the run */
+    for (int i = 0; i < 3; i++) {
+        const aip__device_task *t = &p->dev_tasks.v[i];
+        ASSERT_STREQ(S(p, t->name), i == 1 ? "relu" : "matmul");
+        int64_t want = (int64_t)ds[i] - DEV_OFFSET + mono_to_wall;
+        ASSERT_TRUE(llabs(t->start - want) <= bound);
+        /* Durations are exact: one offset for both ends between samples
+         * that agree (interpolation moves both by the same amount +-1). */
+        ASSERT_EQ(t->end - t->start, (int64_t)(de[i] - ds[i]));
+        ASSERT_TRUE(t->queued && t->queued < t->submit && t->submit < t->start);
+        ASSERT_EQ(t->global[0], 1024);
+        ASSERT_EQ(t->local[0], 64);
+        /* launched by the i-th call, which sits inside the i-th aten::mm */
+        ASSERT_TRUE(t->api >= 0);
+        const aip__device_call *a = &p->dev_api.v[t->api];
+        ASSERT_EQ(a->correlation, t->correlation);
+        ASSERT_STREQ(S(p, a->name), "clEnqueueNDRangeKernel");
+        ASSERT_TRUE(a->parent_span >= 0);
+        const aip__span *op = &p->threads[a->parent_thread].spans[a->parent_span];
+        ASSERT_STREQ(S(p, op->name), "aten::mm");
+        ASSERT_TRUE(op->start <= a->start && a->end <= op->end);
+        /* aligned: the kernel ran inside the op that launched it */
+        ASSERT_TRUE(op->start <= t->start + bound && t->end <= op->end + bound);
+        ASSERT_TRUE(a->end <= t->start + bound);
+    }
+    ASSERT_TRUE(p->dev_memory.v[0].bytes == 4096 && p->dev_memory.v[1].bytes == -4096);
+    ASSERT_TRUE(m.first_ns <= p->dev_tasks.v[0].start && p->dev_tasks.v[2].end <= m.last_ns);
+    aip__model_free(&m);
+
+    /* A second trace describes the device and queue again. */
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    launch(q, "softmax", &ds[0], &de[0]);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    ASSERT_EQ(load(s, &m), 0);
+    p = &m.procs[0];
+    ASSERT_TRUE(aip__model_device(p, dev) != NULL);
+    ASSERT_TRUE(aip__model_queue(p, q) != NULL);
+    ASSERT_EQ(p->dev_tasks.n, 1);
+    aip__model_free(&m);
+    aip_session_destroy(s);
+}
+
+static void test_host_only_records_no_device_data(void)
+{
+    aip_config c;
+    base_config(&c, tmp); /* activities = CPU */
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    ASSERT_TRUE(!aip__dev_recording());
+    int before = started;
+    uint64_t ds, de;
+    launch(0, "matmul", &ds, &de);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    ASSERT_EQ(started, before); /* back ends are not started */
+    aip__model m;
+    ASSERT_EQ(load(s, &m), 0);
+    ASSERT_EQ(m.procs[0].dev_tasks.n, 0);
+    ASSERT_EQ(m.procs[0].dev_api.n, 0);
+    ASSERT_EQ(m.procs[0].n_threads, 1); /* the op is still there */
+    aip__model_free(&m);
+    aip_session_destroy(s);
+}
+
+static void test_registry_bounds(void)
+{
+    ASSERT_EQ(aip__dev_queue(AIP_DEV_MAX_DEVICES + 5, 1, "x"), AIP_DEV_NONE);
+    uint32_t a = aip__dev_queue(dev, 0x777, "mine");
+    aip__dev_queue_forget(0x777);
+    uint32_t b = aip__dev_queue(dev, 0x777, "mine again");
+    ASSERT_TRUE(a != AIP_DEV_NONE && b != AIP_DEV_NONE && a != b);
+    /* nothing records: every call returns at once */
+    ASSERT_EQ(aip__dev_api_begin(), 0);
+    aip__dev_api_end("clFinish", 0, 0, dev);
+}
+
+int main(void)
+{
+    make_tmpdir(tmp, sizeof tmp, "device_model");
+    static const aip_test_case cases[] = {
+        TEST_CASE(test_round_trip_alignment_and_links),
+        TEST_CASE(test_host_only_records_no_device_data),
+        TEST_CASE(test_registry_bounds),
+    };
+    int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
+    rm_rf(tmp);
+    return rc;
+}
