@@ -145,6 +145,16 @@ int cli_run(int argc, char **argv)
     }
     if (pid == 0) {
         prepend_env("LD_PRELOAD", preload);
+        /* libaiprof itself first: preloaded, it comes before the program's
+         * own libraries in the symbol search order, so its OpenCL wrappers
+         * see the program's OpenCL calls (as a dependency of the preload
+         * library it would come after libOpenCL).  docs/OPENCL.md */
+        char lib[PATH_MAX + 64];
+        const char *slash = strrchr(preload, '/');
+        snprintf(lib, sizeof lib, "%.*slibaiprof.so.0", slash ? (int)(slash - preload + 1) : 0,
+                 preload);
+        if (access(lib, R_OK) == 0)
+            prepend_env("LD_PRELOAD", lib);
         if (!pre && access(pypath, R_OK) == 0)
             prepend_env("PYTHONPATH", pypath);
         setenv("AIPROF_RUN_MODE", o.config ? "dynamic" : "whole", 1);

@@ -148,7 +148,11 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
     }
     aip_config cfg;
     aip_config_init(&cfg);
-    cfg.activities = AIP_ACTIVITY_CPU;
+    /* Device activity too (an OpenCL program's kernels), unless
+     * AIPROF_RUN_DEVICE=0: a program without a device still gets its host
+     * profile, and the log says once why there is no device data. */
+    const char *dev = getenv("AIPROF_RUN_DEVICE");
+    cfg.activities = AIP_ACTIVITY_CPU | (dev && !strcmp(dev, "0") ? 0 : AIP_ACTIVITY_NPU);
     cfg.dir_name = getenv("AIPROF_RUN_DIR");
     cfg.record_shapes = env_flag("AIPROF_RUN_RECORD_SHAPES");
     cfg.with_stack = env_flag("AIPROF_RUN_WITH_STACK");

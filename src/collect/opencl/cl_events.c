@@ -74,6 +74,7 @@ void aip__cl_launch_end(aip__cl_launch *l, const char *api, cl_int err, cl_event
 {
     aip__dev_api_end(api, l->api_start, err == CL_SUCCESS ? l->correlation : 0,
                      l->queue.device);
+    aip__cl_clock_tick(l->queue.device, l->api_start);
     if (err != CL_SUCCESS)
         return;
     if (!(l->queue.flags & AIP_CLQ_PROFILING) || !l->event || !*l->event) {

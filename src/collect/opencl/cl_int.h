@@ -46,7 +46,7 @@
     X(clCreateBufferWithProperties) X(clReleaseMemObject) X(clGetMemObjectInfo)              \
     X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree) X(clFinish)               \
     X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clSetEventCallback)             \
-    X(clGetEventProfilingInfo) X(clGetKernelInfo) X(clCreateKernel)                          \
+    X(clGetEventProfilingInfo) X(clGetEventInfo) X(clGetKernelInfo) X(clCreateKernel)                          \
     X(clCreateKernelsInProgram) X(clCloneKernel) X(clGetDeviceAndHostTimer)
 
 typedef struct aip__cl_api {
@@ -144,10 +144,16 @@ void aip__cl_svm_freed(void *ptr);
  * private queue timed by the host.  Called with the device table locked. */
 typedef struct aip__cl_clock {
     int method;                  /* 0 = not tried, AIP_SYNC_*, -1 = none works */
+    int host_clock;              /* SAME_CLOCK: the host clockid it counts + 1 */
     cl_context ctx;              /* private, for markers */
     cl_command_queue q;
 } aip__cl_clock;
 void aip__cl_clock_sample(cl_device_id dev, uint32_t device, aip__cl_clock *c);
+
+/* aip__cl_clock_tick() : on the enqueue path (`now` in ticks): a device
+ * that counts a host clock gets a new sample every AIP_CL_RESAMPLE_S. */
+#define AIP_CL_RESAMPLE_S 0.1
+void aip__cl_clock_tick(uint32_t device, uint64_t now);
 
 /* cl_track.c: sample every known device (start and stop of a trace). */
 void aip__cl_clock_sample_all(void);

@@ -142,6 +142,22 @@ AIP_CL_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q)
     return err;
 }
 
+/* Events of a queue where aiprof added profiling answer as they would
+ * without it: the application sees CL_PROFILING_INFO_NOT_AVAILABLE. */
+AIP_CL_EXPORT cl_int CL_API_CALL clGetEventProfilingInfo(cl_event ev, cl_profiling_info what,
+                                                         size_t size, void *value,
+                                                         size_t *size_ret)
+{
+    const aip__cl_api *cl = aip__cl_real();
+    if (!cl->clGetEventProfilingInfo)
+        return CL_INVALID_OPERATION;
+    cl_command_queue q = NULL;
+    if (cl->clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) == CL_SUCCESS && q &&
+        aip__cl_queue_forced(q))
+        return CL_PROFILING_INFO_NOT_AVAILABLE;
+    return cl->clGetEventProfilingInfo(ev, what, size, value, size_ret);
+}
+
 /* ---- waits -------------------------------------------------------------- */
 
 AIP_CL_EXPORT cl_int CL_API_CALL clFinish(cl_command_queue q)
