@@ -18,7 +18,9 @@ build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
-demo: deps build
+demo:
+	@bash scripts/install_deps.sh demo
+	@$(MAKE) --no-print-directory build
 	@bash scripts/demo.sh $(BUILD)
 
 test:

@@ -10,6 +10,11 @@ need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-de
 # `make test` also renders the HTML reports in headless Chromium.
 # tests/e2e/test_pip_install.sh installs into a fresh venv.
 [ "${1:-}" = test ] && need_pkgs+=(chromium python3-venv)
+# The OpenCL back end is tested (and demonstrated, examples/opencl) on PoCL,
+# OpenCL on the CPU; libaiprof itself needs only the headers to build it.
+case "${1:-}" in test|demo)
+  need_pkgs+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo python3-pyopencl);;
+esac
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -205,9 +205,9 @@ static void mode_accuracy(void)
          * ask for profiling: recorded, not compared here. */
         CHECK(clEnqueueNDRangeKernel(q, vadd, 1, NULL, &global, NULL, 0, NULL, NULL));
         launched();
+        CHECK(clFinish(q)); /* each command waited for by its thread's next wait */
         CHECK(clEnqueueNDRangeKernel(plain, vadd, 1, NULL, &global, &local, 0, NULL, NULL));
         launched();
-        CHECK(clFinish(q));
         CHECK(clFinish(plain));
     }
     /* SVM, where the device has it. */
