@@ -70,7 +70,9 @@ d=$(one_result "$TMP/killed")
 tasks=$(awk -F'\t' '$1 == "stats" {print $2}' "$TMP/killed.dump")
 linked=$(awk -F'\t' '$1 == "stats" {print $3}' "$TMP/killed.dump")
 [ "$tasks" -ge 50 ] || { echo "killed run: $tasks device tasks kept"; exit 1; }
-[ "$linked" = "$tasks" ] || { echo "killed run: $linked of $tasks tasks have their call"; exit 1; }
+# A task and its launching call are written by different threads (the
+# runtime's, the program's): a kill can keep one without the other.
+[ "$linked" -ge 50 ] || { echo "killed run: $linked of $tasks tasks have their call"; exit 1; }
 
 # No ICD: the program runs as without aiprof; the log says why.
 mkdir "$TMP/no_vendors"
