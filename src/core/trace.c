@@ -262,6 +262,7 @@ aip_status aip__trace_end(aip_session *s, int save)
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */
+    s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;
     aip_status st = aip__recorder_end(t);
     if (t->dropped && t->io_error)
