@@ -129,6 +129,7 @@ static uint32_t rec_mask(const aip_session *s, int filtering)
             m |= AIP_MASK_MEMORY;
         if (c->gc_detect_threshold_ms >= 0)
             m |= AIP_MASK_GC;
+        m |= AIP_MASK_COMM; /* communication is host activity (src/core/comm.h) */
     }
     /* Level_none forces mstx on (torch_npu _ExperimentalConfig). */
     if (c->mstx || c->profiler_level == AIP_LEVEL_NONE)
