@@ -7,6 +7,8 @@
 #             within the error bound (<= 5 us); memory allocations and frees
 #   threads   4 threads x 4 queues, with and without the app's own events:
 #             every enqueue recorded once
+#   reuse     kernels and queues released and created again at the same
+#             addresses keep their own names and queues
 #   bad       out-of-order queue, events released at once, a queue without
 #             profiling: what the application sees is unchanged
 #   SIGKILL   the tasks recorded before the kill survive
@@ -30,11 +32,11 @@ trap 'rm -rf "$TMP"' EXIT
 one_result() { ls -d "$1"/*_ascend_pt | head -1; }
 
 # The reference: the program's results without aiprof.
-for mode in accuracy bad; do
+for mode in accuracy bad reuse; do
   "$B/ocl_prog" $mode "$TMP/plain_$mode.txt" | grep checksum >"$TMP/plain_$mode.sum"
 done
 
-for mode in accuracy bad threads; do
+for mode in accuracy bad reuse threads; do
   args=""; [ $mode = threads ] && args=100
   # aiprof run, the program unaware of aiprof
   "$B/aiprof" run --dir "$TMP/run_$mode" -- "$B/ocl_prog" $mode "$TMP/run_$mode.txt" $args \
@@ -50,7 +52,7 @@ for mode in accuracy bad threads; do
   $CHECK $mode linked "$TMP/linked_$mode.txt" "$TMP/linked_$mode.dump" $args
 done
 # Profiling changed nothing the programs computed or saw.
-for mode in accuracy bad; do
+for mode in accuracy bad reuse; do
   grep checksum "$TMP/run_$mode.out" | cmp - "$TMP/plain_$mode.sum"
   grep checksum "$TMP/linked_$mode.out" | cmp - "$TMP/plain_$mode.sum"
 done

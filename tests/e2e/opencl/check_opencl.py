@@ -14,10 +14,12 @@ ERROR_BOUND_NS = 5000         # the issue's alignment target
 
 
 def read_program(path):
-    timed, info = [], {}
+    timed, info = [], {"kernel": []}
     for line in open(path):
         key, value = line.split()
-        if key.startswith("cl"):
+        if key == "kernel":
+            info["kernel"].append(value)
+        elif key.startswith("cl"):
             timed.append((key, int(value)))
         else:
             info[key] = int(value)
@@ -97,6 +99,14 @@ def main():
         expect(launches == 4 * (per_thread + 2), f"launches {launches}")
         app = sum(1 for t in tasks if int(t[13]) & APP_EVENT)
         expect(app == 4 * (per_thread // 2), f"{app} tasks with the application's event")
+    elif mode == "reuse":
+        # A kernel or queue at a released one's address is known afresh.
+        names = [t[1] for t in tasks if t[0] == "clEnqueueNDRangeKernel"]
+        expect(names == info["kernel"], f"kernel names {names}, launched {info['kernel']}")
+        labels = [t[4] for t in tasks if t[0] == "clEnqueueNDRangeKernel"]
+        expect(len(set(labels)) == len(labels), f"queues {labels}")
+        print(f"check_opencl.py reuse: {info['reused_kernels']} kernel and "
+              f"{info['reused_queues']} queue addresses reused")
     elif mode == "bad":
         expect(info["plain_properties"] == 0, f"plain queue properties {info['plain_properties']}")
         expect(info["ooo_properties"] == 1, f"out-of-order queue properties {info['ooo_properties']}")

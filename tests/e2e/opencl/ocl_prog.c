@@ -13,6 +13,9 @@
  *   threads OUT N 4 threads, each with its own queue, enqueue N kernels
  *                 (every other with an event released at once): "launches"
  *   loop          kernels until killed; "running" once 50 have finished
+ *   reuse OUT     kernels and queues created and released in turn, so that
+ *                 new ones get the addresses of released ones: "kernel
+ *                 NAME" per launch, "reused_kernels N", "reused_queues N"
  *   bad OUT       an out-of-order queue, events released right after the
  *                 enqueue, a queue without profiling asked about by the
  *                 application: what the application saw, in OUT
@@ -362,6 +365,48 @@ static void mode_bad(void)
     clReleaseCommandQueue(plain);
 }
 
+static void mode_reuse(void)
+{
+    cl_mem a = buffer(N * 4), c = buffer(N * 4);
+    float two = 2.0f;
+    size_t global = N;
+    cl_command_queue fill = queue(0);
+    CHECK(clEnqueueFillBuffer(fill, a, &two, sizeof two, 0, N * 4, 0, NULL, NULL));
+    launched();
+    CHECK(clFinish(fill));
+    CHECK(clReleaseCommandQueue(fill));
+    void *last_kernel = NULL, *last_queue = NULL;
+    int reused_kernels = 0, reused_queues = 0;
+    for (int i = 0; i < 20; i++) {
+        const char *name = i % 2 ? "scale" : "vadd";
+        cl_command_queue q = queue(i % 3 ? CL_QUEUE_PROFILING_ENABLE : 0);
+        cl_kernel k = kernel(name);
+        reused_kernels += (void *)k == last_kernel;
+        reused_queues += (void *)q == last_queue;
+        last_kernel = k, last_queue = q;
+        if (i % 2) {
+            CHECK(clSetKernelArg(k, 0, sizeof c, &c));
+            CHECK(clSetKernelArg(k, 1, sizeof two, &two));
+        } else {
+            CHECK(clSetKernelArg(k, 0, sizeof a, &a));
+            CHECK(clSetKernelArg(k, 1, sizeof a, &a));
+            CHECK(clSetKernelArg(k, 2, sizeof c, &c));
+        }
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+        launched();
+        fprintf(out, "kernel %s\n", name);
+        CHECK(clFinish(q));
+        CHECK(clReleaseKernel(k));
+        CHECK(clReleaseCommandQueue(q));
+    }
+    fprintf(out, "reused_kernels %d\nreused_queues %d\n", reused_kernels, reused_queues);
+    cl_command_queue q = queue(0);
+    printf("checksum %.1f\n", checksum(q, c));
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(a);
+    clReleaseMemObject(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -395,6 +440,8 @@ int main(int argc, char **argv)
             mode_loop();
         else if (!strcmp(mode, "bad"))
             mode_bad();
+        else if (!strcmp(mode, "reuse"))
+            mode_reuse();
         else
             return 2;
         clReleaseProgram(prog);
