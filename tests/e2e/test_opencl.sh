@@ -9,6 +9,7 @@
 #             every enqueue recorded once
 #   reuse     kernels and queues released and created again at the same
 #             addresses keep their own names and queues
+#   errors    calls OpenCL rejects: the same error codes and out-parameters
 #   bad       out-of-order queue, events released at once, a queue without
 #             profiling: what the application sees is unchanged
 #   SIGKILL   the tasks recorded before the kill survive
@@ -32,11 +33,11 @@ trap 'rm -rf "$TMP"' EXIT
 one_result() { ls -d "$1"/*_ascend_pt | head -1; }
 
 # The reference: the program's results without aiprof.
-for mode in accuracy bad reuse; do
+for mode in accuracy bad reuse errors; do
   "$B/ocl_prog" $mode "$TMP/plain_$mode.txt" | grep checksum >"$TMP/plain_$mode.sum"
 done
 
-for mode in accuracy bad reuse threads; do
+for mode in accuracy bad reuse errors threads; do
   args=""; [ $mode = threads ] && args=100
   # aiprof run, the program unaware of aiprof
   "$B/aiprof" run --dir "$TMP/run_$mode" -- "$B/ocl_prog" $mode "$TMP/run_$mode.txt" $args \
@@ -56,7 +57,11 @@ for mode in accuracy bad reuse; do
   grep checksum "$TMP/run_$mode.out" | cmp - "$TMP/plain_$mode.sum"
   grep checksum "$TMP/linked_$mode.out" | cmp - "$TMP/plain_$mode.sum"
 done
-grep -v launches "$TMP/plain_bad.txt" | cmp - <(grep -v launches "$TMP/run_bad.txt")
+for mode in bad errors; do
+  for how in run linked; do
+    cmp "$TMP/plain_$mode.txt" "$TMP/${how}_$mode.txt"
+  done
+done
 
 # SIGKILL mid-run: the device tasks recorded before it are kept.
 "$B/aiprof" run --dir "$TMP/killed" -- "$B/ocl_prog" loop >"$TMP/killed.out" 2>&1 &

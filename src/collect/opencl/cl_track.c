@@ -42,6 +42,8 @@ static unsigned slot_of(uintptr_t key)
 /* The value slot of key, or NULL. */
 static _Atomic uint64_t *table_find(handle_table *t, uintptr_t key)
 {
+    if (!key)
+        return NULL; /* a NULL handle (0 marks free slots) */
     unsigned i = slot_of(key);
     for (unsigned n = 0; n < TABLE_CAP; n++, i = (i + 1) & (TABLE_CAP - 1)) {
         uintptr_t k = atomic_load_explicit(&t->keys[i], memory_order_acquire);
@@ -56,6 +58,8 @@ static _Atomic uint64_t *table_find(handle_table *t, uintptr_t key)
 /* Set key's value (claiming a slot when new).  @return 0 when full. */
 static int table_put(handle_table *t, uintptr_t key, uint64_t val)
 {
+    if (!key)
+        return 0;
     pthread_mutex_lock(&t->lock);
     unsigned i = slot_of(key);
     int ok = 0;

@@ -16,8 +16,11 @@ ERROR_BOUND_NS = 5000         # the issue's alignment target
 def read_program(path):
     timed, info = [], {"kernel": []}
     for line in open(path):
-        key, value = line.split()
-        if key == "kernel":
+        key, *values = line.split()
+        value = values[0]
+        if len(values) > 1:
+            info[key] = [int(v) for v in values]
+        elif key == "kernel":
             info["kernel"].append(value)
         elif key.startswith("cl"):
             timed.append((key, int(value)))
@@ -107,6 +110,13 @@ def main():
         expect(len(set(labels)) == len(labels), f"queues {labels}")
         print(f"check_opencl.py reuse: {info['reused_kernels']} kernel and "
               f"{info['reused_queues']} queue addresses reused")
+    elif mode == "errors":
+        # The failed enqueues on a valid queue are recorded as calls that
+        # launched nothing (a NULL queue is not one: passed through); the
+        # one that worked has its task.
+        failed = [c[0] for c in calls if c[0].startswith("clEnqueue") and c[3] == "0"]
+        expect(failed == ["clEnqueueNDRangeKernel", "clEnqueueReadBuffer", "clEnqueueReadBuffer",
+                          "clEnqueueMapBuffer"], f"failed enqueues recorded: {failed}")
     elif mode == "bad":
         expect(info["plain_properties"] == 0, f"plain queue properties {info['plain_properties']}")
         expect(info["ooo_properties"] == 1, f"out-of-order queue properties {info['ooo_properties']}")

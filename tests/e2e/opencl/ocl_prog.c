@@ -16,6 +16,8 @@
  *   reuse OUT     kernels and queues created and released in turn, so that
  *                 new ones get the addresses of released ones: "kernel
  *                 NAME" per launch, "reused_kernels N", "reused_queues N"
+ *   errors OUT    calls OpenCL rejects: "CALL CODE" lines, which aiprof must
+ *                 pass through unchanged (and record no task for)
  *   bad OUT       an out-of-order queue, events released right after the
  *                 enqueue, a queue without profiling asked about by the
  *                 application: what the application saw, in OUT
@@ -407,6 +409,49 @@ static void mode_reuse(void)
     clReleaseMemObject(c);
 }
 
+static void mode_errors(void)
+{
+    cl_command_queue q = queue(CL_QUEUE_PROFILING_ENABLE);
+    cl_mem a = buffer(N * 4);
+    size_t global = N;
+    float h[4];
+    cl_int err = 1;
+    cl_event ev = NULL;
+    fprintf(out, "ndrange_null_queue %d\n",
+            (int)clEnqueueNDRangeKernel(NULL, NULL, 1, NULL, &global, NULL, 0, NULL, &ev));
+    cl_kernel unset = kernel("vadd"); /* its arguments never set */
+    fprintf(out, "ndrange_args_unset %d\n",
+            (int)clEnqueueNDRangeKernel(q, unset, 1, NULL, &global, NULL, 0, NULL, &ev));
+    fprintf(out, "event_untouched %d\n", ev == NULL);
+    fprintf(out, "read_null_buffer %d\n",
+            (int)clEnqueueReadBuffer(q, NULL, CL_TRUE, 0, 16, h, 0, NULL, NULL));
+    fprintf(out, "read_out_of_range %d\n",
+            (int)clEnqueueReadBuffer(q, a, CL_TRUE, N * 4, 16, h, 0, NULL, NULL));
+    void *p = clEnqueueMapBuffer(q, NULL, CL_TRUE, CL_MAP_READ, 0, 16, 0, NULL, NULL, &err);
+    fprintf(out, "map_null_buffer %d %d\n", (int)err, p == NULL);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 0, NULL, &err);
+    fprintf(out, "buffer_size_0 %d %d\n", (int)err, m == NULL);
+    cl_queue_properties bogus[] = {0x7fff, 1, 0};
+    cl_command_queue bq = clCreateCommandQueueWithProperties(ctx, dev, bogus, &err);
+    fprintf(out, "queue_bogus_property %d %d\n", (int)err, bq == NULL);
+    fprintf(out, "wait_nothing %d\n", (int)clWaitForEvents(0, NULL));
+    fprintf(out, "finish_null %d\n", (int)clFinish(NULL));
+    cl_ulong t;
+    fprintf(out, "profiling_null_event %d\n",
+            (int)clGetEventProfilingInfo(NULL, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL));
+    fprintf(out, "queue_info_null %d\n",
+            (int)clGetCommandQueueInfo(NULL, CL_QUEUE_PROPERTIES, sizeof t, &t, NULL));
+    fprintf(out, "release_null_mem %d\n", (int)clReleaseMemObject(NULL));
+    fprintf(out, "release_null_queue %d\n", (int)clReleaseCommandQueue(NULL));
+    /* One that works, so the run has a device. */
+    CHECK(clEnqueueReadBuffer(q, a, CL_TRUE, 0, 16, h, 0, NULL, NULL));
+    launched();
+    printf("checksum 0\n");
+    clReleaseKernel(unset);
+    clReleaseMemObject(a);
+    clReleaseCommandQueue(q);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -440,6 +485,8 @@ int main(int argc, char **argv)
             mode_loop();
         else if (!strcmp(mode, "bad"))
             mode_bad();
+        else if (!strcmp(mode, "errors"))
+            mode_errors();
         else if (!strcmp(mode, "reuse"))
             mode_reuse();
         else
