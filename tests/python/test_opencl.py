@@ -103,6 +103,9 @@ def plain_sum(tmp_path):
     return [line for line in out.splitlines() if line.startswith("sum")]
 
 
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="`aiprof run` puts its libraries first in LD_PRELOAD, which ASan "
+                           "refuses (tests/e2e/test_opencl.sh covers aiprof run)")
 def test_pyopencl_under_aiprof_run(tmp_path):
     script = tmp_path / "kernels.py"
     script.write_text(RUN_SCRIPT)

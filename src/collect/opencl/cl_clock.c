@@ -33,7 +33,7 @@
  * known) and when it was last sampled, read on the enqueue path. */
 static _Atomic int same_clock[AIP_DEV_MAX_DEVICES];
 static _Atomic uint64_t last_sample[AIP_DEV_MAX_DEVICES];
-static uint64_t resample_ticks;
+static _Atomic uint64_t resample_ticks;
 
 static uint64_t read_clock(clockid_t id)
 {
@@ -57,7 +57,7 @@ void aip__cl_clock_tick(uint32_t device, uint64_t now)
         return;
     int clk = atomic_load_explicit(&same_clock[device], memory_order_relaxed);
     uint64_t last = atomic_load_explicit(&last_sample[device], memory_order_relaxed);
-    if (!clk || now - last < resample_ticks)
+    if (!clk || now - last < atomic_load_explicit(&resample_ticks, memory_order_relaxed))
         return;
     /* One thread takes it: the one that moves last_sample on. */
     if (atomic_compare_exchange_strong(&last_sample[device], &last, now))
@@ -178,7 +178,8 @@ void aip__cl_clock_sample(cl_device_id dev, uint32_t device, aip__cl_clock *c)
     if (marker_sample(cl, dev, device, c)) {
         c->method = c->host_clock ? AIP_SYNC_SAME_CLOCK : AIP_SYNC_MEASURED;
         if (c->host_clock && device < AIP_DEV_MAX_DEVICES) {
-            resample_ticks = (uint64_t)(AIP_CL_RESAMPLE_S * aip__clock_ticks_per_second());
+            atomic_store(&resample_ticks,
+                         (uint64_t)(AIP_CL_RESAMPLE_S * aip__clock_ticks_per_second()));
             same_clock_sample(device, (clockid_t)(c->host_clock - 1));
             atomic_store(&same_clock[device], c->host_clock);
         }
