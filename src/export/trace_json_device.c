@@ -21,11 +21,11 @@
  *   tracks 1 and 2 stay empty;
  * - flows, both ends written beside the task: op → task `torch_to_npu`
  *   (cat async_npu, "bp":"e" on both ends as torch_npu; in Kineto's form on
- *   the end only, as torch's ac2g flows), its start on the
- *   launching op's thread at the launching call's start (strictly inside
- *   the op, so viewers bind it to the op and not to a parent starting at
- *   the same time); call → task `HostToDevice<id>` (cat HostToDevice, start
- *   on the CANN call, end "bp":"e" on the task).  In torch_npu's form the
+ *   the end only, as torch's ac2g flows), its start at the launching op's
+ *   start on its thread, as torch_npu: msprof-analyze's compare finds an
+ *   op's kernels by that ts (kernel_dict keyed by the flow start's ts);
+ *   call → task `HostToDevice<id>` (cat HostToDevice, start on the CANN
+ *   call, end "bp":"e" on the task).  In torch_npu's form the
  *   ids are torch_npu's and msprof's: the kernel's ts text, and the string
  *   of connection id << 32; in Kineto's form numbers counted on after the
  *   fwdbwd flows' (its readers take ids as numbers, and those would pass
@@ -195,7 +195,8 @@ static void task_flows(aip__tj *w, const aip__process *p, const aip__device_task
 {
     const aip__device_call *c = &p->dev_api.v[k->api];
     char id[48], name[64];
-    if (c->parent_span >= 0 && c->parent_thread < p->n_threads) {
+    if (c->parent_span >= 0 && c->parent_thread < p->n_threads &&
+        (size_t)c->parent_span < p->threads[c->parent_thread].n_spans) {
         if (w->kineto) {
             snprintf(id, sizeof id, "%llu", (unsigned long long)++w->flow_id);
         } else { /* torch_npu's id: the kernel's ts text */
@@ -204,8 +205,9 @@ static void task_flows(aip__tj *w, const aip__process *p, const aip__device_task
             e[0] = '"';
             e[1] = 0;
         }
-        flow_point(w, "s", !w->kineto, "async_npu", "torch_to_npu", id, p->pid,
-                   p->threads[c->parent_thread].tid, c->start);
+        const aip__thread *th = &p->threads[c->parent_thread];
+        flow_point(w, "s", !w->kineto, "async_npu", "torch_to_npu", id, p->pid, th->tid,
+                   th->spans[c->parent_span].start);
         flow_point(w, "f", 1, "async_npu", "torch_to_npu", id, dpid, dtid, k->start);
     }
     if (w->kineto) {

@@ -303,6 +303,10 @@ static int mis_nested(json_t *evs, json_int_t pid)
 
 static void check_trace(unsigned format)
 {
+    /* Kineto's ts and dur are multiples of 2^-10 µs, each end rounded on
+     * its own: a duration read back in ns may be 1 ns off; torch_npu's
+     * 3-decimal µs are ns exactly. */
+    int64_t tol = format == AIP_TRACE_KINETO;
     json_t *evs = analysed(format);
     ASSERT_TRUE(evs != NULL);
     char la[16], lb[16];
@@ -335,7 +339,7 @@ static void check_trace(unsigned format)
     for (size_t k = 0; k < 5; k++) {
         json_t *x = x_named(evs, tasks[k].dev ? hw_b : hw_a, tasks[k].name);
         ASSERT_TRUE(x != NULL);
-        ASSERT_EQ(ns_of(json_object_get(x, "dur")), tasks[k].dur_us * (int64_t)US);
+        ASSERT_TRUE(llabs(ns_of(json_object_get(x, "dur")) - tasks[k].dur_us * (int64_t)US) <= tol);
         ASSERT_STREQ(thread_name(evs, int_of(x, "pid"), int_of(x, "tid")), tasks[k].thread);
     }
     json_t *mm = x_named(evs, hw_a, "mm_kernel"), *args = json_object_get(mm, "args");
@@ -402,7 +406,7 @@ static void check_trace(unsigned format)
      * add_kernel inside), Free = the rest of [first start, last end] (the
      * copy and the marker are not computing; each start is aligned on its
      * own, so the span is not exactly the 216 us of the device clock) */
-    int64_t comp = 0, free_ns = 0, first = INT64_MAX, last = INT64_MIN;
+    int64_t comp = 0, free_ns = 0, first = INT64_MAX, last = INT64_MIN, sections = 0;
     json_array_foreach(evs, i, e) {
         if (strcmp(str_of(e, "ph"), "X") || int_of(e, "pid") != hw_a)
             continue;
@@ -414,6 +418,7 @@ static void check_trace(unsigned format)
         if (strcmp(str_of(e, "ph"), "X") || int_of(e, "pid") != ov_a)
             continue;
         int64_t d = ns_of(json_object_get(e, "dur"));
+        sections++;
         if (!strcmp(str_of(e, "name"), "Computing") && int_of(e, "tid") == 0)
             comp += d;
         else if (!strcmp(str_of(e, "name"), "Free") && int_of(e, "tid") == 3)
@@ -421,8 +426,8 @@ static void check_trace(unsigned format)
         else
             ASSERT_TRUE(0);
     }
-    ASSERT_EQ(comp, 100 * (int64_t)US);
-    ASSERT_EQ(free_ns, last - first - 100 * (int64_t)US);
+    ASSERT_TRUE(llabs(comp - 100 * (int64_t)US) <= tol);
+    ASSERT_TRUE(llabs(free_ns - (last - first - 100 * (int64_t)US)) <= 3 * tol * sections);
     ASSERT_TRUE(free_ns > 115 * (int64_t)US && free_ns < 117 * (int64_t)US);
     ASSERT_STREQ(thread_name(evs, ov_a, 2), "Communication(Not Overlapped)");
     json_decref(evs);
