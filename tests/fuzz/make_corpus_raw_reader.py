@@ -160,6 +160,34 @@ def device_hostile():
             chunk(END))
 
 
+def cgroup(gid, name, my_rank, n_ranks, ranks, flags=0, listed=None):
+    listed = len(ranks) if listed is None else listed
+    body = struct.pack("<IIII", gid, n_ranks, my_rank, listed) + struct.pack(f"<{len(ranks)}I", *ranks)
+    body += b"\0" * ((8 - (8 + len(body)) % 8) % 8)
+    return struct.pack("<BBHI", 18, flags, 8 + len(body), name) + body
+
+
+def cop(name, s, e, gid, kind=1, peer=2**32 - 1, nbytes=4096, seq=0, count=1024, dtype=0,
+        tag=-1, root=2**32 - 1, lib=1, flags=0):
+    return struct.pack("<BBHIQQQQQIIIIiBBH", 19, flags, 72, name, s, e, nbytes, seq, count, gid,
+                       peer, root, dtype, tag, kind, lib, 0)
+
+
+def comm_file():
+    """Communication: a world group and a pair, collectives and p2p, and
+    hostile records (listed > size, ids beyond the table, inverted times)."""
+    names = [b"MPI_COMM_WORLD", b"MPI_Allreduce", b"MPI_Send", b"MPI_DOUBLE", b"pair"]
+    recs = [cgroup(0, 1, 1, 4, [0, 1, 2, 3]), cgroup(1, 5, 0, 2, [1, 3]),
+            cop(2, 100, 200, 0, dtype=4), cop(2, 210, 300, 0, seq=1),
+            cop(3, 310, 320, 1, kind=2, peer=3, tag=9, flags=1),
+            cgroup(2**16, 1, 0, 1, [0]), cgroup(3, 1, 0, 1, [0, 1]),
+            cgroup(4, 1, 0, 9, [0, 1], listed=2**31), cgroup(5, 1, 0, 2**32 - 1, []),
+            cop(2, 50, 40, 0), cop(2, 1, 2**64 - 1, 2**32 - 1, kind=250, lib=250, tag=2**31 - 1),
+            cop(2, 5, 6, 7, seq=2**64 - 1, nbytes=2**64 - 1)]
+    return (header(1, 4) + info() + strings(1, names) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, b"".join(recs), 1) + chunk(END))
+
+
 def stats(entries):
     return chunk(STATS, struct.pack("<II", len(entries), 0) +
                  b"".join(struct.pack("<QQQ", *e) for e in entries))
@@ -236,6 +264,7 @@ def main(out):
               struct.pack("<QQQ", 3, 0, 9)) + strings(1, [b"s"]) + chunk(EVENTS, op(1, 1, 2), 1),
         "device_full.raw": device_file(),
         "device_hostile.raw": device_hostile(),
+        "comm.raw": comm_file(),
         "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
         chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),
     }
