@@ -3,6 +3,10 @@
  * tables torch_npu inherits from msprof's database (reference §2.4), from
  * the device model of any back end:
  *
+ * Columns every row shares (CANN_API.type, TASK.contextId/modelId, the
+ * N/A columns of COMPUTE_TASK_INFO) are literals of the insert statement,
+ * not bound per row: a good part of SQLite's cost per row is binding.
+ *
  * - CANN_API: one row per runtime API call (type 5000 `runtime`: OpenCL
  *   and CUDA runtime calls are what msprof calls runtime-level APIs),
  *   connectionId = the call's connection id (device_tracks.h), name into
@@ -39,8 +43,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define API_TYPE_RUNTIME 5000
 
 static const aip__db_col task_cols[] = {
     {"startNs", "INTEGER"}, {"endNs", "INTEGER"}, {"deviceId", "INTEGER"},
@@ -83,6 +85,12 @@ typedef struct dev_writer {
     aip__db_strings *str;
     aip__db_insert ins;       /* the table being written (one at a time) */
     int64_t na;               /* STRING_IDS id of "N/A" */
+    /* per-row lookups made once: task type names are a dozen literals,
+     * and a kernel's work sizes are mostly its predecessor's */
+    struct { const char *name; int64_t id; } types[16];
+    int n_types;
+    uint32_t dims[2][3];
+    int64_t dims_id[2];       /* -2: none cached */
 } dev_writer;
 
 static void opt_i64(aip__db_insert *ins, int col, int64_t v)
@@ -95,6 +103,32 @@ static void opt_i64(aip__db_insert *ins, int col, int64_t v)
 
 static int64_t text_id(dev_writer *w, const char *s) { return aip__dbs_text(w->str, s, strlen(s)); }
 
+/* The id of a task type name (a literal of device_tracks.c). */
+static int64_t type_id(dev_writer *w, const char *name)
+{
+    for (int i = 0; i < w->n_types; i++)
+        if (w->types[i].name == name)
+            return w->types[i].id;
+    int64_t id = text_id(w, name);
+    if (w->n_types < 16) {
+        w->types[w->n_types].name = name;
+        w->types[w->n_types++].id = id;
+    }
+    return id;
+}
+
+/* Create table t and prepare inserts in which the columns with a non-NULL
+ * fixed[i] are that literal (our own numbers or NULL: aip__db_insert_fixed)
+ * and are not bound row by row.  0 on success. */
+static int begin_fixed(dev_writer *w, const aip__db_table *t, const char *const *fixed)
+{
+    if (aip__db_create(w->d, t) || aip__db_insert_fixed(w->d, t, fixed, &w->ins)) {
+        aip__db_insert_end(&w->ins);
+        return -1;
+    }
+    return 0;
+}
+
 static int64_t global_tid(int64_t pid, uint64_t tid)
 {
     return (int64_t)(((uint64_t)pid << 32) | (tid & 0xffffffffu));
@@ -102,10 +136,9 @@ static int64_t global_tid(int64_t pid, uint64_t tid)
 
 static void cann_api(dev_writer *w)
 {
-    if (aip__db_insert_begin(w->d, &tbl_cann_api, &w->ins)) {
-        aip__db_insert_end(&w->ins);
+    static const char *const fixed[6] = {NULL, NULL, "5000", NULL, NULL, NULL}; /* runtime */
+    if (begin_fixed(w, &tbl_cann_api, fixed))
         return;
-    }
     for (size_t pi = 0; pi < w->m->n_procs; pi++) {
         const aip__process *p = &w->m->procs[pi];
         int64_t base = aip__dev_connection_base(w->m, p);
@@ -113,7 +146,6 @@ static void cann_api(dev_writer *w)
             const aip__device_call *c = &p->dev_api.v[i];
             aip__db_i64(&w->ins, 0, c->start);
             aip__db_i64(&w->ins, 1, c->end);
-            aip__db_i64(&w->ins, 2, API_TYPE_RUNTIME);
             aip__db_i64(&w->ins, 3, global_tid(p->pid, p->threads[c->thread].tid));
             aip__db_i64(&w->ins, 4, base + (int64_t)i);
             opt_i64(&w->ins, 5, aip__dbs_raw(w->str, pi, c->name));
@@ -125,10 +157,11 @@ static void cann_api(dev_writer *w)
 
 static void task_rows(dev_writer *w)
 {
-    if (aip__db_insert_begin(w->d, &tbl_task, &w->ins)) {
-        aip__db_insert_end(&w->ins);
+    /* contextId and modelId: NULL */
+    static const char *const fixed[11] = {NULL, NULL, NULL, NULL, NULL, NULL,
+                                          NULL, "NULL", NULL, NULL, "NULL"};
+    if (begin_fixed(w, &tbl_task, fixed))
         return;
-    }
     int64_t gid = 0;
     for (size_t pi = 0; pi < w->m->n_procs && !w->d->status; pi++) {
         const aip__process *p = &w->m->procs[pi];
@@ -146,11 +179,9 @@ static void task_rows(dev_writer *w)
             opt_i64(&w->ins, 3, k->api >= 0 && (size_t)k->api < p->dev_api.n ? base + k->api : -1);
             aip__db_i64(&w->ins, 4, gid);
             aip__db_i64(&w->ins, 5, p->pid);
-            opt_i64(&w->ins, 6, text_id(w, aip__task_type_name(p, k)));
-            aip__db_null(&w->ins, 7);
+            opt_i64(&w->ins, 6, type_id(w, aip__task_type_name(p, k)));
             opt_i64(&w->ins, 8, k->queue < AIP_RAW_MAX_QUEUES ? (int64_t)k->queue : -1);
             aip__db_i64(&w->ins, 9, t.task_id[i]);
-            aip__db_null(&w->ins, 10);
             aip__db_row(&w->ins);
         }
         aip__dev_tracks_free(&t);
@@ -158,20 +189,26 @@ static void task_rows(dev_writer *w)
     aip__db_insert_end(&w->ins);
 }
 
-/* "a,b,c" of three numbers into STRING_IDS. */
-static int64_t dims_id(dev_writer *w, const uint32_t v[3])
+/* "a,b,c" of three numbers into STRING_IDS; `slot` 0 grid, 1 block. */
+static int64_t dims_id(dev_writer *w, int slot, const uint32_t v[3])
 {
+    if (w->dims_id[slot] != -2 && !memcmp(w->dims[slot], v, sizeof w->dims[slot]))
+        return w->dims_id[slot];
     char buf[48];
     int n = snprintf(buf, sizeof buf, "%u,%u,%u", v[0], v[1], v[2]);
-    return aip__dbs_text(w->str, buf, (size_t)n);
+    memcpy(w->dims[slot], v, sizeof w->dims[slot]);
+    return w->dims_id[slot] = aip__dbs_text(w->str, buf, (size_t)n);
 }
 
 static void compute_rows(dev_writer *w)
 {
-    if (aip__db_insert_begin(w->d, &tbl_compute, &w->ins)) {
-        aip__db_insert_end(&w->ins);
+    /* mixBlockNum NULL; the CANN-only columns the id of "N/A" */
+    char na[24];
+    snprintf(na, sizeof na, w->na >= 0 ? "%lld" : "NULL", (long long)w->na);
+    const char *const fixed[17] = {NULL, NULL, NULL, "NULL", NULL, NULL, na, na, na,
+                                   na,   na,   na,   na,     na,   na,   NULL, NULL};
+    if (begin_fixed(w, &tbl_compute, fixed))
         return;
-    }
     int64_t gid = 0;
     for (size_t pi = 0; pi < w->m->n_procs; pi++) {
         const aip__process *p = &w->m->procs[pi];
@@ -192,13 +229,10 @@ static void compute_rows(dev_writer *w)
                 blocks *= g[j];
             }
             opt_i64(&w->ins, 2, groups ? blocks : -1);
-            aip__db_null(&w->ins, 3);
-            opt_i64(&w->ins, 4, text_id(w, aip__task_type_name(p, k)));
+            opt_i64(&w->ins, 4, type_id(w, aip__task_type_name(p, k)));
             opt_i64(&w->ins, 5, name);
-            for (int c = 6; c <= 14; c++)
-                opt_i64(&w->ins, c, w->na);
-            opt_i64(&w->ins, 15, groups ? dims_id(w, g) : -1);
-            opt_i64(&w->ins, 16, groups ? dims_id(w, k->local) : -1);
+            opt_i64(&w->ins, 15, groups ? dims_id(w, 0, g) : -1);
+            opt_i64(&w->ins, 16, groups ? dims_id(w, 1, k->local) : -1);
             aip__db_row(&w->ins);
         }
     }
@@ -345,6 +379,7 @@ aip_status aip__db_write_device(aip__db *d, const aip__model *m, aip__db_strings
     w->m = m;
     w->str = str;
     w->na = text_id(w, "N/A");
+    w->dims_id[0] = w->dims_id[1] = -2;
     cann_api(w);
     if (!d->status)
         task_rows(w);

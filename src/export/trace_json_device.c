@@ -114,12 +114,16 @@ static void api_layer(aip__tj *w, const aip__process *p, int64_t conn_base)
 
 static void put_dims(aip__tj *w, const char *key, const uint32_t v[3])
 {
-    char buf[48];
-    snprintf(buf, sizeof buf, "%u,%u,%u", v[0], v[1], v[2]);
+    char buf[48], *d = buf;
+    for (int i = 0; i < 3; i++) {
+        if (i)
+            *d++ = ',';
+        d = aip__fmt_u64(d, v[i]);
+    }
     AIP_OUT_LIT(w->o, ",\"");
     aip__out_str(w->o, key);
     AIP_OUT_LIT(w->o, "\":\"");
-    aip__out_str(w->o, buf);
+    aip__out_put(w->o, buf, (size_t)(d - buf));
     AIP_OUT_LIT(w->o, "\"");
 }
 
@@ -198,7 +202,7 @@ static void task_flows(aip__tj *w, const aip__process *p, const aip__device_task
     if (c->parent_span >= 0 && c->parent_thread < p->n_threads &&
         (size_t)c->parent_span < p->threads[c->parent_thread].n_spans) {
         if (w->kineto) {
-            snprintf(id, sizeof id, "%llu", (unsigned long long)++w->flow_id);
+            *aip__fmt_u64(id, ++w->flow_id) = 0;
         } else { /* torch_npu's id: the kernel's ts text */
             id[0] = '"';
             char *e = aip__fmt_us3(id + 1, k->start);
@@ -210,13 +214,18 @@ static void task_flows(aip__tj *w, const aip__process *p, const aip__device_task
                    th->spans[c->parent_span].start);
         flow_point(w, "f", 1, "async_npu", "torch_to_npu", id, dpid, dtid, k->start);
     }
+    /* name "HostToDevice<n>", id n (Kineto's) or "n" (msprof's: the
+     * connection id << 32, as a string) */
+    uint64_t n = w->kineto ? ++w->flow_id : (uint64_t)conn << 32;
+    memcpy(name, "HostToDevice", 12);
+    *aip__fmt_u64(name + 12, n) = 0;
     if (w->kineto) {
-        snprintf(id, sizeof id, "%llu", (unsigned long long)++w->flow_id);
-        snprintf(name, sizeof name, "HostToDevice%s", id);
-    } else { /* msprof's: connection id << 32, as a string */
-        unsigned long long cid = (unsigned long long)conn << 32;
-        snprintf(id, sizeof id, "\"%llu\"", cid);
-        snprintf(name, sizeof name, "HostToDevice%llu", cid);
+        strcpy(id, name + 12);
+    } else {
+        id[0] = '"';
+        char *e = aip__fmt_u64(id + 1, n);
+        e[0] = '"';
+        e[1] = 0;
     }
     flow_point(w, "s", 0, "HostToDevice", name, id, layer_pid(p->pid, SORT_CANN, HOST_DEVICE_ID),
                p->threads[c->thread].tid, c->start);
