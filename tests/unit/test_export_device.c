@@ -490,6 +490,19 @@ static void test_database_device_tables(void)
     ASSERT_STREQ(cols, "startNs,endNs,type,globalTid,connectionId,name");
     columns(db, "MEMCPY_INFO", cols, sizeof cols);
     ASSERT_STREQ(cols, "globalTaskId,size,memcpyOperation");
+    /* types and keys as msprof declares them: every column INTEGER (texts
+     * are STRING_IDS ids); CANN_API.connectionId and
+     * COMPUTE_TASK_INFO.globalTaskId primary keys */
+    ASSERT_EQ(q1(db, "SELECT count(*) FROM pragma_table_info('TASK') WHERE type != 'INTEGER'"), 0);
+    ASSERT_EQ(q1(db, "SELECT count(*) FROM pragma_table_info('COMPUTE_TASK_INFO') "
+                     "WHERE type != 'INTEGER'"), 0);
+    ASSERT_EQ(q1(db, "SELECT count(*) FROM pragma_table_info('CANN_API') WHERE type != 'INTEGER'"),
+              0);
+    ASSERT_EQ(q1(db, "SELECT count(*) FROM pragma_table_info('MEMCPY_INFO') "
+                     "WHERE type != 'INTEGER'"), 0);
+    ASSERT_EQ(q1(db, "SELECT name = 'connectionId' FROM pragma_table_info('CANN_API') WHERE pk"), 1);
+    ASSERT_EQ(q1(db, "SELECT name = 'globalTaskId' FROM pragma_table_info('COMPUTE_TASK_INFO') "
+                     "WHERE pk"), 1);
     ASSERT_EQ(q1(db, "SELECT count(*) FROM TASK"), 5);
     ASSERT_EQ(q1(db, "SELECT count(*) FROM CANN_API"), 5);
     ASSERT_EQ(q1(db, "SELECT count(*) FROM COMPUTE_TASK_INFO"), 3);
