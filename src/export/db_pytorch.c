@@ -9,7 +9,7 @@
  * RANK_DEVICE_MAP (a row per device used, else deviceId -1), HOST_INFO,
  * META_DATA always; the device tables with device activity; CONNECTION_IDS when an op
  * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
- * MEMORY_RECORD/OP_MEMORY with profile_memory (or any memory record);
+ * MEMORY_RECORD/OP_MEMORY when there are memory records;
  * STEP_TIME with a schedule (or any ProfilerStep#); GC_RECORD with a
  * gc_detect_threshold (or any GC record).
  */

@@ -220,13 +220,11 @@ def _copies(tmp_path, with_db):
             for f in glob.glob(str(out / "*.db")):
                 os.unlink(f)
         else:
-            # The fake profile records no host allocation, and compare fails
-            # on an empty MEMORY_RECORD (max() is NULL); a host-side table,
-            # not the device data under test here.
+            # The fake profile records no host allocation: no MEMORY_RECORD
+            # (an empty one made compare fail on max() = NULL).
             db = sqlite3.connect(out / "ascend_pytorch_profiler.db")
-            if db.execute("SELECT count(*) FROM MEMORY_RECORD").fetchone()[0] == 0:
-                db.execute("DROP TABLE MEMORY_RECORD")
-            db.commit()
+            assert db.execute("SELECT count(*) FROM sqlite_master "
+                              "WHERE name = 'MEMORY_RECORD'").fetchone()[0] == 0
             db.close()
         dirs.append(str(dst))
     return dirs
