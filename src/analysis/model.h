@@ -295,7 +295,7 @@ typedef struct aip__step_row {
     int32_t device;             /* raw device id of a device row, -1: a host row */
     int64_t number;
     int64_t start, end;
-    int64_t computing;          /* union of top-level op time inside the step */
+    int64_t computing;          /* union of top-level op (device: kernel) time in the step */
     int64_t comm_not_overlapped;          /* Communication(Not Overlapped) */
     int64_t overlapped;                   /* Communication - Not Overlapped */
     int64_t communication;
@@ -303,7 +303,7 @@ typedef struct aip__step_row {
     int64_t stage;                        /* step - Bubble */
     int64_t bubble;
     int64_t comm_not_overlapped_excl_recv; /* Not Overlapped - Bubble, at least 0 */
-    int64_t preparing;          /* first top-level op start - step start, 0 if none */
+    int64_t preparing;          /* first top-level op (kernel) start - step start, 0 if none */
 } aip__step_row;
 
 typedef struct aip__flow {       /* derived: forward op -> backward op (fwdbwd) */
