@@ -498,7 +498,8 @@ static void test_device_csv_without_steps(void)
 }
 
 /* Overlapping kernels on two queues count once in Computing; a task on an
- * out-of-order queue that starts before the previous one ended waited 0. */
+ * out-of-order queue that starts before the previous one ended waited 0;
+ * a kernel name with CSV syntax and a formula stays one cell. */
 static void test_overlapping_tasks(void)
 {
     aip_config c;
@@ -518,7 +519,9 @@ static void test_overlapping_tasks(void)
         uint64_t corr = aip__dev_correlation();
         uint64_t t = aip__dev_api_begin();
         aip__dev_api_end("clEnqueueNDRangeKernel", t, corr, dev);
-        aip__dev_task_info ti = {.name = "k", .device = dev, .queue = queue[i],
+        /* a hostile kernel name: quoted, and kept from spreadsheets */
+        aip__dev_task_info ti = {.name = i == 1 ? "=k,\"x\"" : "k", .device = dev,
+                                 .queue = queue[i],
                                  .kind = AIP_TASK_KERNEL, .correlation = corr,
                                  .start = base + span[i][0], .end = base + span[i][1]};
         aip__dev_task(&ti);
@@ -538,6 +541,8 @@ static void test_overlapping_tasks(void)
         ASSERT_STREQ(at(&k, 2, "Wait Time(us)"), "0.000"); /* started inside task 0 */
         ASSERT_STREQ(at(&k, 2, "Duration(us)"), "20.000");
         ASSERT_STREQ(at(&k, 1, "Duration(us)"), "100.000");
+        ASSERT_STREQ(at(&k, 1, "Name"), "'=k,\"x\"");
+        ASSERT_STREQ(at(&k, 1, "Type"), "'=k,\"x\"");
         ASSERT_STREQ(at(&k, 2, "Block Num"), "N/A"); /* no work sizes given */
         /* Computing: the union [0, 150) in aligned times */
         ASSERT_EQ(m.n_step_rows, 1);
