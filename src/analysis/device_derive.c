@@ -120,9 +120,7 @@ static aip_status link_tasks(aip__process *p)
 
 static aip_status derive_process(aip__process *p)
 {
-    /* qsort's array may not be NULL, even empty (UBSan), and an absent
-     * table is NULL */
-    if (p->dev_tasks.n > 1)
+    if (p->dev_tasks.n > 1) /* qsort wants a non-NULL array even for 0 */
         qsort(p->dev_tasks.v, p->dev_tasks.n, sizeof *p->dev_tasks.v, cmp_task);
     if (p->dev_api.n > 1)
         qsort(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, cmp_api);
