@@ -45,15 +45,11 @@ const char *aip__task_type(const aip__process *p, const aip__device_task *t, siz
     return k;
 }
 
-/* ---- op_statistic: tasks by (device, type) --------------------------- */
-
-typedef struct task_ref {
-    uint32_t device;
-    uint8_t core;
-    const char *type;
-    size_t len;
-    int64_t dur;
-} task_ref;
+/* ---- op_statistic: tasks by (device, type) --------------------------- *
+ * Grouped per process by string id (a kernel) or kind, without comparing
+ * texts: map[key] heads a chain of the groups of that key, one per device
+ * (a chain is as long as the devices that ran the kernel).  The groups of
+ * all processes are then merged by text, and there are few of them. */
 
 static int cmp_text(const char *a, size_t na, const char *b, size_t nb)
 {
@@ -61,9 +57,9 @@ static int cmp_text(const char *a, size_t na, const char *b, size_t nb)
     return c ? c : (na > nb) - (na < nb);
 }
 
-static int cmp_ref(const void *a, const void *b)
+static int cmp_group(const void *a, const void *b)
 {
-    const task_ref *x = a, *y = b;
+    const aip__task_stat *x = a, *y = b;
     if (x->device != y->device)
         return x->device < y->device ? -1 : 1;
     return cmp_text(x->type, x->len, y->type, y->len);
@@ -79,56 +75,92 @@ static int cmp_stat(const void *a, const void *b)
     return cmp_text(x->type, x->len, y->type, y->len);
 }
 
+static void add_task(aip__task_stat *x, int64_t dur)
+{
+    x->count++;
+    x->total_ns = aip__sat_add(x->total_ns, dur);
+    if (dur < x->min_ns)
+        x->min_ns = dur;
+    if (dur > x->max_ns)
+        x->max_ns = dur;
+}
+
+typedef struct stat_vec {
+    aip__task_stat *v;
+    size_t n, cap;
+    uint32_t *next;           /* per group: 1 + the next group of its key, 0 = none */
+    size_t next_cap;
+} stat_vec;
+
+#define N_KINDS 8 /* keys 0..7: task kinds; 8 + id: a kernel name */
+
+static aip_status process_groups(stat_vec *g, const aip__process *p)
+{
+    size_t n_keys = N_KINDS + p->strings.n_ent;
+    uint32_t *map = calloc(n_keys, sizeof *map);
+    if (!map)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for device task statistics");
+    size_t first = g->n;
+    for (size_t i = 0; i < p->dev_tasks.n; i++) {
+        const aip__device_task *t = &p->dev_tasks.v[i];
+        size_t key = t->kind == AIP_TASK_KERNEL
+                         ? N_KINDS + (t->name < p->strings.n_ent ? t->name : 0)
+                         : t->kind % N_KINDS;
+        uint32_t gi = map[key];
+        while (gi && g->v[first + gi - 1].device != t->device)
+            gi = g->next[first + gi - 1];
+        if (!gi) {
+            if (aip__model_grow((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v) ||
+                aip__model_grow((void **)&g->next, &g->next_cap, g->n + 1, sizeof *g->next)) {
+                free(map);
+                return AIP_ERR_NOMEM;
+            }
+            const aip__device *d = aip__model_device(p, t->device);
+            aip__task_stat *x = &g->v[g->n];
+            *x = (aip__task_stat){.device = t->device, .core = d ? d->kind : 0xff,
+                                  .min_ns = INT64_MAX};
+            x->type = aip__task_type(p, t, &x->len);
+            g->next[g->n] = map[key];
+            gi = map[key] = (uint32_t)(++g->n - first);
+        }
+        add_task(&g->v[first + gi - 1], t->end - t->start);
+    }
+    free(map);
+    return AIP_OK;
+}
+
 aip_status aip__task_stats(const aip__model *m, aip__task_stat **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
-    size_t n = 0;
-    for (size_t pi = 0; pi < m->n_procs; pi++)
-        n += m->procs[pi].dev_tasks.n;
-    if (!n)
+    stat_vec g = {0};
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = process_groups(&g, &m->procs[pi]);
+    free(g.next);
+    if (s) {
+        free(g.v);
+        return s;
+    }
+    if (!g.n)
         return AIP_OK;
-    task_ref *refs = malloc(n * sizeof *refs);
-    if (!refs)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for device task statistics");
+    /* the same (device, type) from several processes is one row */
+    qsort(g.v, g.n, sizeof *g.v, cmp_group);
     size_t k = 0;
-    for (size_t pi = 0; pi < m->n_procs; pi++) {
-        const aip__process *p = &m->procs[pi];
-        for (size_t i = 0; i < p->dev_tasks.n; i++) {
-            const aip__device_task *t = &p->dev_tasks.v[i];
-            const aip__device *d = aip__model_device(p, t->device);
-            task_ref *r = &refs[k++];
-            r->device = t->device;
-            r->core = d ? d->kind : 0xff;
-            r->type = aip__task_type(p, t, &r->len);
-            r->dur = t->end - t->start;
+    for (size_t i = 0; i < g.n; i++) {
+        if (k && !cmp_group(&g.v[k - 1], &g.v[i])) {
+            aip__task_stat *x = &g.v[k - 1], *y = &g.v[i];
+            x->count += y->count;
+            x->total_ns = aip__sat_add(x->total_ns, y->total_ns);
+            x->min_ns = y->min_ns < x->min_ns ? y->min_ns : x->min_ns;
+            x->max_ns = y->max_ns > x->max_ns ? y->max_ns : x->max_ns;
+        } else {
+            g.v[k++] = g.v[i];
         }
     }
-    qsort(refs, n, sizeof *refs, cmp_ref);
-    aip__task_stat *st = malloc(n * sizeof *st); /* at most one group per task */
-    if (!st) {
-        free(refs);
-        return aip__fail(AIP_ERR_NOMEM, "no memory for device task statistics");
-    }
-    size_t g = 0;
-    for (size_t i = 0; i < n; i++) {
-        const task_ref *r = &refs[i];
-        if (!g || cmp_ref(&refs[i - 1], r)) {
-            st[g++] = (aip__task_stat){.device = r->device, .core = r->core, .type = r->type,
-                                       .len = r->len, .min_ns = INT64_MAX};
-        }
-        aip__task_stat *x = &st[g - 1];
-        x->count++;
-        x->total_ns = aip__sat_add(x->total_ns, r->dur);
-        if (r->dur < x->min_ns)
-            x->min_ns = r->dur;
-        if (r->dur > x->max_ns)
-            x->max_ns = r->dur;
-    }
-    free(refs);
-    qsort(st, g, sizeof *st, cmp_stat);
-    *out = st;
-    *n_out = g;
+    qsort(g.v, k, sizeof *g.v, cmp_stat);
+    *out = g.v;
+    *n_out = k;
     return AIP_OK;
 }
 
