@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "device.h"
 #include "model.h"
+#include "csv_read.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -97,93 +98,6 @@ static void op_begin(const char *name, const char *shapes, const char *dtypes)
     aip_op_info op = {.name = name, .sequence_number = -1, .input_shapes = shapes,
                       .input_dtypes = dtypes};
     aip_op_begin(&op);
-}
-
-/* ---- CSV reading ------------------------------------------------------ */
-
-typedef struct csv {
-    char *text;
-    char **cell;              /* rows × cols cells */
-    size_t rows, cols;
-} csv;
-
-/* Parse an RFC 4180 file with CRLF line ends; every row must have the
- * header's number of cells.  0 on success. */
-static int csv_read(csv *c, const char *dir, const char *file)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/ASCEND_PROFILER_OUTPUT/%s", dir, file);
-    size_t n;
-    memset(c, 0, sizeof *c);
-    c->text = aip_test_slurp(path, &n);
-    if (!c->text)
-        return -1;
-    size_t cap = 64;
-    c->cell = malloc(cap * sizeof *c->cell);
-    char *p = c->text, *e = c->text + n;
-    size_t k = 0, row_cells = 0;
-    while (p < e) {
-        char *out = p, *cell = p;
-        if (*p == '"') { /* quoted: "" is a quote */
-            p++;
-            for (;;) {
-                if (p >= e)
-                    return -1;
-                if (*p == '"' && p + 1 < e && p[1] == '"') {
-                    *out++ = '"';
-                    p += 2;
-                } else if (*p == '"') {
-                    p++;
-                    break;
-                } else {
-                    *out++ = *p++;
-                }
-            }
-        } else {
-            while (p < e && *p != ',' && *p != '\r')
-                *out++ = *p++;
-        }
-        int eol = p < e && *p == '\r';
-        if (!(p < e && (*p == ',' || eol)))
-            return -1;
-        p += eol ? 2 : 1;
-        *out = 0;
-        if (k == cap)
-            c->cell = realloc(c->cell, (cap *= 2) * sizeof *c->cell);
-        c->cell[k++] = cell;
-        row_cells++;
-        if (eol) {
-            if (!c->cols)
-                c->cols = row_cells;
-            else if (row_cells != c->cols)
-                return -1;
-            row_cells = 0;
-        }
-    }
-    c->rows = c->cols ? k / c->cols - 1 : 0; /* data rows, after the header */
-    return row_cells ? -1 : 0;
-}
-
-static void csv_free(csv *c)
-{
-    free(c->text);
-    free(c->cell);
-}
-
-/* Column index of `name` in the header, -1 if absent. */
-static int col(const csv *c, const char *name)
-{
-    for (size_t i = 0; i < c->cols; i++)
-        if (!strcmp(c->cell[i], name))
-            return (int)i;
-    return -1;
-}
-
-/* Cell of data row r (0 = the first after the header), column `name`. */
-static const char *at(const csv *c, size_t r, const char *name)
-{
-    int k = col(c, name);
-    return k < 0 ? "<no column>" : c->cell[(r + 1) * c->cols + (size_t)k];
 }
 
 static const char *us3(int64_t ns)
@@ -564,6 +478,75 @@ static void test_overlapping_tasks(void)
     aip_session_destroy(s);
 }
 
+/* Two devices: op_statistic groups the same kernel name per device (Ratio
+ * per device, Core Type each device's kind), and step_trace_time has a row
+ * for every device and step, also where a device had no work. */
+static void test_two_devices(void)
+{
+    uint32_t cpu = aip__dev_device(AIP_BACKEND_OPENCL, 0x78, "Fake CPU", "aiprof tests",
+                                   AIP_DEVKIND_CPU);
+    uint32_t qc = aip__dev_queue(cpu, 0x200, "cpu queue");
+    ASSERT_TRUE(cpu != AIP_DEV_NONE && qc != AIP_DEV_NONE && cpu != dev);
+    aip_config c;
+    scheduled_config(&c, tmp, (aip_schedule){.wait = 0, .active = 2, .repeat = 1});
+    c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    if (!s)
+        return;
+    for (int st = 0; st < 2; st++) {
+        op_begin("aten::mm", NULL, NULL);
+        /* step 0: "mm" on both devices; step 1: only on the GPU */
+        for (int k = 0; k < (st == 0 ? 2 : 1); k++) {
+            uint64_t corr = aip__dev_correlation();
+            uint64_t t = aip__dev_api_begin();
+            aip__dev_api_end("clEnqueueNDRangeKernel", t, corr, k ? cpu : dev);
+            spin_us(5); /* well after the step began, beyond the alignment error */
+            uint64_t at = device_now();
+            aip__dev_task_info ti = {.name = "mm", .device = k ? cpu : dev,
+                                     .queue = k ? qc : q0, .kind = AIP_TASK_KERNEL,
+                                     .correlation = corr, .start = at,
+                                     .end = at + (k ? 70000 : 30000)};
+            aip__dev_task(&ti);
+        }
+        aip_op_end();
+        ASSERT_EQ(aip_session_step(s), AIP_OK);
+    }
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    const char *dir = analysed_dir(s);
+    ASSERT_TRUE(dir != NULL);
+    csv os, st;
+    ASSERT_EQ(csv_read(&os, dir, "op_statistic.csv"), 0);
+    ASSERT_EQ(os.rows, 2);
+    char gpu_id[16], cpu_id[16];
+    snprintf(gpu_id, sizeof gpu_id, "%u", dev);
+    snprintf(cpu_id, sizeof cpu_id, "%u", cpu);
+    for (size_t r = 0; r < os.rows; r++) {
+        int is_cpu = !strcmp(at(&os, r, "Device_id"), cpu_id);
+        ASSERT_TRUE(is_cpu || !strcmp(at(&os, r, "Device_id"), gpu_id));
+        ASSERT_STREQ(at(&os, r, "OP Type"), "mm");
+        ASSERT_STREQ(at(&os, r, "Core Type"), is_cpu ? "CPU" : "GPU");
+        ASSERT_STREQ(at(&os, r, "Count"), is_cpu ? "1" : "2");
+        ASSERT_STREQ(at(&os, r, "Total Time(us)"), is_cpu ? "70.000" : "60.000");
+        ASSERT_STREQ(at(&os, r, "Ratio(%)"), "100.00");
+    }
+    ASSERT_EQ(csv_read(&st, dir, "step_trace_time.csv"), 0);
+    ASSERT_EQ(st.rows, 4); /* 2 devices x 2 steps, devices by id */
+    const char *first = dev < cpu ? gpu_id : cpu_id, *second = dev < cpu ? cpu_id : gpu_id;
+    for (size_t r = 0; r < st.rows && st.rows == 4; r++) {
+        ASSERT_STREQ(at(&st, r, "Device_id"), r < 2 ? first : second);
+        ASSERT_STREQ(at(&st, r, "Step"), r % 2 ? "1" : "0");
+        int is_cpu = !strcmp(at(&st, r, "Device_id"), cpu_id);
+        const char *want = is_cpu ? (r % 2 ? "0.000" : "70.000") : "30.000";
+        ASSERT_STREQ(at(&st, r, "Computing"), want);
+        if (is_cpu && r % 2) /* idle device: the whole step is Free */
+            ASSERT_STREQ(at(&st, r, "Free"), at(&st, r, "Stage"));
+    }
+    csv_free(&os);
+    csv_free(&st);
+    aip_session_destroy(s);
+}
+
 /* A host-only profile keeps its host-only files: no kernel_details.csv,
  * Device_id host, empty device cells. */
 static void test_host_only_unchanged(void)
@@ -613,6 +596,7 @@ int main(void)
         TEST_CASE(test_device_csv_columns),
         TEST_CASE(test_device_csv_without_steps),
         TEST_CASE(test_overlapping_tasks),
+        TEST_CASE(test_two_devices),
         TEST_CASE(test_host_only_unchanged),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
