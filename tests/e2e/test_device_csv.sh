@@ -129,9 +129,10 @@ for r in st:
     assert US(r["Preparing"]) > 0 and US(r["Communication"]) == 0, r
 # analysis.db prints the same rows
 db = sqlite3.connect(os.path.join(out, "analysis.db"))
-rows = db.execute("SELECT step, computing, free, preparing FROM StepTraceTime").fetchall()
-assert [(s, round(c, 3), round(f, 3), round(p, 3)) for s, c, f, p in rows] == \
-    [(r["Step"], float(r["Computing"]), float(r["Free"]), float(r["Preparing"])) for r in st], rows
+rows = db.execute("SELECT deviceId, step, computing, free, preparing FROM StepTraceTime").fetchall()
+assert [(str(d), s, round(c, 3), round(f, 3), round(p, 3)) for d, s, c, f, p in rows] == \
+    [(r["Device_id"], r["Step"], float(r["Computing"]), float(r["Free"]), float(r["Preparing"]))
+     for r in st], rows
 
 # ---- without a schedule: no Step Id column, one whole-profile row
 head, kd = read(plain, "kernel_details.csv")
