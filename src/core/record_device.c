@@ -437,8 +437,8 @@ int aip_device_status(char *buf, size_t cap)
     }
     buf[0] = 0;
     if (!n)
-        snprintf(buf, cap, "this libaiprof has no device back end: built without OpenCL or "
-                           "CUDA headers");
+        snprintf(buf, cap, "this libaiprof has no device back end built in: OpenCL or CUDA "
+                           "headers were missing when it was built");
     for (int i = 0; i < n; i++) {
         const char *st = b[i]->status ? b[i]->status() : NULL;
         working += !st;
