@@ -75,6 +75,8 @@ static void compute_extent(aip__model *m)
             extend(m, &have, p->dev_api.v[i].start, p->dev_api.v[i].end);
         for (size_t i = 0; i < p->dev_memory.n; i++)
             extend(m, &have, p->dev_memory.v[i].ts, p->dev_memory.v[i].ts);
+        for (size_t i = 0; i < p->comm_ops.n; i++)
+            extend(m, &have, p->comm_ops.v[i].start, p->comm_ops.v[i].end);
     }
 }
 
@@ -102,6 +104,7 @@ aip_status aip__model_derive(aip__model *m)
         free(is_step);
         if (!s)
             s = aip__ranges_pair(p);
+        aip__comm_sort(p);
     }
     if (s)
         return s;

@@ -120,9 +120,12 @@ static aip_status link_tasks(aip__process *p)
 
 static aip_status derive_process(aip__process *p)
 {
-    qsort(p->dev_tasks.v, p->dev_tasks.n, sizeof *p->dev_tasks.v, cmp_task);
-    qsort(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, cmp_api);
-    qsort(p->dev_memory.v, p->dev_memory.n, sizeof *p->dev_memory.v, cmp_mem);
+    if (p->dev_tasks.n > 1) /* qsort wants a non-NULL array even for 0 */
+        qsort(p->dev_tasks.v, p->dev_tasks.n, sizeof *p->dev_tasks.v, cmp_task);
+    if (p->dev_api.n > 1)
+        qsort(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, cmp_api);
+    if (p->dev_memory.n > 1)
+        qsort(p->dev_memory.v, p->dev_memory.n, sizeof *p->dev_memory.v, cmp_mem);
     for (size_t i = 0; i < p->dev_tasks.n; i++) {
         aip__device_task *t = &p->dev_tasks.v[i];
         if (t->device < p->devices.n)

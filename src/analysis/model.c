@@ -59,6 +59,10 @@ static void process_free(aip__process *p)
     aip__array_free(p->dev_api.v);
     aip__array_free(p->dev_memory.v);
     aip__array_free(p->dev_clocks.v);
+    for (size_t i = 0; i < p->comm_groups.n; i++)
+        free(p->comm_groups.v[i].ranks);
+    aip__array_free(p->comm_groups.v);
+    aip__array_free(p->comm_ops.v);
     free(p->source);
     free(p->hostname);
     free(p->program);

@@ -165,6 +165,28 @@ typedef struct aip__strings {
 /* Growable arrays of plain structs (aip__array_grow). */
 #define AIP_VEC(T) struct { T *v; size_t n, cap; }
 
+/* ---- communication (raw format 1.4; comm_load.c).  Groups are indexed by
+ * their raw id (below AIP_RAW_MAX_GROUPS). */
+typedef struct aip__comm_group_info {
+    uint8_t present;
+    uint8_t ranks_cut;         /* not every member is listed */
+    uint32_t name;             /* string id */
+    uint32_t my_rank, n_ranks; /* this process's rank in the group, its size */
+    uint32_t listed;
+    uint32_t *ranks;           /* global ranks of group ranks 0..listed-1 (malloc'd) */
+} aip__comm_group_info;
+
+typedef struct aip__comm_event {
+    int64_t start, end;        /* ticks when loaded, then wall ns */
+    uint64_t bytes, seq, count;
+    uint32_t name, dtype;      /* string ids */
+    uint32_t group;            /* raw group id, AIP_RAW_NO_RANK = none */
+    uint32_t peer, root;       /* global ranks, AIP_RAW_NO_RANK = none */
+    int32_t tag;
+    uint32_t thread;           /* index in threads */
+    uint8_t kind, lib, flags;  /* enum aip__comm_kind, aip__comm_lib, AIP_COMMF_* */
+} aip__comm_event;
+
 /* ---- device activity (raw format 1.4; device_load.c, device_align.c,
  * device_derive.c).  Raw device and queue ids are small process-wide
  * numbers, so both tables are indexed by them directly (`present` says
@@ -262,6 +284,9 @@ typedef struct aip__process {
     AIP_VEC(aip__device_mem) dev_memory; /* after derive: by time */
     AIP_VEC(aip__device_clock) dev_clocks;
     uint64_t dev_bad_records;         /* device records naming unknown ids or bad times */
+    AIP_VEC(aip__comm_group_info) comm_groups; /* indexed by raw group id */
+    AIP_VEC(aip__comm_event) comm_ops;   /* after derive: by start time */
+    uint64_t comm_bad_records;
     uint64_t dev_unaligned_tasks;     /* tasks of devices without clock samples */
     aip__clock_pair first_sync, last_sync;
     uint64_t n_syncs;
@@ -431,6 +456,21 @@ static inline const aip__device *aip__model_device(const aip__process *p, uint32
 static inline const aip__queue *aip__model_queue(const aip__process *p, uint32_t id)
 {
     return id < p->queues.n && p->queues.v[id].present ? &p->queues.v[id] : NULL;
+}
+
+/* --- comm_load.c ------------------------------------------------------ */
+/* aip__comm_decode() : one COMM_GROUP / COMM_OP record of thread index
+ * `ti` (size already checked against aip__comm_min_size). */
+aip_status aip__comm_decode(aip__process *p, uint32_t ti, const uint8_t *r,
+                            const aip__rec_header *h);
+size_t aip__comm_min_size(uint8_t kind);
+/* aip__comm_sort() : comm_ops by start (derive). */
+void aip__comm_sort(aip__process *p);
+/* aip__model_comm_group() : the group of a raw id, NULL if not described. */
+static inline const aip__comm_group_info *aip__model_comm_group(const aip__process *p, uint32_t id)
+{
+    return id < p->comm_groups.n && p->comm_groups.v[id].present ? &p->comm_groups.v[id]
+                                                                   : NULL;
 }
 
 /* --- device_align.c --------------------------------------------------- */

@@ -163,8 +163,8 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
     case AIP_REC_MEMORY_CATEGORY_PROPOSED: case AIP_REC_PYFUNC:
         return 40;
     default: {
-        size_t dev = aip__device_min_size(kind);
-        return dev ? dev : 8; /* unknown kinds are skipped by size */
+        size_t dev = aip__device_min_size(kind), comm = aip__comm_min_size(kind);
+        return dev ? dev : comm ? comm : 8; /* unknown kinds are skipped by size */
     }
     }
 }
@@ -315,6 +315,9 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
                                               r[34], 0, -1}));
         return AIP_OK;
     }
+    case AIP_REC_COMM_GROUP:
+    case AIP_REC_COMM_OP:
+        return aip__comm_decode(p, ti, r, h);
     default: /* device activity, or a newer minor's record kind (skipped) */
         return aip__device_decode(p, ti, r, h);
     }
@@ -465,6 +468,8 @@ static aip_status sort_threads(aip__process *p)
         p->dev_api.v[i].thread = map[p->dev_api.v[i].thread];
     for (size_t i = 0; i < p->dev_memory.n; i++)
         p->dev_memory.v[i].thread = map[p->dev_memory.v[i].thread];
+    for (size_t i = 0; i < p->comm_ops.n; i++)
+        p->comm_ops.v[i].thread = map[p->comm_ops.v[i].thread];
     free(old_tid);
     free(map);
     return AIP_OK;

@@ -108,5 +108,12 @@ void aip__ticks_convert(aip__process *p, const aip__model *m)
         if (g->end < g->start)
             g->end = g->start;
     }
+    for (size_t i = 0; i < p->comm_ops.n; i++) {
+        aip__comm_event *o = &p->comm_ops.v[i];
+        o->start = to_wall(&c, o->start);
+        o->end = to_wall(&c, o->end);
+        if (o->end < o->start)
+            o->end = o->start;
+    }
     aip__device_align(p, tick_fn, &c);
 }

@@ -100,6 +100,22 @@ typedef struct aip__dev_backend_ops {
 } aip__dev_backend_ops;
 void aip__dev_backend_register(const aip__dev_backend_ops *ops);
 
+/* What profiler_info.json says of the open trace's devices: the devices
+ * its records named, with their clock samples (session_info.c).  Call
+ * while the trace is still recording (before aip__recorder_end).  `name`
+ * points into the registry (valid for the process's life).  error_ns is
+ * the largest sample's error bound, -1 without samples. */
+typedef struct aip__dev_trace_device {
+    uint32_t id;
+    const char *name;
+    uint8_t backend, method;
+    uint64_t samples;
+    int64_t error_ns;
+} aip__dev_trace_device;
+size_t aip__dev_trace_devices(aip__dev_trace_device *out, size_t cap);
+/* "device_and_host_timer", "measured_offset", "same_clock" or "none". */
+const char *aip__dev_sync_method_name(uint8_t method);
+
 /* Called by the session (trace.c). */
 void aip__dev_trace_started(int device_requested);
 void aip__dev_trace_stopping(void);

@@ -30,6 +30,7 @@ typedef enum aip__fork_slot {
     AIP_FORK_LOG,      /* session_log.c: log lock; the child closes the parent's trace log */
     AIP_FORK_DOMAIN,   /* domain_filter.c: filter lock */
     AIP_FORK_DEVICE,   /* record_device.c: device/queue registry lock (interns under it) */
+    AIP_FORK_COMM,     /* record_comm.c: communication group registry lock (interns under it) */
     AIP_FORK_STRINGS,  /* intern.c: string table lock */
     AIP_FORK_POOL,     /* buffers.c: pool lock; the child stops recording */
     AIP_FORK_WRITER,   /* writer.c: no lock; the child drops the parent's raw file

@@ -34,6 +34,11 @@ typedef struct dev_entry {
     uint32_t name, vendor;
     uint8_t backend, kind;
     _Atomic uint32_t described; /* generation of the last trace it was described in */
+    char text[96];              /* its name, for profiler_info.json */
+    /* clock samples of the open trace (profiler_info.json) */
+    _Atomic uint32_t sample_gen;
+    _Atomic uint64_t samples, max_error_ticks;
+    _Atomic uint8_t method;
 } dev_entry;
 
 typedef struct queue_entry {
@@ -97,6 +102,7 @@ uint32_t aip__dev_device(uint8_t backend, uint64_t key, const char *name, const 
     devs[n].kind = kind;
     devs[n].name = intern_or_empty(name);
     devs[n].vendor = intern_or_empty(vendor);
+    snprintf(devs[n].text, sizeof devs[n].text, "%s", name ? name : "");
     atomic_store_explicit(&devs[n].described, 0, memory_order_relaxed);
     atomic_store_explicit(&n_devs, n + 1, memory_order_release);
     pthread_mutex_unlock(&reg_lock);
@@ -340,6 +346,57 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
     r->device_id = device;
     r->method = method;
     aip__commit(t, sizeof *r);
+    /* What profiler_info.json says of this trace's alignment. */
+    dev_entry *e = &devs[device];
+    uint32_t seen = atomic_load_explicit(&e->sample_gen, memory_order_relaxed);
+    if (seen != t->gen &&
+        atomic_compare_exchange_strong_explicit(&e->sample_gen, &seen, t->gen,
+                                                memory_order_relaxed, memory_order_relaxed)) {
+        atomic_store_explicit(&e->samples, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->max_error_ticks, 0, memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&e->samples, 1, memory_order_relaxed);
+    uint64_t err = r->error_ticks, max = atomic_load_explicit(&e->max_error_ticks,
+                                                              memory_order_relaxed);
+    while (err > max && !atomic_compare_exchange_weak_explicit(&e->max_error_ticks, &max, err,
+                                                               memory_order_relaxed,
+                                                               memory_order_relaxed)) {
+    }
+    atomic_store_explicit(&e->method, method, memory_order_relaxed);
+}
+
+size_t aip__dev_trace_devices(aip__dev_trace_device *out, size_t cap)
+{
+    uint32_t gen = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    uint32_t n = atomic_load_explicit(&n_devs, memory_order_acquire);
+    double tps = aip__clock_ticks_per_second();
+    size_t k = 0;
+    for (uint32_t i = 0; i < n && k < cap; i++) {
+        dev_entry *e = &devs[i];
+        if (!gen || atomic_load_explicit(&e->described, memory_order_relaxed) != gen)
+            continue; /* not used by the open trace */
+        aip__dev_trace_device *o = &out[k++];
+        o->id = i;
+        o->name = e->text;
+        o->backend = e->backend;
+        int sampled = atomic_load_explicit(&e->sample_gen, memory_order_relaxed) == gen;
+        o->samples = sampled ? atomic_load_explicit(&e->samples, memory_order_relaxed) : 0;
+        o->method = sampled ? atomic_load_explicit(&e->method, memory_order_relaxed) : 0;
+        uint64_t err = sampled ? atomic_load_explicit(&e->max_error_ticks, memory_order_relaxed)
+                               : 0;
+        o->error_ns = o->samples && tps > 0 ? (int64_t)((double)err * 1e9 / tps + 0.999) : -1;
+    }
+    return k;
+}
+
+const char *aip__dev_sync_method_name(uint8_t method)
+{
+    switch (method) {
+    case AIP_SYNC_DEVICE_AND_HOST_TIMER: return "device_and_host_timer";
+    case AIP_SYNC_MEASURED: return "measured_offset";
+    case AIP_SYNC_SAME_CLOCK: return "same_clock";
+    default: return "none";
+    }
 }
 
 /* ---- back ends ----------------------------------------------------- */

@@ -40,7 +40,8 @@ enum {
     AIP_MASK_GC = 1u << 6,
     AIP_MASK_DOMAIN_FILTER = 1u << 7,
     AIP_MASK_FLOPS = 1u << 8,
-    AIP_MASK_DEVICE = 1u << 9    /* device activity (src/core/device.h) */
+    AIP_MASK_DEVICE = 1u << 9,   /* device activity (src/core/device.h) */
+    AIP_MASK_COMM = 1u << 10     /* communication (src/core/comm.h) */
 };
 
 typedef struct aip__buf {

@@ -110,6 +110,29 @@ json_t *aip__profiler_info_start(const aip_session *s, const char *program, int 
     return profiler_info(s, NULL, program, rank);
 }
 
+/* The devices of the trace and how their clocks were aligned to the host
+ * (docs/DEVICE.md "Clock alignment"): method, samples, error bound. */
+static json_t *devices_json(const aip_session *s)
+{
+    static const char *const backend[] = {"none", "OpenCL", "CUDA"};
+    json_t *list = json_array();
+    for (size_t i = 0; i < s->n_trace_devices; i++) {
+        const aip__dev_trace_device *d = &s->trace_devices[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "device_id", json_integer(d->id));
+        json_object_set_new(o, "name", json_string(d->name));
+        json_object_set_new(o, "backend", json_string(d->backend < 3 ? backend[d->backend]
+                                                                       : "unknown"));
+        json_object_set_new(o, "clock_sync", json_string(aip__dev_sync_method_name(d->method)));
+        json_object_set_new(o, "clock_samples", json_integer((json_int_t)d->samples));
+        json_object_set_new(o, "clock_error_bound_ns", d->error_ns >= 0
+                                                           ? json_integer(d->error_ns)
+                                                           : json_null());
+        json_array_append_new(list, o);
+    }
+    return list;
+}
+
 static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
                              const char *program, int rank)
 {
@@ -158,6 +181,8 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
         json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)end->unbalanced));
         json_object_set_new(a, "texts_cut", json_integer((json_int_t)s->texts_cut));
         json_object_set_new(a, "raw_bytes", json_integer((json_int_t)end->bytes));
+        if (s->n_trace_devices)
+            json_object_set_new(a, "devices", devices_json(s));
     }
     json_object_set_new(root, "aiprof", a);
     return root;

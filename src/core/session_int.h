@@ -8,6 +8,7 @@
 
 #include "aiprof.h"
 #include "recorder.h"
+#include "device.h"
 #include "session_control.h"
 
 #include <jansson.h>
@@ -40,6 +41,9 @@ struct aip_session {
     uint64_t texts_cut_base;      /* aip__strings_cut() when the trace began */
     uint64_t texts_cut;           /* texts cut during the finished trace */
     int trace_failed;             /* the trace could not start; logged once */
+    /* devices the finished trace recorded, with their clock alignment */
+    aip__dev_trace_device trace_devices[AIP_DEV_MAX_DEVICES];
+    size_t n_trace_devices;
 
     json_t *metadata;             /* add_metadata / add_metadata_json */
     size_t metadata_bytes;

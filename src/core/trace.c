@@ -129,6 +129,7 @@ static uint32_t rec_mask(const aip_session *s, int filtering)
             m |= AIP_MASK_MEMORY;
         if (c->gc_detect_threshold_ms >= 0)
             m |= AIP_MASK_GC;
+        m |= AIP_MASK_COMM; /* communication is host activity (src/core/comm.h) */
     }
     /* Level_none forces mstx on (torch_npu _ExperimentalConfig). */
     if (c->mstx || c->profiler_level == AIP_LEVEL_NONE)
@@ -262,6 +263,7 @@ aip_status aip__trace_end(aip_session *s, int save)
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */
+    s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;
     aip_status st = aip__recorder_end(t);
     if (t->dropped && t->io_error)

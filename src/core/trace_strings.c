@@ -107,6 +107,10 @@ void aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t s
             if (h.size >= 16)
                 note(u, u32_at(r + 12));
             break;
+        case AIP_REC_COMM_OP: /* its data type */
+            if (h.size >= 64)
+                note(u, u32_at(r + 60));
+            break;
         case AIP_REC_PYFUNC:
             if (h.size >= 36)
                 note(u, u32_at(r + 32));

@@ -60,8 +60,21 @@ enum aip__record_kind {
     AIP_REC_DEVICE_TASK = 14,      /* a kernel, copy, fill, marker... with device times */
     AIP_REC_DEVICE_API = 15,       /* a runtime API call on the recording thread */
     AIP_REC_DEVICE_MEMORY = 16,    /* device memory allocated or freed */
-    AIP_REC_DEVICE_CLOCK = 17      /* a device clock <-> tick sample */
+    AIP_REC_DEVICE_CLOCK = 17,     /* a device clock <-> tick sample */
+    /* format 1.4: communication (docs/RAW_FORMAT.md "Communication records") */
+    AIP_REC_COMM_GROUP = 18,       /* a communicator / process group and its ranks */
+    AIP_REC_COMM_OP = 19           /* one collective or point-to-point operation */
 };
+
+/* Communication op kinds, libraries and flags (format 1.4). */
+enum aip__comm_kind { AIP_COMM_COLLECTIVE = 1, AIP_COMM_SEND = 2, AIP_COMM_RECV = 3,
+                      AIP_COMM_SENDRECV = 4 };
+enum aip__comm_lib { AIP_COMMLIB_OTHER = 0, AIP_COMMLIB_MPI = 1, AIP_COMMLIB_GLOO = 2,
+                     AIP_COMMLIB_NCCL = 3, AIP_COMMLIB_HCCL = 4 };
+enum { AIP_COMMF_NONBLOCKING = 0x01, /* started by an I* call, ended at its completion */
+       AIP_COMMF_RANKS_CUT = 0x02 };  /* COMM_GROUP: not every rank is listed */
+#define AIP_RAW_MAX_GROUPS 65536
+#define AIP_RAW_NO_RANK UINT32_MAX
 
 /* Device kinds, task kinds, copy directions and back ends (format 1.4). */
 enum aip__dev_kind { AIP_DEVKIND_OTHER = 0, AIP_DEVKIND_CPU = 1, AIP_DEVKIND_GPU = 2,
@@ -236,6 +249,31 @@ typedef struct aip__rec_device_clock { /* name 0 */
     uint8_t reserved[3];
 } aip__rec_device_clock;
 
+/* Format 1.4 communication records.  Ranks are global (world) ranks. */
+typedef struct aip__rec_comm_group { /* name = group name; then u32 ranks[listed], 0-padded */
+    aip__rec_header h;
+    uint32_t group_id;             /* process-wide, below AIP_RAW_MAX_GROUPS */
+    uint32_t n_ranks;              /* ranks in the group */
+    uint32_t my_rank;              /* this process's rank within the group */
+    uint32_t listed;               /* ranks listed after the record (flag RANKS_CUT: < n) */
+} aip__rec_comm_group;
+
+typedef struct aip__rec_comm_op {  /* name = operation ("allreduce", "MPI_Send") */
+    aip__rec_header h;
+    uint64_t start, end;           /* ticks, on the chunk's thread */
+    uint64_t bytes;                /* bytes this rank sent (collectives: its buffer's size) */
+    uint64_t seq;                  /* per group: the n-th collective (matches across ranks) */
+    uint64_t count;                /* elements */
+    uint32_t group_id;             /* AIP_RAW_NO_RANK = none */
+    uint32_t peer;                 /* p2p peer, global rank; AIP_RAW_NO_RANK = none */
+    uint32_t root;                 /* rooted collectives, global rank; AIP_RAW_NO_RANK = none */
+    uint32_t dtype;                /* string id of the element type, 0 = unknown */
+    int32_t tag;                   /* p2p tag, -1 = none */
+    uint8_t kind;                  /* enum aip__comm_kind */
+    uint8_t lib;                   /* enum aip__comm_lib */
+    uint16_t reserved;
+} aip__rec_comm_op;
+
 typedef struct aip__rec_thread_name {
     aip__rec_header h;
     uint64_t ts;
@@ -270,6 +308,8 @@ _Static_assert(sizeof(aip__rec_device_task) == 96, "device task layout");
 _Static_assert(sizeof(aip__rec_device_api) == 40, "device api layout");
 _Static_assert(sizeof(aip__rec_device_memory) == 40, "device memory layout");
 _Static_assert(sizeof(aip__rec_device_clock) == 40, "device clock layout");
+_Static_assert(sizeof(aip__rec_comm_group) == 24, "comm group layout");
+_Static_assert(sizeof(aip__rec_comm_op) == 72, "comm op layout");
 _Static_assert(sizeof(aip__clock_pair) == 24, "clock layout");
 _Static_assert(sizeof(aip__stats_entry) == 24, "stats layout");
 

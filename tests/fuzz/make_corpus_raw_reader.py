@@ -94,6 +94,100 @@ def tname(name, ts):
     return struct.pack("<BBHIQ", 9, 0, 16, name, ts)
 
 
+# Format 1.4 device records (docs/RAW_FORMAT.md "Device records").
+def device(dev, name, vendor, kind=2, backend=1):
+    return struct.pack("<BBHIIIBBHI", 12, 0, 24, name, dev, vendor, kind, backend, 0, 0)
+
+
+def dqueue(dev, q, label):
+    return struct.pack("<BBHIII", 13, 0, 16, label, dev, q)
+
+
+def dtask(name, dev, q, kind, s, e, corr=0, queued=0, submit=0, direction=0, nbytes=0,
+          flags=3, gws=(64, 1, 1), lws=(8, 1, 1)):
+    return (struct.pack("<BBHIIIBBHIQQQQQQ", 14, flags, 96, name, dev, q, kind, direction, 0, 0,
+                        corr, queued, submit, s, e, nbytes) + struct.pack("<6I", *gws, *lws))
+
+
+def dapi(name, s, e, corr, dev=0):
+    return struct.pack("<BBHIQQQII", 15, 0, 40, name, s, e, corr, dev, 0)
+
+
+def dmem(ts, addr, nbytes, dev=0, kind=0):
+    return struct.pack("<BBHIQQqIB3x", 16, 0, 40, 0, ts, addr, nbytes, dev, kind)
+
+
+def dclock(ticks, dev_ns, err, dev=0, method=1):
+    return struct.pack("<BBHIQQQIB3x", 17, 0, 40, 0, ticks, dev_ns, err, dev, method)
+
+
+def device_file():
+    """A valid device profile: an op launching a kernel and a copy on two
+    queues, clock samples at both ends, device memory."""
+    names = [b"aten::mm", b"clEnqueueNDRangeKernel", b"matmul", b"Fake GPU", b"Acme",
+             b"queue 0", b"queue 1", b"Memcpy HtoD", b"clEnqueueWriteBuffer"]
+    host = (op(1, 100, 400) + dapi(2, 120, 130, 1) + dapi(9, 140, 150, 2) +
+            dmem(110, 0x1000, 4096) + dmem(390, 0x1000, -4096))
+    dev = (device(0, 4, 5) + dqueue(0, 0, 6) + dqueue(0, 1, 7) + dclock(100, 5_000_100, 2) +
+           dtask(3, 0, 0, 1, 5_000_135, 5_000_300, corr=1, queued=5_000_131,
+                 submit=5_000_133) +
+           dtask(8, 0, 1, 2, 5_000_155, 5_000_170, corr=2, direction=1, nbytes=4096, flags=0) +
+           dclock(400, 5_000_400, 2))
+    return (header(1, 4) + info() + strings(1, names) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, host, 1) + chunk(EVENTS, dev, 2) +
+            clock(2_000_000, 1_000_000, 1_700_000_000_001_000_000) + chunk(END))
+
+
+def device_hostile():
+    """Device records a forged file may hold: ids beyond the tables, tasks
+    ending before they start or at 0, undescribed devices and queues,
+    duplicate and colliding correlation ids, clocks near 2^63, samples
+    with huge error bounds."""
+    recs = [device(63, 1, 2**32 - 1), device(64, 1, 1), device(2**32 - 1, 0, 0),
+            dqueue(0, 4095, 1), dqueue(0, 4096, 1), dqueue(70, 1, 1),
+            dtask(1, 0, 0, 1, 0, 5), dtask(1, 0, 0, 1, 9, 3), dtask(1, 64, 0, 1, 1, 2),
+            dtask(1, 5, 2**32 - 1, 1, 1, 2**63 - 1, corr=7),
+            dtask(1, 0, 9, 99, 2**63 - 2, 2**63 - 1, corr=7, queued=2**63, submit=1),
+            dtask(1, 63, 4095, 3, 10, 20, corr=2**64 - 1, flags=0xff),
+            dapi(1, 50, 40, 7), dapi(1, 1, 2**63, 7), dapi(1, 3, 4, 7, dev=2**32 - 1),
+            dmem(5, 0, -2**63, dev=64), dmem(6, 0, 2**63 - 1, dev=0, kind=200),
+            dclock(2**64 - 1, 2**63 + 5, 2**63), dclock(0, 0, 2**64 - 1, dev=63),
+            dclock(5, 10, 0), dclock(5, 10, 0), dclock(7, 2**63 - 1, 3, dev=5, method=9)]
+    return (header(1, 4) + strings(1, [b"x", b"y"]) + clock(0, 0, 1) +
+            chunk(EVENTS, b"".join(recs), 1) +
+            # a DEVICE_TASK cut short: the chunk is inconsistent and skipped
+            chunk(EVENTS, dtask(1, 0, 0, 1, 1, 2)[:-8].replace(b"\x60\x00", b"\x58\x00", 1), 2) +
+            chunk(END))
+
+
+def cgroup(gid, name, my_rank, n_ranks, ranks, flags=0, listed=None):
+    listed = len(ranks) if listed is None else listed
+    body = struct.pack("<IIII", gid, n_ranks, my_rank, listed) + struct.pack(f"<{len(ranks)}I", *ranks)
+    body += b"\0" * ((8 - (8 + len(body)) % 8) % 8)
+    return struct.pack("<BBHI", 18, flags, 8 + len(body), name) + body
+
+
+def cop(name, s, e, gid, kind=1, peer=2**32 - 1, nbytes=4096, seq=0, count=1024, dtype=0,
+        tag=-1, root=2**32 - 1, lib=1, flags=0):
+    return struct.pack("<BBHIQQQQQIIIIiBBH", 19, flags, 72, name, s, e, nbytes, seq, count, gid,
+                       peer, root, dtype, tag, kind, lib, 0)
+
+
+def comm_file():
+    """Communication: a world group and a pair, collectives and p2p, and
+    hostile records (listed > size, ids beyond the table, inverted times)."""
+    names = [b"MPI_COMM_WORLD", b"MPI_Allreduce", b"MPI_Send", b"MPI_DOUBLE", b"pair"]
+    recs = [cgroup(0, 1, 1, 4, [0, 1, 2, 3]), cgroup(1, 5, 0, 2, [1, 3]),
+            cop(2, 100, 200, 0, dtype=4), cop(2, 210, 300, 0, seq=1),
+            cop(3, 310, 320, 1, kind=2, peer=3, tag=9, flags=1),
+            cgroup(2**16, 1, 0, 1, [0]), cgroup(3, 1, 0, 1, [0, 1]),
+            cgroup(4, 1, 0, 9, [0, 1], listed=2**31), cgroup(5, 1, 0, 2**32 - 1, []),
+            cop(2, 50, 40, 0), cop(2, 1, 2**64 - 1, 2**32 - 1, kind=250, lib=250, tag=2**31 - 1),
+            cop(2, 5, 6, 7, seq=2**64 - 1, nbytes=2**64 - 1)]
+    return (header(1, 4) + info() + strings(1, names) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, b"".join(recs), 1) + chunk(END))
+
+
 def stats(entries):
     return chunk(STATS, struct.pack("<II", len(entries), 0) +
                  b"".join(struct.pack("<QQQ", *e) for e in entries))
@@ -168,6 +262,9 @@ def main(out):
         "stats_slot_killed.raw": header(1, 3) + chunk(7, b"") +
         chunk(STATS, struct.pack("<II", 2, 0) + struct.pack("<QQQ", 1, 1, 2**64 - 1) +
               struct.pack("<QQQ", 3, 0, 9)) + strings(1, [b"s"]) + chunk(EVENTS, op(1, 1, 2), 1),
+        "device_full.raw": device_file(),
+        "device_hostile.raw": device_hostile(),
+        "comm.raw": comm_file(),
         "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
         chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),
     }

@@ -109,6 +109,17 @@ static void test_round_trip_alignment_and_links(void)
     aip__dev_memory(dev, 0xbeef, -4096, AIP_DEVMEM_BUFFER);
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
     ASSERT_EQ(stopped, 1);
+    /* profiler_info.json names the device and how its clock was aligned */
+    char info_path[PATH_MAX + 64];
+    snprintf(info_path, sizeof info_path, "%s/profiler_info.json", aip_session_result_dir(s));
+    char *info = aip_test_slurp(info_path, NULL);
+    ASSERT_TRUE(info != NULL);
+    int named = strstr(info, "\"name\": \"Fake GPU\"") != NULL &&
+                strstr(info, "\"clock_sync\": \"device_and_host_timer\"") != NULL &&
+                strstr(info, "\"clock_samples\": 2") != NULL &&
+                strstr(info, "\"clock_error_bound_ns\": ") != NULL;
+    free(info);
+    ASSERT_TRUE(named);
 
     aip__model m;
     ASSERT_EQ(load(s, &m), 0);
