@@ -54,23 +54,27 @@ static aip_status pair_records(const aip__process *p, aip__devmem_row *rows, siz
     return AIP_OK;
 }
 
+/* The size a free released: -bytes, held at INT64_MAX for a forged
+ * INT64_MIN (its negation does not exist). */
+static int64_t freed_size(int64_t bytes) { return bytes == INT64_MIN ? INT64_MAX : -bytes; }
+
 static void totals(const aip__process *p, aip__devmem_row *rows)
 {
     int64_t live[AIP_RAW_MAX_DEVICES] = {0};
     const aip__device_mem *v = p->dev_memory.v;
     for (size_t i = 0; i < p->dev_memory.n; i++)
         if (v[i].bytes < 0 && rows[i].pair < 0 && v[i].device < AIP_RAW_MAX_DEVICES)
-            live[v[i].device] = aip__sat_add(live[v[i].device], -v[i].bytes);
+            live[v[i].device] = aip__sat_add(live[v[i].device], freed_size(v[i].bytes));
     for (size_t i = 0; i < p->dev_memory.n; i++) {
         if (v[i].device >= AIP_RAW_MAX_DEVICES)
             continue;
         int64_t *t = &live[v[i].device];
         if (v[i].bytes > 0)
             *t = aip__sat_add(*t, v[i].bytes);
-        else if (v[i].bytes < 0 && rows[i].pair >= 0)
-            *t -= v[rows[i].pair].bytes; /* the allocated size, counted before */
+        else if (v[i].bytes < 0 && rows[i].pair >= 0) /* the allocated size, counted before */
+            *t = aip__sat_add(*t, -v[rows[i].pair].bytes);
         else if (v[i].bytes < 0)
-            *t += v[i].bytes;
+            *t = aip__sat_add(*t, -freed_size(v[i].bytes));
         rows[i].total = *t;
     }
 }

@@ -99,7 +99,8 @@ static aip_status coalesce(aip__mem_timeline *t)
                 memset(t->sizes[0], 0, sizeof *t->sizes);
             t->times_us[n++] = us;
         }
-        t->sizes[n - 1][e->category + 1] += e->bytes;
+        int64_t *slot = &t->sizes[n - 1][e->category + 1];
+        *slot = aip__sat_add(*slot, e->bytes); /* forged sizes must not overflow */
     }
     for (size_t i = 0; i < n; i++)
         if (t->times_us[i] < 0)
@@ -160,7 +161,8 @@ static aip_status add_device_memory(const aip__model *m, uint8_t type, int index
             const aip__device_mem *r = &p->dev_memory.v[i];
             if (r->bytes < 0 && dm.rows[pi][i].pair < 0 &&
                 same_device(aip__devmem_tag_type(p, r->device), (int8_t)r->device, type, index))
-                s = push(t, cap, (aip__mt_event){-1, -r->bytes, AIP_MT_PREEXISTING, unknown});
+                s = push(t, cap, (aip__mt_event){-1, r->bytes == INT64_MIN ? INT64_MAX : -r->bytes,
+                                                 AIP_MT_PREEXISTING, unknown});
         }
     }
     aip__devmem_iter it;
