@@ -39,6 +39,15 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Any device record at all: tasks, runtime calls or device memory. */
+static int has_device_data(const aip__model *m)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        if (m->procs[i].dev_tasks.n || m->procs[i].dev_api.n || m->procs[i].dev_memory.n)
+            return 1;
+    return 0;
+}
+
 static void config_notes(aip__summary_data *s)
 {
     const aip__profiler_info_data *in = s->info;
@@ -47,10 +56,10 @@ static void config_notes(aip__summary_data *s)
              in->problem);
         return;
     }
-    if ((in->activities & AIP_ACTIVITY_DEVICES) && !s->n_devices)
+    if ((in->activities & AIP_ACTIVITY_DEVICES) && !has_device_data(s->m))
         note(s, "%s activity requested, but no device activity was recorded (no device back end "
-             "found a device, or the program ran no device work: logs/ says which): no "
-             "kernel_details.csv, no device columns in operator_details.csv, no device tables",
+             "found a device, or the program ran no device work): no kernel_details.csv, no "
+             "device columns in operator_details.csv, no device tables",
              in->activities & AIP_ACTIVITY_NPU ? "NPU" : in->activities & AIP_ACTIVITY_CUDA
              ? "CUDA" : "XPU");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
