@@ -66,7 +66,7 @@ static const exporter exporters[] = {
 static int has_memory(const aip__model *m)
 {
     for (size_t i = 0; i < m->n_procs; i++)
-        if (m->procs[i].memory.n)
+        if (m->procs[i].memory.n || m->procs[i].dev_memory.n)
             return 1;
     return 0;
 }
