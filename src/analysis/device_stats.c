@@ -15,6 +15,7 @@
  * + calls × depth).
  */
 #include "model.h"
+#include "device_tracks.h"
 #include "error.h"
 
 #include <stdlib.h>
@@ -36,11 +37,10 @@ const char *aip__dev_kind_name(unsigned kind)
 
 const char *aip__task_type(const aip__process *p, const aip__device_task *t, size_t *len)
 {
-    static const char *const kinds[] = {"OTHER", "KERNEL", "MEMCPY", "MEMSET", "MARKER",
-                                        "BARRIER", "MAP", "OTHER"};
     if (t->kind == AIP_TASK_KERNEL)
         return aip__model_str(p, t->name, len);
-    const char *k = kinds[t->kind < sizeof kinds / sizeof kinds[0] ? t->kind : 0];
+    /* the timeline's and the database's task type ("MEMCPY_ASYNC"...) */
+    const char *k = aip__task_type_name(p, t);
     *len = strlen(k);
     return k;
 }

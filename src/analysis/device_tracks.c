@@ -149,26 +149,12 @@ aip_status aip__device_overlap(const aip__process *p, uint32_t device, aip__over
     return AIP_OK;
 }
 
-const char *aip__device_kind_name(uint8_t devkind)
-{
-    switch (devkind) {
-    case AIP_DEVKIND_CPU:
-        return "CPU";
-    case AIP_DEVKIND_GPU:
-        return "GPU";
-    case AIP_DEVKIND_ACCELERATOR:
-        return "ACCELERATOR";
-    default:
-        return "OTHER";
-    }
-}
-
 const char *aip__task_type_name(const aip__process *p, const aip__device_task *k)
 {
     switch (k->kind) {
     case AIP_TASK_KERNEL: {
         const aip__device *d = aip__model_device(p, k->device);
-        return aip__device_kind_name(d ? d->kind : AIP_DEVKIND_OTHER);
+        return aip__dev_kind_name(d ? d->kind : AIP_DEVKIND_OTHER);
     }
     case AIP_TASK_MEMCPY:
         return "MEMCPY_ASYNC";

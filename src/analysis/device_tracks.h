@@ -85,11 +85,10 @@ typedef struct aip__overlap_section {
 aip_status aip__device_overlap(const aip__process *p, uint32_t device, aip__overlap_section **out,
                                size_t *n);
 
-/* Names of the seed's columns for a task (kernel_details' Accelerator
- * Core, TASK.taskType, the "Task Type" arg): a kernel runs on the device's
- * kind of core ("GPU", "CPU", "ACCELERATOR", "OTHER"); a copy is msprof's
- * "MEMCPY_ASYNC"; the others say what they are. */
-const char *aip__device_kind_name(uint8_t devkind);
+/* The seed's task type of a task (TASK.taskType, the "Task Type" arg, and
+ * kernel_details' Type of a non-kernel task): a kernel runs on the
+ * device's kind of core (aip__dev_kind_name: "GPU", "CPU", ...); a copy is
+ * msprof's "MEMCPY_ASYNC"; the others say what they are. */
 const char *aip__task_type_name(const aip__process *p, const aip__device_task *k);
 /* msprof's memcpy operation (ENUM_MEMCPY_OPERATION) of a copy direction:
  * 0 host to host, 1 host to device, 2 device to host, 3 device to device,

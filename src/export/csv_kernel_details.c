@@ -9,7 +9,9 @@
  *   with a schedule); the number of the task's step (device_steps.c),
  *   empty for a task outside every step.
  * - Device_id: the device's raw id.  Stream ID: its queue's id.  Task ID:
- *   the task's position among its device's tasks in start order, from 0.
+ *   the task's number on its queue in start order, from 0, as Ascend
+ *   numbers tasks per stream (device_tracks.c; the same number as the
+ *   timeline's "Task Id" and the database's TASK.taskId).
  * - Name: the task's name.  Type: aip__task_type() (kernel name, or the
  *   kind of a copy, fill...).  Accelerator Core: the device's kind (GPU,
  *   CPU...).
@@ -26,6 +28,7 @@
  *   Output columns have no meaning for these back ends or were not
  *   recorded: N/A, as the seed writes them.
  */
+#include "device_tracks.h"
 #include "export.h"
 #include "text_escape.h"
 #include "error.h"
@@ -88,12 +91,13 @@ static int launch_fields(const aip__process *p, const aip__device_task *t, aip__
 
 typedef struct proc_state {
     int64_t *queue_end;       /* per queue id: the latest task end so far */
-    uint64_t task_id[AIP_RAW_MAX_DEVICES];
+    aip__dev_tracks tracks;   /* task numbers per queue */
 } proc_state;
 
 static aip_status put_task(aip__out *o, const aip__model *m, const aip__process *p,
-                           aip__esc_cache *c, proc_state *ps, const aip__device_task *t)
+                           aip__esc_cache *c, proc_state *ps, size_t ti)
 {
+    const aip__device_task *t = &p->dev_tasks.v[ti];
     if (m->n_steps) {
         if (t->step >= 0 && (size_t)t->step < m->n_steps)
             aip__out_i64(o, m->steps[t->step].number);
@@ -102,7 +106,7 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     char *d = aip__out_reserve(o, 96);
     d = aip__fmt_u64(d, t->device);
     memcpy(d, ",N/A,", 5);
-    d = aip__fmt_u64(d + 5, ps->task_id[t->device % AIP_RAW_MAX_DEVICES]++);
+    d = aip__fmt_u64(d + 5, ps->tracks.task_id[ti]);
     *d++ = ',';
     if (t->queue < p->queues.n) {
         d = aip__fmt_u64(d, t->queue);
@@ -182,8 +186,10 @@ aip_status aip__export_kernel_details(const aip__model *m, aip__out *o)
         proc_state ps = {0};
         ps.queue_end = malloc((p->queues.n ? p->queues.n : 1) * sizeof *ps.queue_end);
         aip__esc_cache c;
-        s = ps.queue_end ? aip__esc_init(&c, p, AIP_ESC_CSV)
+        s = ps.queue_end ? aip__dev_tracks_build(p, &ps.tracks)
                          : aip__fail(AIP_ERR_NOMEM, "no memory for kernel_details.csv");
+        if (!s && (s = aip__esc_init(&c, p, AIP_ESC_CSV)))
+            aip__dev_tracks_free(&ps.tracks);
         if (s) {
             free(ps.queue_end);
             break;
@@ -191,8 +197,9 @@ aip_status aip__export_kernel_details(const aip__model *m, aip__out *o)
         for (size_t q = 0; q < p->queues.n; q++)
             ps.queue_end[q] = INT64_MIN;
         for (size_t i = 0; i < p->dev_tasks.n && !s; i++)
-            s = put_task(o, m, p, &c, &ps, &p->dev_tasks.v[i]);
+            s = put_task(o, m, p, &c, &ps, i);
         aip__esc_free(&c);
+        aip__dev_tracks_free(&ps.tracks);
         free(ps.queue_end);
     }
     return s ? s : o->status;

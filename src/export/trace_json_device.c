@@ -247,7 +247,7 @@ static void device_meta(aip__tj *w, const aip__process *p, uint32_t d, int64_t p
         AIP_OUT_LIT(w->o, ",\"vendor\":");
         aip__tj_put_id(w, dv->vendor);
         AIP_OUT_LIT(w->o, ",\"kind\":");
-        aip__trace_put_cstr(w->o, aip__device_kind_name(dv->kind));
+        aip__trace_put_cstr(w->o, aip__dev_kind_name(dv->kind));
     }
     AIP_OUT_LIT(w->o, "}}");
     aip__tj_meta_str(w, "process_labels", pid, 0, "labels", label);

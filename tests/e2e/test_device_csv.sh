@@ -62,12 +62,16 @@ assert head == ["Step Id"] + KERNEL, head
 per_step = ["Memcpy HtoD", "matmul", "relu", "softmax", "Memcpy DtoH"]
 assert [r["Name"] for r in kd] == per_step * steps, [r["Name"] for r in kd]
 assert [r["Step Id"] for r in kd] == [str(i) for i in range(steps) for _ in per_step]
-assert [r["Task ID"] for r in kd] == [str(i) for i in range(len(kd))]
+# Task ID: the task's number on its queue (stream), as Ascend numbers them
+seen = {}
+for r in kd:
+    assert r["Task ID"] == str(seen.get(r["Stream ID"], 0)), r
+    seen[r["Stream ID"]] = seen.get(r["Stream ID"], 0) + 1
 for r in kd:
     kernel = not r["Name"].startswith("Memcpy")
     assert r["Device_id"] == "0" and r["Accelerator Core"] == "GPU", r
     assert r["Stream ID"] == ("1" if r["Name"] == "relu" else "0"), r
-    assert r["Type"] == (r["Name"] if kernel else "MEMCPY"), r
+    assert r["Type"] == (r["Name"] if kernel else "MEMCPY_ASYNC"), r
     assert r["Start Time(us)"].endswith("\t"), r  # msprof's trailing tab
     assert US(r["Duration(us)"]) > 0 and US(r["Wait Time(us)"]) >= 0, r
     assert r["Block Num"] == ("64" if kernel else "N/A"), r  # 4096 / 64
@@ -99,11 +103,11 @@ for op in od:
 head, ost = read(out, "op_statistic.csv")
 assert head == OPSTAT, head
 by_type = {r["OP Type"]: r for r in ost}
-assert set(by_type) == {"matmul", "relu", "softmax", "MEMCPY"}, by_type
+assert set(by_type) == {"matmul", "relu", "softmax", "MEMCPY_ASYNC"}, by_type
 for t, r in by_type.items():
     assert r["Device_id"] == "0" and r["Core Type"] == "GPU", r
     tasks = [k for k in kd if k["Type"] == t]
-    assert int(r["Count"]) == len(tasks) == (2 * steps if t == "MEMCPY" else steps), r
+    assert int(r["Count"]) == len(tasks) == (2 * steps if t == "MEMCPY_ASYNC" else steps), r
     assert US(r["Total Time(us)"]) == sum(US(k["Duration(us)"]) for k in tasks), r
     assert US(r["Max Time(us)"]) == max(US(k["Duration(us)"]) for k in tasks), r
 assert abs(sum(float(r["Ratio(%)"]) for r in ost) - 100) < 0.05
@@ -122,7 +126,7 @@ head, st = read(out, "step_trace_time.csv")
 assert head == STEP, head
 assert [(r["Device_id"], r["Step"]) for r in st] == [("0", str(i)) for i in range(steps)]
 for r in st:
-    kernels = [k for k in kd if k["Step Id"] == r["Step"] and k["Type"] != "MEMCPY"]
+    kernels = [k for k in kd if k["Step Id"] == r["Step"] and k["Type"] != "MEMCPY_ASYNC"]
     # the fake device runs one task at a time: the union is the sum
     assert US(r["Computing"]) == sum(US(k["Duration(us)"]) for k in kernels), r
     assert US(r["Free"]) + US(r["Computing"]) == US(r["Stage"]), r

@@ -167,6 +167,7 @@ static void check_kernel_details(const char *dir, const aip__model *m)
     const aip__process *p = &m->procs[0];
     ASSERT_EQ(p->dev_tasks.n, (size_t)n_rec);
     int64_t queue_end[2] = {INT64_MIN, INT64_MIN};
+    unsigned on_queue[8] = {0}; /* tasks seen per queue: the Task ID */
     for (size_t r = 0; r < c.rows; r++) {
         /* the fake device runs each task right after its launch: file
          * order = launch order */
@@ -177,13 +178,13 @@ static void check_kernel_details(const char *dir, const aip__model *m)
         ASSERT_STREQ(at(&c, r, "Step Id"), want);
         snprintf(want, sizeof want, "%u", dev);
         ASSERT_STREQ(at(&c, r, "Device_id"), want);
-        snprintf(want, sizeof want, "%zu", r);
+        snprintf(want, sizeof want, "%u", on_queue[l->queue % 8]++);
         ASSERT_STREQ(at(&c, r, "Task ID"), want);
         snprintf(want, sizeof want, "%u", l->queue);
         ASSERT_STREQ(at(&c, r, "Stream ID"), want);
         ASSERT_STREQ(at(&c, r, "Name"), l->name);
         int kernel = strcmp(l->name, "Memcpy HtoD") != 0;
-        ASSERT_STREQ(at(&c, r, "Type"), kernel ? l->name : "MEMCPY");
+        ASSERT_STREQ(at(&c, r, "Type"), kernel ? l->name : "MEMCPY_ASYNC");
         ASSERT_STREQ(at(&c, r, "Accelerator Core"), "GPU");
         /* durations: exactly the device's */
         ASSERT_STREQ(at(&c, r, "Duration(us)"), us3(l->dur));
@@ -249,7 +250,7 @@ static void check_op_statistic(const char *dir)
     csv c;
     ASSERT_EQ(csv_read(&c, dir, "op_statistic.csv"), 0);
     ASSERT_EQ(c.cols, 9);
-    ASSERT_EQ(c.rows, 3); /* mm, add, MEMCPY */
+    ASSERT_EQ(c.rows, 3); /* mm, add, MEMCPY_ASYNC */
     int64_t total[3] = {0}, min[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, max[3] = {0};
     for (int i = 0; i < n_rec; i++) {
         int k = i % 3;
@@ -257,7 +258,7 @@ static void check_op_statistic(const char *dir)
         min[k] = rec[i].dur < min[k] ? rec[i].dur : min[k];
         max[k] = rec[i].dur > max[k] ? rec[i].dur : max[k];
     }
-    static const char *const type[3] = {"mm", "add", "MEMCPY"};
+    static const char *const type[3] = {"mm", "add", "MEMCPY_ASYNC"};
     for (size_t r = 0; r < c.rows; r++) {
         int k = 0;
         while (k < 3 && strcmp(at(&c, r, "OP Type"), type[k]))
