@@ -35,7 +35,7 @@ def timeline(base="data"):
 
 
 def timeline_info(events):
-    info = [e for e in events if e.get("ph") == "M" and e.get("name") == "timeline_limit"]
+    info = [e for e in events if e.get("ph") == "M" and e.get("name") == "timeline_info"]
     assert len(info) == 1
     return info[0]["args"]
 
@@ -89,6 +89,8 @@ def test_default_run_writes_the_cpu_layout():
     assert int(types["aten::addmm"]["execution_frequency(per-step)"]) == 1  # 3 steps
     assert sum(float(r["total_proportion"]) for r in detail) == pytest.approx(1.0, abs=1e-3)
     addmm = [r for r in detail if r["op_type"] == "aten::addmm"]
+    # One node per call site and shapes, run once per step.
+    assert len(addmm) == 1 and addmm[0]["op_occurrences"] == "3"
     assert addmm and all(r["full_op_name"].startswith("Default/") and
                          r["full_op_name"].endswith("/" + r["op_name"]) and
                          "aten::linear" in r["full_op_name"] for r in addmm)
@@ -102,6 +104,18 @@ def test_default_run_writes_the_cpu_layout():
     events = timeline()
     names = x_names(events)
     assert any(n.startswith("aten::addmm-op") for n in names)
+    # As in MindSpore, a timeline ts is the timestamp file's start_ns / 1000.
+    node = addmm[0]
+    first_ns = int(runs[node["full_op_name"]][0].split(",")[0])
+    assert any(e.get("name") == node["op_name"] and e["ts"] == pytest.approx(first_ns / 1000,
+                                                                            abs=1e-3)
+               for e in events)
+    base = timeline_info(events)["ts_base_ns"]
+    with open(os.path.join(d, "profiler_info_0.json")) as f:
+        assert json.load(f)["aiprof"]["time_base_ns"] == base
+    host_rows = read_csv(os.path.join(d, "host_info", "host_info_0.csv"))
+    first_op = min(int(r["time_stamp(us)"]) for r in host_rows if r["module_name"] == "PyTorch")
+    assert base // 1000 <= first_op < base // 1000 + 10**6 * 60  # epoch µs, after the base
     steps = [e for e in events if e.get("ph") == "X" and e.get("tid") == 100000]
     assert [e["name"] for e in steps] == ["0", "1", "2"]
     assert any(e.get("name") == "computation_op" for e in events)

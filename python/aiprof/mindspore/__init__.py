@@ -302,7 +302,8 @@ def _analyse_into(out_dir, result_dir, run, pretty):
         written, dropped = _layout.write_timeline(trace, out_dir, rank_id, device_id,
                                                   opts["timeline_limit"], pretty)
         _layout.write_summary(trace, out_dir, rank_id, pretty)
-        extra.update(timeline_events=written, timeline_dropped_events=dropped)
+        extra.update(timeline_events=written, timeline_dropped_events=dropped,
+                     time_base_ns=trace.base_ns)
     framework = opts["profile_framework"]
     if framework is not None:
         extra["host_info_rows"] = _host_info.write_host_info(trace, out_dir, rank_id, framework,

@@ -179,5 +179,6 @@ def write_host_info(trace, out_dir, rank_id, framework, pid, ppid, pretty):
                            "args": {"memory_usage(kB)": int(r[9])}})
     events.sort(key=lambda e: e["ts"])
     with _output.open_output(os.path.join(host_dir, f"timeline_{rank_id}.json"), "w") as f:
-        json.dump(events, f, indent=4 if pretty else None)
+        # dumps, not dump: dump streams through the pure-Python encoder.
+        f.write(json.dumps(events, indent=4 if pretty else None))
     return len(rows)

@@ -55,7 +55,7 @@ def _open_text(path):
 
 def write_json(path, obj, pretty):
     with _open_text(path) as f:
-        json.dump(obj, f, indent=4 if pretty else None)
+        f.write(json.dumps(obj, indent=4 if pretty else None))
 
 
 def write_op_files(trace, out_dir, device_id, pid):
@@ -64,7 +64,7 @@ def write_op_files(trace, out_dir, device_id, pid):
     d = device_id
     with _open_text(os.path.join(out_dir, f"cpu_op_execute_timestamp_{d}.txt")) as f:
         for node in trace.nodes:
-            runs = " ".join(f"{trace.abs_ns(trace.start[i])},{_fmt(trace.dur[i] / 1000.0)},"
+            runs = " ".join(f"{trace.rel_ns(trace.start[i])},{_fmt(trace.dur[i] / 1000.0)},"
                             f"{trace.tid[i]}" for i in node.runs)
             f.write(f"{node.full_name};HostCpuOps;{runs} \n")
     with _open_text(os.path.join(out_dir, f"cpu_framework_{d}.txt")) as f:
@@ -101,35 +101,54 @@ def write_op_files(trace, out_dir, device_id, pid):
 def _timeline_events(trace, device_id):
     """(events sorted by start, overlap events, thread ids) as MindSpore's
     CPU timeline has them: ops and annotations on their threads, steps on
-    "Steps", the merged computation and the free time in Op Overlap Analyse."""
+    "Steps", the merged computation and the free time in Op Overlap Analyse.
+    An event is (name, tid, ts, dur, pid), all X slices."""
     s = trace.strings
     items = []
     tids = set()
     for i in sorted(trace.ops + trace.annotations):
-        start, dur, tid = trace.start[i], trace.dur[i], trace.tid[i]
-        if trace.cat[i] == CAT_OP:
-            name = trace.node_of[i].op_name
-        else:
-            name = s[trace.name[i]]
+        tid = trace.tid[i]
+        name = trace.node_of[i].op_name if trace.cat[i] == CAT_OP else s[trace.name[i]]
         tids.add(tid)
-        items.append({"name": name, "ph": "X", "tid": tid, "ts": round(trace.abs_us(start), 3),
-                      "dur": round(dur, 3), "pid": device_id})
+        items.append((name, tid, round(trace.start[i], 3), round(trace.dur[i], 3), device_id))
     for number, start, dur in trace.steps:
-        items.append({"name": number, "ph": "X", "tid": STEPS_TID,
-                      "ts": round(trace.abs_us(start), 3), "dur": round(dur, 3),
-                      "pid": device_id})
-    items.sort(key=lambda e: e["ts"])
+        items.append((number, STEPS_TID, round(start, 3), round(dur, 3), device_id))
+    items.sort(key=lambda e: e[2])
     overlap = []
     busy = trace.merged(trace.top_level_ops)
     for a, b in busy:
-        overlap.append({"name": "computation_op", "ph": "X", "tid": MERGED_COMPUTATION_TID,
-                        "ts": round(trace.abs_us(a), 3), "dur": round(b - a, 3),
-                        "pid": OP_OVERLAP_PID})
+        overlap.append(("computation_op", MERGED_COMPUTATION_TID, round(a, 3), round(b - a, 3),
+                        OP_OVERLAP_PID))
     for (_, b), (c, _) in zip(busy, busy[1:]):
-        overlap.append({"name": "free_time", "ph": "X", "tid": FREE_TIME_TID,
-                        "ts": round(trace.abs_us(b), 3), "dur": round(c - b, 3),
-                        "pid": OP_OVERLAP_PID})
+        overlap.append(("free_time", FREE_TIME_TID, round(b, 3), round(c - b, 3),
+                        OP_OVERLAP_PID))
     return items, overlap, sorted(tids)
+
+
+class _Dumper:
+    """JSON text of timeline entries: the slices formatted directly (one
+    json.dumps per distinct name, not per event), the rest by json."""
+
+    def __init__(self, pretty):
+        self.pretty = pretty
+        self.sep = ",\n" if pretty else ","
+        self._names = {}
+
+    def obj(self, obj):
+        if self.pretty:
+            return textwrap.indent(json.dumps(obj, indent=4), "    ")
+        return json.dumps(obj)
+
+    def slice(self, ev):
+        name, tid, ts, dur, pid = ev
+        if self.pretty:
+            return self.obj({"name": name, "ph": "X", "tid": tid, "ts": ts, "dur": dur,
+                             "pid": pid})
+        q = self._names.get(name)
+        if q is None:
+            q = self._names[name] = json.dumps(name)
+        return f'{{"name": {q}, "ph": "X", "tid": {tid}, "ts": {ts!r}, "dur": {dur!r}, ' \
+               f'"pid": {pid}}}'
 
 
 def _labels(device_id, tids):
@@ -159,26 +178,24 @@ def write_timeline(trace, out_dir, rank_id, device_id, limit_mb, pretty):
     """cpu_timeline_display_{R}.json, cut so that the file stays within
     `limit_mb` MiB (MindSpore's timeline_limit): events are written in
     time order until the next one would not fit; a metadata event
-    (`timeline_limit`) and the log say how many were left out.  Returns
+    (`timeline_info`) and the log say how many were left out.  `ts` are µs
+    since the trace's base (the whole second before its first event, epoch
+    ns in timeline_info's `ts_base_ns`): small numbers keep ns exact in a
+    float64, as MindSpore's monotonic-clock µs do.  Returns
     (written, dropped)."""
     items, overlap, tids = _timeline_events(trace, device_id)
     events = items + overlap  # MindSpore appends the overlap tracks last
     tail = _labels(device_id, tids)
-
-    def dump(obj):
-        text = json.dumps(obj)
-        if pretty:
-            text = textwrap.indent(json.dumps(obj, indent=4), "    ")
-        return text
-
-    sep = ",\n" if pretty else ","
+    dumper = _Dumper(pretty)
+    sep = dumper.sep
 
     def info(written, dropped):
-        return dump({"name": "timeline_limit", "ph": "M", "pid": device_id, "tid": 0,
-                     "args": {"timeline_limit(MB)": limit_mb, "written_events": written,
-                              "dropped_events": dropped, "truncated": dropped > 0}})
+        return dumper.obj({"name": "timeline_info", "ph": "M", "pid": device_id, "tid": 0,
+                           "args": {"timeline_limit(MB)": limit_mb, "written_events": written,
+                                    "dropped_events": dropped, "truncated": dropped > 0,
+                                    "ts_base_ns": trace.base_ns}})
 
-    tail_text = sep.join(dump(m) for m in tail)
+    tail_text = sep.join(dumper.obj(m) for m in tail)
     # Room for the closing metadata, sized for the longest counts it may hold.
     reserve = len(info(len(events), len(events)).encode()) + len(tail_text.encode()) + 16
     budget = limit_mb * MB - reserve
@@ -188,7 +205,7 @@ def write_timeline(trace, out_dir, rank_id, device_id, limit_mb, pretty):
     with _open_text(path) as f:
         f.write("[\n" if pretty else "[")
         for ev in events:
-            text = dump(ev)
+            text = dumper.slice(ev)
             n = len(text.encode()) + len(sep)
             if size + n > budget:
                 break

@@ -12,9 +12,10 @@ An eager PyTorch program has no graph, so a node here is one (scope, op,
 input shapes) triple, the scope being the names of the op's enclosing
 ops and annotations, outermost first: `aten::addmm` called by
 `aten::linear` inside `record_function("fc")` is
-`Default/fc/aten::linear/aten::addmm-op7`.  Shapes are part of the node
-so that each node has one shape, as a graph kernel does (op_analyse()
-groups by shape).
+`Default/fc/aten::linear/aten::addmm-op7`; ProfilerStep#N ranges are
+left out of scopes, so the node of step 1 is that of step 2.  Shapes are
+part of the node so that each node has one shape, as a graph kernel does
+(op_analyse() groups by shape).
 """
 import json
 from array import array
@@ -81,8 +82,8 @@ class Trace:
     def abs_us(self, start_us):
         return self.base_ns / 1000.0 + start_us
 
-    def abs_ns(self, start_us):
-        return self.base_ns + int(round(start_us * 1000.0))
+    def rel_ns(self, start_us):
+        return int(round(start_us * 1000.0))
 
     def shapes_of(self, sid):
         if sid < 0:
@@ -107,7 +108,11 @@ class Trace:
             p = self.parent[i]
             name = s[self.name[i]]
             if p >= 0:  # parents come before their children
-                scope[i] = f"{scope[p]}/{_clean(s[self.name[p]])}"
+                parent_name = s[self.name[p]]
+                # A step is when a node runs, not where: the same op in
+                # every step is one node, as a graph kernel is.
+                scope[i] = scope[p] if parent_name.startswith(STEP_PREFIX) else \
+                    f"{scope[p]}/{_clean(parent_name)}"
                 in_op[i] = in_op[p] or self.cat[p] == CAT_OP
             else:
                 scope[i] = "Default"
