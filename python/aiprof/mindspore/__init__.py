@@ -87,8 +87,8 @@ class Profiler:
     MindSpore 2.2's profiler, keyword arguments only.  A wrong type is a
     TypeError and a wrong value a ValueError naming the parameter, raised
     before anything starts; an unknown keyword is logged and ignored, as
-    MindSpore does.  Ascend/GPU-only switches are checked, and logged as not
-    collected here when given.
+    MindSpore does.  Ascend/GPU/MindData switches are checked, and logged as
+    not collected here when given.
     """
 
     def __init__(self, **kwargs):
@@ -122,8 +122,8 @@ class Profiler:
                 if name in given:
                     log.warning("When op_time is set to False, the parameter '%s' setting is "
                                 "invalid.", name)
-        absent = [f"{name} ({_NOT_HERE[name]})" for name in _NOT_HERE
-                  if name in given and given[name] != _DEFAULTS[name]]
+        # MindSpore's CPU profiler logs every such parameter it is given.
+        absent = [f"{name} ({_NOT_HERE[name]})" for name in _NOT_HERE if name in given]
         if absent:
             log.warning("[Profiler]not collected on this machine (a host CPU run: no Ascend "
                         "device, no GPU, no MindData pipeline): %s", ", ".join(absent))
