@@ -368,3 +368,43 @@ def test_timeline_limit_truncates_and_says_so(caplog):
     assert "larger than timeline_limit (1 MB)" in caplog.text
     with open(os.path.join(prof_dir(), "profiler_info_0.json")) as f:
         assert json.load(f)["aiprof"]["timeline_dropped_events"] == info["dropped_events"]
+
+
+@needs_torch
+def test_hostile_names_keep_the_files_parseable():
+    import torch
+    import aiprof as mindspore
+    p = mindspore.Profiler(output_path="./data")
+    x = torch.randn(2, 2)
+    with record_function("a/b;c,d\ne"):
+        torch.mm(x, x)
+    p.analyse()
+    d = prof_dir()
+    detail = read_csv(os.path.join(d, "cpu_op_detail_info_0.csv"))
+    mm = [r for r in detail if r["op_type"] == "aten::mm"]
+    assert len(mm) == 1 and mm[0]["full_op_name"].startswith("Default/a_b_c,d e/")
+    with open(os.path.join(d, "cpu_framework_0.txt")) as f:
+        assert len(f.read().splitlines()) == len(detail)
+    assert json.loads(p.op_analyse("aten::mm"))["aten::mm"][0]["op_occurrences"] == 1
+    assert "a/b;c,d\ne" in x_names(timeline())  # the timeline keeps the name as is
+
+
+def test_no_vmrss_is_logged_once_and_the_run_goes_on(monkeypatch, caplog):
+    import aiprof as mindspore
+    from aiprof.mindspore import _host_info
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    monkeypatch.setattr(_host_info, "read_vmrss_kb", lambda *a: None)
+    p = mindspore.Profiler(output_path="./data", profile_framework="all")
+    with record_function("still_recorded"):
+        pass
+    p.analyse()
+    assert caplog.text.count("has no VmRSS") == 1
+    rows = read_csv(os.path.join(prof_dir(), "host_info", "host_info_0.csv"))
+    assert rows and not any(int(r["memory_usage(kB)"]) for r in rows)
+    assert "still_recorded" in x_names(timeline())
+
+
+def test_read_vmrss_kb():
+    from aiprof.mindspore._host_info import read_vmrss_kb
+    assert read_vmrss_kb() > 0
+    assert read_vmrss_kb("/nonexistent/status") is None

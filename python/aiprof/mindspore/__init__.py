@@ -171,8 +171,13 @@ class Profiler:
                                     f"host_info_{self._rank_id}.csv")
             if os.path.exists(csv_path):  # an older run's rows: this run starts its own
                 os.unlink(csv_path)
-            self._sampler = _host_info.MemorySampler(csv_path)
-            self._sampler.start()
+            sampler = _host_info.MemorySampler(csv_path)
+            try:
+                sampler.start()
+                self._sampler = sampler
+            except OSError as e:  # the profile goes on without host memory
+                log.warning("[Profiler]profile_framework: cannot write %s (%s); host memory is "
+                            "not recorded", csv_path, e)
         self._started = True
         self._has_started = True
 

@@ -25,7 +25,7 @@ import textwrap
 import time
 
 from ..profiler import _output
-from ._trace import CAT_OP, Trace
+from ._trace import CAT_OP, Trace, _clean
 
 log = logging.getLogger("aiprof.mindspore")
 
@@ -70,7 +70,7 @@ def write_op_files(trace, out_dir, device_id, pid):
     with _open_text(os.path.join(out_dir, f"cpu_framework_{d}.txt")) as f:
         for node in trace.nodes:
             inputs = "".join(f"input_{k}:{s};" for k, s in enumerate(node.shapes))
-            f.write(f"{node.op_type};{node.op_name};0;{inputs}\n")
+            f.write(f"{_clean(node.op_type)};{node.op_name};0;{inputs}\n")
     total = sum(node.total_us for node in trace.nodes)
     with _open_text(os.path.join(out_dir, f"cpu_op_detail_info_{d}.csv")) as f:
         w = csv.writer(f, lineterminator="\n")

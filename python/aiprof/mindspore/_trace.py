@@ -31,8 +31,8 @@ STEP_PREFIX = "ProfilerStep#"
 
 
 def _clean(name):
-    # '/' separates scope levels in a full name, ';' and ',' the fields of
-    # MindSpore's text files.
+    # '/' separates scope levels in a full name, ';' the fields of
+    # MindSpore's text files, a newline their lines.
     return name.replace("/", "_").replace(";", "_").replace("\n", " ")
 
 
