@@ -408,3 +408,14 @@ def test_read_vmrss_kb():
     from aiprof.mindspore._host_info import read_vmrss_kb
     assert read_vmrss_kb() > 0
     assert read_vmrss_kb("/nonexistent/status") is None
+
+
+@needs_torch
+def test_example_callback_script():
+    import mindspore_profiler  # examples/python (conftest puts it on sys.path)
+    result = mindspore_profiler.main(["--dir", "./data", "--steps", "6"])
+    # Steps 2..4 recorded (start at step_begin(2), stop at step_end(4)):
+    # 3 linear layers x 3 steps.
+    assert sum(e["op_occurrences"] for e in result["aten::addmm"]) == 9
+    steps = [e["name"] for e in timeline() if e.get("ph") == "X" and e.get("tid") == 100000]
+    assert steps == ["2", "3", "4"]
