@@ -419,3 +419,20 @@ def test_example_callback_script():
     assert sum(e["op_occurrences"] for e in result["aten::addmm"]) == 9
     steps = [e["name"] for e in timeline() if e.get("ph") == "X" and e.get("tid") == 100000]
     assert steps == ["2", "3", "4"]
+
+
+def test_a_trace_that_could_not_be_saved_is_logged(caplog):
+    import aiprof as mindspore
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    p = mindspore.Profiler(output_path="./data", profile_framework=None)
+    real_stop = p._prof.stop
+
+    def failing_stop():  # as when the file system refused the trace
+        real_stop()
+        p._prof._trace_dir, p._prof._session_error = None, "No space left on device"
+
+    p._prof.stop = failing_stop
+    p.analyse()
+    assert "no trace was saved (No space left on device)" in caplog.text
+    assert not any(n.startswith("cpu_") for n in os.listdir(prof_dir()))
+    assert os.path.isfile(os.path.join(prof_dir(), "profiler_info_0.json"))

@@ -191,6 +191,9 @@ class Profiler:
             if self._prof is not None:
                 self._prof.stop()
                 self._trace_dir = self._prof._trace_dir
+                if self._trace_dir is None:  # saving failed: already warned by the profile
+                    log.warning("[Profiler]no trace was saved (%s); analyse() will write no op "
+                                "files", self._prof._session_error or "unknown reason")
         finally:
             sampler, self._sampler = self._sampler, None
             if sampler is not None:
