@@ -436,3 +436,25 @@ def test_a_trace_that_could_not_be_saved_is_logged(caplog):
     assert "no trace was saved (No space left on device)" in caplog.text
     assert not any(n.startswith("cpu_") for n in os.listdir(prof_dir()))
     assert os.path.isfile(os.path.join(prof_dir(), "profiler_info_0.json"))
+
+
+def test_read_trace_returns_its_base(tmp_path):
+    """read_trace's base_ns (python/_C/trace_reader.c): the whole second
+    below the earliest ts of the array form (absolute = base + start), 0 for
+    Kineto's object form (its ts are relative already)."""
+    from aiprof import _C
+    x = 1795490263408585
+    path = tmp_path / "trace_view.json"
+    path.write_text(json.dumps([
+        {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 7, "ts": f"{x}.262",
+         "dur": 1.0}]))
+    raw = _C.read_trace(str(path), frozenset())
+    assert raw["base_ns"] == x // 1000000 * 1000000 * 1000
+    from array import array
+    start = array("d")
+    start.frombytes(raw["start"])
+    assert raw["base_ns"] + round(start[0] * 1000) == x * 1000 + 262
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 7, "ts": 1.5, "dur": 1.0}],
+        "baseTimeNanoseconds": 1700000000000000000}))
+    assert _C.read_trace(str(path), frozenset())["base_ns"] == 0
