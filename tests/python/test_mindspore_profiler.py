@@ -458,3 +458,19 @@ def test_read_trace_returns_its_base(tmp_path):
         {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 7, "ts": 1.5, "dur": 1.0}],
         "baseTimeNanoseconds": 1700000000000000000}))
     assert _C.read_trace(str(path), frozenset())["base_ns"] == 0
+
+
+def test_one_profiler_collects_at_a_time():
+    import aiprof as mindspore
+    first = mindspore.Profiler(output_path="./one")
+    with pytest.raises(RuntimeError, match="already running"):
+        mindspore.Profiler(output_path="./two")
+    second = mindspore.Profiler(output_path="./two", start_profile=False)
+    with pytest.raises(RuntimeError, match="already running"):
+        second.start()
+    first.stop()
+    second.start()  # the failed start left it startable
+    with record_function("second_only"):
+        pass
+    second.analyse()
+    assert "second_only" in x_names(timeline("two"))
