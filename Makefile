@@ -1,6 +1,7 @@
 # aiprof — top-level entry points.  CMake does the building underneath.
 #   make          build build/lib/libaiprof.{so,a} and build/bin/aiprof
-#   make demo     install missing packages (as root), build, profile the examples
+#   make demo     install missing packages (as root, OpenCL/PoCL included), build,
+#                 profile the examples (examples/opencl's pipeline too)
 #   make test     install missing packages (as root), build and run every test,
 #                 including ASan+UBSan and TSan builds
 #   make bench    print the benchmark figures
