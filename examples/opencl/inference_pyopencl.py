@@ -19,10 +19,12 @@ the in-process way (examples/opencl/README.md).
 import argparse
 import sys
 
-import numpy as np
-import pyopencl as cl
-
 import aiprof as torch_npu  # the drop-in: the same code runs with torch_npu
+
+# After aiprof: pyopencl binds its OpenCL calls when it is imported, and
+# only to aiprof's wrappers if aiprof is already loaded (docs/OPENCL.md).
+import numpy as np  # noqa: E402
+import pyopencl as cl  # noqa: E402
 
 BATCH, IN, HIDDEN, OUT = 64, 256, 512, 10
 
