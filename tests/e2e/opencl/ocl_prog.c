@@ -10,8 +10,9 @@
  *                 own event: "API DURATION_NS" lines (OpenCL's own numbers)
  *                 in OUT, plus commands without events, on a queue created
  *                 without profiling, and "launches N" (successful enqueues)
- *   threads OUT N 4 threads, each with its own queue, enqueue N kernels
- *                 (every other with an event released at once): "launches"
+ *   threads OUT N 4 threads enqueue N kernels each, round-robin into the
+ *                 same 4 queues (every other with an event released at
+ *                 once): "launches"
  *   loop          kernels until killed; "running" once 50 have finished
  *   reuse OUT     kernels and queues created and released in turn, so that
  *                 new ones get the addresses of released ones: "kernel
@@ -30,6 +31,7 @@
 #include <CL/cl.h>
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,39 +255,47 @@ static void mode_accuracy(void)
 }
 
 static int per_thread = 100;
+static cl_command_queue shared[4];
 
+static void finish_all(void)
+{
+    for (int i = 0; i < 4; i++)
+        CHECK(clFinish(shared[i]));
+}
+
+/* Thread t enqueues its kernels round-robin into the 4 shared queues, as
+ * the 3 other threads do at the same time. */
 static void *worker(void *arg)
 {
-    (void)arg;
-    cl_command_queue q = queue(CL_QUEUE_PROFILING_ENABLE);
+    int t = (int)(intptr_t)arg;
     cl_mem a = buffer(N * 4), c = buffer(N * 4);
-    cl_kernel vadd = kernel("vadd");
+    cl_kernel vadd = kernel("vadd"); /* one per thread: arguments are per kernel */
     CHECK(clSetKernelArg(vadd, 0, sizeof a, &a));
     CHECK(clSetKernelArg(vadd, 1, sizeof a, &a));
     CHECK(clSetKernelArg(vadd, 2, sizeof c, &c));
     float one = 1.0f;
-    CHECK(clEnqueueFillBuffer(q, a, &one, sizeof one, 0, N * 4, 0, NULL, NULL));
+    CHECK(clEnqueueFillBuffer(shared[t], a, &one, sizeof one, 0, N * 4, 0, NULL, NULL));
     launched();
+    CHECK(clFinish(shared[t]));
     size_t global = N;
     for (int i = 0; i < per_thread; i++) {
         cl_event ev;
-        CHECK(clEnqueueNDRangeKernel(q, vadd, 1, NULL, &global, NULL, 0, NULL,
+        CHECK(clEnqueueNDRangeKernel(shared[(t + i) % 4], vadd, 1, NULL, &global, NULL, 0, NULL,
                                      i % 2 ? &ev : NULL));
         if (i % 2)
             CHECK(clReleaseEvent(ev)); /* released at once: aiprof must keep it */
         launched();
         if (i % 25 == 24)
-            CHECK(clFinish(q));
+            finish_all();
     }
-    CHECK(clFinish(q));
-    double s = checksum(q, c);
+    finish_all();
+    double s = checksum(shared[t], c);
     pthread_mutex_lock(&launches_lock);
     printf("thread checksum %.1f\n", s);
     pthread_mutex_unlock(&launches_lock);
     clReleaseMemObject(a);
     clReleaseMemObject(c);
     clReleaseKernel(vadd);
-    clReleaseCommandQueue(q);
     return NULL;
 }
 
@@ -293,9 +303,13 @@ static void mode_threads(void)
 {
     pthread_t th[4];
     for (int i = 0; i < 4; i++)
-        pthread_create(&th[i], NULL, worker, NULL);
+        shared[i] = queue(CL_QUEUE_PROFILING_ENABLE);
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
+    for (int i = 0; i < 4; i++)
+        clReleaseCommandQueue(shared[i]);
 }
 
 static void mode_loop(void)
