@@ -115,8 +115,7 @@ static const clockid_t host_clocks[] = {CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC};
 
 /* Timed markers: the best one as a sample, and which host clock (if any)
  * held every QUEUED between its readings.  @return 0 if markers fail. */
-static int marker_sample(const aip__cl_api *cl, cl_device_id dev, uint32_t device,
-                         aip__cl_clock *c)
+static int marker_sample(const aip__cl_api *cl, cl_device_id dev, uint32_t device, aip__cl_clock *c)
 {
     if (!private_queue(cl, dev, c))
         return 0;

@@ -22,8 +22,7 @@ typedef struct pending {
     aip__dev_task_info ti;
 } pending;
 
-static int profiling_time(const aip__cl_api *cl, cl_event ev, cl_profiling_info what,
-                          uint64_t *out)
+static int profiling_time(const aip__cl_api *cl, cl_event ev, cl_profiling_info what, uint64_t *out)
 {
     cl_ulong v = 0;
     if (cl->clGetEventProfilingInfo(ev, what, sizeof v, &v, NULL) != CL_SUCCESS)
@@ -72,8 +71,7 @@ int aip__cl_launch_begin(aip__cl_launch *l, cl_command_queue q, cl_event *app_ev
 void aip__cl_launch_end(aip__cl_launch *l, const char *api, cl_int err, cl_event *app_event,
                         aip__dev_task_info *ti)
 {
-    aip__dev_api_end(api, l->api_start, err == CL_SUCCESS ? l->correlation : 0,
-                     l->queue.device);
+    aip__dev_api_end(api, l->api_start, err == CL_SUCCESS ? l->correlation : 0, l->queue.device);
     aip__cl_clock_tick(l->queue.device, l->api_start);
     if (err != CL_SUCCESS)
         return;

@@ -2,7 +2,8 @@
  * cl_int.h — what the files of the OpenCL back end share.
  *
  * The back end interposes the OpenCL entry points (cl_enqueue.c: commands;
- * cl_objects.c: queues, buffers, SVM, kernels, waits): libaiprof defines
+ * cl_images.c: image commands and allocations; cl_objects.c: queues,
+ * buffers, SVM, kernels, waits): libaiprof defines
  * functions with the OpenCL names, so a program that resolves them through
  * libaiprof (LD_PRELOAD by `aiprof run`, or -laiprof before -lOpenCL) calls
  * these, which call the real ones.  libaiprof never links libOpenCL: the
@@ -25,6 +26,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The wrappers are the library's only exported non-aip symbols. */
 #define AIP_CL_EXPORT __attribute__((visibility("default")))
@@ -32,6 +34,7 @@
 /* Every real entry point the back end calls or wraps.  The pointer types
  * come from the header's own declarations, so a wrong prototype fails the
  * build. */
+// clang-format off
 #define AIP_CL_FUNCS(X)                                                                      \
     X(clGetPlatformIDs) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)              \
     X(clReleaseContext) X(clGetContextInfo) X(clCreateCommandQueue)                          \
@@ -45,15 +48,57 @@
     X(clEnqueueSVMFree) X(clEnqueueSVMMigrateMem) X(clCreateBuffer)                          \
     X(clCreateBufferWithProperties) X(clReleaseMemObject) X(clGetMemObjectInfo)              \
     X(clSetMemObjectDestructorCallback) X(clSVMAlloc) X(clSVMFree) X(clFinish)               \
-    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clSetEventCallback)             \
-    X(clGetEventProfilingInfo) X(clGetEventInfo) X(clGetKernelInfo) X(clCreateKernel)                          \
-    X(clCreateKernelsInProgram) X(clCloneKernel) X(clGetDeviceAndHostTimer)
+    X(clWaitForEvents) X(clRetainEvent) X(clReleaseEvent) X(clSetEventCallback)              \
+    X(clGetEventProfilingInfo) X(clGetEventInfo) X(clGetKernelInfo) X(clCreateKernel)        \
+    X(clCreateKernelsInProgram) X(clCloneKernel) X(clGetDeviceAndHostTimer)                  \
+    X(clEnqueueReadImage) X(clEnqueueWriteImage) X(clEnqueueCopyImage)                       \
+    X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage) X(clEnqueueFillImage)        \
+    X(clEnqueueMapImage) X(clEnqueueMigrateMemObjects) X(clCreateImage)                      \
+    X(clCreateImageWithProperties) X(clGetImageInfo)
+// clang-format on
 
 typedef struct aip__cl_api {
 #define AIP_CL_FIELD(f) __typeof__(f) *f;
     AIP_CL_FUNCS(AIP_CL_FIELD)
 #undef AIP_CL_FIELD
 } aip__cl_api;
+
+/* ---- the wrappers' shared pieces (cl_enqueue.c, cl_images.c) ---------- */
+
+/* The real function, or CL_INVALID_OPERATION when this OpenCL lacks it. */
+#define AIP_CL_REAL_OR_FAIL(fn)                                                                    \
+    const aip__cl_api *cl = aip__cl_real();                                                        \
+    if (!cl->fn)                                                                                   \
+    return CL_INVALID_OPERATION
+
+/* The body of a wrapper returning cl_int whose last argument is the event:
+ * ARGS are the real call's arguments before it; TI the task it launches. */
+#define AIP_CL_ENQUEUE(fn, q, ev, TI, ...)                                                         \
+    AIP_CL_REAL_OR_FAIL(fn);                                                                       \
+    aip__cl_launch l;                                                                              \
+    if (!aip__dev_recording() || !aip__cl_launch_begin(&l, q, ev))                                 \
+        return cl->fn(__VA_ARGS__, ev);                                                            \
+    cl_int err = cl->fn(__VA_ARGS__, l.event);                                                     \
+    aip__dev_task_info ti = TI;                                                                    \
+    aip__cl_launch_end(&l, #fn, err, ev, &ti);                                                     \
+    return err
+
+static inline uint64_t region_bytes(const size_t *region)
+{
+    return region ? (uint64_t)region[0] * region[1] * region[2] : 0;
+}
+
+static inline aip__dev_task_info aip__cl_task(const char *name, uint8_t kind, uint8_t dir,
+                                              uint64_t bytes)
+{
+    aip__dev_task_info ti;
+    memset(&ti, 0, sizeof ti);
+    ti.name = name;
+    ti.kind = kind;
+    ti.direction = dir;
+    ti.bytes = bytes;
+    return ti;
+}
 
 /* ---- cl_real.c ---------------------------------------------------------- */
 
@@ -69,12 +114,14 @@ const char *aip__cl_status(void);
 
 /* What the back end knows of a queue, packed in one word so the enqueue
  * path reads it with one atomic load. */
-enum { AIP_CLQ_PROFILING = 1, /* the queue has CL_QUEUE_PROFILING_ENABLE */
-       AIP_CLQ_FORCED = 2 };  /* ... because aiprof added it (hidden from the app) */
+enum {
+    AIP_CLQ_PROFILING = 1, /* the queue has CL_QUEUE_PROFILING_ENABLE */
+    AIP_CLQ_FORCED = 2
+}; /* ... because aiprof added it (hidden from the app) */
 typedef struct aip__cl_queue {
-    uint32_t queue;              /* aip__dev_queue id (AIP_DEV_NONE: none) */
-    uint32_t device;             /* aip__dev_device id */
-    unsigned flags;              /* AIP_CLQ_* */
+    uint32_t queue;  /* aip__dev_queue id (AIP_DEV_NONE: none) */
+    uint32_t device; /* aip__dev_device id */
+    unsigned flags;  /* AIP_CLQ_* */
 } aip__cl_queue;
 
 /* aip__cl_queue_created() : a queue the application just created (an
@@ -104,11 +151,11 @@ const char *aip__cl_intern(const char *s);
 
 /* One command being launched: filled by the wrapper before the real call. */
 typedef struct aip__cl_launch {
-    uint64_t api_start;          /* aip__dev_api_begin() */
+    uint64_t api_start; /* aip__dev_api_begin() */
     uint64_t correlation;
     aip__cl_queue queue;
-    cl_event own;                /* the event aiprof asked for */
-    cl_event *event;             /* what to pass the real call: the app's or &own */
+    cl_event own;    /* the event aiprof asked for */
+    cl_event *event; /* what to pass the real call: the app's or &own */
 } aip__cl_launch;
 
 /* aip__cl_launch_begin() : start recording a command on q.  @return 0 when
@@ -123,15 +170,20 @@ void aip__cl_api_call(const char *api, uint64_t start, uint32_t device);
 
 /* Counters of what could not be collected in the current trace. */
 typedef struct aip__cl_counters {
-    atomic_ullong untimed;       /* queues without profiling, or no info */
-    atomic_ullong failed;        /* commands that ended in error */
-    atomic_ullong no_callback;   /* clSetEventCallback refused */
-    atomic_ullong bad_times;     /* end before start */
-    atomic_llong outstanding;    /* callbacks still owed (all traces) */
+    atomic_ullong untimed;     /* queues without profiling, or no info */
+    atomic_ullong failed;      /* commands that ended in error */
+    atomic_ullong no_callback; /* clSetEventCallback refused */
+    atomic_ullong bad_times;   /* end before start */
+    atomic_llong outstanding;  /* callbacks still owed (all traces) */
 } aip__cl_counters;
 extern aip__cl_counters aip__cl_count;
 
 /* ---- cl_objects.c ------------------------------------------------------- */
+
+/* aip__cl_mem_made() : a memory object of `size` bytes was created in ctx
+ * while recording: record the allocation, and its free when OpenCL
+ * destroys the object.  `kind`: enum aip__devmem_kind. */
+void aip__cl_mem_made(cl_context ctx, cl_mem mem, size_t size, uint8_t kind);
 
 /* aip__cl_svm_freed() : an SVM allocation made while recording is freed:
  * record it with the size it had (nothing for pointers not allocated so). */
@@ -143,9 +195,9 @@ void aip__cl_svm_freed(void *ptr);
  * clGetDeviceAndHostTimer where the device has it, else a marker on a
  * private queue timed by the host.  Called with the device table locked. */
 typedef struct aip__cl_clock {
-    int method;                  /* 0 = not tried, AIP_SYNC_*, -1 = none works */
-    int host_clock;              /* SAME_CLOCK: the host clockid it counts + 1 */
-    cl_context ctx;              /* private, for markers */
+    int method;     /* 0 = not tried, AIP_SYNC_*, -1 = none works */
+    int host_clock; /* SAME_CLOCK: the host clockid it counts + 1 */
+    cl_context ctx; /* private, for markers */
     cl_command_queue q;
 } aip__cl_clock;
 void aip__cl_clock_sample(cl_device_id dev, uint32_t device, aip__cl_clock *c);

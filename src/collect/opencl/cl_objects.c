@@ -116,7 +116,8 @@ AIP_CL_EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q,
         return err;
     /* Hide the profiling aiprof added: the application sees what it asked. */
     if (what == CL_QUEUE_PROPERTIES && size >= sizeof(cl_command_queue_properties)) {
-        *(cl_command_queue_properties *)value &= ~(cl_command_queue_properties)CL_QUEUE_PROFILING_ENABLE;
+        *(cl_command_queue_properties *)value &=
+            ~(cl_command_queue_properties)CL_QUEUE_PROFILING_ENABLE;
     } else if (what == CL_QUEUE_PROPERTIES_ARRAY) {
         cl_queue_properties *p = value;
         size_t count = size / sizeof *p;
@@ -145,8 +146,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q)
 /* Events of a queue where aiprof added profiling answer as they would
  * without it: the application sees CL_PROFILING_INFO_NOT_AVAILABLE. */
 AIP_CL_EXPORT cl_int CL_API_CALL clGetEventProfilingInfo(cl_event ev, cl_profiling_info what,
-                                                         size_t size, void *value,
-                                                         size_t *size_ret)
+                                                         size_t size, void *value, size_t *size_ret)
 {
     const aip__cl_api *cl = aip__cl_real();
     if (!cl->clGetEventProfilingInfo)
@@ -214,24 +214,26 @@ static uint32_t context_device(cl_context ctx)
 
 typedef struct mem_freed {
     uint32_t device;
+    uint8_t kind;
     int64_t bytes;
 } mem_freed;
 
 static void CL_CALLBACK on_mem_destroyed(cl_mem mem, void *user)
 {
     mem_freed *f = user;
-    aip__dev_memory(f->device, (uint64_t)(uintptr_t)mem, -f->bytes, AIP_DEVMEM_BUFFER);
+    aip__dev_memory(f->device, (uint64_t)(uintptr_t)mem, -f->bytes, f->kind);
     free(f);
 }
 
-static void buffer_made(cl_context ctx, cl_mem mem, size_t size)
+void aip__cl_mem_made(cl_context ctx, cl_mem mem, size_t size, uint8_t kind)
 {
     uint32_t dev = context_device(ctx);
-    aip__dev_memory(dev, (uint64_t)(uintptr_t)mem, (int64_t)size, AIP_DEVMEM_BUFFER);
+    aip__dev_memory(dev, (uint64_t)(uintptr_t)mem, (int64_t)size, kind);
     mem_freed *f = malloc(sizeof *f);
     if (!f)
         return;
     f->device = dev;
+    f->kind = kind;
     f->bytes = (int64_t)size;
     if (aip__cl_real()->clSetMemObjectDestructorCallback(mem, on_mem_destroyed, f) != CL_SUCCESS)
         free(f);
@@ -248,15 +250,14 @@ AIP_CL_EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context ctx, cl_mem_flags fla
     }
     cl_mem mem = cl->clCreateBuffer(ctx, flags, size, host_ptr, errcode_ret);
     if (mem && aip__dev_recording())
-        buffer_made(ctx, mem, size);
+        aip__cl_mem_made(ctx, mem, size, AIP_DEVMEM_BUFFER);
     return mem;
 }
 
 AIP_CL_EXPORT cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context ctx,
                                                               const cl_mem_properties *props,
                                                               cl_mem_flags flags, size_t size,
-                                                              void *host_ptr,
-                                                              cl_int *errcode_ret)
+                                                              void *host_ptr, cl_int *errcode_ret)
 {
     const aip__cl_api *cl = aip__cl_real();
     if (!cl->clCreateBufferWithProperties) {
@@ -266,7 +267,7 @@ AIP_CL_EXPORT cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context ctx,
     }
     cl_mem mem = cl->clCreateBufferWithProperties(ctx, props, flags, size, host_ptr, errcode_ret);
     if (mem && aip__dev_recording())
-        buffer_made(ctx, mem, size);
+        aip__cl_mem_made(ctx, mem, size, AIP_DEVMEM_BUFFER);
     return mem;
 }
 

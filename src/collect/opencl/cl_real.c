@@ -90,8 +90,8 @@ static void probe(void)
             devices += nd;
     }
     if (devices == 0)
-        snprintf(status_text, sizeof status_text, "no OpenCL device (%u platforms, none has a device)",
-                 (unsigned)np);
+        snprintf(status_text, sizeof status_text,
+                 "no OpenCL device (%u platforms, none has a device)", (unsigned)np);
 }
 
 const char *aip__cl_status(void)

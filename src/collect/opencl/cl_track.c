@@ -133,8 +133,8 @@ const char *aip__cl_kernel_name(cl_kernel k)
     const char *name = "(unknown kernel)";
     if (cl->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &size) == CL_SUCCESS && size) {
         char *text = size <= sizeof buf ? buf : malloc(size);
-        if (text && cl->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, text, NULL) ==
-                        CL_SUCCESS) {
+        if (text &&
+            cl->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, text, NULL) == CL_SUCCESS) {
             text[size - 1] = '\0';
             name = aip__cl_intern(text);
         }
@@ -196,8 +196,8 @@ uint32_t aip__cl_device_id(cl_device_id dev)
     if (cl->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL) != CL_SUCCESS)
         type = 0;
     name[sizeof name - 1] = vendor[sizeof vendor - 1] = '\0';
-    uint32_t id = aip__dev_device(AIP_BACKEND_OPENCL, (uint64_t)(uintptr_t)dev, name, vendor,
-                                  kind_of(type));
+    uint32_t id =
+        aip__dev_device(AIP_BACKEND_OPENCL, (uint64_t)(uintptr_t)dev, name, vendor, kind_of(type));
     if (id != AIP_DEV_NONE && n_devices < AIP_DEV_MAX_DEVICES) {
         cl_dev *d = &devices[n_devices++];
         memset(d, 0, sizeof *d);
@@ -224,8 +224,8 @@ void aip__cl_clock_sample_all(void)
 /* value: bit 63 valid | flags << 48 | device << 32 | queue */
 static uint64_t queue_pack(const aip__cl_queue *q)
 {
-    return 1ull << 63 | (uint64_t)(q->flags & 0xff) << 48 |
-           (uint64_t)(q->device & 0xffff) << 32 | q->queue;
+    return 1ull << 63 | (uint64_t)(q->flags & 0xff) << 48 | (uint64_t)(q->device & 0xffff) << 32 |
+           q->queue;
 }
 
 static void queue_unpack(uint64_t v, aip__cl_queue *q)
@@ -259,8 +259,7 @@ int aip__cl_queue_info(cl_command_queue q, aip__cl_queue *out)
     cl_device_id dev;
     cl_command_queue_properties props = 0;
     if (!q || cl->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS ||
-        cl->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) !=
-            CL_SUCCESS)
+        cl->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL) != CL_SUCCESS)
         return 0;
     aip__cl_queue_created(q, dev, props & CL_QUEUE_PROFILING_ENABLE ? AIP_CLQ_PROFILING : 0);
     v = table_find(&queues, (uintptr_t)q);

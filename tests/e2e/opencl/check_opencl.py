@@ -89,6 +89,8 @@ def main():
         reads = [t for t in tasks if t[0] == "clEnqueueReadBuffer"]
         expect(reads and all(t[1:4] == ["Memcpy DtoH", "2", "2"] and t[6] == "16384"
                              for t in reads), f"reads: {reads[:1]}")
+        image_copies = [t for t in tasks if t[0] in ("clEnqueueWriteImage", "clEnqueueReadImage")]
+        expect(all(t[6] == "16384" for t in image_copies), f"image copies: {image_copies}")
         allocs = sum(1 for m in d["memory"] if int(m[1]) > 0)
         frees = sum(1 for m in d["memory"] if int(m[1]) < 0)
         expect(allocs >= 4 and allocs == frees, f"memory: {allocs} allocations, {frees} frees")

@@ -234,6 +234,49 @@ static void mode_accuracy(void)
         clSVMFree(ctx, s1);
         clSVMFree(ctx, s2);
     }
+    /* Images, where the device has them: 32x32 RGBA floats, 16 KiB. */
+    cl_bool images = CL_FALSE;
+    clGetDeviceInfo(dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+    if (images) {
+        cl_image_format fmt = {CL_RGBA, CL_FLOAT};
+        cl_image_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+        desc.image_width = desc.image_height = 32;
+        cl_int err;
+        cl_mem img = clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &desc, NULL, &err);
+        CHECK(err);
+        size_t region2[3] = {32, 32, 1};
+        float color[4] = {1, 2, 3, 4};
+        STEP_BEGIN();
+        CHECK(clEnqueueWriteImage(q, img, CL_FALSE, origin, region2, 0, 0, h, 0, NULL, &ev));
+        timed("clEnqueueWriteImage", ev);
+        STEP_BEGIN();
+        CHECK(clEnqueueFillImage(q, img, color, origin, region2, 0, NULL, &ev));
+        timed("clEnqueueFillImage", ev);
+        STEP_BEGIN();
+        CHECK(clEnqueueCopyImageToBuffer(q, img, d, origin, region2, 0, 0, NULL, &ev));
+        timed("clEnqueueCopyImageToBuffer", ev);
+        STEP_BEGIN();
+        CHECK(clEnqueueCopyBufferToImage(q, d, img, 0, origin, region2, 0, NULL, &ev));
+        timed("clEnqueueCopyBufferToImage", ev);
+        STEP_BEGIN();
+        CHECK(clEnqueueReadImage(q, img, CL_TRUE, origin, region2, 0, 0, h, 0, NULL, &ev));
+        timed("clEnqueueReadImage", ev);
+        STEP_BEGIN();
+        size_t pitch;
+        void *p = clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ, origin, region2, &pitch, NULL,
+                                    0, NULL, &ev, &err);
+        CHECK(err);
+        timed("clEnqueueMapImage", ev);
+        STEP_BEGIN();
+        CHECK(clEnqueueUnmapMemObject(q, img, p, 0, NULL, &ev));
+        timed("clEnqueueUnmapMemObject", ev);
+        STEP_BEGIN();
+        CHECK(clEnqueueMigrateMemObjects(q, 1, &img, 0, 0, NULL, &ev));
+        timed("clEnqueueMigrateMemObjects", ev);
+        clReleaseMemObject(img);
+    }
     /* Profiling info asked by the application on the queue without it. */
     CHECK(clEnqueueMarkerWithWaitList(plain, 0, NULL, &ev));
     launched();
