@@ -116,8 +116,10 @@ const char *aip__cl_status(void);
  * path reads it with one atomic load. */
 enum {
     AIP_CLQ_PROFILING = 1, /* the queue has CL_QUEUE_PROFILING_ENABLE */
-    AIP_CLQ_FORCED = 2
-}; /* ... because aiprof added it (hidden from the app) */
+    AIP_CLQ_FORCED = 2,    /* ... because aiprof added it (hidden from the app) */
+    AIP_CLQ_ADDED_PAIR = 4, /* ... as a CL_QUEUE_PROPERTIES pair appended to its list */
+    AIP_CLQ_NO_LIST = 8     /* ... to a list the application did not give (NULL, empty) */
+};
 typedef struct aip__cl_queue {
     uint32_t queue;  /* aip__dev_queue id (AIP_DEV_NONE: none) */
     uint32_t device; /* aip__dev_device id */
@@ -131,8 +133,9 @@ void aip__cl_queue_created(cl_command_queue q, cl_device_id dev, unsigned flags)
  * sight (a queue created before aiprof saw it).  @return 0 when OpenCL
  * does not know q (the command will fail anyway). */
 int aip__cl_queue_info(cl_command_queue q, aip__cl_queue *out);
-/* aip__cl_queue_forced() : aiprof added profiling to q (to hide it). */
-int aip__cl_queue_forced(cl_command_queue q);
+/* aip__cl_queue_forced() : the AIP_CLQ_* flags of q when aiprof added
+ * profiling to it (what to hide), else 0. */
+unsigned aip__cl_queue_forced(cl_command_queue q);
 
 /* aip__cl_device_id() : the aip__dev_device id of dev (registered on first
  * sight, with a clock sample when a trace records). */

@@ -15,15 +15,17 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- queues ------------------------------------------------------------- */
 
+/* `forced`: 0, or AIP_CLQ_FORCED with how it was added (AIP_CLQ_*). */
 static void queue_made(cl_command_queue q, cl_device_id dev, cl_command_queue_properties asked,
-                       int forced)
+                       unsigned forced)
 {
     unsigned flags = 0;
     if (forced)
-        flags = AIP_CLQ_PROFILING | AIP_CLQ_FORCED;
+        flags = AIP_CLQ_PROFILING | forced;
     else if (asked & CL_QUEUE_PROFILING_ENABLE)
         flags = AIP_CLQ_PROFILING;
     aip__cl_queue_created(q, dev, flags);
@@ -39,7 +41,7 @@ AIP_CL_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context ctx, 
             *errcode_ret = CL_INVALID_OPERATION;
         return NULL;
     }
-    int forced = !(props & CL_QUEUE_PROFILING_ENABLE);
+    unsigned forced = props & CL_QUEUE_PROFILING_ENABLE ? 0 : AIP_CLQ_FORCED;
     cl_int err = CL_SUCCESS;
     cl_command_queue q =
         cl->clCreateCommandQueue(ctx, dev, props | CL_QUEUE_PROFILING_ENABLE, &err);
@@ -89,7 +91,10 @@ AIP_CL_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
         mine[n++] = CL_QUEUE_PROFILING_ENABLE;
     }
     mine[n] = 0;
-    int forced = fits && !(asked & CL_QUEUE_PROFILING_ENABLE);
+    unsigned forced = 0;
+    if (fits && !(asked & CL_QUEUE_PROFILING_ENABLE))
+        forced = AIP_CLQ_FORCED | (has_props ? 0 : AIP_CLQ_ADDED_PAIR) |
+                 (props && props[0] ? 0 : AIP_CLQ_NO_LIST);
     cl_int err = CL_SUCCESS;
     cl_command_queue q =
         cl->clCreateCommandQueueWithProperties(ctx, dev, forced ? mine : props, &err);
@@ -104,6 +109,39 @@ AIP_CL_EXPORT cl_command_queue CL_API_CALL clCreateCommandQueueWithProperties(
     return q;
 }
 
+/* The CL_QUEUE_PROPERTIES_ARRAY of a queue aiprof added profiling to, as
+ * the application's own list would read: the pair aiprof appended removed
+ * (nothing at all when the application gave no list), or the bit cleared. */
+static cl_int hidden_properties_array(const aip__cl_api *cl, cl_command_queue q, unsigned flags,
+                                      size_t size, void *value, size_t *size_ret)
+{
+    cl_queue_properties list[MAX_PROPS + 3];
+    size_t got = 0;
+    cl_int err = cl->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, sizeof list, list, &got);
+    if (err != CL_SUCCESS)
+        return err;
+    size_t n = got / sizeof list[0], out = 0;
+    for (size_t i = 0; i + 1 < n && list[i]; i += 2) {
+        if (list[i] == CL_QUEUE_PROPERTIES) {
+            if (flags & AIP_CLQ_ADDED_PAIR)
+                continue;
+            list[i + 1] &= ~(cl_queue_properties)CL_QUEUE_PROFILING_ENABLE;
+        }
+        list[out++] = list[i];
+        list[out++] = list[i + 1];
+    }
+    list[out++] = 0;
+    size_t bytes = flags & AIP_CLQ_NO_LIST ? 0 : out * sizeof list[0];
+    if (value) {
+        if (size < bytes)
+            return CL_INVALID_VALUE;
+        memcpy(value, list, bytes);
+    }
+    if (size_ret)
+        *size_ret = bytes;
+    return CL_SUCCESS;
+}
+
 AIP_CL_EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q,
                                                        cl_command_queue_info what, size_t size,
                                                        void *value, size_t *size_ret)
@@ -111,20 +149,15 @@ AIP_CL_EXPORT cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q,
     const aip__cl_api *cl = aip__cl_real();
     if (!cl->clGetCommandQueueInfo)
         return CL_INVALID_OPERATION;
-    cl_int err = cl->clGetCommandQueueInfo(q, what, size, value, size_ret);
-    if (err != CL_SUCCESS || !value || !aip__cl_queue_forced(q))
-        return err;
     /* Hide the profiling aiprof added: the application sees what it asked. */
-    if (what == CL_QUEUE_PROPERTIES && size >= sizeof(cl_command_queue_properties)) {
+    unsigned forced = aip__cl_queue_forced(q);
+    if (forced && what == CL_QUEUE_PROPERTIES_ARRAY)
+        return hidden_properties_array(cl, q, forced, size, value, size_ret);
+    cl_int err = cl->clGetCommandQueueInfo(q, what, size, value, size_ret);
+    if (err == CL_SUCCESS && forced && value && what == CL_QUEUE_PROPERTIES &&
+        size >= sizeof(cl_command_queue_properties))
         *(cl_command_queue_properties *)value &=
             ~(cl_command_queue_properties)CL_QUEUE_PROFILING_ENABLE;
-    } else if (what == CL_QUEUE_PROPERTIES_ARRAY) {
-        cl_queue_properties *p = value;
-        size_t count = size / sizeof *p;
-        for (size_t i = 0; i + 1 < count && p[i]; i += 2)
-            if (p[i] == CL_QUEUE_PROPERTIES)
-                p[i + 1] &= ~(cl_queue_properties)CL_QUEUE_PROFILING_ENABLE;
-    }
     return err;
 }
 

@@ -273,14 +273,14 @@ int aip__cl_queue_info(cl_command_queue q, aip__cl_queue *out)
     return 1;
 }
 
-int aip__cl_queue_forced(cl_command_queue q)
+unsigned aip__cl_queue_forced(cl_command_queue q)
 {
     _Atomic uint64_t *v = table_find(&queues, (uintptr_t)q);
     if (!v)
         return 0;
     aip__cl_queue info;
     queue_unpack(atomic_load_explicit(v, memory_order_acquire), &info);
-    return (info.flags & AIP_CLQ_FORCED) != 0;
+    return info.flags & AIP_CLQ_FORCED ? info.flags : 0;
 }
 
 /* ---- the session hooks -------------------------------------------------- */

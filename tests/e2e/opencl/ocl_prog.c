@@ -385,6 +385,20 @@ static void mode_bad(void)
     fprintf(out, "plain_properties %llu\n", (unsigned long long)props);
     CHECK(clGetCommandQueueInfo(ooo, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL));
     fprintf(out, "ooo_properties %llu\n", (unsigned long long)props);
+    /* The properties lists read back as given (aiprof's profiling pair hidden). */
+    cl_queue_properties list[8];
+    size_t bytes = 99;
+    CHECK(clGetCommandQueueInfo(ooo, CL_QUEUE_PROPERTIES_ARRAY, sizeof list, list, &bytes));
+    fprintf(out, "ooo_list");
+    for (size_t i = 0; i < bytes / sizeof list[0]; i++)
+        fprintf(out, " %llu", (unsigned long long)list[i]);
+    fprintf(out, "\n");
+    cl_command_queue nolist = clCreateCommandQueueWithProperties(ctx, dev, NULL, &err);
+    CHECK(err);
+    bytes = 99;
+    CHECK(clGetCommandQueueInfo(nolist, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &bytes));
+    fprintf(out, "nolist_list_bytes %zu\n", bytes);
+    CHECK(clReleaseCommandQueue(nolist));
     cl_mem a = buffer(N * 4), c = buffer(N * 4);
     cl_kernel vadd = kernel("vadd");
     float one = 1.0f;
