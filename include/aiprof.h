@@ -135,10 +135,13 @@ enum aip_activity {                /* bit flags: ProfilerActivity */
  *  something on this machine: CPU always; NPU when a device back end built
  *  into this libaiprof finds a device (the device activity, whatever its
  *  back end); CUDA too when that back end is CUDA's.  Asks the back ends
- *  each time (an OpenCL back end enumerates its platforms). */
+ *  each time; the first call may load and initialise a device runtime the
+ *  program did not load (an OpenCL back end enumerates its platforms). */
 AIP_API unsigned aip_supported_activities(void);
 
-/*! aip_device_status() : why there is, or is not, device data to collect,
+/*! aip_device_status() : why there is, or is not, device data to collect
+ *  in this process now (never loading a device runtime: a program that has
+ *  not loaded OpenCL is told so),
  *  one clause per device back end ("OpenCL: 1 device (pthread-...)" or
  *  "OpenCL: no OpenCL platform found"), or a sentence saying this
  *  libaiprof has none, written NUL-terminated into buf (cut to cap).

@@ -242,13 +242,23 @@ static PyObject *py_thread_op_options(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* (activity bits, reason): aip_supported_activities() and the back ends'
- * own words on why there is (or is not) device data to collect. */
+/* (activity bits, reason) of this process now: CPU, plus NPU when a back
+ * end collects device data here (aip_device_status: never loads a device
+ * runtime), and the back ends' own words on why there is or is not. */
 static PyObject *py_device_status(PyObject *self, PyObject *unused)
 {
     char why[1024];
-    aip_device_status(why, sizeof why);
-    return Py_BuildValue("(Is)", aip_supported_activities(), why);
+    unsigned bits = AIP_ACTIVITY_CPU;
+    if (aip_device_status(why, sizeof why) > 0)
+        bits |= AIP_ACTIVITY_NPU;
+    return Py_BuildValue("(Is)", bits, why);
+}
+
+/* aip_supported_activities(): what this machine records (may load a
+ * device runtime). */
+static PyObject *py_supported_activities(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromUnsignedLong(aip_supported_activities());
 }
 
 static PyMethodDef methods[] = {
@@ -275,8 +285,11 @@ static PyMethodDef methods[] = {
     {"schedule_validate", py_schedule_validate, METH_VARARGS,
      "schedule_validate(skip_first, wait, warmup, active, repeat): ValueError if invalid."},
     {"device_status", py_device_status, METH_NOARGS,
-     "device_status() -> (int, str): the aip_activity bits this machine records and why "
-     "there is or is not device data."},
+     "device_status() -> (int, str): the aip_activity bits this process records now and why "
+     "there is or is not device data (loads no device runtime)."},
+    {"supported_activities", py_supported_activities, METH_NOARGS,
+     "supported_activities() -> int: the aip_activity bits this machine records (may load "
+     "a device runtime)."},
     {"version", py_version, METH_NOARGS, "version() -> str: libaiprof's version."},
     {"memory_label", py_memory_label, METH_VARARGS,
      "memory_label(address, nbytes, category, device_type=0, device_index=-1): label the "

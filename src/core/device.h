@@ -89,14 +89,20 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
  * start runs after a trace that records device activity began (recording
  * is on: take a clock sample, describe what is known); stop runs before
  * the trace ends, while recording is still on (wait, boundedly, for the
- * device times still owed, take a last clock sample).  `status` says why
- * the back end collects nothing ("no OpenCL device", ...) or NULL when it
- * works; it is logged once per process. */
+ * device times still owed, take a last clock sample).
+ * `status` says why the back end collects nothing in this process now
+ * ("the program has not loaded OpenCL", "no OpenCL device", ...) or NULL
+ * when it works; it must not load or initialise a device runtime the
+ * program did not load itself (a host-only program keeps its threads and
+ * its start-up time).  `probe` answers the same for the machine
+ * (aip_supported_activities): it may load and initialise the runtime.
+ * NULL probe: status is used. */
 typedef struct aip__dev_backend_ops {
     const char *name;           /* "OpenCL" */
     void (*start)(void);
     void (*stop)(void);
     const char *(*status)(void);
+    const char *(*probe)(void);
 } aip__dev_backend_ops;
 void aip__dev_backend_register(const aip__dev_backend_ops *ops);
 

@@ -401,7 +401,7 @@ const char *aip__dev_sync_method_name(uint8_t method)
 
 /* ---- back ends ----------------------------------------------------- */
 
-#define MAX_BACKENDS 4
+#define MAX_BACKENDS 8
 static const aip__dev_backend_ops *backends[MAX_BACKENDS];
 static int n_backends;
 static int status_logged;
@@ -512,7 +512,8 @@ unsigned aip_supported_activities(void)
     int n = backends_now(b);
     unsigned bits = AIP_ACTIVITY_CPU;
     for (int i = 0; i < n; i++) {
-        if (b[i]->status && b[i]->status())
+        const char *(*why)(void) = b[i]->probe ? b[i]->probe : b[i]->status;
+        if (why && why())
             continue;
         bits |= AIP_ACTIVITY_NPU;
         if (b[i]->name && !strcmp(b[i]->name, "CUDA"))

@@ -55,7 +55,7 @@ static void sample(void)
 }
 
 static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", sample, sample, ok_status};
+static const aip__dev_backend_ops fake = {"Fake", sample, sample, ok_status, NULL};
 
 /* Inside op `op`: the call `api` launching a task of `kind` that runs
  * `us` microseconds on `queue` (the device runs it right after the call:

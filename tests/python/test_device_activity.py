@@ -36,8 +36,11 @@ def test_device_status_is_libaiprofs_answer():
     assert bits & 1                      # CPU, always
     assert not bits & ~7                 # CPU, NPU, CUDA: nothing else is claimed
     assert why                           # says why there is or is not device data
+    machine = _C.supported_activities()  # the machine's answer (may load OpenCL)
+    assert machine & 1 and not machine & ~7
+    assert bits & ~machine == 0          # this process records no more than the machine
     expected = {a for a, b in [(P.ProfilerActivity.CPU, 1), (P.ProfilerActivity.NPU, 2),
-                               (P.ProfilerActivity.CUDA, 4)] if bits & b}
+                               (P.ProfilerActivity.CUDA, 4)] if machine & b}
     assert P.supported_activities() == expected
     assert P.ProfilerActivity.MTIA not in P.supported_activities()
 

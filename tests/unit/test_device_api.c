@@ -16,9 +16,13 @@
 static char tmp[PATH_MAX];
 static const char *broken_status(void) { return "no OpenCL platform found"; }
 static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops broken = {"Broken", NULL, NULL, broken_status};
-static const aip__dev_backend_ops working = {"Fake", NULL, NULL, ok_status};
-static const aip__dev_backend_ops cuda = {"CUDA", NULL, NULL, ok_status};
+static const aip__dev_backend_ops broken = {"Broken", NULL, NULL, broken_status, NULL};
+static const aip__dev_backend_ops working = {"Fake", NULL, NULL, ok_status, NULL};
+static const aip__dev_backend_ops cuda = {"CUDA", NULL, NULL, ok_status, NULL};
+/* A runtime the program has not loaded: nothing in this process, a
+ * device on the machine (status vs probe). */
+static const char *unloaded_status(void) { return "the program has not loaded it"; }
+static const aip__dev_backend_ops unloaded = {"Lazy", NULL, NULL, unloaded_status, ok_status};
 
 /* The cases run in this order: back ends register for good. */
 static void test_no_back_end(void)
@@ -40,12 +44,23 @@ static void test_back_end_without_device(void)
     ASSERT_EQ(aip_supported_activities(), AIP_ACTIVITY_CPU);
 }
 
+/* The process's answer never loads a runtime; the machine's may. */
+static void test_runtime_not_loaded_by_the_program(void)
+{
+    aip__dev_backend_register(&unloaded);
+    char why[256];
+    ASSERT_EQ(aip_device_status(why, sizeof why), 0);
+    ASSERT_STREQ(why, "Broken: no OpenCL platform found; Lazy: the program has not loaded it");
+    ASSERT_EQ(aip_supported_activities(), AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU);
+}
+
 static void test_back_end_with_device(void)
 {
     aip__dev_backend_register(&working);
     char why[256];
     ASSERT_EQ(aip_device_status(why, sizeof why), 1);
-    ASSERT_STREQ(why, "Broken: no OpenCL platform found; Fake: device found");
+    ASSERT_STREQ(why, "Broken: no OpenCL platform found; Lazy: the program has not loaded it; "
+                      "Fake: device found");
     ASSERT_EQ(aip_supported_activities(), AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU);
     /* a short buffer: cut, still terminated */
     char small[8];
@@ -108,6 +123,7 @@ int main(void)
     static const aip_test_case cases[] = {
         TEST_CASE(test_no_back_end),
         TEST_CASE(test_back_end_without_device),
+        TEST_CASE(test_runtime_not_loaded_by_the_program),
         TEST_CASE(test_back_end_with_device),
         TEST_CASE(test_activity_bits),
         TEST_CASE(test_each_device_bit_records_device_activity),

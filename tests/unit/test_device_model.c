@@ -40,7 +40,7 @@ static void sample(void)
 static void fake_start(void) { started++; sample(); }
 static void fake_stop(void) { stopped++; sample(); }
 static const char *fake_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", fake_start, fake_stop, fake_status};
+static const aip__dev_backend_ops fake = {"Fake", fake_start, fake_stop, fake_status, NULL};
 
 static void spin_us(int us)
 {

@@ -49,7 +49,7 @@ static void sample_all(void)
 }
 
 static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", sample_all, sample_all, ok_status};
+static const aip__dev_backend_ops fake = {"Fake", sample_all, sample_all, ok_status, NULL};
 
 /* ---- the pieces alone -------------------------------------------------- */
 

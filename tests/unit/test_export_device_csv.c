@@ -47,7 +47,7 @@ static void sample(void)
 }
 
 static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", sample, sample, ok_status};
+static const aip__dev_backend_ops fake = {"Fake", sample, sample, ok_status, NULL};
 
 static void spin_us(unsigned us)
 {

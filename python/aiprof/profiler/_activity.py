@@ -29,9 +29,10 @@ DEVICE_BITS = 2 | 4 | 8  # AIP_ACTIVITY_DEVICES: NPU, CUDA, XPU
 
 
 def device_status():
-    """(activity bits this machine records, the device back ends' own words
-    on why there is or is not device data): aip_supported_activities() and
-    aip_device_status(), asked again at each call."""
+    """(activity bits this process records now, the device back ends' own
+    words on why there is or is not device data): aip_device_status(),
+    asked again at each call; it loads no device runtime, so a host-only
+    program is not made to load OpenCL by profiling it."""
     return _C.device_status()
 
 
@@ -39,8 +40,9 @@ def supported_activities():
     """The activities this machine really records: CPU always; NPU when a
     device back end finds a device (CUDA as well when that back end is
     CUDA's), as torch_npu.profiler.supported_activities() reports NPU only
-    where an NPU is."""
-    bits, _ = device_status()
+    where an NPU is.  The first call may load the device runtime (OpenCL)
+    to ask it."""
+    bits = _C.supported_activities()
     return {a for a, b in _BITS.items() if b & bits}
 
 

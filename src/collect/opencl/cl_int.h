@@ -106,9 +106,12 @@ static inline aip__dev_task_info aip__cl_task(const char *name, uint8_t kind, ui
  * field is NULL where the OpenCL library lacks the function. */
 const aip__cl_api *aip__cl_real(void);
 
-/* aip__cl_status() : why the back end can collect nothing on this machine
- * (no libOpenCL, no platform, no device), or NULL.  Probed once. */
+/* aip__cl_status() : why the back end collects nothing in this process
+ * now (the program has not loaded OpenCL; no platform; no device), NULL
+ * when it collects; never loads OpenCL itself.  aip__cl_probe() : the same
+ * for the machine: loads OpenCL and asks it (once per process). */
 const char *aip__cl_status(void);
+const char *aip__cl_probe(void);
 
 /* ---- cl_track.c --------------------------------------------------------- */
 

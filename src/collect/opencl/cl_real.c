@@ -1,6 +1,8 @@
 /*
  * cl_real.c — finding the real OpenCL functions at run time, and saying why
- * the back end cannot collect (see cl_int.h).
+ * the back end cannot collect (see cl_int.h): in this process (status:
+ * nothing when the program has not loaded OpenCL) or on this machine
+ * (probe: loads OpenCL and asks for platforms and devices).
  *
  * libaiprof does not link libOpenCL, so that every program can load it and
  * a machine without OpenCL still profiles the host.  The real functions
@@ -94,8 +96,22 @@ static void probe(void)
                  "no OpenCL device (%u platforms, none has a device)", (unsigned)np);
 }
 
-const char *aip__cl_status(void)
+const char *aip__cl_probe(void)
 {
     pthread_once(&status_once, probe);
     return status_text[0] ? status_text : NULL;
+}
+
+const char *aip__cl_status(void)
+{
+    /* Only an OpenCL the program loaded itself (linked, or opened by an
+     * extension such as pyopencl's): probing would load the ICD loader and
+     * every driver (PoCL starts threads) into a host-only program. */
+    void *h = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        h = dlopen("libOpenCL.so", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return "the program has not loaded OpenCL (libOpenCL.so.1)";
+    dlclose(h);
+    return aip__cl_probe();
 }

@@ -338,6 +338,7 @@ static const aip__dev_backend_ops ops = {
     .start = backend_start,
     .stop = backend_stop,
     .status = aip__cl_status,
+    .probe = aip__cl_probe,
 };
 
 __attribute__((constructor)) static void register_backend(void)
