@@ -5,7 +5,8 @@
 #      with rank 2 slowed;
 #   2. injected: `mpirun -np 4 aiprof run -- mpi_train_plain`, a build of the
 #      example that never heard of aiprof;
-#   3. `aiprof run --no-mpi` under mpirun records no communication.
+#   3. `aiprof run --no-mpi` under mpirun records no communication;
+#   4. one of each wrapped call on 3 ranks (mpi_calls.c, check_mpi_calls.py).
 # Skipped with a message when aiprof was built without MPI or mpirun is missing.
 set -u
 BUILD=$1
@@ -58,6 +59,14 @@ else
     [ "$ops" = 0 ] || { echo "FAIL: --no-mpi recorded $ops ops in $d"; fail=1; }
   done
   [ "$(ls -d "$T"/nompi/*_ascend_pt | wc -l)" = 4 ] || { echo "FAIL: --no-mpi: not 4 results"; fail=1; }
+fi
+echo "== every wrapped call, 3 ranks"
+mkdir -p "$T/calls"
+if ! mpirun -np 3 --oversubscribe $([ "$(id -u)" = 0 ] && echo --allow-run-as-root) \
+     "$BUILD/bin/mpi_calls" "$T/calls" >"$T/calls.log" 2>&1; then
+  cat "$T/calls.log"; echo "FAIL: mpi_calls failed"; fail=1
+else
+  python3 "$SRC/tests/e2e/check_mpi_calls.py" "$BUILD/bin/mpi_dump_comm" "$T/calls" || fail=1
 fi
 [ $fail = 0 ] && echo "PASS"
 exit $fail
