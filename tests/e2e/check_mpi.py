@@ -4,7 +4,7 @@ against what the program sent (computed here from its options).
 
     check_mpi.py DUMP_TOOL RUN_DIR NRANKS STEPS PARAMS RING
 
-RUN_DIR holds one result directory per rank; DUMP_TOOL (mpi_dump_comm)
+RUN_DIR holds one result directory per rank; DUMP_TOOL (dump_comm)
 prints each one's groups and ops as the analyser loads them.  Checked: one
 directory per rank (profiler_info_{rank}.json); every MPI call of the
 program recorded once, in call order, with its bytes, count, datatype,

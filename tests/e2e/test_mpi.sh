@@ -32,7 +32,7 @@ if ! "${MPIRUN[@]}" "$BUILD/bin/mpi_train" "${ARGS[@]}" --slow-rank 2 --slow-ms 
      --dir "$T/linked" >"$T/linked.log" 2>&1; then
   cat "$T/linked.log"; echo "FAIL: mpi_train (linked) failed"; fail=1
 else
-  python3 "$SRC/tests/e2e/check_mpi.py" "$BUILD/bin/mpi_dump_comm" "$T/linked" 4 $STEPS \
+  python3 "$SRC/tests/e2e/check_mpi.py" "$BUILD/bin/dump_comm" "$T/linked" 4 $STEPS \
     $PARAMS $RING || fail=1
 fi
 
@@ -42,7 +42,7 @@ if ! "${MPIRUN[@]}" "$BUILD/bin/aiprof" run --dir "$T/run" -- "$BUILD/bin/mpi_tr
      "${ARGS[@]}" >"$T/run.log" 2>&1; then
   cat "$T/run.log"; echo "FAIL: aiprof run of mpi_train_plain failed"; fail=1
 else
-  python3 "$SRC/tests/e2e/check_mpi.py" "$BUILD/bin/mpi_dump_comm" "$T/run" 4 $STEPS \
+  python3 "$SRC/tests/e2e/check_mpi.py" "$BUILD/bin/dump_comm" "$T/run" 4 $STEPS \
     $PARAMS $RING || fail=1
   n=$(grep -c "analysed$" "$T/run.log")
   [ "$n" = 4 ] || { cat "$T/run.log"; echo "FAIL: $n of 4 rank directories analysed"; fail=1; }
@@ -55,7 +55,7 @@ if ! "${MPIRUN[@]}" "$BUILD/bin/aiprof" run --no-mpi --no-analyse --dir "$T/nomp
   cat "$T/nompi.log"; echo "FAIL: aiprof run --no-mpi failed"; fail=1
 else
   for d in "$T"/nompi/*_ascend_pt; do
-    ops=$("$BUILD/bin/mpi_dump_comm" "$d" | grep -c "^op")
+    ops=$("$BUILD/bin/dump_comm" "$d" | grep -c "^op")
     [ "$ops" = 0 ] || { echo "FAIL: --no-mpi recorded $ops ops in $d"; fail=1; }
   done
   [ "$(ls -d "$T"/nompi/*_ascend_pt | wc -l)" = 4 ] || { echo "FAIL: --no-mpi: not 4 results"; fail=1; }
@@ -66,7 +66,7 @@ if ! mpirun -np 3 --oversubscribe $([ "$(id -u)" = 0 ] && echo --allow-run-as-ro
      "$BUILD/bin/mpi_calls" "$T/calls" >"$T/calls.log" 2>&1; then
   cat "$T/calls.log"; echo "FAIL: mpi_calls failed"; fail=1
 else
-  python3 "$SRC/tests/e2e/check_mpi_calls.py" "$BUILD/bin/mpi_dump_comm" "$T/calls" || fail=1
+  python3 "$SRC/tests/e2e/check_mpi_calls.py" "$BUILD/bin/dump_comm" "$T/calls" || fail=1
 fi
 [ $fail = 0 ] && echo "PASS"
 exit $fail

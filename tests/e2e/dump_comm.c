@@ -1,11 +1,12 @@
 /*
- * mpi_dump_comm.c — prints the communication a result directory recorded,
+ * dump_comm.c — prints the communication a result directory recorded,
  * as loaded by the analyser (each raw file of FRAMEWORK/, through
  * aip__model_load_raw and aip__model_derive): one line per group and one
  * per operation, `key=value` fields separated by tabs, for
- * tests/e2e/check_mpi.py to compare with what the program sent.
+ * tests/e2e/check_mpi.py and tests/python/test_distributed.py to compare with what
+ * the program sent.
  *
- *   mpi_dump_comm RESULT_DIR
+ *   dump_comm RESULT_DIR
  */
 #include "model.h"
 
@@ -50,14 +51,14 @@ static void dump(const aip__process *p)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: mpi_dump_comm RESULT_DIR\n");
+        fprintf(stderr, "usage: dump_comm RESULT_DIR\n");
         return 2;
     }
     char fw[PATH_MAX];
     snprintf(fw, sizeof fw, "%s/FRAMEWORK", argv[1]);
     DIR *d = opendir(fw);
     if (!d) {
-        fprintf(stderr, "mpi_dump_comm: %s: cannot open\n", fw);
+        fprintf(stderr, "dump_comm: %s: cannot open\n", fw);
         return 1;
     }
     int status = 0, files = 0;
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
         aip__model m;
         aip__model_init(&m);
         if (aip__model_load_raw(&m, path) || aip__model_derive(&m)) {
-            fprintf(stderr, "mpi_dump_comm: %s: %s\n", path, aip_last_error());
+            fprintf(stderr, "dump_comm: %s: %s\n", path, aip_last_error());
             status = 1;
         } else {
             for (size_t i = 0; i < m.n_procs; i++)
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
     }
     closedir(d);
     if (!files && !status) {
-        fprintf(stderr, "mpi_dump_comm: no raw file in %s\n", fw);
+        fprintf(stderr, "dump_comm: no raw file in %s\n", fw);
         status = 1;
     }
     return status;
