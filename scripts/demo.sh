@@ -46,5 +46,17 @@ if [ -f examples/python/train_mlp.py ] && /usr/bin/python3 -c "import torch" 2>/
   PYTHONPATH="$BUILD/python" /usr/bin/python3 examples/python/train_mlp.py --dir "$OUT/python"
   for d in "$OUT"/python/*_ascend_pt; do [ -d "$d" ] && summarise "$d"; done
 fi
+if [ -x "$BUILD/bin/mpi_train" ] && command -v mpirun >/dev/null; then
+  echo
+  echo "== MPI example: examples/mpi/mpi_train.c (4 ranks, rank 2 slowed; MPI calls through PMPI) =="
+  mpi_args=(-np 4 --oversubscribe)
+  [ "$(id -u)" = 0 ] && mpi_args+=(--allow-run-as-root)
+  mkdir -p "$OUT/mpi"
+  OMPI_MCA_btl=self,vader mpirun "${mpi_args[@]}" "$BUILD/bin/mpi_train" --slow-rank 2 \
+    --dir "$OUT/mpi"
+  for d in "$OUT"/mpi/*_ascend_pt; do
+    "$BUILD/bin/aiprof" analyse "$d" >/dev/null && summarise "$d"
+  done
+fi
 echo
 echo "All results are under $OUT/"
