@@ -39,7 +39,7 @@ int main(int argc, char **argv)
     }
     int next = (r + 1) % n, prev = (r + n - 1) % n;
     int a[64], b[64], cnt[3] = {1, 2, 3}, dsp[3] = {0, 8, 16}, one[3] = {1, 1, 1};
-    double d[8] = {0}, e[8];
+    double d[16] = {0}, e[16]; /* the root of MPI_Scatter sends 3 x 3 */
     for (int i = 0; i < 64; i++)
         a[i] = r * 100 + i;
     int v[3] = {1, 2, 3}, vd[3] = {0, 1, 3};
