@@ -33,6 +33,15 @@ pytestmark = [needs_torch,
               pytest.mark.skipif(not os.path.exists(DUMP), reason="dump_comm not built")]
 
 
+def _cpp_collectives():
+    """The adapter records collectives from c10d's ops (DDP's buckets
+    included): each from its launch to its Work's completion, flagged
+    non-blocking; else the Python wrappers do."""
+    import torch  # noqa: F401  (the adapter loads after torch)
+    from aiprof.profiler import _distributed
+    return bool(_distributed._adapter())
+
+
 def _port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -85,14 +94,17 @@ def test_ddp_gloo_example(tmp_path):
         groups, ops = _dump(d)
         assert [(g["name"], g["ranks"], int(g["my_rank"])) for g in groups.values()] == \
             [("0", "0,1", r)]
-        # 2 recorded steps (wait=1, warmup=1, active=2): the loss all_reduce and the
-        # learning-rate broadcast of each, on the default group, in call order.
+        # 2 recorded steps (wait=1, warmup=1, active=2), each: DDP's gradient bucket
+        # (all 9610 parameters of the model, float32; recorded from C++ only), the loss
+        # all_reduce and the learning-rate broadcast, on the default group, in order.
         got = [(o["name"], int(o["kind"]), int(o["lib"]), int(o["bytes"]), int(o["count"]),
-                o["dtype"], int(o["root"]), int(o["seq"])) for o in ops]
-        assert got == [("all_reduce", 1, 2, 4, 1, "float32", -1, 0),
-                       ("broadcast", 1, 2, 4, 1, "float32", 0, 1),
-                       ("all_reduce", 1, 2, 4, 1, "float32", -1, 2),
-                       ("broadcast", 1, 2, 4, 1, "float32", 0, 3)], got
+                o["dtype"], int(o["root"]), int(o["seq"]), int(o["nb"])) for o in ops]
+        cpp = _cpp_collectives()
+        step = ([("all_reduce", 1, 2, 9610 * 4, 9610, "float32", -1, 1)] if cpp else []) + \
+            [("all_reduce", 1, 2, 4, 1, "float32", -1, int(cpp)),
+             ("broadcast", 1, 2, 4, 1, "float32", 0, int(cpp))]
+        want = [op[:7] + (seq, op[7]) for seq, op in enumerate(step + step)]
+        assert got == want, got
         per_rank[r] = got
     assert per_rank[0] == per_rank[1]
 
@@ -153,17 +165,18 @@ def test_collectives_and_point_to_point(tmp_path):
         got = [(o["name"], names[int(o["group"])], int(o["kind"]), int(o["bytes"]),
                 int(o["count"]), o["dtype"], int(o["peer"]), int(o["tag"]), int(o["nb"]),
                 int(o["seq"])) for o in ops]
-        want_ops = [("all_reduce", "2", 1, 48, 6, "float64", -1, -1, 0, 0),
+        cpp = int(_cpp_collectives())
+        want_ops = [("all_reduce", "2", 1, 48, 6, "float64", -1, -1, cpp, 0),
                     ("all_reduce", "0", 1, 12, 3, "int32", -1, -1, 1, 0),
-                    ("all_gather", "0", 1, 8, 2, "float32", -1, -1, 0, 1),
-                    ("barrier", "0", 1, 0, 0, "", -1, -1, 0, 2)]
+                    ("all_gather", "0", 1, 8, 2, "float32", -1, -1, cpp, 1),
+                    ("barrier", "0", 1, 0, 0, "", -1, -1, cpp, 2)]
         if r == 0:
             want_ops += [("send", "0", 2, 40, 5, "int64", 1, 7, 0, 0),
                          ("irecv", "0", 3, 16, 4, "float32", 1, 8, 1, 0)]
         else:
             want_ops += [("recv", "0", 3, 40, 5, "int64", 0, 7, 0, 0),
                          ("isend", "0", 2, 16, 4, "float32", 0, 8, 1, 0),
-                         ("all_reduce", "1", 1, 4, 1, "float32", -1, -1, 0, 0)]
+                         ("all_reduce", "1", 1, 4, 1, "float32", -1, -1, cpp, 0)]
         assert got == want_ops, got
         for o in ops:
             assert int(o["end"]) >= int(o["start"])

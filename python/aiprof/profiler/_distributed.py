@@ -15,14 +15,18 @@ The wrappers replace the functions of torch.distributed (and its
 distributed_c10d module) once, when a profile first records with the
 default process group initialised; while nothing records they only test
 one flag.  Code that imported a function by name before that keeps the
-original.  Collectives torch runs from C++ — DistributedDataParallel's
-gradient buckets — are not seen here (their c10d::allreduce_ ops are on
-the timeline; docs/PYTHON.md).
+original.  Where the PyTorch adapter can (adapters/torch/comm.cpp), the
+collectives are recorded there instead, from the c10d::* ops that every
+collective of this torch goes through — DistributedDataParallel's gradient
+buckets included — from their launch to the completion of their Work;
+the wrappers then record point-to-point calls only.  Both name a group by
+the address of its C++ ProcessGroup, so they share its id and sequence.
 
 prepare() gives the rank to libaiprof (profiler_info_{rank}.json) and
 profiler_metadata.json's parallel_group_info, as torch_npu writes it:
 {group key: {"group_name", "group_rank", "global_ranks"}}.
 """
+import ctypes
 import functools
 import json
 import sys
@@ -79,11 +83,56 @@ def prepare():
         return None
 
 
+_adapter_comm = None            # the adapter's comm capture (ctypes functions), or False
+_adapter_on = False             # it records the collectives now
+
+
+def _adapter():
+    global _adapter_comm
+    if _adapter_comm is None:
+        _adapter_comm = False
+        try:
+            from . import _torch_bridge
+            lib = _torch_bridge.adapter()
+            if lib is not None and hasattr(lib, "aiprof_torch_comm_enable"):
+                lib.aiprof_torch_comm_enable.argtypes = [ctypes.c_int, ctypes.c_int]
+                lib.aiprof_torch_comm_group.argtypes = [
+                    ctypes.c_uint64, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                    ctypes.c_int]
+                _adapter_comm = lib
+        except Exception:
+            _adapter_comm = False
+    return _adapter_comm
+
+
+def _cpp_address(pg):
+    """The address of the C++ ProcessGroup behind `pg` (a pybind11 object:
+    its value pointer follows the object header), the key both the
+    wrappers and the adapter use; None if it cannot be read."""
+    try:
+        addr = ctypes.c_void_p.from_address(id(pg) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+        return addr or None
+    except Exception:
+        return None
+
+
 def set_recording(on):
-    global _on
-    if on and not _installed and _dist() is not None:
+    global _on, _adapter_on
+    d = _dist() if on else None
+    if d is not None and not _installed:
         _install()
     _on = bool(on) and _installed
+    lib = _adapter() if (on and d is not None) or _adapter_on else False
+    if not lib:
+        return
+    if on and d is not None:
+        for pg in _process_groups(d):
+            _group(d, pg)
+        lib_id = _LIBS.get(str(d.get_backend()).lower(), 0)
+        _adapter_on = lib.aiprof_torch_comm_enable(1, lib_id) == 0
+    elif _adapter_on:
+        lib.aiprof_torch_comm_enable(0, 0)
+        _adapter_on = False
 
 
 def _group(d, pg):
@@ -96,8 +145,13 @@ def _group(d, pg):
             lib = _LIBS.get(str(d.get_backend(pg)).lower(), 0)
         except Exception:
             lib = 0
-        gid = _C.comm_group(_KEY_BASE + len(_groups), name, max(me, 0), ranks)
+        key = _cpp_address(pg) or _KEY_BASE + len(_groups)
+        gid = _C.comm_group(key, name, max(me, 0), ranks)
         g = _groups[pg] = (gid, name, ranks, lib)
+        cpp = _adapter()
+        if cpp and gid is not None and key < _KEY_BASE:
+            arr = (ctypes.c_uint32 * max(len(ranks), 1))(*ranks)
+            cpp.aiprof_torch_comm_group(key, gid, arr, len(ranks))
     return g
 
 
@@ -136,7 +190,7 @@ def _wrap(d, fn, name, kind, what, group_arg, root_arg=None, peer_arg=None, asyn
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if not _on or not _C.comm_recording():
+        if not _on or (kind == _COLL and _adapter_on) or not _C.comm_recording():
             return fn(*args, **kwargs)
         try:
             b = sig.bind(*args, **kwargs)
