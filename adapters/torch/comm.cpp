@@ -26,7 +26,6 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -44,7 +43,6 @@ struct Group {
 
 std::mutex g_lock;
 std::unordered_map<uint64_t, Group> g_groups; /* ProcessGroup address -> group */
-std::atomic<int> g_on{0};
 at::CallbackHandle g_cb = at::INVALID_CALLBACK_HANDLE;
 bool g_enabled = false;
 int g_lib = AIP_COMM_LIB_OTHER;
@@ -248,7 +246,6 @@ int aiprof_torch_comm_enable(int on, int lib)
         else if (!on && g_enabled)
             at::disableCallback(g_cb);
         g_enabled = on != 0;
-        g_on.store(on ? 1 : 0);
         return 0;
     } catch (const std::exception &e) {
         aiprof__torch_set_error((std::string("communication capture: ") + e.what()).c_str());

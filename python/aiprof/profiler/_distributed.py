@@ -128,8 +128,9 @@ def set_recording(on):
     if on and d is not None:
         for pg in _process_groups(d):
             _group(d, pg)
-        lib_id = _LIBS.get(str(d.get_backend()).lower(), 0)
-        _adapter_on = lib.aiprof_torch_comm_enable(1, lib_id) == 0
+        if not _adapter_on:  # once per trace: steps call this too
+            lib_id = _LIBS.get(str(d.get_backend()).lower(), 0)
+            _adapter_on = lib.aiprof_torch_comm_enable(1, lib_id) == 0
     elif _adapter_on:
         lib.aiprof_torch_comm_enable(0, 0)
         _adapter_on = False
