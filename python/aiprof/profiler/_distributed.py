@@ -121,6 +121,10 @@ def set_recording(on):
     d = _dist() if on else None
     if d is not None and not _installed:
         _install()
+        try:  # dynamic profiling has no prepare(): the next traces get the rank
+            _C.set_rank(d.get_rank())
+        except Exception:
+            pass
     _on = bool(on) and _installed
     lib = _adapter() if (on and d is not None) or _adapter_on else False
     if not lib:
