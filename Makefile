@@ -1,6 +1,7 @@
 # aiprof — top-level entry points.  CMake does the building underneath.
 #   make          build build/lib/libaiprof.{so,a} and build/bin/aiprof
-#   make demo     install missing packages (as root), build, profile the examples
+#   make demo     install missing packages (as root, OpenCL/PoCL included), build,
+#                 profile the examples (examples/opencl's pipeline too)
 #   make test     install missing packages (as root), build and run every test,
 #                 including ASan+UBSan and TSan builds
 #   make bench    print the benchmark figures
@@ -18,7 +19,9 @@ build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
-demo: deps build
+demo:
+	@bash scripts/install_deps.sh demo
+	@$(MAKE) --no-print-directory build
 	@bash scripts/demo.sh $(BUILD)
 
 test:

@@ -9,8 +9,16 @@
  * event, trace_view.json bytes per event and peak RSS (ru_maxrss, which
  * includes the small generation phase) relative to the raw file size.
  *
+ * With --device every op triple also launches a device task: a runtime
+ * call (DEVICE_API) inside the parent op and a kernel (DEVICE_TASK) on one
+ * of two queues, 5 records per triple, with clock samples at both ends.
+ * --compare-device runs the host-only profile and the device profile of
+ * the same event count one after the other and prints the ratio of their
+ * throughputs (bench_analyse_device; issue target: device >= host-only).
+ *
  * Usage: bench_analyse [N_EVENTS (default 2000000)] [THREADS (default 4)]
  *                      [--export text|db|text,db] [--full] [--keep]
+ *                      [--device | --compare-device]
  * --export chooses the export type (default text, which also writes the
  * databases, as the seed's text export does); --full is the large run:
  * 10 M events, text + db (bench_analyse_full, run by `make bench`).  The
@@ -37,6 +45,8 @@
 
 static int fd = -1;
 static uint64_t raw_bytes;
+static int with_device;        /* --device: op triples launch device tasks */
+static uint64_t next_corr = 1;
 
 static void put(const void *p, size_t n)
 {
@@ -100,6 +110,52 @@ static void op(tbuf *b, uint32_t name, uint64_t s, uint64_t e, int64_t seq)
     }
 }
 
+/* A DEVICE_API call inside the parent op, then its kernel on the device
+ * (device clock = ticks: one clock sample per end says so exactly). */
+static void launch(tbuf *b, uint32_t api_name, uint32_t kernel, uint64_t t, unsigned queue)
+{
+    aip__rec_device_api a = {{AIP_REC_DEVICE_API, 0, sizeof a, api_name}, t + 2, t + 8,
+                             next_corr, 0, 0};
+    rec(b, &a, sizeof a);
+    aip__rec_device_task k;
+    memset(&k, 0, sizeof k);
+    k.h = (aip__rec_header){AIP_REC_DEVICE_TASK, AIP_TASKF_QUEUED | AIP_TASKF_SUBMIT,
+                            sizeof k, kernel};
+    k.device_id = 0;
+    k.queue_id = queue;
+    k.task_kind = AIP_TASK_KERNEL;
+    k.correlation = next_corr++;
+    k.queued = t + 9;
+    k.submit = t + 12;
+    k.start = t + 20;
+    k.end = t + 280;
+    k.global[0] = 4096;
+    k.local[0] = 64;
+    rec(b, &k, sizeof k);
+}
+
+static void describe_device(tbuf *b, uint32_t dev_name, uint32_t q0, uint32_t q1)
+{
+    aip__rec_device d = {{AIP_REC_DEVICE, 0, sizeof d, dev_name}, 0, 0, AIP_DEVKIND_GPU,
+                         AIP_BACKEND_OPENCL, 0, 0};
+    rec(b, &d, sizeof d);
+    aip__rec_device_queue qa = {{AIP_REC_DEVICE_QUEUE, 0, sizeof qa, q0}, 0, 0};
+    aip__rec_device_queue qb = {{AIP_REC_DEVICE_QUEUE, 0, sizeof qb, q1}, 0, 1};
+    rec(b, &qa, sizeof qa);
+    rec(b, &qb, sizeof qb);
+}
+
+static void device_clock(tbuf *b, uint64_t t)
+{
+    aip__rec_device_clock c;
+    memset(&c, 0, sizeof c);
+    c.h = (aip__rec_header){AIP_REC_DEVICE_CLOCK, 0, sizeof c, 0};
+    c.ticks = t;
+    c.device_ns = t;
+    c.method = AIP_SYNC_SAME_CLOCK;
+    rec(b, &c, sizeof c);
+}
+
 static const char *op_names[] = {"aten::linear", "aten::addmm", "aten::relu", "aten::mm",
                                  "aten::add", "aten::mul", "aten::sum", "aten::copy_",
                                  "aten::empty", "aten::view", "aten::t", "aten::softmax"};
@@ -127,9 +183,13 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
     chunk(AIP_CHUNK_INFO, 0, info, (uint32_t)strlen(info));
     /* string ids 1..N_NAMES: op names; then step names as they are needed */
     uint64_t max_steps = n_events / OPS_PER_STEP + 2;
-    size_t cap = 64 + N_NAMES * 32 + (size_t)max_steps * 32;
+    /* with --device: 4 more names after the steps' (device, queues, call) */
+    static const char *dev_names[] = {"Bench Device", "queue 0", "queue 1",
+                                      "clEnqueueNDRangeKernel"};
+    size_t cap = 64 + N_NAMES * 32 + (size_t)max_steps * 32 + 4 * 32;
     uint8_t *sp = malloc(cap);
-    uint32_t first = 1, count = (uint32_t)(N_NAMES + max_steps), off = 8;
+    uint32_t first = 1, count = (uint32_t)(N_NAMES + max_steps + 4), off = 8;
+    uint32_t dev_first = (uint32_t)(N_NAMES + max_steps + 1); /* id of dev_names[0] */
     memcpy(sp, &first, 4);
     memcpy(sp + 4, &count, 4);
     for (uint32_t i = 0; i < count; i++) {
@@ -137,6 +197,8 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
         const char *s = buf;
         if (i < N_NAMES)
             s = op_names[i];
+        else if (i >= dev_first - 1)
+            s = dev_names[i - (dev_first - 1)];
         else
             snprintf(buf, sizeof buf, "ProfilerStep#%u", i - (uint32_t)N_NAMES);
         uint32_t len = (uint32_t)strlen(s);
@@ -153,6 +215,10 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
     for (unsigned i = 0; i < threads; i++) {
         tb[i].tid = 100000 + i;
         tb[i].t = 2000;
+    }
+    if (with_device) {
+        describe_device(&tb[0], dev_first, dev_first + 1, dev_first + 2);
+        device_clock(&tb[0], 1000);
     }
     uint64_t events = 0, step = 0, seq = 0;
     while (events < n_events) {
@@ -174,6 +240,10 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
                 op(b, (nm + 5) % N_NAMES + 1, t + 120, t + 250, -1);
                 op(b, nm, t, t + 300, (int64_t)seq++);
                 events += 3;
+                if (with_device) {
+                    launch(b, dev_first + 3, nm, t + 100, (unsigned)(k & 1));
+                    events += 2;
+                }
                 b->t = t + 350;
             }
             if (b->t > step_end)
@@ -187,6 +257,8 @@ static uint64_t write_profile(const char *path, uint64_t n_events, unsigned thre
         for (unsigned i = 0; i < threads; i++)
             tb[i].t = step_end + 20;
     }
+    if (with_device)
+        device_clock(&tb[0], tb[0].t + 500);
     for (unsigned i = 0; i < threads; i++)
         flush(&tb[i]);
     uint8_t stats[8 + 64 * sizeof(aip__stats_entry)];
@@ -220,38 +292,15 @@ static long long file_size(const char *p)
     return stat(p, &st) == 0 ? (long long)st.st_size : -1;
 }
 
-int main(int argc, char **argv)
+/* One profile written and analysed; @return its events/s, < 0 on failure. */
+static double run_one(uint64_t n, unsigned threads, unsigned export_type, int keep)
 {
-    uint64_t n = BENCH_ANALYSE_DEFAULT_EVENTS;
-    unsigned threads = 4;
-    unsigned export_type = AIP_EXPORT_TEXT;
-    int keep = 0, pos = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--keep"))
-            keep = 1;
-        else if (!strcmp(argv[i], "--full"))
-            n = 10000000;
-        else if (!strcmp(argv[i], "--export") && i + 1 < argc) {
-            const char *t = argv[++i];
-            export_type = (strstr(t, "text") ? AIP_EXPORT_TEXT : 0) | (strstr(t, "db") ? AIP_EXPORT_DB : 0);
-            if (!export_type) {
-                fprintf(stderr, "--export takes text, db or text,db\n");
-                return 2;
-            }
-        } else if (pos++ == 0)
-            n = strtoull(argv[i], NULL, 10);
-        else
-            threads = (unsigned)atoi(argv[i]);
-    }
-    if (!n || !threads || threads > 64) {
-        fprintf(stderr, "usage: bench_analyse [N_EVENTS] [THREADS 1..64] [--export text|db|text,db] "
-                "[--full] [--keep]\n");
-        return 2;
-    }
+    raw_bytes = 0;
+    next_corr = 1;
     char root[] = "/tmp/aip_bench_XXXXXX";
     if (!mkdtemp(root)) {
         perror("mkdtemp");
-        return 1;
+        return -1;
     }
     char dir[256], fw[300], raw[400], json[400], db[400];
     snprintf(dir, sizeof dir, "%s/bench_ascend_pt", root);
@@ -277,7 +326,7 @@ int main(int argc, char **argv)
     double t1 = now();
     if (s) {
         fprintf(stderr, "aip_analyse_dir failed: %s\n", aip_last_error());
-        return 1;
+        return -1;
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
@@ -287,9 +336,9 @@ int main(int argc, char **argv)
                  (double)(ru.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
     double secs = t1 - t0, rss = (double)ru.ru_maxrss * 1024.0;
     long long json_bytes = file_size(json), db_bytes = file_size(db);
-    printf("bench_analyse: %llu events (%u threads, %llu steps), raw %.1f MB written in %.2f s\n",
-           (unsigned long long)events, threads, (unsigned long long)steps, raw_bytes / 1e6,
-           g1 - g0);
+    printf("bench_analyse: %llu events (%u threads, %llu steps%s), raw %.1f MB written in %.2f s\n",
+           (unsigned long long)events, threads, (unsigned long long)steps,
+           with_device ? ", 2 of every 5 events device activity" : "", raw_bytes / 1e6, g1 - g0);
     printf("  analyse time          %.3f s wall, %.3f s user + %.3f s system CPU\n", secs, cpu,
            sys);
     /* What the cores can do at best: the writers run on their own threads,
@@ -324,5 +373,55 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", root);
     }
+    return events / secs;
+}
+
+#ifndef BENCH_ANALYSE_COMPARE_DEVICE /* bench_analyse_device.c sets 1 */
+#define BENCH_ANALYSE_COMPARE_DEVICE 0
+#endif
+
+int main(int argc, char **argv)
+{
+    uint64_t n = BENCH_ANALYSE_DEFAULT_EVENTS;
+    unsigned threads = 4;
+    unsigned export_type = AIP_EXPORT_TEXT;
+    int keep = 0, pos = 0, compare = BENCH_ANALYSE_COMPARE_DEVICE;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--keep"))
+            keep = 1;
+        else if (!strcmp(argv[i], "--full"))
+            n = 10000000;
+        else if (!strcmp(argv[i], "--device"))
+            with_device = 1;
+        else if (!strcmp(argv[i], "--compare-device"))
+            compare = 1;
+        else if (!strcmp(argv[i], "--export") && i + 1 < argc) {
+            const char *t = argv[++i];
+            export_type = (strstr(t, "text") ? AIP_EXPORT_TEXT : 0) | (strstr(t, "db") ? AIP_EXPORT_DB : 0);
+            if (!export_type) {
+                fprintf(stderr, "--export takes text, db or text,db\n");
+                return 2;
+            }
+        } else if (pos++ == 0)
+            n = strtoull(argv[i], NULL, 10);
+        else
+            threads = (unsigned)atoi(argv[i]);
+    }
+    if (!n || !threads || threads > 64) {
+        fprintf(stderr, "usage: bench_analyse [N_EVENTS] [THREADS 1..64] [--export text|db|text,db] "
+                "[--full] [--keep] [--device | --compare-device]\n");
+        return 2;
+    }
+    if (!compare)
+        return run_one(n, threads, export_type, keep) < 0;
+    /* The anchor: the host-only profile of the same size, in the same run. */
+    with_device = 0;
+    double host = run_one(n, threads, export_type, keep);
+    with_device = 1;
+    double dev = run_one(n, threads, export_type, keep);
+    if (host <= 0 || dev <= 0)
+        return 1;
+    printf("bench_analyse_device: device profile %.2f M events/s = %.2f x the host-only "
+           "profile's %.2f M events/s (target >= 1)\n", dev / 1e6, dev / host, host / 1e6);
     return 0;
 }

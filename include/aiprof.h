@@ -122,8 +122,29 @@ typedef enum aip_action {          /* torch.profiler.ProfilerAction */
 enum aip_activity {                /* bit flags: ProfilerActivity */
     AIP_ACTIVITY_CPU = 1u << 0,
     AIP_ACTIVITY_NPU = 1u << 1,
-    AIP_ACTIVITY_CUDA = 1u << 2
+    AIP_ACTIVITY_CUDA = 1u << 2,
+    AIP_ACTIVITY_XPU = 1u << 3
 };
+/* The device activity switch: any of these bits (or aip_config.use_cuda)
+ * makes a trace record device activity through every device back end this
+ * libaiprof has (OpenCL today): NPU is torch_npu's name for it, CUDA and
+ * XPU are torch.profiler's, accepted so that its scripts run unchanged. */
+#define AIP_ACTIVITY_DEVICES (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA | AIP_ACTIVITY_XPU)
+
+/*! aip_supported_activities() : the aip_activity bits that really record
+ *  something on this machine: CPU always; NPU when a device back end built
+ *  into this libaiprof finds a device (the device activity, whatever its
+ *  back end); CUDA too when that back end is CUDA's.  Asks the back ends
+ *  each time (an OpenCL back end enumerates its platforms). */
+AIP_API unsigned aip_supported_activities(void);
+
+/*! aip_device_status() : why there is, or is not, device data to collect,
+ *  one clause per device back end ("OpenCL: 1 device (pthread-...)" or
+ *  "OpenCL: no OpenCL platform found"), or a sentence saying this
+ *  libaiprof has none, written NUL-terminated into buf (cut to cap).
+ *  @return the number of back ends that find a device (0 = no device data
+ *  can be collected here). */
+AIP_API int aip_device_status(char *buf, size_t cap);
 
 typedef enum aip_profiler_level {  /* ProfilerLevel */
     AIP_LEVEL_NONE = 0,            /* "Level_none" */
@@ -200,7 +221,8 @@ typedef struct aip_config {
     size_t struct_size;          /* sizeof(aip_config), set by aip_config_init */
 
     /* profile(...) */
-    unsigned activities;         /* aip_activity bits; default CPU|NPU */
+    unsigned activities;         /* aip_activity bits; default CPU|NPU (NPU, CUDA
+                                  * or XPU: record device activity) */
     int has_schedule;            /* 0 = torch's default: every step RECORD, no ProfilerStep# */
     aip_schedule schedule;
     int record_shapes;           /* default 0 */

@@ -46,6 +46,26 @@ if [ -f examples/python/train_mlp.py ] && /usr/bin/python3 -c "import torch" 2>/
   PYTHONPATH="$BUILD/python" /usr/bin/python3 examples/python/train_mlp.py --dir "$OUT/python"
   for d in "$OUT"/python/*_ascend_pt; do [ -d "$d" ] && summarise "$d"; done
 fi
+
+# examples/opencl: built when CMake found OpenCL (make demo installs it).
+echo
+if [ -x "$BUILD/bin/opencl_inference" ]; then
+  echo "== OpenCL example: examples/opencl/inference.c (matmul/relu/softmax on two queues, schedule wait=1 warmup=1 active=3 repeat=1) =="
+  if command -v clinfo >/dev/null; then clinfo -l 2>/dev/null | sed 's/^/  /'; fi
+  if "$BUILD/bin/opencl_inference" --steps 8 --dir "$OUT/opencl"; then
+    "$BUILD/bin/aiprof" analyse "$OUT/opencl"
+    for d in "$OUT"/opencl/*_ascend_pt; do
+      [ -d "$d" ] || continue
+      echo
+      "$BUILD/bin/aiprof" summary "$d" --html "$d/summary.html" -q
+      echo "  HTML report: $d/summary.html"
+    done
+  else
+    echo "  (the OpenCL example could not run: see its message above)"
+  fi
+else
+  echo "== OpenCL example not built: CMake found no OpenCL headers/library (make demo installs them as root) =="
+fi
 if [ -x "$BUILD/bin/mpi_train" ] && command -v mpirun >/dev/null; then
   echo
   echo "== MPI example: examples/mpi/mpi_train.c (4 ranks, rank 2 slowed; MPI calls through PMPI) =="

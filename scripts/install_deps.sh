@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages aiprof needs, only those missing, only as root.
 # Non-root users get the apt-get command to run instead.
-# Usage: install_deps.sh [test]   (test: also what the test suite needs)
+# Usage: install_deps.sh [test|demo]   (test: also what the test suite needs;
+#        demo: also OpenCL with PoCL, a CPU device, for examples/opencl)
 set -u
 need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-dev
            python3 python3-dev python3-pytest
@@ -12,6 +13,9 @@ need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-de
 # `make test` also renders the HTML reports in headless Chromium.
 # tests/e2e/test_pip_install.sh installs into a fresh venv.
 [ "${1:-}" = test ] && need_pkgs+=(chromium python3-venv)
+# `make demo` profiles examples/opencl on PoCL (OpenCL on the CPU).
+[ "${1:-}" = demo ] && need_pkgs+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+                                   python3-pyopencl)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -242,6 +242,15 @@ static PyObject *py_thread_op_options(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* (activity bits, reason): aip_supported_activities() and the back ends'
+ * own words on why there is (or is not) device data to collect. */
+static PyObject *py_device_status(PyObject *self, PyObject *unused)
+{
+    char why[1024];
+    aip_device_status(why, sizeof why);
+    return Py_BuildValue("(Is)", aip_supported_activities(), why);
+}
+
 static PyMethodDef methods[] = {
     {"now_ns", py_now_ns, METH_NOARGS, "now_ns() -> int: the recording clock in ns."},
     {"is_recording", py_is_recording, METH_NOARGS,
@@ -265,6 +274,9 @@ static PyMethodDef methods[] = {
      "schedule_action(skip_first, wait, warmup, active, repeat, step) -> int action."},
     {"schedule_validate", py_schedule_validate, METH_VARARGS,
      "schedule_validate(skip_first, wait, warmup, active, repeat): ValueError if invalid."},
+    {"device_status", py_device_status, METH_NOARGS,
+     "device_status() -> (int, str): the aip_activity bits this machine records and why "
+     "there is or is not device data."},
     {"version", py_version, METH_NOARGS, "version() -> str: libaiprof's version."},
     {"memory_label", py_memory_label, METH_VARARGS,
      "memory_label(address, nbytes, category, device_type=0, device_index=-1): label the "

@@ -513,6 +513,14 @@ static PyObject *columns(reader *r, size_t ntop, int64_t base)
     COLUMN(d, "self_mem", int64_t, e->self_mem);
     if (PyDict_SetItemString(d, "strings", r->strings.list) < 0)
         goto fail;
+    /* What `start` counts from, in ns: readers that need absolute times
+     * (aiprof.mindspore's host_info) add it back. */
+    PyObject *base_obj = PyLong_FromLongLong((long long)base);
+    if (!base_obj || PyDict_SetItemString(d, "base_ns", base_obj) < 0) {
+        Py_XDECREF(base_obj);
+        goto fail;
+    }
+    Py_DECREF(base_obj);
     free(out);
     free(pos);
     return d;

@@ -1,3 +1,4 @@
-from . import mstx as mstx, npu as npu, profiler as profiler
+from . import mindspore as mindspore, mstx as mstx, npu as npu, profiler as profiler
+from .mindspore import Profiler as Profiler
 
 __version__: str

@@ -1,8 +1,9 @@
 /*
  * derive.c — from loaded events to the facts exporters print: spans in
  * start order with self times, the slices a timeline draws (nesting.c),
- * steps and step trace rows, paired ranges, fwdbwd flows, device activity
- * in order and linked to its ops (device_derive.c), the time extent and the
+ * steps and step trace rows (from device tasks when there are any:
+ * device_steps.c), paired ranges, fwdbwd flows, device activity in order
+ * and linked to its ops (device_derive.c), the time extent and the
  * event/drop totals.
  */
 #include "model.h"
@@ -116,6 +117,8 @@ aip_status aip__model_derive(aip__model *m)
     s = aip__flows_pair(m);
     if (!s)
         s = aip__step_trace_compute(m);
+    if (!s)
+        s = aip__device_steps(m);
     if (!s)
         s = aip__memory_derive(m);
     if (!s)

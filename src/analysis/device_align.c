@@ -19,6 +19,7 @@
 #include "model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define WALL_MAX ((int64_t)1 << 62)
 
@@ -92,51 +93,61 @@ void aip__device_align(aip__process *p, aip__tick_fn to_wall, const void *ctx)
     if (p->n_syncs)
         mono_off = (int64_t)(p->first_sync.realtime_ns - p->first_sync.monotonic_ns);
 
+    /* The samples grouped by device (each group sorted by device time),
+     * so that one pass over the tasks aligns them all. */
+    size_t first[AIP_RAW_MAX_DEVICES + 1] = {0};
+    int64_t err[AIP_RAW_MAX_DEVICES] = {0};
+    uint8_t method[AIP_RAW_MAX_DEVICES] = {0};
     sample *s = p->dev_clocks.n ? malloc(p->dev_clocks.n * sizeof *s) : NULL;
-    for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES; d++) {
-        size_t n = 0;
-        int64_t err = 0;
-        uint8_t method = 0;
-        for (size_t i = 0; s && i < p->dev_clocks.n; i++) {
+    if (s) {
+        for (size_t i = 0; i < p->dev_clocks.n; i++)
+            if (p->dev_clocks.v[i].device < AIP_RAW_MAX_DEVICES)
+                first[p->dev_clocks.v[i].device + 1]++;
+        for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES; d++)
+            first[d + 1] += first[d];
+        size_t fill[AIP_RAW_MAX_DEVICES];
+        memcpy(fill, first, sizeof fill);
+        for (size_t i = 0; i < p->dev_clocks.n; i++) {
             const aip__device_clock *c = &p->dev_clocks.v[i];
-            if (c->device != d || c->device_ns > (uint64_t)INT64_MAX)
+            if (c->device >= AIP_RAW_MAX_DEVICES)
                 continue;
-            s[n++] = (sample){(int64_t)c->device_ns, c->ticks, c->error};
-            if (c->error > err)
-                err = c->error;
-            method = c->method;
+            s[fill[c->device]++] = (sample){(int64_t)c->device_ns, c->ticks, c->error};
+            if (c->error > err[c->device])
+                err[c->device] = c->error;
+            method[c->device] = c->method;
         }
-        if (n > 1)
-            qsort(s, n, sizeof *s, cmp_sample);
-        for (size_t i = 0; i < p->dev_tasks.n; i++) {
-            aip__device_task *t = &p->dev_tasks.v[i];
-            if (t->device != d)
-                continue;
-            /* Only the start is mapped; the other times keep their exact
-             * distance to it, so durations and waits are the device's own
-             * to the nanosecond (the offset changes only by drift between
-             * samples, far below the alignment error). */
-            int64_t start = n ? map_time(s, n, t->start) : clamp_wall((__int128)t->start + mono_off);
-            int64_t dev_start = t->start;
-            t->end = clamp_wall((__int128)start + (t->end - dev_start));
-            if (t->queued)
-                t->queued = clamp_wall((__int128)start - (dev_start - t->queued));
-            if (t->submit)
-                t->submit = clamp_wall((__int128)start - (dev_start - t->submit));
-            t->start = start;
-            if (t->end < t->start)
-                t->end = t->start;
-            if (!n)
-                p->dev_unaligned_tasks++;
-        }
-        if (d < p->devices.n) {
-            aip__device *dv = &p->devices.v[d];
-            dv->n_samples = n;
-            dv->error_ns = n ? err : -1;
-            dv->sync_method = n ? method : 0;
-        }
+        for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES; d++)
+            if (first[d + 1] - first[d] > 1)
+                qsort(s + first[d], first[d + 1] - first[d], sizeof *s, cmp_sample);
+    } /* without memory every device is taken as monotonic (counted unaligned) */
+    for (size_t i = 0; i < p->dev_tasks.n; i++) {
+        aip__device_task *t = &p->dev_tasks.v[i];
+        uint32_t d = t->device < AIP_RAW_MAX_DEVICES ? t->device : 0;
+        size_t n = s ? first[d + 1] - first[d] : 0;
+        /* Only the start is mapped; the other times keep their exact
+         * distance to it, so durations and waits are the device's own to
+         * the nanosecond (the offset changes only by drift between
+         * samples, far below the alignment error). */
+        int64_t start = n ? map_time(s + first[d], n, t->start)
+                          : clamp_wall((__int128)t->start + mono_off);
+        int64_t dev_start = t->start;
+        t->end = clamp_wall((__int128)start + (t->end - dev_start));
+        if (t->queued)
+            t->queued = clamp_wall((__int128)start - (dev_start - t->queued));
+        if (t->submit)
+            t->submit = clamp_wall((__int128)start - (dev_start - t->submit));
+        t->start = start;
+        if (t->end < t->start)
+            t->end = t->start;
+        if (!n)
+            p->dev_unaligned_tasks++;
     }
-    /* Without memory for the samples every device was taken as monotonic:
-     * the loop above ran with s == NULL and counted the tasks unaligned. */
+    for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES && d < p->devices.n; d++) {
+        aip__device *dv = &p->devices.v[d];
+        size_t n = s ? first[d + 1] - first[d] : 0;
+        dv->n_samples = n;
+        dv->error_ns = n ? err[d] : -1;
+        dv->sync_method = n ? method[d] : 0;
+    }
     free(s);
 }

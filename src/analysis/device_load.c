@@ -117,6 +117,7 @@ static aip_status decode_task(aip__process *p, const uint8_t *r, const aip__rec_
         .direction = k.direction,
         .flags = h->flags,
         .api = -1,
+        .step = -1,
     };
     memcpy(t.global, k.global, sizeof t.global);
     memcpy(t.local, k.local, sizeof t.local);

@@ -226,6 +226,7 @@ typedef struct aip__device_task {
     uint32_t global[3], local[3];
     /* derived (device_derive.c) */
     int64_t api;               /* index in dev_api of the call that launched it, -1 none */
+    int64_t step;              /* index in m->steps of its step, -1 none (device_steps.c) */
 } aip__device_task;
 
 /* One runtime API call ("clEnqueueNDRangeKernel") on a host thread. */
@@ -311,13 +312,15 @@ typedef struct aip__step {       /* derived from ProfilerStep#N annotations */
 
 /* Derived: one row of the step trace (step_trace_time.csv and analysis.db's
  * StepTraceTime both print these), ns; the columns in the files' order.
- * Host-only definitions (docs/RESULT_LAYOUT.md): no communication without a
- * device back end, so those columns and Bubble are 0. */
+ * Host-only definitions (docs/RESULT_LAYOUT.md) without device tasks; with
+ * them one row per device and step from its tasks (device_steps.c).  No
+ * communication ops are recorded, so those columns and Bubble are 0. */
 typedef struct aip__step_row {
     int has_number;             /* 0: the whole-profile row without steps */
+    int32_t device;             /* raw device id of a device row, -1: a host row */
     int64_t number;
     int64_t start, end;
-    int64_t computing;          /* union of top-level op time inside the step */
+    int64_t computing;          /* union of top-level op (device: kernel) time in the step */
     int64_t comm_not_overlapped;          /* Communication(Not Overlapped) */
     int64_t overlapped;                   /* Communication - Not Overlapped */
     int64_t communication;
@@ -325,7 +328,7 @@ typedef struct aip__step_row {
     int64_t stage;                        /* step - Bubble */
     int64_t bubble;
     int64_t comm_not_overlapped_excl_recv; /* Not Overlapped - Bubble, at least 0 */
-    int64_t preparing;          /* first top-level op start - step start, 0 if none */
+    int64_t preparing;          /* first top-level op (kernel) start - step start, 0 if none */
 } aip__step_row;
 
 typedef struct aip__flow {       /* derived: forward op -> backward op (fwdbwd) */
@@ -533,6 +536,48 @@ aip_status aip__step_trace_compute(aip__model *m);
  * Computing ... Preparing (after Device_id and Step); ns. */
 #define AIP_STEP_TRACE_COLS 9
 void aip__step_row_columns(const aip__step_row *r, int64_t out[AIP_STEP_TRACE_COLS]);
+/* aip__step_row_derive() : the columns that follow from Computing,
+ * Communication, Bubble and the row's start and end. */
+void aip__step_row_derive(aip__step_row *r);
+
+/* --- device_steps.c --------------------------------------------------- */
+/* aip__device_steps() : each device task's step (the step during which
+ * its launching call began; a task without one: the step around its
+ * start), then, when any device task exists, m->step_rows from the device
+ * tasks, one row per device and step (docs/ANALYSIS.md "step_trace_time").
+ * After aip__step_trace_compute(). */
+aip_status aip__device_steps(aip__model *m);
+
+/* --- device_stats.c --------------------------------------------------- */
+/* aip__dev_kind_name() : "CPU", "GPU", "ACCELERATOR", "OTHER". */
+const char *aip__dev_kind_name(unsigned kind);
+/* aip__task_type() : what kernel_details' Type and op_statistic's OP Type
+ * say of a task: its kernel name, or for other tasks its kind ("MEMCPY",
+ * "MEMSET", "MARKER", "BARRIER", "MAP", "OTHER"). */
+const char *aip__task_type(const aip__process *p, const aip__device_task *t, size_t *len);
+/* Device tasks grouped by (device id, type), across processes. */
+typedef struct aip__task_stat {
+    uint32_t device;          /* raw device id */
+    uint8_t core;             /* enum aip__dev_kind of the device, 0xff unknown */
+    const char *type;         /* aip__task_type(), valid for the model's lifetime */
+    size_t len;
+    uint64_t count;
+    int64_t total_ns, min_ns, max_ns;
+} aip__task_stat;
+/* aip__task_stats() : by device id, then total time (longest first), then
+ * type.  *out is malloc'd (NULL with *n 0 when no tasks). */
+aip_status aip__task_stats(const aip__model *m, aip__task_stat **out, size_t *n);
+/* aip__device_call_ns() : per API call of p (index in dev_api), the summed
+ * duration of the tasks it launched, -1 when it launched none; malloc'd
+ * into *out (NULL when p has no calls). */
+aip_status aip__device_call_ns(const aip__process *p, int64_t **out);
+/* aip__op_device_ns() : per span of thread `ti`, the device time of the
+ * tasks launched while the span was the innermost op open (self) and
+ * while it was open at all (total), -1 when none; from call_ns
+ * (aip__device_call_ns).  Both NULL when the thread made no calls that
+ * launched tasks; else malloc'd, parallel to the thread's spans. */
+aip_status aip__op_device_ns(const aip__process *p, size_t ti, const int64_t *call_ns,
+                             int64_t **self, int64_t **total);
 
 /* --- memory.c --------------------------------------------------------- */
 /* aip__memory_derive() : time order, alloc/free pairs, op names and
@@ -551,8 +596,10 @@ void aip__mem_iter_free(aip__mem_iter *it);
 const char *aip__mem_category_name(unsigned category);
 
 /* --- op_stats.c ------------------------------------------------------- */
-enum { AIP_STAT_OPS = 1, AIP_STAT_ANNOTATIONS = 2, AIP_STAT_RANGES = 4 }; /* kinds */
-enum { AIP_STAT_LEVEL_OP = 1, AIP_STAT_LEVEL_MSTX = 2 };                /* levels */
+enum { AIP_STAT_OPS = 1, AIP_STAT_ANNOTATIONS = 2, AIP_STAT_RANGES = 4, /* kinds */
+       AIP_STAT_DEVICE_API = 8 };  /* runtime API calls of a device back end */
+enum { AIP_STAT_LEVEL_OP = 1, AIP_STAT_LEVEL_MSTX = 2,                   /* levels */
+       AIP_STAT_LEVEL_RUNTIME = 3 };
 typedef struct aip__op_stat {
     const char *name;         /* into a process's string blob (the model's lifetime) */
     size_t len;
@@ -561,9 +608,9 @@ typedef struct aip__op_stat {
     int64_t total_ns, self_ns, min_ns, max_ns;
     double mean_us, m2_us;    /* running mean and squared deviations (Welford) */
 } aip__op_stat;
-/* aip__op_stats() : spans of the chosen kinds grouped by (name, level),
- * ProfilerStep#N excluded; sorted by total time, longest first.  *out is
- * malloc'd. */
+/* aip__op_stats() : spans of the chosen kinds (and device API calls with
+ * AIP_STAT_DEVICE_API) grouped by (name, level), ProfilerStep#N excluded;
+ * sorted by total time, longest first.  *out is malloc'd. */
 aip_status aip__op_stats(const aip__model *m, unsigned kinds, aip__op_stat **out, size_t *n);
 
 /* --- pairing.c -------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /*
- * op_stats.c — per-name statistics of spans (count, total, self, min, max,
- * variance), the basis of op_statistic.csv, api_statistic.csv and the
- * summary's top-op table.
+ * op_stats.c — per-name statistics of spans and of a device back end's
+ * runtime API calls (count, total, self, min, max, variance), the basis of
+ * op_statistic.csv, api_statistic.csv and the summary's top-op table.
  *
  * Names are grouped by text, across processes (each raw file has its own
  * string ids, so each process keeps an id → group array and texts are
@@ -81,6 +81,25 @@ static unsigned level_of(const aip__span *s, const uint8_t *is_step, size_t n_en
     }
 }
 
+/* Group of string id `id` (< n_ent) at `level`: one slot per (id, level)
+ * in `map`, since ops, mstx ranges and runtime calls may share a name; -1
+ * when out of memory. */
+static int64_t group_of_id(grouper *g, const aip__process *p, uint32_t *map, uint32_t id,
+                           unsigned level)
+{
+    size_t slot = 3 * (size_t)id + (level == AIP_STAT_LEVEL_MSTX ? 1
+                                    : level == AIP_STAT_LEVEL_RUNTIME ? 2 : 0);
+    if (!map[slot]) {
+        size_t len;
+        const char *name = aip__model_str(p, id, &len);
+        int64_t gi = group_of(g, name, len, level);
+        if (gi < 0)
+            return -1;
+        map[slot] = (uint32_t)gi + 1;
+    }
+    return (int64_t)map[slot] - 1;
+}
+
 static int cmp_stat(const void *a, const void *b)
 {
     const aip__op_stat *x = a, *y = b;
@@ -98,7 +117,7 @@ static int cmp_stat(const void *a, const void *b)
 static aip_status process_spans(grouper *g, const aip__process *p, unsigned kinds)
 {
     uint8_t *is_step = (kinds & AIP_STAT_ANNOTATIONS) ? aip__step_name_flags(p) : NULL;
-    uint32_t *map = calloc(p->strings.n_ent ? 2 * p->strings.n_ent : 1, sizeof *map);
+    uint32_t *map = calloc(p->strings.n_ent ? 3 * p->strings.n_ent : 1, sizeof *map);
     if (!map || ((kinds & AIP_STAT_ANNOTATIONS) && !is_step)) {
         free(map);
         free(is_step);
@@ -122,20 +141,25 @@ static aip_status process_spans(grouper *g, const aip__process *p, unsigned kind
                 add(&g->v[gi], sp->end - sp->start, t->self_ns ? t->self_ns[i] : 0);
                 continue;
             }
-            /* one slot per (id, level): ops and mstx ranges may share a name */
-            size_t slot = 2 * (size_t)sp->name + (level == AIP_STAT_LEVEL_MSTX);
-            if (!map[slot]) {
-                size_t len;
-                const char *name = aip__model_str(p, sp->name, &len);
-                int64_t gi = group_of(g, name, len, level);
-                if (gi < 0) {
-                    s = aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
-                    break;
-                }
-                map[slot] = (uint32_t)gi + 1;
+            int64_t gi = group_of_id(g, p, map, sp->name, level);
+            if (gi < 0) {
+                s = aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
+                break;
             }
-            add(&g->v[map[slot] - 1], sp->end - sp->start, t->self_ns ? t->self_ns[i] : 0);
+            add(&g->v[gi], sp->end - sp->start, t->self_ns ? t->self_ns[i] : 0);
         }
+    }
+    /* A device back end's runtime calls are APIs of their own level; a
+     * call's self time is its duration (nothing nests in it). */
+    for (size_t i = 0; (kinds & AIP_STAT_DEVICE_API) && i < p->dev_api.n && !s; i++) {
+        const aip__device_call *a = &p->dev_api.v[i];
+        int64_t gi = a->name < p->strings.n_ent
+                         ? group_of_id(g, p, map, a->name, AIP_STAT_LEVEL_RUNTIME)
+                         : group_of(g, "", 0, AIP_STAT_LEVEL_RUNTIME);
+        if (gi < 0)
+            s = aip__fail(AIP_ERR_NOMEM, "no memory for op statistics");
+        else
+            add(&g->v[gi], a->end - a->start, a->end - a->start);
     }
     free(map);
     free(is_step);

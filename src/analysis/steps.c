@@ -8,7 +8,7 @@
  * top-level op start in the step minus the step start.  Both come from one
  * sweep over every thread's top-level ops in start order (a k-way merge of
  * the already sorted per-thread arrays), so no interval list is built.  The
- * other columns follow from them here (derive_columns), once for both files
+ * other columns follow from them here (aip__step_row_derive), once for both files
  * that print the step trace.
  */
 #include "model.h"
@@ -234,7 +234,7 @@ static aip_status run_sweep(aip__model *m, sweep *w)
 /* The columns that follow from Computing and the step's length.  The
  * communication columns stay 0 until a device back end adds communication
  * ops; the formulas are the seed's, so they hold then too. */
-static void derive_columns(aip__step_row *r)
+void aip__step_row_derive(aip__step_row *r)
 {
     int64_t dur = r->end - r->start;
     r->overlapped = r->communication - r->comm_not_overlapped;
@@ -265,10 +265,11 @@ aip_status aip__step_trace_compute(aip__model *m)
     m->n_step_rows = n;
     if (m->n_steps) {
         for (size_t i = 0; i < n; i++)
-            m->step_rows[i] = (aip__step_row){.has_number = 1, .number = m->steps[i].number,
+            m->step_rows[i] = (aip__step_row){.has_number = 1, .device = -1,
+                                             .number = m->steps[i].number,
                                              .start = m->steps[i].start, .end = m->steps[i].end};
     } else {
-        m->step_rows[0] = (aip__step_row){.start = m->first_ns, .end = m->last_ns};
+        m->step_rows[0] = (aip__step_row){.device = -1, .start = m->first_ns, .end = m->last_ns};
     }
     sweep w = {.rows = m->step_rows, .n_rows = n, .order = buf, .pending = buf + n,
                .active = buf + 2 * n};
@@ -278,6 +279,6 @@ aip_status aip__step_trace_compute(aip__model *m)
     aip_status s = run_sweep(m, &w);
     free(buf);
     for (size_t i = 0; i < n; i++)
-        derive_columns(&m->step_rows[i]);
+        aip__step_row_derive(&m->step_rows[i]);
     return s;
 }

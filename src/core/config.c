@@ -73,7 +73,7 @@ aip_status aip_config_validate(const aip_config *c)
         c->struct_size > sizeof(aip_config))
         return aip__fail(AIP_ERR_INVALID_ARG,
                          "config.struct_size is %zu; call aip_config_init() first", c->struct_size);
-    if (c->activities & ~(unsigned)(AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA))
+    if (c->activities & ~(unsigned)(AIP_ACTIVITY_CPU | AIP_ACTIVITY_DEVICES))
         return aip__fail(AIP_ERR_INVALID_ARG, "activities has unknown bits 0x%x", c->activities);
     if (c->has_schedule && !has_schedule_fn(c)) {
         aip_status s = aip_schedule_validate(&c->schedule);

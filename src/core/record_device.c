@@ -479,3 +479,44 @@ void aip__dev_trace_stopping(void)
         if (b[i]->stop)
             b[i]->stop();
 }
+
+/* ---- what this machine can collect (aiprof.h) ----------------------- */
+
+int aip_device_status(char *buf, size_t cap)
+{
+    const aip__dev_backend_ops *b[MAX_BACKENDS];
+    int n = backends_now(b), working = 0;
+    size_t len = 0;
+    char none[1];
+    if (!buf || !cap) { /* only the count is wanted */
+        buf = none;
+        cap = sizeof none;
+    }
+    buf[0] = 0;
+    if (!n)
+        snprintf(buf, cap, "this libaiprof has no device back end built in: OpenCL or CUDA "
+                           "headers were missing when it was built");
+    for (int i = 0; i < n; i++) {
+        const char *st = b[i]->status ? b[i]->status() : NULL;
+        working += !st;
+        if (len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s: %s", len ? "; " : "",
+                                    b[i]->name, st ? st : "device found");
+    }
+    return working;
+}
+
+unsigned aip_supported_activities(void)
+{
+    const aip__dev_backend_ops *b[MAX_BACKENDS];
+    int n = backends_now(b);
+    unsigned bits = AIP_ACTIVITY_CPU;
+    for (int i = 0; i < n; i++) {
+        if (b[i]->status && b[i]->status())
+            continue;
+        bits |= AIP_ACTIVITY_NPU;
+        if (b[i]->name && !strcmp(b[i]->name, "CUDA"))
+            bits |= AIP_ACTIVITY_CUDA;
+    }
+    return bits;
+}

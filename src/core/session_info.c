@@ -36,6 +36,8 @@ static json_t *common_config(const aip_session *s)
         json_array_append_new(acts, json_string("ProfilerActivity.NPU"));
     if (c->activities & AIP_ACTIVITY_CUDA)
         json_array_append_new(acts, json_string("ProfilerActivity.CUDA"));
+    if (c->activities & AIP_ACTIVITY_XPU)
+        json_array_append_new(acts, json_string("ProfilerActivity.XPU"));
     json_object_set_new(o, "activities", acts);
     json_t *sch = json_object();
     if (c->schedule_fn) {

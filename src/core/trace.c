@@ -103,10 +103,10 @@ static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, i
     return aip__fail(AIP_ERR_IO, "cannot find a free result directory name under %s", base);
 }
 
-/* ProfilerActivity.NPU / CUDA (or use_cuda) ask for device activity. */
+/* ProfilerActivity.NPU / CUDA / XPU (or use_cuda) ask for device activity. */
 static int device_requested(const aip_config *c)
 {
-    return (c->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA)) || c->use_cuda;
+    return (c->activities & AIP_ACTIVITY_DEVICES) || c->use_cuda;
 }
 
 static uint32_t rec_mask(const aip_session *s, int filtering)

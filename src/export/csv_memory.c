@@ -19,8 +19,17 @@
  *   allocating thread; release columns empty when the block outlived the
  *   trace; Active Release/Active Duration empty (no stream reuse recorded).
  *   Frees of blocks allocated before the trace have no row (as in torch_npu).
+ * - Device memory (a device back end's DEVICE_MEMORY records: buffers the
+ *   program asked the runtime for) follows the framework's rows: Component
+ *   `APP` (torch_npu's process-level device memory), one row per record in
+ *   time order, totals counted from the records (device_memory.h; reserved
+ *   and active equal allocated: a runtime allocation has no pool), Device
+ *   Type `NPU:<id>` (`CUDA:<id>` for CUDA's), and one operator_memory row
+ *   per device allocation, named after the op open around it.  A profile
+ *   without device memory gives the files it gave before, byte for byte.
  */
 #include "export.h"
+#include "device_memory.h"
 #include "text_escape.h"
 #include "error.h"
 
@@ -78,6 +87,46 @@ static void record_row(aip__out *o, const char *component, size_t clen, const ai
     aip__out_commit(o, d + 2);
 }
 
+/* Device memory: one APP row per record. */
+static aip_status device_records(const aip__model *m, aip__out *o)
+{
+    aip__devmem dm;
+    aip_status s = aip__devmem_derive(m, &dm);
+    if (s || !dm.n_records) {
+        if (!s)
+            aip__devmem_free(&dm);
+        return s;
+    }
+    aip__devmem_iter it;
+    s = aip__devmem_iter_init(&it, m);
+    size_t pi, i;
+    while (!s && aip__devmem_iter_next(&it, &pi, &i)) {
+        const aip__process *p = &m->procs[pi];
+        const aip__device_mem *r = &p->dev_memory.v[i];
+        aip__mem_ev e = {.ts = r->ts, .total_allocated = dm.rows[pi][i].total,
+                         .total_reserved = dm.rows[pi][i].total,
+                         .device_type = aip__devmem_tag_type(p, r->device),
+                         .device_index = (int8_t)r->device};
+        char *d = aip__out_reserve(o, 256);
+        memcpy(d, "APP,", 4);
+        d = put_time(d + 4, e.ts);
+        *d++ = ',';
+        d = put_mb(d, e.total_allocated);
+        *d++ = ',';
+        d = put_mb(d, e.total_reserved);
+        *d++ = ',';
+        d = put_mb(d, e.total_allocated); /* active: no pool, no reuse */
+        *d++ = ',';
+        *d++ = ','; /* Stream Ptr */
+        d = aip__fmt_device_tag(d, e.device_type, e.device_index);
+        memcpy(d, "\r\n", 2);
+        aip__out_commit(o, d + 2);
+    }
+    aip__devmem_iter_free(&it);
+    aip__devmem_free(&dm);
+    return s;
+}
+
 aip_status aip__export_memory_record(const aip__model *m, aip__out *o)
 {
     AIP_OUT_LIT(o, AIP_MEMORY_RECORD_HEADER "\r\n");
@@ -92,7 +141,69 @@ aip_status aip__export_memory_record(const aip__model *m, aip__out *o)
         record_row(o, "PTA+GE", 6, ev);
     }
     aip__mem_iter_free(&it);
-    return o->status;
+    s = device_records(m, o);
+    return s ? s : o->status;
+}
+
+/* Device memory: one row per allocation, in time order. */
+static aip_status device_allocations(const aip__model *m, aip__out *o, aip__esc_cache *esc)
+{
+    aip__devmem dm;
+    aip_status s = aip__devmem_derive(m, &dm);
+    if (s || !dm.n_records) {
+        if (!s)
+            aip__devmem_free(&dm);
+        return s;
+    }
+    aip__devmem_iter it;
+    s = aip__devmem_iter_init(&it, m);
+    size_t pi, i;
+    while (!s && aip__devmem_iter_next(&it, &pi, &i)) {
+        const aip__process *p = &m->procs[pi];
+        const aip__device_mem *a = &p->dev_memory.v[i];
+        const aip__devmem_row *ra = &dm.rows[pi][i];
+        if (a->bytes <= 0)
+            continue;
+        const aip__device_mem *f = ra->pair >= 0 ? &p->dev_memory.v[ra->pair] : NULL;
+        const aip__devmem_row *rf = f ? &dm.rows[pi][ra->pair] : NULL;
+        size_t n;
+        const char *name = aip__esc_get(&esc[pi], ra->name, &n);
+        if (!name) {
+            s = aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
+            break;
+        }
+        aip__out_put(o, name, n);
+        char *d = aip__out_reserve(o, 512);
+        *d++ = ',';
+        d = aip__fmt_fixed(d, a->bytes, 1024, 3);
+        *d++ = ',';
+        d = put_time(d, a->ts);
+        *d++ = ',';
+        if (f)
+            d = put_time(d, f->ts);
+        *d++ = ',';
+        *d++ = ','; /* Active Release Time */
+        if (f)
+            d = put_time(d, f->ts - a->ts);
+        *d++ = ',';
+        *d++ = ','; /* Active Duration */
+        for (int k = 0; k < 3; k++) { /* allocated, reserved, active: the same (no pool) */
+            d = put_mb(d, ra->total);
+            *d++ = ',';
+        }
+        for (int k = 0; k < 3; k++) {
+            if (f)
+                d = put_mb(d, rf->total);
+            *d++ = ',';
+        }
+        *d++ = ','; /* Stream Ptr */
+        d = aip__fmt_device_tag(d, aip__devmem_tag_type(p, a->device), (int8_t)a->device);
+        memcpy(d, "\r\n", 2);
+        aip__out_commit(o, d + 2);
+    }
+    aip__devmem_iter_free(&it);
+    aip__devmem_free(&dm);
+    return s;
 }
 
 aip_status aip__export_operator_memory(const aip__model *m, aip__out *o)
@@ -160,6 +271,8 @@ aip_status aip__export_operator_memory(const aip__model *m, aip__out *o)
         memcpy(d, "\r\n", 2);
         aip__out_commit(o, d + 2);
     }
+    if (!s)
+        s = device_allocations(m, o, esc);
     for (size_t i = 0; i < m->n_procs; i++)
         aip__esc_free(&esc[i]);
     free(esc);

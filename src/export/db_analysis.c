@@ -5,8 +5,9 @@
  *
  * Units: µs as REAL, which is what torch_npu's code writes
  * (convert_ns2us_float) although its table says ms; tools compare these
- * with step_trace_time.csv.  deviceId is -1 (the seed's "no device"
- * value; the CSV says `host`); step is the ProfilerStep number as text, NULL
+ * with step_trace_time.csv.  deviceId is the device's id for a row of
+ * device tasks, -1 for a host-only row (the seed's "no device" value; the
+ * CSV says `host`); step is the ProfilerStep number as text, NULL
  * for the single whole-profile row.  The Comm* tables need communication
  * ops from a device back end and are not created.
  */
@@ -35,7 +36,7 @@ aip_status aip__export_analysis_db(const aip__model *m, aip__out *o)
     if (!aip__db_insert_begin(&d, &tbl_step_trace_time, &ins)) {
         for (size_t i = 0; i < m->n_step_rows; i++) {
             const aip__step_row *r = &m->step_rows[i];
-            aip__db_i64(&ins, 0, -1);
+            aip__db_i64(&ins, 0, r->device);
             char step[24];
             if (r->has_number)
                 aip__db_text(&ins, 1, step,

@@ -1,14 +1,15 @@
 /*
  * db_pytorch.c — ascend_pytorch_profiler[_{rank}].db: opens the file, has
- * the API and memory tables written (db_pytorch_api.c,
- * db_pytorch_memory.c), adds the small per-profile tables RANK_DEVICE_MAP,
+ * the API, memory and device tables written (db_pytorch_api.c,
+ * db_pytorch_memory.c, db_device.c), adds the small per-profile tables RANK_DEVICE_MAP,
  * HOST_INFO, META_DATA, STEP_TIME, GC_RECORD, and last STRING_IDS (every
  * other table refers to it).
  *
  * When a table exists: STRING_IDS, PYTORCH_API, ENUM_API_TYPE,
- * RANK_DEVICE_MAP, HOST_INFO, META_DATA always; CONNECTION_IDS when an op
+ * RANK_DEVICE_MAP (a row per device used, else deviceId -1), HOST_INFO,
+ * META_DATA always; the device tables with device activity; CONNECTION_IDS when an op
  * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
- * MEMORY_RECORD/OP_MEMORY with profile_memory (or any memory record);
+ * MEMORY_RECORD/OP_MEMORY when there are memory records;
  * STEP_TIME with a schedule (or any ProfilerStep#); GC_RECORD with a
  * gc_detect_threshold (or any GC record).
  */
@@ -98,9 +99,25 @@ static void small_tables(aip__db *d, const aip__model *m)
 {
     aip__db_insert ins;
     if (!aip__db_insert_begin(d, &tbl_rank_device_map, &ins)) {
-        aip__db_i64(&ins, 0, m->info.rank);
-        aip__db_i64(&ins, 1, -1); /* no device: the seed's "not collected" value */
-        aip__db_row(&ins);
+        /* a row per device the profile used (once, whichever process);
+         * none: the seed's "not collected" value -1 */
+        uint64_t listed = 0;
+        for (size_t pi = 0; pi < m->n_procs; pi++)
+            for (uint32_t dv = 0; dv < m->procs[pi].devices.n && dv < 64; dv++)
+                if (aip__model_device(&m->procs[pi], dv))
+                    listed |= (uint64_t)1 << dv;
+        for (uint32_t dv = 0; dv < 64; dv++) {
+            if (!(listed >> dv & 1))
+                continue;
+            aip__db_i64(&ins, 0, m->info.rank);
+            aip__db_i64(&ins, 1, dv);
+            aip__db_row(&ins);
+        }
+        if (!listed) {
+            aip__db_i64(&ins, 0, m->info.rank);
+            aip__db_i64(&ins, 1, -1);
+            aip__db_row(&ins);
+        }
         aip__db_insert_end(&ins);
     }
     host_info(d, m);
@@ -138,24 +155,32 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
     aip_status s = o->status ? o->status : aip__db_open(&d, o->path);
     if (s)
         return s;
-    aip__db_strings api, mem;
+    aip__db_strings api, mem, dev;
+    memset(&mem, 0, sizeof mem);
+    memset(&dev, 0, sizeof dev);
     s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, m);
     if (!s)
         s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, m);
-    else
-        memset(&mem, 0, sizeof mem);
+    if (!s && aip__db_has_device(m))
+        s = aip__dbs_init(&dev, AIP_DB_STR_BASE_DEVICE, m);
     if (!s)
         s = aip__db_write_api(&d, m, &api);
     if (!s)
         s = aip__db_write_memory(&d, m, &mem);
+    if (!s && dev.map)
+        s = aip__db_write_device(&d, m, &dev);
     if (!s)
         small_tables(&d, m);
     aip__db_insert ins;
     if (!s && !d.status && !aip__db_insert_begin(&d, &tbl_string_ids, &ins)) {
+        if (dev.map)
+            aip__dbs_write(&dev, &ins);
         aip__dbs_write(&api, &ins);
         aip__dbs_write(&mem, &ins);
         aip__db_insert_end(&ins);
     }
+    if (dev.map)
+        aip__dbs_free(&dev);
     if (mem.map)
         aip__dbs_free(&mem);
     if (api.map)

@@ -3,11 +3,12 @@
  *
  * Tables follow the seed's DDL (reference §2.4–2.5) and are written by
  * topic: framework APIs (db_pytorch_api.c), memory (db_pytorch_memory.c),
- * the small per-profile tables (db_pytorch.c), analysis.db (db_analysis.c).
+ * the small per-profile tables (db_pytorch.c), the device tables
+ * (db_device.c: TASK, COMPUTE_TASK_INFO, CANN_API, MEMCPY_INFO, ... when a
+ * device back end recorded activity), analysis.db (db_analysis.c).
  * The two exporters themselves are declared with the others in export.h.
- * Device and communication tables (TASK, COMPUTE_TASK_INFO, CANN_API,
- * COMMUNICATION_*, NPU_*, ...) come from a device back end; aiprof has none,
- * so they are never created (docs/DATABASES.md).
+ * Communication tables (COMMUNICATION_*) need a back end that reports
+ * collectives; none does yet, so they are never created (docs/DATABASES.md).
  */
 #ifndef AIP_DB_PYTORCH_H
 #define AIP_DB_PYTORCH_H
@@ -23,5 +24,10 @@ extern const aip__db_table aip__tbl_pytorch_api, aip__tbl_connection_ids, aip__t
 /* Parts (each writes its tables into an open database). */
 aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *api_strings);
 aip_status aip__db_write_memory(aip__db *d, const aip__model *m, aip__db_strings *mem_strings);
+/* aip__db_has_device() : any runtime call or device task in m. */
+int aip__db_has_device(const aip__model *m);
+/* aip__db_write_device() : the device tables, after the API tables (it adds
+ * rows to ENUM_API_TYPE); nothing without device activity. */
+aip_status aip__db_write_device(aip__db *d, const aip__model *m, aip__db_strings *dev_strings);
 
 #endif

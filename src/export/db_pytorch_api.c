@@ -12,8 +12,11 @@
  *   fwdThreadId 0, as torch_npu's op records always carry both.
  * - each fwdbwd flow is connection id (5 << 28) + k, k from 0 in flow order;
  *   an op with connections gets the next PYTORCH_API.connectionId and one
- *   CONNECTION_IDS row per connection.  No task queue or device exists
- *   here, so those are the only connections.
+ *   CONNECTION_IDS row per connection; an op that launched device work
+ *   (a runtime call with a correlation made while it was the innermost
+ *   open span) is also connected to each such call's CANN_API.connectionId
+ *   (torch_npu's torch-cann-task relation, db_device.c).  No task queue
+ *   exists here.
  * - call stacks (with_stack) are split into frames at ";\n" (or ";\r\n");
  *   identical stacks of a process share one callchain id (torch_npu makes
  *   one per op; sharing keeps the table small and the join the same).
@@ -277,9 +280,14 @@ static void mstx_rows(api_writer *w, uint32_t pi)
 static aip_status collect_conns(api_writer *w)
 {
     const aip__model *m = w->m;
-    if (!m->n_flows)
+    size_t n_launch = 0; /* runtime calls that launched a task inside an op */
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        for (size_t i = 0; i < m->procs[pi].dev_api.n; i++)
+            n_launch += m->procs[pi].dev_api.v[i].correlation &&
+                        m->procs[pi].dev_api.v[i].parent_span >= 0;
+    if (!m->n_flows && !n_launch)
         return AIP_OK;
-    w->conns = malloc(2 * m->n_flows * sizeof *w->conns);
+    w->conns = malloc((2 * m->n_flows + n_launch) * sizeof *w->conns);
     if (!w->conns)
         return aip__fail(AIP_ERR_NOMEM, "no memory for connection ids");
     for (size_t k = 0; k < m->n_flows; k++) {
@@ -287,6 +295,20 @@ static aip_status collect_conns(api_writer *w)
         int64_t id = CONNECTION_BASE + (int64_t)k;
         w->conns[w->n_conns++] = (conn){f->process, f->fwd_thread, f->fwd_span, id};
         w->conns[w->n_conns++] = (conn){f->process, f->bwd_thread, f->bwd_span, id};
+    }
+    /* torch -> CANN: the op open around a launching call gets the call's
+     * CANN_API.connectionId (db_device.c numbers calls from
+     * aip__dev_connection_base, as here), and TASK rows carry it too. */
+    int64_t base = 0;
+    for (uint32_t pi = 0; pi < m->n_procs; pi++) {
+        const aip__process *p = &m->procs[pi];
+        for (size_t i = 0; i < p->dev_api.n; i++) {
+            const aip__device_call *c = &p->dev_api.v[i];
+            if (c->correlation && c->parent_span >= 0)
+                w->conns[w->n_conns++] = (conn){pi, c->parent_thread, (size_t)c->parent_span,
+                                                base + (int64_t)i};
+        }
+        base += (int64_t)p->dev_api.n;
     }
     qsort(w->conns, w->n_conns, sizeof *w->conns, cmp_conn);
     return AIP_OK;

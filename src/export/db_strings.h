@@ -16,6 +16,7 @@
 #include "model.h"
 #include "hash_table.h"
 
+#define AIP_DB_STR_BASE_DEVICE ((int64_t)0) /* msprof's own strings */
 #define AIP_DB_STR_BASE_API ((int64_t)1 << 28)
 #define AIP_DB_STR_BASE_MEMORY ((int64_t)2 << 28)
 

@@ -22,6 +22,9 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o);
 /* csv_operator_details.c : operator_details.csv, one row per framework op. */
 aip_status aip__export_operator_details(const aip__model *m, aip__out *o);
 
+/* csv_kernel_details.c : kernel_details.csv, one row per device task. */
+aip_status aip__export_kernel_details(const aip__model *m, aip__out *o);
+
 /* csv_step_trace.c : step_trace_time.csv from m->step_rows. */
 aip_status aip__export_step_trace(const aip__model *m, aip__out *o);
 
@@ -31,8 +34,9 @@ aip_status aip__export_operator_memory(const aip__model *m, aip__out *o);
 /* aip__fmt_device_tag() : "CPU", "NPU:0", "CUDA:1" (at most 24 bytes). */
 char *aip__fmt_device_tag(char *d, uint8_t type, int8_t index);
 
-/* csv_statistic.c : op_statistic.csv (host: framework ops, Core Type CPU)
- * and api_statistic.csv (Level1/Level2; host APIs). */
+/* csv_statistic.c : op_statistic.csv (device tasks, Core Type the device's
+ * kind; without them framework ops, Core Type CPU) and api_statistic.csv
+ * (Level1/Level2; host APIs and device runtime calls). */
 aip_status aip__export_op_statistic(const aip__model *m, aip__out *o);
 aip_status aip__export_api_statistic(const aip__model *m, aip__out *o);
 
@@ -46,8 +50,8 @@ void aip__db_name(int64_t rank, char *out, size_t cap);
 
 /* The first line of each CSV file, exactly as the seed spells it. */
 /* operator_details.csv: always the seed's nine columns, so readers that
- * index them by name find every one; the four Device cells are empty while
- * no device kernels are linked to ops (no device back end yet). */
+ * index them by name find every one; the four Device cells are empty for
+ * an op that launched no device task. */
 #define AIP_OPERATOR_DETAILS_HEADER                                                       \
     "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us),"        \
     "Device Self Duration(us),Device Total Duration(us),"                                 \

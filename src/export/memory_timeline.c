@@ -11,13 +11,17 @@
  *   an allocation → CREATE; its free → DESTROY of the allocated size.
  * The raw records say nothing of tensor versions, so INCREMENT_VERSION
  * (torch: an in-place write that changes a tensor's category) never
- * appears.  The coalesced form follows torch's _coalesce_timeline exactly:
+ * appears.  A device back end's memory records (device_memory.h) are
+ * events of device "npu:<id>" ("cuda:<id>" for CUDA's) the same way, of
+ * category UNKNOWN (a runtime buffer says nothing of the tensor it holds),
+ * merged with the framework's records of that device by time.  The coalesced form follows torch's _coalesce_timeline exactly:
  * times truncated to µs, one point per distinct time in event order,
  * PREEXISTING's -1 replaced by the earliest time.  Numbers are written as
  * Python's json.dump writes them (", " separators), gzip without a time
  * stamp, so the same profile gives the same bytes.
  */
 #include "memory_timeline.h"
+#include "device_memory.h"
 #include "error.h"
 
 #include <stdio.h>
@@ -95,13 +99,99 @@ static aip_status coalesce(aip__mem_timeline *t)
                 memset(t->sizes[0], 0, sizeof *t->sizes);
             t->times_us[n++] = us;
         }
-        t->sizes[n - 1][e->category + 1] += e->bytes;
+        int64_t *slot = &t->sizes[n - 1][e->category + 1];
+        *slot = aip__sat_add(*slot, e->bytes); /* forged sizes must not overflow */
     }
     for (size_t i = 0; i < n; i++)
         if (t->times_us[i] < 0)
             t->times_us[i] = t_min;
     t->n_points = n;
     return AIP_OK;
+}
+
+static int cmp_event(const void *a, const void *b, void *ctx)
+{
+    const aip__mt_event *v = ctx;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (v[x].t != v[y].t)
+        return v[x].t < v[y].t ? -1 : 1; /* PREEXISTING's -1 first */
+    return (x > y) - (x < y);
+}
+
+/* Events [0, n_host) are in order, and so are [n_host, t->n): put the
+ * two runs together by time, the framework's first on equal times. */
+static aip_status merge_runs(aip__mem_timeline *t, size_t n_host)
+{
+    if (!n_host || n_host == t->n)
+        return AIP_OK;
+    size_t *idx = malloc(t->n * sizeof *idx);
+    aip__mt_event *out = malloc(t->n * sizeof *out);
+    if (!idx || !out) {
+        free(idx);
+        free(out);
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the memory timeline");
+    }
+    for (size_t i = 0; i < t->n; i++)
+        idx[i] = i;
+    qsort_r(idx, t->n, sizeof *idx, cmp_event, t->ev);
+    for (size_t i = 0; i < t->n; i++)
+        out[i] = t->ev[idx[i]];
+    memcpy(t->ev, out, t->n * sizeof *out);
+    free(idx);
+    free(out);
+    return AIP_OK;
+}
+
+/* The device back ends' memory records of the chosen device. */
+static aip_status add_device_memory(const aip__model *m, uint8_t type, int index,
+                                    aip__mem_timeline *t, size_t *cap)
+{
+    aip__devmem dm;
+    aip_status s = aip__devmem_derive(m, &dm);
+    if (s || !dm.n_records) {
+        if (!s)
+            aip__devmem_free(&dm);
+        return s;
+    }
+    size_t n_host = t->n;
+    const uint8_t unknown = AIP_MEMCAT_UNKNOWN;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++) { /* blocks from before the trace */
+        const aip__process *p = &m->procs[pi];
+        for (size_t i = 0; i < p->dev_memory.n && !s; i++) {
+            const aip__device_mem *r = &p->dev_memory.v[i];
+            if (r->bytes < 0 && dm.rows[pi][i].pair < 0 &&
+                same_device(aip__devmem_tag_type(p, r->device), (int8_t)r->device, type, index))
+                s = push(t, cap, (aip__mt_event){-1, r->bytes == INT64_MIN ? INT64_MAX : -r->bytes,
+                                                 AIP_MT_PREEXISTING, unknown});
+        }
+    }
+    aip__devmem_iter it;
+    if (!s)
+        s = aip__devmem_iter_init(&it, m);
+    else
+        it.pos = NULL;
+    size_t pi, i;
+    while (!s && aip__devmem_iter_next(&it, &pi, &i)) {
+        const aip__process *p = &m->procs[pi];
+        const aip__device_mem *r = &p->dev_memory.v[i];
+        if (!r->bytes ||
+            !same_device(aip__devmem_tag_type(p, r->device), (int8_t)r->device, type, index))
+            continue;
+        t->records++;
+        if (dm.rows[pi][i].total > t->max_allocated)
+            t->max_allocated = dm.rows[pi][i].total;
+        if (dm.rows[pi][i].total > t->max_reserved)
+            t->max_reserved = dm.rows[pi][i].total; /* no pool: reserved = allocated */
+        int64_t pair = dm.rows[pi][i].pair;
+        int64_t bytes = r->bytes < 0 && pair >= 0 ? -p->dev_memory.v[pair].bytes : r->bytes;
+        s = push(t, cap, (aip__mt_event){r->ts, bytes,
+                                         r->bytes > 0 ? AIP_MT_CREATE : AIP_MT_DESTROY, unknown});
+    }
+    aip__devmem_iter_free(&it);
+    aip__devmem_free(&dm);
+    if (!s)
+        s = merge_runs(t, n_host);
+    return s;
 }
 
 aip_status aip__mem_timeline_build(const aip__model *m, const char *device, aip__mem_timeline *t)
@@ -161,6 +251,8 @@ aip_status aip__mem_timeline_build(const aip__model *m, const char *device, aip_
         }
     }
     aip__mem_iter_free(&it);
+    if (!s)
+        s = add_device_memory(m, type, index, t, &cap);
     if (!s)
         s = coalesce(t);
     if (s)

@@ -39,6 +39,15 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Any device record at all: tasks, runtime calls or device memory. */
+static int has_device_data(const aip__model *m)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        if (m->procs[i].dev_tasks.n || m->procs[i].dev_api.n || m->procs[i].dev_memory.n)
+            return 1;
+    return 0;
+}
+
 static void config_notes(aip__summary_data *s)
 {
     const aip__profiler_info_data *in = s->info;
@@ -47,10 +56,12 @@ static void config_notes(aip__summary_data *s)
              in->problem);
         return;
     }
-    if (in->activities & (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA))
-        note(s, "%s activity requested, but aiprof has no device back end on this machine: no "
-             "kernel_details.csv, no device columns in operator_details.csv, no device tables",
-             in->activities & AIP_ACTIVITY_NPU ? "NPU" : "CUDA");
+    if ((in->activities & AIP_ACTIVITY_DEVICES) && !has_device_data(s->m))
+        note(s, "%s activity requested, but no device activity was recorded (no device back end "
+             "found a device, or the program ran no device work): no kernel_details.csv, no "
+             "device columns in operator_details.csv, no device tables",
+             in->activities & AIP_ACTIVITY_NPU ? "NPU" : in->activities & AIP_ACTIVITY_CUDA
+             ? "CUDA" : "XPU");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
         note(s, "CPU activity off: no framework ops were recorded");
     if (in->has_config && !in->profile_memory)
@@ -143,14 +154,26 @@ aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary
         s->step_mean = sum / (int64_t)s->n_steps;
         free(sorted);
     }
+    st = aip__summary_device_build(s);
+    if (st) {
+        aip__summary_free(s);
+        return st;
+    }
+    /* the chart: the framework's first device with records, else the
+     * first device with device-buffer records */
+    char dev[24] = "";
     if (m->n_mem_peaks) {
         const aip__mem_peak *pk = &m->mem_peaks[0];
-        char dev[24];
         if (pk->device_type == AIP_DEVICE_CPU)
             snprintf(dev, sizeof dev, "cpu");
         else
             snprintf(dev, sizeof dev, "%s:%d", pk->device_type == AIP_DEVICE_NPU ? "npu" : "cuda",
                      pk->device_index);
+    } else if (s->n_dev_mem) {
+        snprintf(dev, sizeof dev, "%s:%u",
+                 s->dev_mem[0].tag_type == AIP_DEVICE_CUDA ? "cuda" : "npu", s->dev_mem[0].id);
+    }
+    if (*dev) {
         st = aip__mem_timeline_build(m, dev, &s->mem);
         if (st) {
             aip__summary_free(s);
@@ -169,6 +192,7 @@ void aip__summary_free(aip__summary_data *s)
     free(s->step_ns);
     if (s->has_mem)
         aip__mem_timeline_free(&s->mem);
+    aip__summary_device_free(s);
     s->ops = NULL;
     s->step_ns = NULL;
     s->has_mem = 0;
@@ -178,7 +202,7 @@ void aip__summary_free(aip__summary_data *s)
 
 /* A recorded name for a terminal: control bytes (escape sequences!) and
  * invalid UTF-8 become '?', at most `max` characters. */
-static void put_term(aip__out *o, const char *s, size_t n, size_t max)
+void aip__summary_put_term(aip__out *o, const char *s, size_t n, size_t max)
 {
     char *d = aip__out_reserve(o, 4 * max + 8);
     size_t chars = 0, i = 0;
@@ -229,15 +253,15 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
 {
     const aip__model *m = s->m;
     AIP_OUT_LIT(o, "aiprof summary: ");
-    put_term(o, s->dir, strlen(s->dir), 200);
+    aip__summary_put_term(o, s->dir, strlen(s->dir), 200);
     AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < m->n_procs; i++) {
         const aip__process *p = &m->procs[i];
         const char *h = p->hostname ? p->hostname : "?", *prog = p->program ? p->program : "?";
         AIP_OUT_LIT(o, "  process ");
-        put_term(o, prog, strlen(prog), 40);
+        aip__summary_put_term(o, prog, strlen(prog), 40);
         aip__out_printf(o, ", pid %lld on ", (long long)p->pid);
-        put_term(o, h, strlen(h), 60);
+        aip__summary_put_term(o, h, strlen(h), 60);
         aip__out_printf(o, ": %llu events, %zu threads\n", (unsigned long long)p->events,
                         p->n_threads);
     }
@@ -255,7 +279,7 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         aip__out_printf(o, "  %12.3f %6.2f%% %8llu %12.3f %12.3f  ", (double)st->self_ns / 1e6,
                         self_pct, (unsigned long long)st->count, (double)st->total_ns / 1e6,
                         (double)st->self_ns / 1e3 / (double)st->count);
-        put_term(o, st->name, st->len, 70);
+        aip__summary_put_term(o, st->name, st->len, 70);
         AIP_OUT_LIT(o, "\n");
     }
     if (s->n_steps) {
@@ -270,8 +294,9 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
     } else {
         AIP_OUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
     }
+    aip__summary_device_text(s, o);
     AIP_OUT_LIT(o, "\nMemory:");
-    if (!m->n_mem_peaks)
+    if (!m->n_mem_peaks && !s->n_dev_mem)
         AIP_OUT_LIT(o, " no memory records");
     AIP_OUT_LIT(o, "\n");
     for (size_t i = 0; i < m->n_mem_peaks; i++) {
@@ -286,6 +311,7 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         put_bytes(o, pk->max_reserved);
         aip__out_printf(o, " (%llu records)\n", (unsigned long long)pk->records);
     }
+    aip__summary_devmem_text(s, o);
     AIP_OUT_LIT(o, "\nNot collected / problems:");
     if (!s->n_notes)
         AIP_OUT_LIT(o, " none");

@@ -1,6 +1,7 @@
 /*
  * summary.h — `aiprof summary`: what a profile says at a glance — top ops
- * by self time, step times, memory peaks, dropped events and raw-data
+ * by self time, step times, the device's kernels, copies and busy time
+ * (when there is device data), memory peaks, dropped events and raw-data
  * problems, and what was not collected and why — as terminal text
  * (summary.c) or one self-contained HTML page (summary_html.c).  The
  * driver, aip_summarise(), is src/result/reports.c.
@@ -14,6 +15,39 @@
 
 #define AIP_SUMMARY_TOP 15
 #define AIP_SUMMARY_NOTES 24
+
+/* Device tasks of one name (kernels) or one name and direction (copies,
+ * fills, maps), every process together. */
+typedef struct aip__sum_tasks {
+    const char *name;          /* into a process's string blob */
+    size_t len;
+    uint8_t kind, direction;   /* enum aip__task_kind, aip__copy_dir */
+    uint64_t count, bytes;
+    int64_t total_ns, max_ns;
+} aip__sum_tasks;
+
+/* One device of one process: its busy time is the union of its tasks'
+ * intervals (tasks of several queues may run at once). */
+typedef struct aip__sum_device {
+    int64_t pid;
+    uint32_t id;               /* raw device id: the N of NPU:N */
+    uint8_t tag_type;          /* AIP_DEVICE_NPU or AIP_DEVICE_CUDA */
+    const char *name;
+    size_t len;
+    uint64_t tasks, kernels, copies;
+    size_t queues;             /* queues with tasks */
+    int64_t busy_ns, first_ns, last_ns;
+    int64_t error_ns;          /* alignment error bound, -1 = unknown */
+} aip__sum_device;
+
+/* Device memory of one device of one process (device_memory.h totals). */
+typedef struct aip__sum_devmem {
+    int64_t pid;
+    uint32_t process, id;
+    uint8_t tag_type;          /* AIP_DEVICE_NPU or AIP_DEVICE_CUDA */
+    uint64_t records, allocations;
+    int64_t peak;              /* of the live bytes the trace knows */
+} aip__sum_devmem;
 
 typedef struct aip__summary_data {
     const char *dir;
@@ -29,12 +63,34 @@ typedef struct aip__summary_data {
     size_t n_notes;
     aip__mem_timeline mem;     /* of the first device with records, if any */
     int has_mem;
+    /* device activity (summary_device.c); n_devices 0 = none recorded */
+    aip__sum_tasks *kernels;   /* by total device time, longest first */
+    size_t n_kernels;
+    aip__sum_tasks *copies;    /* copies, fills and maps, by total time */
+    size_t n_copies;
+    int64_t kernels_total_ns;
+    aip__sum_device *devices;  /* by process, then device id */
+    size_t n_devices;
+    aip__sum_devmem *dev_mem;  /* by process, then device id */
+    size_t n_dev_mem;
 } aip__summary_data;
 
 /* aip__summary_build() : the facts of `dir`'s model (its info says which
  * switches were on). */
 aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary_data *s);
 void aip__summary_free(aip__summary_data *s);
+/* summary_device.c : the device facts, their text and HTML sections. */
+aip_status aip__summary_device_build(aip__summary_data *s);
+void aip__summary_device_free(aip__summary_data *s);
+void aip__summary_device_text(const aip__summary_data *s, aip__out *o);
+void aip__summary_device_html(const aip__summary_data *s, aip__out *o);
+/* The device memory peaks: text lines, or the rows of the HTML table. */
+void aip__summary_devmem_text(const aip__summary_data *s, aip__out *o);
+void aip__summary_devmem_html(const aip__summary_data *s, aip__out *o);
+/* put_term() of summary.c: a recorded name for a terminal, at most `max`
+ * characters, control bytes and invalid UTF-8 as '?'. */
+void aip__summary_put_term(aip__out *o, const char *s, size_t n, size_t max);
+
 /* Terminal text: control characters in recorded names are neutralised. */
 aip_status aip__summary_text(const aip__summary_data *s, aip__out *o);
 aip_status aip__summary_html(const aip__summary_data *s, aip__out *o);

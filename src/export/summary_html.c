@@ -1,7 +1,8 @@
 /*
  * summary_html.c — the summary as one self-contained HTML page: the same
- * sections as the terminal text, as tables, plus a step-time bar chart and
- * the memory-by-category chart, both inline SVG.  No script, no network
+ * sections as the terminal text, as tables, plus a step-time bar chart, a
+ * chart of the kernels' device time (summary_device.c) and the
+ * memory-by-category chart, all inline SVG.  No script, no network
  * resource; every recorded string goes through HTML escaping (a name like
  * `</script>` or `<img onerror=...>` is shown, never run).
  */
@@ -88,7 +89,7 @@ static aip_status memory(const aip__summary_data *s, aip__out *o)
 {
     const aip__model *m = s->m;
     AIP_OUT_LIT(o, "<h2>Memory</h2>\n");
-    if (!m->n_mem_peaks) {
+    if (!m->n_mem_peaks && !s->n_dev_mem) {
         AIP_OUT_LIT(o, "<p id=\"no-memory\">No memory records.</p>\n");
         return AIP_OK;
     }
@@ -107,6 +108,7 @@ static aip_status memory(const aip__summary_data *s, aip__out *o)
                         (long long)pk->max_allocated, (long long)pk->max_reserved,
                         (unsigned long long)pk->records);
     }
+    aip__summary_devmem_html(s, o);
     AIP_OUT_LIT(o, "</table>\n<h3>Memory by category (");
     aip__out_html_str(o, s->mem.device);
     AIP_OUT_LIT(o, ")</h3>\n<ul>");
@@ -131,6 +133,8 @@ aip_status aip__summary_html(const aip__summary_data *s, aip__out *o)
     overview(s, o);
     top_ops(s, o);
     aip_status st = steps(s, o);
+    if (!st)
+        aip__summary_device_html(s, o);
     if (!st)
         st = memory(s, o);
     if (st)

@@ -30,7 +30,8 @@
  *
  * Layout: per process its metadata, then per thread (by tid) its spans in
  * start order, marks, mstx start/end ranges, memory, GC (own process
- * "Python GC"), and last the fwdbwd flows.
+ * "Python GC"), its device layers (trace_json_device.c), and last the
+ * fwdbwd flows.
  */
 #include "export.h"
 #include "trace_json_int.h"
@@ -41,20 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct tj {
-    aip__out *o;
-    const aip__model *m;
-    int kineto;               /* AIP_TRACE_KINETO: numeric ts relative to base */
-    int64_t base;             /* 0 in torch_npu's form: ts are absolute */
-    int first;                /* no event written yet */
-    uint64_t async_id;
-    aip_status status;        /* first non-I/O error (no memory) */
-    aip__esc_cache esc;        /* strings of the current process */
-    char pfx[80];             /* `,"pid":P,"tid":T,"ts":` of the current thread */
-    size_t pfx_len;
-} tj;
 
-static void begin_event(tj *w)
+
+void aip__tj_begin(aip__tj *w)
 {
     if (w->first) {
         AIP_OUT_LIT(w->o, "\n");
@@ -64,7 +54,7 @@ static void begin_event(tj *w)
     }
 }
 
-static void put_id(tj *w, uint32_t id)
+void aip__tj_put_id(aip__tj *w, uint32_t id)
 {
     size_t n;
     const char *s = aip__esc_get(&w->esc, id, &n);
@@ -78,13 +68,13 @@ static void put_id(tj *w, uint32_t id)
 }
 
 /* A C string from INFO or profiler_info: escaped on the spot (rare). */
-static void put_cstr(tj *w, const char *s) { aip__trace_put_cstr(w->o, s); }
+static void put_cstr(aip__tj *w, const char *s) { aip__trace_put_cstr(w->o, s); }
 
 /* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number relative
  * to the base in exact binary fractions of a µs (Kineto: its readers
  * compute ts + dur in float64, outbuf.h's aip__us_bin() says why); at most
  * 36 bytes. */
-static char *fmt_ts(const tj *w, char *d, int64_t ns)
+static char *fmt_ts(const aip__tj *w, char *d, int64_t ns)
 {
     if (w->kineto)
         return aip__fmt_us_bin(d, aip__us_bin(ns - w->base));
@@ -97,24 +87,24 @@ static char *fmt_ts(const tj *w, char *d, int64_t ns)
 /* A `dur` value: 3-decimal µs (torch_npu), or in Kineto's form the
  * difference of the two ends' binary units, so that ts + dur is the end's
  * ts exactly. */
-static char *fmt_dur(const tj *w, char *d, int64_t start, int64_t end)
+static char *fmt_dur(const aip__tj *w, char *d, int64_t start, int64_t end)
 {
     if (w->kineto)
         return aip__fmt_us_bin(d, aip__us_bin(end - w->base) - aip__us_bin(start - w->base));
     return aip__fmt_us3(d, end - start);
 }
 
-static void put_ts(tj *w, int64_t ns)
+void aip__tj_ts(aip__tj *w, int64_t ns)
 {
     aip__out_commit(w->o, fmt_ts(w, aip__out_reserve(w->o, 40), ns));
 }
 
-static void put_dur(tj *w, int64_t start, int64_t end)
+void aip__tj_dur(aip__tj *w, int64_t start, int64_t end)
 {
     aip__out_commit(w->o, fmt_dur(w, aip__out_reserve(w->o, 40), start, end));
 }
 
-static void set_thread_prefix(tj *w, int64_t pid, uint64_t tid)
+void aip__tj_prefix(aip__tj *w, int64_t pid, uint64_t tid)
 {
     char *d = w->pfx;
     memcpy(d, ",\"pid\":", 7);
@@ -127,9 +117,9 @@ static void set_thread_prefix(tj *w, int64_t pid, uint64_t tid)
 
 /* ---- metadata --------------------------------------------------------- */
 
-static void meta_head(tj *w, const char *what, int64_t pid, uint64_t tid)
+void aip__tj_meta_head(aip__tj *w, const char *what, int64_t pid, uint64_t tid)
 {
-    begin_event(w);
+    aip__tj_begin(w);
     AIP_OUT_LIT(w->o, "{\"ph\":\"M\",\"name\":\"");
     aip__out_str(w->o, what);
     AIP_OUT_LIT(w->o, "\",\"pid\":");
@@ -138,10 +128,10 @@ static void meta_head(tj *w, const char *what, int64_t pid, uint64_t tid)
     aip__out_u64(w->o, tid);
 }
 
-static void meta_str(tj *w, const char *what, int64_t pid, uint64_t tid, const char *key,
+void aip__tj_meta_str(aip__tj *w, const char *what, int64_t pid, uint64_t tid, const char *key,
                      const char *value)
 {
-    meta_head(w, what, pid, tid);
+    aip__tj_meta_head(w, what, pid, tid);
     AIP_OUT_LIT(w->o, ",\"args\":{\"");
     aip__out_str(w->o, key);
     AIP_OUT_LIT(w->o, "\":");
@@ -149,9 +139,9 @@ static void meta_str(tj *w, const char *what, int64_t pid, uint64_t tid, const c
     AIP_OUT_LIT(w->o, "}}");
 }
 
-static void meta_sort(tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index)
+void aip__tj_meta_sort(aip__tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index)
 {
-    meta_head(w, what, pid, tid);
+    aip__tj_meta_head(w, what, pid, tid);
     AIP_OUT_LIT(w->o, ",\"args\":{\"sort_index\":");
     aip__out_u64(w->o, index);
     AIP_OUT_LIT(w->o, "}}");
@@ -159,7 +149,7 @@ static void meta_sort(tj *w, const char *what, int64_t pid, uint64_t tid, uint64
 
 /* `first`: the first process, whose process_name carries the run-wide
  * facts in torch_npu's form (an array has no top-level keys). */
-static void process_meta(tj *w, const aip__process *p, int first)
+static void process_meta(aip__tj *w, const aip__process *p, int first)
 {
     char fallback[48];
     const char *name = p->program && p->program[0] ? p->program : NULL;
@@ -167,7 +157,7 @@ static void process_meta(tj *w, const aip__process *p, int first)
         snprintf(fallback, sizeof fallback, "Process %lld", (long long)p->pid);
         name = fallback;
     }
-    meta_head(w, "process_name", p->pid, 0);
+    aip__tj_meta_head(w, "process_name", p->pid, 0);
     AIP_OUT_LIT(w->o, ",\"args\":{\"name\":");
     put_cstr(w, name);
     if (first && !w->kineto) {
@@ -175,27 +165,27 @@ static void process_meta(tj *w, const aip__process *p, int first)
         aip__trace_run_facts(w->o, w->m);
     }
     AIP_OUT_LIT(w->o, "}}");
-    meta_str(w, "process_labels", p->pid, 0, "labels", "CPU");
-    meta_sort(w, "process_sort_index", p->pid, 0, 0);
+    aip__tj_meta_str(w, "process_labels", p->pid, 0, "labels", "CPU");
+    aip__tj_meta_sort(w, "process_sort_index", p->pid, 0, 0);
     for (size_t i = 0; i < p->n_threads; i++) {
         const aip__thread *t = &p->threads[i];
         if (t->name && t->name < p->strings.n_ent && p->strings.ent[t->name].defined) {
-            meta_head(w, "thread_name", p->pid, t->tid);
+            aip__tj_meta_head(w, "thread_name", p->pid, t->tid);
             AIP_OUT_LIT(w->o, ",\"args\":{\"name\":");
-            put_id(w, t->name);
+            aip__tj_put_id(w, t->name);
             AIP_OUT_LIT(w->o, "}}");
         } else {
             char n[40];
             snprintf(n, sizeof n, "Thread %llu", (unsigned long long)t->tid);
-            meta_str(w, "thread_name", p->pid, t->tid, "name", n);
+            aip__tj_meta_str(w, "thread_name", p->pid, t->tid, "name", n);
         }
-        meta_sort(w, "thread_sort_index", p->pid, t->tid, t->tid);
+        aip__tj_meta_sort(w, "thread_sort_index", p->pid, t->tid, t->tid);
     }
 }
 
 /* ---- spans ------------------------------------------------------------ */
 
-static void op_args(tj *w, const aip__thread *t, const aip__span *s)
+static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s)
 {
     aip__op_fields f;
     aip__model_op_fields(t, s, &f);
@@ -216,17 +206,17 @@ static void op_args(tj *w, const aip__thread *t, const aip__span *s)
     }
     if (f.has_shapes) {
         ARG("Input Dims");
-        put_id(w, f.input_shapes);
+        aip__tj_put_id(w, f.input_shapes);
         ARG("Input type");
-        put_id(w, f.input_dtypes);
+        aip__tj_put_id(w, f.input_dtypes);
     }
     if (f.has_stack && f.call_stack) {
         ARG("Call stack");
-        put_id(w, f.call_stack);
+        aip__tj_put_id(w, f.call_stack);
     }
     if (f.has_stack && f.module_hierarchy) {
         ARG("Module Hierarchy");
-        put_id(w, f.module_hierarchy);
+        aip__tj_put_id(w, f.module_hierarchy);
     }
     if (f.flops) {
         ARG("flops");
@@ -237,10 +227,10 @@ static void op_args(tj *w, const aip__thread *t, const aip__span *s)
         AIP_OUT_LIT(w->o, "}");
 }
 
-static void put_domain(tj *w, uint32_t domain)
+static void put_domain(aip__tj *w, uint32_t domain)
 {
     if (domain)
-        put_id(w, domain);
+        aip__tj_put_id(w, domain);
     else
         AIP_OUT_LIT(w->o, "\"default\"");
 }
@@ -259,7 +249,7 @@ static const struct {
 /* torch's args of a python_function event; the module id only for an
  * nn.Module forward; "continued" on a later piece of a call split so that
  * slices nest (nesting.c: same ids, the call goes on inside another slice). */
-static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
+static void pyfunc_args(aip__tj *w, const aip__thread *t, const aip__span *s)
 {
     aip__pyfunc_fields f;
     aip__model_pyfunc_fields(t, s, &f);
@@ -278,7 +268,7 @@ static void pyfunc_args(tj *w, const aip__thread *t, const aip__span *s)
 
 /* The hot loop: one X event per span, formatted straight into the output
  * buffer with a single capacity check for names of ordinary length. */
-static void thread_spans(tj *w, const aip__thread *t)
+static void thread_spans(aip__tj *w, const aip__thread *t)
 {
     size_t n;
     const aip__span *slices = aip__thread_slices(t, &n); /* nested: nesting.c */
@@ -293,7 +283,7 @@ static void thread_spans(tj *w, const aip__thread *t)
             nlen = 2;
         }
         if (nlen > AIP_OUT_CAP / 4) { /* a huge name: never in the buffer at once */
-            begin_event(w);
+            aip__tj_begin(w);
             aip__out_put(w->o, span_head[s->kind].s, span_head[s->kind].n);
             aip__out_put(w->o, name, nlen);
         } else {
@@ -340,35 +330,35 @@ static void thread_spans(tj *w, const aip__thread *t)
 
 /* ---- instants, mstx start/end, memory, GC ---------------------------- */
 
-static void marks(tj *w, const aip__process *p)
+static void marks(aip__tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->marks.n; i++) {
         const aip__mark_ev *k = &p->marks.v[i];
-        set_thread_prefix(w, p->pid, p->threads[k->thread].tid);
-        begin_event(w);
+        aip__tj_prefix(w, p->pid, p->threads[k->thread].tid);
+        aip__tj_begin(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
-        put_id(w, k->name);
+        aip__tj_put_id(w, k->name);
         aip__out_put(w->o, w->pfx, w->pfx_len);
-        put_ts(w, k->ts);
+        aip__tj_ts(w, k->ts);
         AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
         put_domain(w, k->domain);
         AIP_OUT_LIT(w->o, "}}");
     }
 }
 
-static void async_point(tj *w, const aip__process *p, const aip__range_point *r, uint32_t name,
+static void async_point(aip__tj *w, const aip__process *p, const aip__range_point *r, uint32_t name,
                         const char *ph, uint64_t id, int with_domain)
 {
-    set_thread_prefix(w, p->pid, p->threads[r->thread].tid);
-    begin_event(w);
+    aip__tj_prefix(w, p->pid, p->threads[r->thread].tid);
+    aip__tj_begin(w);
     AIP_OUT_LIT(w->o, "{\"ph\":\"");
     aip__out_str(w->o, ph);
     AIP_OUT_LIT(w->o, "\",\"cat\":\"mstx\",\"id\":");
     aip__out_u64(w->o, id);
     AIP_OUT_LIT(w->o, ",\"name\":");
-    put_id(w, name);
+    aip__tj_put_id(w, name);
     aip__out_put(w->o, w->pfx, w->pfx_len);
-    put_ts(w, r->ts);
+    aip__tj_ts(w, r->ts);
     if (with_domain) {
         AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
         put_domain(w, r->domain);
@@ -377,19 +367,19 @@ static void async_point(tj *w, const aip__process *p, const aip__range_point *r,
     AIP_OUT_LIT(w->o, "}");
 }
 
-static void ranges(tj *w, const aip__process *p)
+static void ranges(aip__tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->range_starts.n; i++) {
         const aip__range_point *s = &p->range_starts.v[i];
         if (s->match < 0) {
             /* No end was recorded (crash, or ended after stop): an instant
              * keeps the start visible without inventing a duration. */
-            set_thread_prefix(w, p->pid, p->threads[s->thread].tid);
-            begin_event(w);
+            aip__tj_prefix(w, p->pid, p->threads[s->thread].tid);
+            aip__tj_begin(w);
             AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"mstx\",\"name\":");
-            put_id(w, s->name);
+            aip__tj_put_id(w, s->name);
             aip__out_put(w->o, w->pfx, w->pfx_len);
-            put_ts(w, s->ts);
+            aip__tj_ts(w, s->ts);
             AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
             put_domain(w, s->domain);
             AIP_OUT_LIT(w->o, ",\"unmatched\":\"no range end recorded\"}}");
@@ -416,16 +406,16 @@ static void device_name(char *out, size_t cap, uint8_t type, int8_t index)
         snprintf(out, cap, "%s", n);
 }
 
-static void memory(tj *w, const aip__process *p)
+static void memory(aip__tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->memory.n; i++) {
         const aip__mem_ev *e = &p->memory.v[i];
-        set_thread_prefix(w, p->pid, p->threads[e->thread].tid);
-        begin_event(w);
+        aip__tj_prefix(w, p->pid, p->threads[e->thread].tid);
+        aip__tj_begin(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\","
                           "\"name\":\"[memory]\"");
         aip__out_put(w->o, w->pfx, w->pfx_len);
-        put_ts(w, e->ts);
+        aip__tj_ts(w, e->ts);
         AIP_OUT_LIT(w->o, ",\"args\":{\"Device Type\":");
         aip__out_u64(w->o, e->device_type);
         AIP_OUT_LIT(w->o, ",\"Device Id\":");
@@ -443,13 +433,13 @@ static void memory(tj *w, const aip__process *p)
         char dev[40], name[64];
         device_name(dev, sizeof dev, e->device_type, e->device_index);
         snprintf(name, sizeof name, "Memory (%s)", dev);
-        begin_event(w);
+        aip__tj_begin(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":");
         put_cstr(w, name);
         AIP_OUT_LIT(w->o, ",\"pid\":");
         aip__out_i64(w->o, p->pid);
         AIP_OUT_LIT(w->o, ",\"tid\":0,\"ts\":");
-        put_ts(w, e->ts);
+        aip__tj_ts(w, e->ts);
         AIP_OUT_LIT(w->o, ",\"args\":{\"Total Allocated\":");
         aip__out_i64(w->o, e->total_allocated);
         AIP_OUT_LIT(w->o, ",\"Total Reserved\":");
@@ -458,37 +448,37 @@ static void memory(tj *w, const aip__process *p)
     }
 }
 
-static void gc_events(tj *w, const aip__process *p)
+static void gc_events(aip__tj *w, const aip__process *p)
 {
     if (!p->gc.n)
         return;
     /* torch_npu's formatted pid for the host GC layer: (pid<<10)|(1<<5)|31. */
     int64_t gpid = (int64_t)(((uint64_t)p->pid << 10) | (1u << 5) | 31u);
-    meta_str(w, "process_name", gpid, 0, "name", "Python GC");
-    meta_str(w, "process_labels", gpid, 0, "labels", "CPU");
-    meta_sort(w, "process_sort_index", gpid, 0, 1);
+    aip__tj_meta_str(w, "process_name", gpid, 0, "name", "Python GC");
+    aip__tj_meta_str(w, "process_labels", gpid, 0, "labels", "CPU");
+    aip__tj_meta_sort(w, "process_sort_index", gpid, 0, 1);
     uint8_t *named = calloc(p->n_threads ? p->n_threads : 1, 1);
     for (size_t i = 0; i < p->gc.n; i++) {
         const aip__gc_ev *g = &p->gc.v[i];
         uint64_t tid = p->threads[g->thread].tid;
         if (named && !named[g->thread]) {
             named[g->thread] = 1;
-            meta_str(w, "thread_name", gpid, tid, "name", "Python GC");
-            meta_sort(w, "thread_sort_index", gpid, tid, tid); /* create_gc_m_event's */
+            aip__tj_meta_str(w, "thread_name", gpid, tid, "name", "Python GC");
+            aip__tj_meta_sort(w, "thread_sort_index", gpid, tid, tid); /* create_gc_m_event's */
         }
-        set_thread_prefix(w, gpid, tid);
-        begin_event(w);
+        aip__tj_prefix(w, gpid, tid);
+        aip__tj_begin(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"GC\",\"name\":\"GC\"");
         aip__out_put(w->o, w->pfx, w->pfx_len);
-        put_ts(w, g->start);
+        aip__tj_ts(w, g->start);
         AIP_OUT_LIT(w->o, ",\"dur\":");
-        put_dur(w, g->start, g->end);
+        aip__tj_dur(w, g->start, g->end);
         AIP_OUT_LIT(w->o, "}");
     }
     free(named);
 }
 
-static void flows(tj *w)
+static void flows(aip__tj *w)
 {
     const aip__model *m = w->m;
     for (size_t i = 0; i < m->n_flows; i++) {
@@ -498,8 +488,8 @@ static void flows(tj *w)
         for (int end = 0; end < 2; end++) {
             const aip__thread *t = end ? bt : ft;
             const aip__span *s = &t->spans[end ? f->bwd_span : f->fwd_span];
-            set_thread_prefix(w, p->pid, t->tid);
-            begin_event(w);
+            aip__tj_prefix(w, p->pid, t->tid);
+            aip__tj_begin(w);
             if (end)
                 AIP_OUT_LIT(w->o, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"fwdbwd\","
                                   "\"name\":\"fwdbwd\",\"id\":");
@@ -510,7 +500,7 @@ static void flows(tj *w)
                                   "\"name\":\"fwdbwd\",\"id\":");
             aip__out_u64(w->o, i + 1);
             aip__out_put(w->o, w->pfx, w->pfx_len);
-            put_ts(w, s->start);
+            aip__tj_ts(w, s->start);
             AIP_OUT_LIT(w->o, "}");
         }
     }
@@ -520,7 +510,8 @@ static void flows(tj *w)
 
 aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
 {
-    tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO};
+    aip__tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO,
+                 .flow_id = m->n_flows}; /* fwdbwd flows are 1..n_flows */
     if (w.kineto) {
         /* Whole seconds below the earliest time: short, exact, reproducible. */
         w.base = m->first_ns - m->first_ns % 1000000000;
@@ -535,13 +526,14 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
             break;
         process_meta(&w, p, pi == 0);
         for (size_t ti = 0; ti < p->n_threads; ti++) {
-            set_thread_prefix(&w, p->pid, p->threads[ti].tid);
+            aip__tj_prefix(&w, p->pid, p->threads[ti].tid);
             thread_spans(&w, &p->threads[ti]);
         }
         marks(&w, p);
         ranges(&w, p);
         memory(&w, p);
         gc_events(&w, p);
+        aip__trace_device_layers(&w, p);
         aip__esc_free(&w.esc);
     }
     aip__esc_free(&w.esc);

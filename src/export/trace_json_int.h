@@ -1,13 +1,51 @@
 /*
- * trace_json_int.h — what trace_json.c (the events of trace_view.json) and
- * trace_json_header.c (the keys around them) share.  Nothing outside these
- * two files includes it.
+ * trace_json_int.h — what trace_json.c (the events of trace_view.json),
+ * trace_json_device.c (its device layers) and trace_json_header.c (the
+ * keys around them) share: the writer's state and its event pieces.
+ * Nothing outside these files includes it.
  */
 #ifndef AIP_TRACE_JSON_INT_H
 #define AIP_TRACE_JSON_INT_H
 
 #include "model.h"
 #include "outbuf.h"
+#include "text_escape.h"
+
+/* The writer of one trace_view.json. */
+typedef struct aip__tj {
+    aip__out *o;
+    const aip__model *m;
+    int kineto;               /* AIP_TRACE_KINETO: numeric ts relative to base */
+    int64_t base;             /* 0 in torch_npu's form: ts are absolute */
+    int first;                /* no event written yet */
+    uint64_t async_id;
+    uint64_t flow_id;         /* Kineto's form: the last device flow id (after fwdbwd's) */
+    aip_status status;        /* first non-I/O error (no memory) */
+    aip__esc_cache esc;        /* strings of the current process */
+    char pfx[80];             /* `,"pid":P,"tid":T,"ts":` of the current thread */
+    size_t pfx_len;
+} aip__tj;
+
+/* Pieces of events (trace_json.c).  aip__tj_begin(): the separator before
+ * an event; aip__tj_put_id(): raw string `id` of the current process as a
+ * JSON string; aip__tj_ts()/aip__tj_dur(): a ts / dur value in the form's
+ * format; aip__tj_prefix(): sets `,"pid":P,"tid":T,"ts":` (w->pfx);
+ * aip__tj_meta_*(): an "M" event with a string or sort_index arg. */
+void aip__tj_begin(aip__tj *w);
+void aip__tj_put_id(aip__tj *w, uint32_t id);
+void aip__tj_ts(aip__tj *w, int64_t ns);
+void aip__tj_dur(aip__tj *w, int64_t start, int64_t end);
+void aip__tj_prefix(aip__tj *w, int64_t pid, uint64_t tid);
+void aip__tj_meta_head(aip__tj *w, const char *what, int64_t pid, uint64_t tid);
+void aip__tj_meta_str(aip__tj *w, const char *what, int64_t pid, uint64_t tid, const char *key,
+                      const char *value);
+void aip__tj_meta_sort(aip__tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index);
+
+/* aip__trace_device_layers() (trace_json_device.c) : the device layers of
+ * process `p` (its CANN-style runtime API process, one hardware process
+ * per device, the Overlap Analysis process) with their flows; nothing
+ * for a process without device activity. */
+void aip__trace_device_layers(aip__tj *w, const aip__process *p);
 
 /* aip__trace_put_cstr() : `s` as a JSON string, escaped like every other
  * string of the trace (text_escape.h). */

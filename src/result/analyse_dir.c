@@ -7,8 +7,9 @@
  * `text` writes trace_view.json and the CSV summaries and also the
  * databases (the seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、
  * analysis.db); `db` writes only the databases.  api_statistic.csv needs
- * profiler_level Level1/Level2, the memory CSVs profile_memory;
- * kernel_details.csv and the device CSVs need a device and never appear.
+ * profiler_level Level1/Level2, the memory CSVs profile_memory,
+ * kernel_details.csv device tasks (the seed: written when NPU activity is
+ * collected).
  * Afterwards ASCEND_PROFILER_OUTPUT holds only this analysis's files, and
  * data_simplification / record_op_args are applied.  Outputs appear under
  * their real names only when complete (outbuf.c, db.c).
@@ -35,7 +36,8 @@ enum {
     W_LEVEL1 = 1u << 8,        /* profiler_level Level1 or Level2 */
     W_MEMORY = 1u << 9,        /* profile_memory (no profiler_info.json: memory recorded) */
     W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
-    W_DATABASE = 1u << 11      /* built by SQLite at the aip__out's path (aip__out_target) */
+    W_DATABASE = 1u << 11,     /* built by SQLite at the aip__out's path (aip__out_target) */
+    W_DEVICE = 1u << 12        /* device tasks were recorded */
 };
 
 typedef struct exporter {
@@ -49,6 +51,7 @@ typedef struct exporter {
  * seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、analysis.db). */
 static const exporter exporters[] = {
     {"trace_view.json", W_TEXT | W_TRACE_VIEW, aip__export_trace_json},
+    {"kernel_details.csv", W_TEXT | W_DEVICE, aip__export_kernel_details},
     {"operator_details.csv", W_TEXT, aip__export_operator_details},
     {"step_trace_time.csv", W_TEXT, aip__export_step_trace},
     {"op_statistic.csv", W_TEXT, aip__export_op_statistic},
@@ -63,7 +66,15 @@ static const exporter exporters[] = {
 static int has_memory(const aip__model *m)
 {
     for (size_t i = 0; i < m->n_procs; i++)
-        if (m->procs[i].memory.n)
+        if (m->procs[i].memory.n || m->procs[i].dev_memory.n)
+            return 1;
+    return 0;
+}
+
+static int has_device_tasks(const aip__model *m)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        if (m->procs[i].dev_tasks.n)
             return 1;
     return 0;
 }
@@ -75,6 +86,8 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
     if (!(e->when & export_type))
         return 0;
     if ((e->when & W_LEVEL1) && m->info.profiler_level < AIP_LEVEL1)
+        return 0;
+    if ((e->when & W_DEVICE) && !has_device_tasks(m))
         return 0;
     /* The switch decides; a profile that lost its profiler_info.json still
      * shows the memory records it has. */

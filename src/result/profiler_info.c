@@ -113,6 +113,8 @@ static unsigned activity_bits(json_t *a)
             bits |= AIP_ACTIVITY_NPU;
         else if (same_word(w, "cuda"))
             bits |= AIP_ACTIVITY_CUDA;
+        else if (same_word(w, "xpu"))
+            bits |= AIP_ACTIVITY_XPU;
     }
     return bits;
 }

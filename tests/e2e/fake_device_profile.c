@@ -7,7 +7,8 @@
  * databases) analyse it where no OpenCL device exists, and know its exact
  * shape:
  *
- *   per step (ProfilerStep#N, N = 1..steps), on the main thread:
+ *   per step (N = 0..steps-1; ProfilerStep#N spans only with `schedule`),
+ *   on the main thread:
  *     aten::to       -> clEnqueueWriteBuffer -> "Memcpy HtoD" (1 MiB, queue 0)
  *     aten::matmul   -> clEnqueueNDRangeKernel -> "matmul"  (queue 0, 100 us)
  *     aten::relu     -> clEnqueueNDRangeKernel -> "relu"    (queue 1, 30 us)
@@ -15,9 +16,14 @@
  *     aten::softmax  -> clEnqueueNDRangeKernel -> "softmax" (queue 0, 50 us)
  *     aten::item     -> clEnqueueReadBuffer -> "Memcpy DtoH" (4 KiB, queue 0)
  *                    -> clFinish (launches nothing)
- *   device memory: 1 MiB buffer allocated before the steps, freed after.
+ *   device memory: 1 MiB buffer allocated before the steps, freed after
+ *   the last one's clFinish.
  *
- * Usage: fake_device_profile DIR [STEPS]   (prints the result directory)
+ * Usage: fake_device_profile DIR [STEPS [schedule]]   (prints the result
+ * directory).  With `schedule` the session has schedule(wait=0, active=
+ * STEPS, repeat=1): the steps are ProfilerStep#0.. (torch's numbering) and
+ * the trace is saved at the last step; without it, no ProfilerStep# spans
+ * (torch's default schedule).
  */
 #include "aiprof.h"
 #include "clock.h"
@@ -25,6 +31,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DEV_OFFSET 1000000000000ull
 
@@ -85,7 +92,7 @@ static void launch(const char *op, const char *api, const char *task, uint8_t ki
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: fake_device_profile DIR [STEPS]\n");
+        fprintf(stderr, "usage: fake_device_profile DIR [STEPS [schedule]]\n");
         return 2;
     }
     int steps = argc > 2 ? atoi(argv[2]) : 3;
@@ -100,6 +107,10 @@ int main(int argc, char **argv)
     c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
     c.record_shapes = 1;
     c.profile_memory = 1;
+    if (argc > 3 && !strcmp(argv[3], "schedule")) {
+        c.has_schedule = 1;
+        c.schedule = (aip_schedule){.wait = 0, .active = steps, .repeat = 1};
+    }
     aip_session *s;
     if (aip_session_create(&c, &s) || aip_session_start(s)) {
         fprintf(stderr, "fake_device_profile: %s\n", aip_last_error());
@@ -122,9 +133,10 @@ int main(int argc, char **argv)
         uint64_t t = aip__dev_api_begin();
         spin_us(2);
         aip__dev_api_end("clFinish", t, 0, dev);
+        if (i == steps - 1) /* a schedule saves the trace at the last step */
+            aip__dev_memory(dev, 0x10000, -(1 << 20), AIP_DEVMEM_BUFFER);
         aip_session_step(s);
     }
-    aip__dev_memory(dev, 0x10000, -(1 << 20), AIP_DEVMEM_BUFFER);
     if (aip_session_stop(s)) {
         fprintf(stderr, "fake_device_profile: %s\n", aip_last_error());
         return 1;

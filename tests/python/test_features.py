@@ -11,6 +11,7 @@ import pytest
 
 import aiprof
 from aiprof import profiler as P
+from aiprof.profiler import profiler as profiler_module
 from conftest import (events_of, needs_torch, result_dirs, run_python, slices, trace_events,
                       trace_of)
 
@@ -32,7 +33,10 @@ def test_names_resolve_as_torch_npu():
         assert getattr(aiprof.mstx, name) is getattr(torch_npu.npu.mstx, name)
     from aiprof.profiler.profiler import analyse  # noqa: F401
     from aiprof.profiler._profiler_path_creator import ProfPathCreator  # noqa: F401
-    assert P.supported_activities() == {P.ProfilerActivity.CPU}
+    from aiprof import _C
+    found = _C.device_status()[0] & 2  # a device back end finds a device
+    assert P.supported_activities() == ({P.ProfilerActivity.CPU, P.ProfilerActivity.NPU}
+                                        if found else {P.ProfilerActivity.CPU})
     assert P.supported_ai_core_metrics() == set()
     assert P.supported_export_type() == {P.ExportType.Text, P.ExportType.Db}
     assert P.ProfilerLevel.Level0 in P.supported_profiler_level()
@@ -61,17 +65,20 @@ def test_record_function_and_threads():
     assert all(e.cpu_parent.name == "decorated" for e in inner)
 
 
-def test_xpu_and_mtia_activities_accepted_as_unsupported():
-    # torch.profiler.ProfilerActivity has XPU and MTIA; as with NPU/CUDA,
-    # they are accepted, warned about, and only CPU activity is recorded.
+def test_mtia_activity_accepted_as_unsupported(monkeypatch):
+    # torch.profiler.ProfilerActivity has MTIA: accepted, warned about, and
+    # the rest recorded (XPU selects device collection: test_device_activity).
+    monkeypatch.setattr(profiler_module, "_warned", set())
+
     class TorchMember:  # torch's members are matched by name
         name = "MTIA"
-    with pytest.warns(RuntimeWarning, match="no XPU/MTIA back end"):
+    with pytest.warns(RuntimeWarning, match="no MTIA back end"):
         with _one_trace(activities=[P.ProfilerActivity.CPU, P.ProfilerActivity.XPU,
                                     TorchMember()]):
             with P.record_function("on_cpu"):
                 pass
     assert slices(trace_of(result_dirs("./r")[0]), "user_annotation", "on_cpu")
+    monkeypatch.setattr(profiler_module, "_warned", set())
     with pytest.warns(RuntimeWarning, match="no MTIA back end"):
         with P.profile(activities=[P.ProfilerActivity.MTIA]):
             pass

@@ -1,14 +1,18 @@
 """ProfilerActivity and supported_activities()."""
 from enum import Enum
 
+from .. import _C
+
 __all__ = ["ProfilerActivity", "supported_activities"]
 
 
 class ProfilerActivity(Enum):
     """What to record: CPU (framework ops, annotations, memory, Python
-    stacks) and the device kinds.  NPU, CUDA, XPU and MTIA are accepted so
-    scripts written for torch_npu or torch run unchanged; this machine has
-    no device back end, which supported_activities() tells."""
+    stacks) and the device kinds.  NPU, CUDA and XPU each select device
+    collection (every device back end libaiprof has: OpenCL today); MTIA is
+    accepted so scripts written for torch run unchanged, and records
+    nothing.  supported_activities() tells what this machine really
+    records."""
     CPU = "CPU"
     NPU = "NPU"
     CUDA = "CUDA"
@@ -16,17 +20,28 @@ class ProfilerActivity(Enum):
     MTIA = "MTIA"
 
 
-# aiprof.h aip_activity bits; XPU and MTIA have none in libaiprof (the
-# bits above C_BITS stay in Python, for the warning).
+# aiprof.h aip_activity bits; MTIA has none in libaiprof (the bits above
+# C_BITS stay in Python, for the warning).
 _BITS = {ProfilerActivity.CPU: 1, ProfilerActivity.NPU: 2, ProfilerActivity.CUDA: 4,
          ProfilerActivity.XPU: 8, ProfilerActivity.MTIA: 16}
-C_BITS = 7
+C_BITS = 15
+DEVICE_BITS = 2 | 4 | 8  # AIP_ACTIVITY_DEVICES: NPU, CUDA, XPU
+
+
+def device_status():
+    """(activity bits this machine records, the device back ends' own words
+    on why there is or is not device data): aip_supported_activities() and
+    aip_device_status(), asked again at each call."""
+    return _C.device_status()
 
 
 def supported_activities():
-    """The activities this machine really records: CPU only (no NPU, CUDA,
-    XPU or MTIA back end is built into aiprof yet)."""
-    return {ProfilerActivity.CPU}
+    """The activities this machine really records: CPU always; NPU when a
+    device back end finds a device (CUDA as well when that back end is
+    CUDA's), as torch_npu.profiler.supported_activities() reports NPU only
+    where an NPU is."""
+    bits, _ = device_status()
+    return {a for a, b in _BITS.items() if b & bits}
 
 
 def device_names(bits):

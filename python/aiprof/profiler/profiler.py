@@ -22,7 +22,7 @@ import warnings
 
 from .. import _C
 from . import _distributed, _memory_timeline, _output, _torch_bridge
-from ._activity import C_BITS, activity_bits, device_names
+from ._activity import C_BITS, DEVICE_BITS, activity_bits, device_names, device_status
 from ._analyse import analyse, analyse_in_background, analyse_now, export_trace, gzip_trace
 from ._collectors import Collectors
 from ._events import EventList
@@ -318,18 +318,29 @@ class _KinetoProfile:
             raise
 
     def _warn_unsupported(self):
-        devices = device_names(self._activities)  # use_cuda has set CUDA's bit
-        if devices:
-            names = "/".join(devices)
-            if self._activities & 1:
-                what = f"{names} activity is not recorded, CPU activity is"
-            else:  # nothing left to record but mstx: say so, not "CPU is recorded"
-                what = (f"{names} activity is not recorded, and CPU is not in activities, so "
-                        "this profile records no operators, stacks, memory or GC (only mstx "
-                        "marks, with mstx=True); add ProfilerActivity.CPU")
-            _warn_once(("device", bool(self._activities & 1)) + tuple(devices),
-                       f"no {names} back end on this machine: {what} "
-                       "(see supported_activities())")
+        bits = self._activities  # use_cuda has set CUDA's bit
+        cpu = bool(bits & 1)
+        device_ok = False
+        if bits & DEVICE_BITS:
+            supported, why = device_status()
+            device_ok = bool(supported & 2)  # NPU: some back end finds a device
+            if not device_ok:
+                # Once per process, whatever the activities: the reason does
+                # not change (libaiprof logs it once in the trace's log too).
+                names = "/".join(device_names(bits & DEVICE_BITS))
+                _warn_once(("device",), f"{names} activity requested, but no device data can "
+                           f"be collected on this machine ({why}); "
+                           + ("CPU activity is recorded" if cpu else "nothing else is")
+                           + " (see supported_activities())")
+        other = device_names(bits & ~C_BITS)
+        if other:
+            names = "/".join(other)
+            _warn_once(("no-backend",) + tuple(other),
+                       f"no {names} back end in aiprof: {names} activity is not recorded")
+        if not cpu and not device_ok:
+            _warn_once(("no-cpu",), "CPU is not in activities, so this profile records no "
+                       "operators, stacks, memory or GC (only mstx marks, with mstx=True); add "
+                       "ProfilerActivity.CPU")
         off = self.experimental_config._not_collected()
         if off:
             _warn_once(("config",) + tuple(off), "not collected on this machine (no Ascend "
@@ -420,7 +431,7 @@ class _KinetoProfile:
         elif metric != "self_cpu_time_total" and not any(getattr(e, metric) for e in events):
             # Every call, not once: each one writes a file the user will read.
             warnings.warn(f"aiprof: export_stacks(metric={metric!r}): the trace has no device "
-                          "data (no NPU/CUDA back end on this machine), so every device time "
+                          "data (no device activity was recorded), so every device time "
                           f"is 0 and {path} is written empty; metric='self_cpu_time_total' "
                           "gives the host times", RuntimeWarning, stacklevel=2)
         totals = {}
@@ -451,13 +462,13 @@ class _KinetoProfile:
         records = _memory_timeline.write_native(r.result_dir, output_path, device)
         if records is not None:
             if device_type != 0 and records == 0:
-                _warn_once("memtl-dev", f"export_memory_timeline(): {device}: this machine "
-                           "records CPU memory only")
+                _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for "
+                           f"{device} in this trace (no device allocation was recorded)")
             return
         if _memory_timeline.write(output_path, r.trace(), device) == 0 and device and \
                 not device.startswith("cpu"):
-            _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for {device}: "
-                       "this machine records CPU memory only")
+            _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for {device} "
+                       "in this trace (no device allocation was recorded)")
 
 
 def _stack_frame(text):

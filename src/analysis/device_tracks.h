@@ -1,0 +1,99 @@
+/*
+ * device_tracks.h — what the device layers of the timeline and the device
+ * tables of the database compute alike from a process's derived device
+ * tasks (device_tracks.c): each task's number on its queue (TASK.taskId,
+ * the "Task Id" arg), the track it is drawn on, and each device's overlap
+ * sections (the "Overlap Analysis" process, OVERLAP_ANALYSIS).
+ *
+ * Tracks: a queue's tasks are drawn on one thread named after the queue.
+ * An out-of-order queue (OpenCL's CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+ * runs tasks at the same time, and slices on one track must nest or be
+ * disjoint (tests/e2e/check_nesting.py) — but a task is never inside
+ * another, so nesting them would draw a false parent.  Such a task goes to
+ * the queue's first extra lane where it is disjoint from the lane's last
+ * task (first fit in start order): lane 0 is the queue's own track, lane k
+ * a sibling thread "<queue> (k+1)".  An in-order queue has one lane.
+ */
+#ifndef AIP_DEVICE_TRACKS_H
+#define AIP_DEVICE_TRACKS_H
+
+#include "model.h"
+
+/* tid of (queue, lane) in a device process: the raw queue id (the
+ * Ascend layer's tid is the stream id), AIP_DEV_TRACK_NO_QUEUE for tasks
+ * of no queue, lanes above it in strides. */
+#define AIP_DEV_TRACK_NO_QUEUE AIP_RAW_MAX_QUEUES
+#define AIP_DEV_TRACK_LANE_STRIDE (2 * AIP_RAW_MAX_QUEUES)
+
+typedef struct aip__dev_tracks {
+    uint32_t *task_id;      /* per dev_task: its number on its queue, by start, from 0 */
+    uint32_t *lane;         /* per dev_task: its lane on its queue */
+    uint32_t *lanes;        /* per queue index: lanes used, 0 = no task */
+    size_t n_queues;        /* entries of lanes: AIP_DEV_TRACK_NO_QUEUE + 1 */
+} aip__dev_tracks;
+
+/* aip__dev_tracks_build() : numbers and lanes of p's tasks (sorted by start,
+ * as device_derive.c leaves them).  @return AIP_ERR_NOMEM or AIP_OK. */
+aip_status aip__dev_tracks_build(const aip__process *p, aip__dev_tracks *t);
+void aip__dev_tracks_free(aip__dev_tracks *t);
+
+/* The queue index of a task: its raw queue id (described or not), or
+ * AIP_DEV_TRACK_NO_QUEUE for none. */
+static inline size_t aip__dev_task_queue_index(const aip__device_task *k)
+{
+    return k->queue < AIP_RAW_MAX_QUEUES ? k->queue : AIP_DEV_TRACK_NO_QUEUE;
+}
+
+/* The tid of queue index q, lane `lane`. */
+static inline uint64_t aip__dev_track_tid(size_t q, uint32_t lane)
+{
+    return q + (uint64_t)lane * AIP_DEV_TRACK_LANE_STRIDE;
+}
+
+/* The connection id of process p's first runtime API call: calls are
+ * numbered across the model's processes in order (CANN_API.connectionId,
+ * TASK.connectionId, the "connection_id" args of the timeline). */
+static inline int64_t aip__dev_connection_base(const aip__model *m, const aip__process *p)
+{
+    int64_t base = 0;
+    for (const aip__process *q = m->procs; q < p; q++)
+        base += (int64_t)q->dev_api.n;
+    return base;
+}
+
+/* msprof's overlap types (ENUM_OVERLAP_ANALYSIS_TYPE; the Overlap Analysis
+ * process's tids). */
+enum aip__overlap_type {
+    AIP_OVERLAP_COMPUTE = 0,
+    AIP_OVERLAP_COMMUNICATION = 1,
+    AIP_OVERLAP_COMM_NOT_OVERLAPPED = 2,
+    AIP_OVERLAP_FREE = 3
+};
+
+typedef struct aip__overlap_section {
+    int64_t start, end;     /* wall ns, end > start */
+    uint8_t type;           /* enum aip__overlap_type */
+} aip__overlap_section;
+
+/* aip__device_overlap() : device `device`'s sections as msprof's overlap
+ * analysis computes them (reference §3.1): Computing = the union of its
+ * kernel tasks; Free = what of [first task start, last task end] no
+ * computing (nor communication: no back end has any yet) covers — copies,
+ * fills and markers are not computing.  Sorted by start, computing and
+ * free interleaved; *out is malloc'ed (NULL when *n is 0).
+ * @return AIP_ERR_NOMEM or AIP_OK. */
+aip_status aip__device_overlap(const aip__process *p, uint32_t device, aip__overlap_section **out,
+                               size_t *n);
+
+/* The seed's task type of a task (TASK.taskType, the "Task Type" arg, and
+ * kernel_details' Type of a non-kernel task): a kernel runs on the
+ * device's kind of core (aip__dev_kind_name: "GPU", "CPU", ...); a copy is
+ * msprof's "MEMCPY_ASYNC"; the others say what they are. */
+const char *aip__task_type_name(const aip__process *p, const aip__device_task *k);
+/* msprof's memcpy operation (ENUM_MEMCPY_OPERATION) of a copy direction:
+ * 0 host to host, 1 host to device, 2 device to host, 3 device to device,
+ * 65535 other; and its name. */
+int aip__memcpy_operation(uint8_t direction);
+const char *aip__memcpy_operation_name(int op);
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * csv_kernel_details.c — kernel_details.csv: one row per device task
+ * (kernels, copies, fills, maps, markers, barriers), processes in raw file
+ * order, tasks by start time.  Written only when device tasks exist (the
+ * seed: generated when the NPU activity collects).
+ *
+ * Columns, as the seed's table 1 names them (docs/ANALYSIS.md):
+ * - Step Id: only when the profile has steps (the seed adds the column
+ *   with a schedule); the number of the task's step (device_steps.c),
+ *   empty for a task outside every step.
+ * - Device_id: the device's raw id.  Stream ID: its queue's id.  Task ID:
+ *   the task's number on its queue in start order, from 0, as Ascend
+ *   numbers tasks per stream (device_tracks.c; the same number as the
+ *   timeline's "Task Id" and the database's TASK.taskId).
+ * - Name: the task's name.  Type: aip__task_type() (kernel name, or the
+ *   kind of a copy, fill...).  Accelerator Core: the device's kind (GPU,
+ *   CPU...).
+ * - Start Time(us): absolute µs, 3 decimals, with msprof's trailing tab
+ *   (its summaries keep spreadsheets from turning it into a float).
+ *   Duration(us): end − start, exactly the device's own duration.  Wait
+ *   Time(us): start − the end of the previous task on the same queue (0 for
+ *   a queue's first task, and when tasks overlap on an out-of-order queue).
+ * - Block Num: work-groups of a kernel (OpenCL: Π ceil(global / local);
+ *   CUDA: the grid's blocks); N/A when the local size was left to the
+ *   runtime, and for tasks that are not kernels.
+ * - Input Shapes / Input Data Types: the launching op's, when recorded.
+ * - Model ID, OP State, Mix Block Num, HF32 Eligible, Input Formats and the
+ *   Output columns have no meaning for these back ends or were not
+ *   recorded: N/A, as the seed writes them.
+ */
+#include "device_tracks.h"
+#include "export.h"
+#include "text_escape.h"
+#include "error.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define KERNEL_DETAILS_COLUMNS                                                            \
+    "Device_id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,"           \
+    "Start Time(us),Duration(us),Wait Time(us),Block Num,Mix Block Num,HF32 Eligible,"    \
+    "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"        \
+    "Output Formats"
+
+static aip_status put_id(aip__out *o, aip__esc_cache *c, uint32_t id)
+{
+    size_t n;
+    const char *s = aip__esc_get(c, id, &n);
+    if (!s)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
+    aip__out_put(o, s, n);
+    return AIP_OK;
+}
+
+/* Work-groups (blocks) of a kernel, 0 when not known. */
+static uint64_t block_num(const aip__process *p, const aip__device_task *t)
+{
+    const aip__device *d = aip__model_device(p, t->device);
+    if (t->kind != AIP_TASK_KERNEL || !d || !t->global[0])
+        return 0;
+    uint64_t n = 1;
+    for (int i = 0; i < 3; i++) {
+        uint64_t g = t->global[i] ? t->global[i] : 1, l = t->local[i];
+        if (d->backend == AIP_BACKEND_CUDA)
+            n *= g;
+        else if (d->backend == AIP_BACKEND_OPENCL && l)
+            n *= (g + l - 1) / l;
+        else
+            return 0;
+    }
+    return n;
+}
+
+/* The shapes and dtypes of the op whose call launched t: 0 when unknown. */
+static int launch_fields(const aip__process *p, const aip__device_task *t, aip__op_fields *f)
+{
+    if (t->api < 0 || (size_t)t->api >= p->dev_api.n)
+        return 0;
+    const aip__device_call *a = &p->dev_api.v[t->api];
+    if (a->parent_span < 0 || a->parent_thread >= p->n_threads)
+        return 0;
+    const aip__thread *th = &p->threads[a->parent_thread];
+    if ((size_t)a->parent_span >= th->n_spans)
+        return 0;
+    const aip__span *s = &th->spans[a->parent_span];
+    if (s->kind != AIP_SPAN_OP)
+        return 0;
+    aip__model_op_fields(th, s, f);
+    return f->has_shapes;
+}
+
+typedef struct proc_state {
+    int64_t *queue_end;       /* per queue id: the latest task end so far */
+    aip__dev_tracks tracks;   /* task numbers per queue */
+} proc_state;
+
+static aip_status put_task(aip__out *o, const aip__model *m, const aip__process *p,
+                           aip__esc_cache *c, proc_state *ps, size_t ti)
+{
+    const aip__device_task *t = &p->dev_tasks.v[ti];
+    if (m->n_steps) {
+        if (t->step >= 0 && (size_t)t->step < m->n_steps)
+            aip__out_i64(o, m->steps[t->step].number);
+        AIP_OUT_LIT(o, ",");
+    }
+    char *d = aip__out_reserve(o, 96);
+    d = aip__fmt_u64(d, t->device);
+    memcpy(d, ",N/A,", 5);
+    d = aip__fmt_u64(d + 5, ps->tracks.task_id[ti]);
+    *d++ = ',';
+    if (t->queue < p->queues.n) {
+        d = aip__fmt_u64(d, t->queue);
+    } else {
+        memcpy(d, "N/A", 3);
+        d += 3;
+    }
+    *d++ = ',';
+    aip__out_commit(o, d);
+    aip_status s = put_id(o, c, t->name);
+    AIP_OUT_LIT(o, ",");
+    size_t len;
+    const char *type = aip__task_type(p, t, &len);
+    if (t->kind == AIP_TASK_KERNEL) {
+        if (!s)
+            s = put_id(o, c, t->name);
+    } else {
+        aip__out_put(o, type, len);
+    }
+    AIP_OUT_LIT(o, ",N/A,");
+    const aip__device *dv = aip__model_device(p, t->device);
+    if (dv)
+        aip__out_str(o, aip__dev_kind_name(dv->kind));
+    else
+        AIP_OUT_LIT(o, "N/A");
+    int64_t wait = 0;
+    if (t->queue < p->queues.n) {
+        int64_t *qe = &ps->queue_end[t->queue];
+        if (*qe != INT64_MIN && t->start > *qe)
+            wait = t->start - *qe;
+        if (t->end > *qe)
+            *qe = t->end;
+    }
+    d = aip__out_reserve(o, 128);
+    *d++ = ',';
+    d = aip__fmt_us3(d, t->start);
+    *d++ = '\t';
+    *d++ = ',';
+    d = aip__fmt_us3(d, t->end - t->start);
+    *d++ = ',';
+    d = aip__fmt_us3(d, wait);
+    *d++ = ',';
+    uint64_t blocks = block_num(p, t);
+    if (blocks) {
+        d = aip__fmt_u64(d, blocks);
+    } else {
+        memcpy(d, "N/A", 3);
+        d += 3;
+    }
+    memcpy(d, ",N/A,N/A,", 9);
+    aip__out_commit(o, d + 9);
+    aip__op_fields f;
+    if (launch_fields(p, t, &f)) {
+        if (!s)
+            s = put_id(o, c, f.input_shapes);
+        AIP_OUT_LIT(o, ",");
+        if (!s)
+            s = put_id(o, c, f.input_dtypes);
+        AIP_OUT_LIT(o, ",");
+    } else {
+        AIP_OUT_LIT(o, "N/A,N/A,");
+    }
+    AIP_OUT_LIT(o, "N/A,N/A,N/A,N/A\r\n");
+    return s;
+}
+
+aip_status aip__export_kernel_details(const aip__model *m, aip__out *o)
+{
+    if (m->n_steps)
+        AIP_OUT_LIT(o, "Step Id,");
+    AIP_OUT_LIT(o, KERNEL_DETAILS_COLUMNS "\r\n");
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
+        const aip__process *p = &m->procs[pi];
+        if (!p->dev_tasks.n)
+            continue;
+        proc_state ps = {0};
+        ps.queue_end = malloc((p->queues.n ? p->queues.n : 1) * sizeof *ps.queue_end);
+        aip__esc_cache c;
+        s = ps.queue_end ? aip__dev_tracks_build(p, &ps.tracks)
+                         : aip__fail(AIP_ERR_NOMEM, "no memory for kernel_details.csv");
+        if (!s && (s = aip__esc_init(&c, p, AIP_ESC_CSV)))
+            aip__dev_tracks_free(&ps.tracks);
+        if (s) {
+            free(ps.queue_end);
+            break;
+        }
+        for (size_t q = 0; q < p->queues.n; q++)
+            ps.queue_end[q] = INT64_MIN;
+        for (size_t i = 0; i < p->dev_tasks.n && !s; i++)
+            s = put_task(o, m, p, &c, &ps, i);
+        aip__esc_free(&c);
+        aip__dev_tracks_free(&ps.tracks);
+        free(ps.queue_end);
+    }
+    return s ? s : o->status;
+}
