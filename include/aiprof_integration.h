@@ -152,6 +152,76 @@ AIP_API void aip_dynamic_set_hook(aip_dynamic_hook hook, void *user_data);
 AIP_API void aip_external_control(void (*on_program_step)(void *user_data), void *user_data,
                                   aip_session *controller_session);
 
+/* ---------------------------------------------------------------------
+ * Communication collectors (src/collect/mpi's PMPI wrappers, the Python
+ * package's torch.distributed capture): the public face of
+ * src/core/comm.h, for collectors that live outside libaiprof.  Recording
+ * calls: thread-safe, never waiting for I/O, as in aiprof.h.
+ * ------------------------------------------------------------------- */
+
+#define AIP_COMM_NO_GROUP UINT32_MAX /* aip_comm_group() failed / no group */
+#define AIP_COMM_NO_RANK UINT32_MAX  /* no peer, no root, rank unknown */
+
+/* Values of aip_comm_op_info.kind and .lib (raw format 1.4's COMM_OP). */
+enum { AIP_COMM_OP_COLLECTIVE = 1, AIP_COMM_OP_SEND = 2, AIP_COMM_OP_RECV = 3,
+       AIP_COMM_OP_SENDRECV = 4 };
+enum { AIP_COMM_LIB_OTHER = 0, AIP_COMM_LIB_MPI = 1, AIP_COMM_LIB_GLOO = 2,
+       AIP_COMM_LIB_NCCL = 3, AIP_COMM_LIB_HCCL = 4 };
+
+typedef struct aip_comm_op_info {
+    const char *name;      /* "MPI_Allreduce", "allreduce" (copied) */
+    uint64_t start, end;   /* aip_comm_ticks() at the call and at its completion */
+    uint32_t group;        /* from aip_comm_group(), AIP_COMM_NO_GROUP = none */
+    uint32_t peer, root;   /* global (world) ranks, AIP_COMM_NO_RANK = none */
+    uint64_t bytes;        /* this rank's payload */
+    uint64_t count;        /* elements of `dtype` */
+    uint64_t seq;          /* collectives: aip_comm_next_seq(group) at the call */
+    const char *dtype;     /* "MPI_FLOAT", "float32" (copied); NULL = unknown */
+    int32_t tag;           /* point-to-point tag, -1 = none */
+    uint8_t kind;          /* AIP_COMM_OP_* */
+    uint8_t lib;           /* AIP_COMM_LIB_* */
+    uint8_t nonblocking;   /* started by a non-blocking call, ended at its completion */
+} aip_comm_op_info;
+
+/*! aip_comm_recording() : nonzero while a trace records communication
+ *  (CPU activity).  Call it after AIP_RECORDING() said yes: that inline
+ *  load is the whole cost of a wrapper while nothing records. */
+AIP_API int aip_comm_recording(void);
+
+/*! aip_comm_ticks() : the recording clock, in the ticks that
+ *  aip_comm_op_info's start and end take. */
+AIP_API uint64_t aip_comm_ticks(void);
+
+/*! aip_comm_ticks_from_ns() : a CLOCK_MONOTONIC time in ns (aip_now_ns(),
+ *  Python's time.monotonic_ns()) as ticks. */
+AIP_API uint64_t aip_comm_ticks_from_ns(uint64_t monotonic_ns);
+
+/*! aip_comm_group() : register a communicator / process group once per
+ *  process under the collector's `key` for it: its name, this process's
+ *  rank in it, its size and its members' global ranks (`ranks[i]` = global
+ *  rank of group rank i, NULL if unknown; copied).  The same key gives the
+ *  same id.  @return its id, or AIP_COMM_NO_GROUP (logged once). */
+AIP_API uint32_t aip_comm_group(uint64_t key, const char *name, uint32_t my_rank,
+                                uint32_t n_ranks, const uint32_t *ranks);
+
+/*! aip_comm_group_forget() : the group under `key` was freed; the key may
+ *  name another group later. */
+AIP_API void aip_comm_group_forget(uint64_t key);
+
+/*! aip_comm_next_seq() : the group's next collective sequence number (from
+ *  0): the n-th collective of a group is the same operation on every rank. */
+AIP_API uint64_t aip_comm_next_seq(uint32_t group);
+
+/*! aip_comm_op() : record one operation on the calling thread. */
+AIP_API void aip_comm_op(const aip_comm_op_info *op);
+
+/*! aip_set_rank() : this process's global rank, once the communication
+ *  library knows it (MPI_Init, torch.distributed): the rank of
+ *  profiler_info_{rank}.json and of the results of traces that begin
+ *  afterwards, over RANK / OMPI_COMM_WORLD_RANK / PMI_RANK.  A negative
+ *  rank goes back to the environment.  Thread-safe. */
+AIP_API void aip_set_rank(int rank);
+
 #ifdef __cplusplus
 }
 #endif

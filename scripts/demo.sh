@@ -66,5 +66,17 @@ if [ -x "$BUILD/bin/opencl_inference" ]; then
 else
   echo "== OpenCL example not built: CMake found no OpenCL headers/library (make demo installs them as root) =="
 fi
+if [ -x "$BUILD/bin/mpi_train" ] && command -v mpirun >/dev/null; then
+  echo
+  echo "== MPI example: examples/mpi/mpi_train.c (4 ranks, rank 2 slowed; MPI calls through PMPI) =="
+  mpi_args=(-np 4 --oversubscribe)
+  [ "$(id -u)" = 0 ] && mpi_args+=(--allow-run-as-root)
+  mkdir -p "$OUT/mpi"
+  OMPI_MCA_btl=self,vader mpirun "${mpi_args[@]}" "$BUILD/bin/mpi_train" --slow-rank 2 \
+    --dir "$OUT/mpi"
+  for d in "$OUT"/mpi/*_ascend_pt; do
+    "$BUILD/bin/aiprof" analyse "$d" >/dev/null && summarise "$d"
+  done
+fi
 echo
 echo "All results are under $OUT/"

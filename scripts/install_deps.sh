@@ -8,6 +8,8 @@ need_pkgs=(cmake make gcc g++ pkg-config zlib1g-dev libjansson-dev libsqlite3-de
            python3 python3-dev python3-pytest
            python3-pip python3-setuptools python3-wheel)  # pip install --no-build-isolation .
 [ "${AIP_WITH_TORCH:-1}" = 1 ] && need_pkgs+=(python3-torch libtorch-dev pybind11-dev)
+# MPI: libaiprof_mpi.so, the MPI example (make demo), its tests and bench_mpi.
+[ "${AIP_WITH_MPI:-1}" = 1 ] && need_pkgs+=(openmpi-bin libopenmpi-dev)
 # `make test` also renders the HTML reports in headless Chromium.
 # tests/e2e/test_pip_install.sh installs into a fresh venv.
 [ "${1:-}" = test ] && need_pkgs+=(chromium python3-venv)

@@ -12,6 +12,8 @@
 #ifndef AIPROF_TORCH_H
 #define AIPROF_TORCH_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -70,6 +72,17 @@ AIPROF_TORCH_API int aiprof_torch_memory_install(void);
 /* Record allocations (on) or not (off); frees of recorded blocks are
  * always recorded while a trace records. */
 AIPROF_TORCH_API void aiprof_torch_memory_enable(int on);
+
+/* torch.distributed (comm.cpp; absent when the adapter was built without
+ * c10d's headers).  aiprof_torch_comm_group(): the process group at C++
+ * address `key` is libaiprof group `id` (aip_comm_group), its group rank i
+ * global rank ranks[i].  aiprof_torch_comm_enable(): record c10d
+ * collectives (launch to the Work's completion) while a trace records;
+ * `lib` is their AIP_COMM_LIB_*.  Both @return 0, or -1 (with
+ * aiprof_torch_error() for enable). */
+AIPROF_TORCH_API int aiprof_torch_comm_group(uint64_t key, uint32_t id, const uint32_t *ranks,
+                                             int n);
+AIPROF_TORCH_API int aiprof_torch_comm_enable(int on, int lib);
 
 /* The last error of this library ("" if none). */
 AIPROF_TORCH_API const char *aiprof_torch_error(void);

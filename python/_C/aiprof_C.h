@@ -32,6 +32,7 @@ int aipy_dynamic_init(PyObject *module);
 int aipy_trace_reader_init(PyObject *module);
 int aipy_step_hook_init(PyObject *module);
 int aipy_nn_module_calls_init(PyObject *module);
+int aipy_comm_init(PyObject *module);
 
 /* pytracer.c / nn_module_path.c : the current thread's call stack and module
  * path as text (NULL when none) and its string id; safe without the GIL,

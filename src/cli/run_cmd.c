@@ -16,6 +16,7 @@
 
 #include "aiprof.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -63,18 +64,34 @@ static void prepend_env(const char *name, const char *value)
     free(v);
 }
 
-static void summarise(const char *dir, int analyse)
+/* The directory's profiler_info.json or profiler_info_{rank}.json (the
+ * rank MPI or torch.distributed gave the program, which this process may
+ * not know). */
+static json_t *load_info(const char *dir)
 {
-    char path[PATH_MAX + 64];
-    long long events = -1, dropped = 0;
-    int saved = 0;
+    char path[PATH_MAX + 300];
     snprintf(path, sizeof path, "%s/profiler_info.json", dir);
     json_t *info = json_load_file(path, 0, NULL);
-    if (!info) { /* profiler_info_{rank}.json */
-        const char *rank = getenv("RANK");
-        snprintf(path, sizeof path, "%s/profiler_info_%s.json", dir, rank ? rank : "0");
-        info = json_load_file(path, 0, NULL);
+    DIR *d = info ? NULL : opendir(dir);
+    struct dirent *e;
+    while (d && !info && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (!strncmp(e->d_name, "profiler_info_", 14) && n > 19 &&
+            !strcmp(e->d_name + n - 5, ".json")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            info = json_load_file(path, 0, NULL);
+        }
     }
+    if (d)
+        closedir(d);
+    return info;
+}
+
+static void summarise(const char *dir, int analyse)
+{
+    long long events = -1, dropped = 0;
+    int saved = 0;
+    json_t *info = load_info(dir);
     if (info) {
         json_t *a = json_object_get(info, "aiprof");
         saved = json_object_get(info, "end_info") != NULL;
@@ -97,6 +114,44 @@ static void summarise(const char *dir, int analyse)
         printf("aiprof: %s: the program ended before the trace was saved; raw data %s\n", dir,
                analyse ? (strcmp(state, "analysed") ? "could not be analysed" : "salvaged and analysed")
                        : "kept");
+}
+
+/* Started by an MPI launcher (Open MPI's mpirun, a PMI/PMIx one: MPICH's
+ * hydra, Slurm's srun)? */
+static int under_mpi_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
+                                       "PMI_SIZE", "MV2_COMM_WORLD_SIZE", NULL};
+    for (const char *const *v = vars; *v; v++)
+        if (getenv(*v))
+            return 1;
+    return 0;
+}
+
+/* libaiprof_mpi.so beside libaiprof_preload.so, preloaded before it so that
+ * its MPI_* come before the MPI library's; `out` empty when not wanted or
+ * not there (said once per job: by rank 0, or by a process with no rank). */
+static void mpi_preload(const run_options *o, const char *preload, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (o->mpi < 0 || (o->mpi == 0 && !under_mpi_launcher()))
+        return;
+    const char *env = getenv("AIPROF_MPI_PRELOAD");
+    const char *slash = strrchr(preload, '/');
+    if (env && *env)
+        snprintf(out, cap, "%s", env);
+    else
+        snprintf(out, cap, "%.*slibaiprof_mpi.so", slash ? (int)(slash - preload + 1) : 0,
+                 preload);
+    if (access(out, R_OK) == 0)
+        return;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank)
+        rank = getenv("PMI_RANK");
+    if (!rank || !strcmp(rank, "0"))
+        fprintf(stderr, "aiprof run: MPI calls are not recorded: %s: %s (aiprof was built "
+                "without MPI? install libopenmpi-dev and rebuild)\n", out, strerror(errno));
+    out[0] = '\0';
 }
 
 int cli_run(int argc, char **argv)
@@ -137,6 +192,8 @@ int cli_run(int argc, char **argv)
     }
     close(lfd);
 
+    char mpi[PATH_MAX + 64];
+    mpi_preload(&o, preload, mpi, sizeof mpi);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "aiprof run: fork failed: %s\n", strerror(errno));
@@ -155,6 +212,8 @@ int cli_run(int argc, char **argv)
                  preload);
         if (access(lib, R_OK) == 0)
             prepend_env("LD_PRELOAD", lib);
+        if (mpi[0])
+            prepend_env("LD_PRELOAD", mpi);
         if (!pre && access(pypath, R_OK) == 0)
             prepend_env("PYTHONPATH", pypath);
         setenv("AIPROF_RUN_MODE", o.config ? "dynamic" : "whole", 1);

@@ -51,6 +51,10 @@ static const run_option options[] = {
     {"--no-mstx", NULL, NULL, NULL, FIELD(no_mstx), 1, "do not record mstx ranges and marks"},
     {"--children", NULL, NULL, NULL, FIELD(children), 1,
      "also profile the programs COMMAND starts"},
+    {"--mpi", NULL, NULL, NULL, FIELD(mpi), 1,
+     "record MPI calls (libaiprof_mpi.so); the default when\n"
+     "started by mpirun / srun / a PMI launcher"},
+    {"--no-mpi", NULL, NULL, NULL, FIELD(mpi), -1, "do not record MPI calls, even under mpirun"},
     {"--no-analyse", NULL, "--no-analyze", NULL, FIELD(analyse), 0,
      "keep the raw data only (analyse later: aiprof analyse DIR)"},
     {"--help", "-h", NULL, NULL, FIELD(help), 1, "show this help"},

@@ -16,6 +16,7 @@ typedef struct run_options {
     unsigned long long max_bytes; /* --max-size in bytes (RUN_DEFAULT_MAX_BYTES if not given), 0 = none */
     int record_shapes, with_stack, profile_memory, with_modules, with_flops;
     int no_mstx, children;
+    int mpi;      /* --mpi 1, --no-mpi -1, else 0: record MPI calls when under an MPI launcher */
     int analyse;  /* 1 unless --no-analyse */
     int help;     /* -h/--help was given: print run_options_help(), nothing else */
     int command;  /* argv index of COMMAND (when !help) */

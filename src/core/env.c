@@ -58,8 +58,18 @@ void aip_set_process_name(const char *name)
     pthread_mutex_unlock(&program_lock);
 }
 
+/* aip_set_rank(): the communication library's word, over the
+ * environment's (a program started without a launcher has no RANK, and
+ * mp.spawn's workers only learn theirs from torch.distributed). */
+static _Atomic int set_rank = -1;
+
+void aip_set_rank(int rank) { set_rank = rank >= 0 && rank < 1000000 ? rank : -1; }
+
 int aip__rank(void)
 {
+    int r0 = set_rank;
+    if (r0 >= 0)
+        return r0;
     static const char *const names[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL};
     for (const char *const *n = names; *n; n++) {
         const char *v = getenv(*n);

@@ -123,5 +123,7 @@ grep -qx "                      collections while the program runs (see dynamic_
 grep -qx "  --no-analyse        keep the raw data only (analyse later: aiprof analyse DIR)" "$TMP/help"
 grep -qx "  -h, --help          show this help" "$TMP/help"
 grep -qx "  --max-size SIZE     stop writing raw data at SIZE bytes (suffix K, M, G or T:" "$TMP/help"
-[ "$(grep -c "^  -" "$TMP/help")" = 14 ]
+grep -qx "  --mpi               record MPI calls (libaiprof_mpi.so); the default when" "$TMP/help"
+grep -qx "  --no-mpi            do not record MPI calls, even under mpirun" "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 16 ]
 echo "e2e aiprof run: 1 passed, 0 failed"

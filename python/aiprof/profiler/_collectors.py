@@ -13,7 +13,8 @@ steps and after the profile:
   - with_modules: nn.Module calls seen as frames of Module._call_impl by the
     frame evaluator (CPython 3.11), else global nn.Module forward hooks,
     feeding the module path;
-  - gc_detect_threshold: a gc.callbacks entry.
+  - gc_detect_threshold: a gc.callbacks entry;
+  - torch.distributed calls as communication operations (_distributed.py).
 """
 import gc
 import os
@@ -22,7 +23,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _memory_labels, _torch_bridge
+from . import _distributed, _memory_labels, _torch_bridge
 
 # aiprof's own calls (profile.step(), the collectors) are no python_function
 # events: they are the profiler's, not the program's (pystack_text.c).
@@ -34,6 +35,7 @@ class Collectors:
                  with_flops=False):
         self.ops = _torch_bridge.OpCapture(record_shapes, with_stack, with_modules,
                                            profile_memory, with_flops) if cpu else None
+        self.cpu = cpu
         self.with_stack = cpu and with_stack
         self.with_modules = cpu and with_modules
         self.gc_on = gc_on
@@ -55,6 +57,8 @@ class Collectors:
         self._set_tracer(recording and self.with_stack)
         self._set_modules(recording and torch_ops and self.with_modules)
         self._set_gc(recording and self.gc_on)
+        if self.cpu or not recording:
+            _distributed.set_recording(recording)
         if self._labels is not None:
             # After the adapter: labels are recorded only while memory is.
             self._labels.set_on(recording and torch_ops and self.ops.profile_memory)

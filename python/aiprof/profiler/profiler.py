@@ -21,7 +21,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _memory_timeline, _output, _torch_bridge
+from . import _distributed, _memory_timeline, _output, _torch_bridge
 from ._activity import C_BITS, DEVICE_BITS, activity_bits, device_names, device_status
 from ._analyse import analyse, analyse_in_background, analyse_now, export_trace, gzip_trace
 from ._collectors import Collectors
@@ -152,6 +152,7 @@ class _KinetoProfile:
     def _begin(self):
         self._warn_unsupported()
         dir_name, worker_name = self._result_location()
+        groups = _distributed.prepare()  # the rank first: it names profiler_info_{rank}.json
         sched = self._schedule
         self._session = _C.Session(
             activities=self._activities & C_BITS,
@@ -161,6 +162,9 @@ class _KinetoProfile:
             with_modules=self.with_modules, use_cuda=self._use_cuda,
             dir_name=dir_name, worker_name=worker_name, on_trace_ready=self._c_trace_ready,
             **self.experimental_config._session_kwargs())
+        if groups is not None and not any(k == "parallel_group_info" for k, _, _ in
+                                          self._metadata):
+            self._session.add_metadata_json("parallel_group_info", groups)
         for key, value, as_json in self._metadata:
             (self._session.add_metadata_json if as_json else self._session.add_metadata)(
                 key, value)

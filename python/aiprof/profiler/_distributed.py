@@ -1,0 +1,269 @@
+"""torch.distributed: process groups and their communication, recorded.
+
+While a profile's trace records CPU activity, the torch.distributed calls a
+program makes (all_reduce, broadcast, reduce, all_gather, gather, scatter,
+reduce_scatter, all_to_all, barrier and their tensor forms; send, recv,
+isend, irecv) are recorded as communication operations through aiprof._C
+(libaiprof's aip_comm_*): the process group with its members' global
+ranks, bytes, element count and dtype of this rank's tensors, root and
+peer global ranks, tag, and the group's collective sequence number, which
+names one collective alike on every member (they call a group's
+collectives in the same order).  An async_op call or isend/irecv ends at
+the wait() on the Work it returned.
+
+The wrappers replace the functions of torch.distributed (and its
+distributed_c10d module) once, when a profile first records with the
+default process group initialised; while nothing records they only test
+one flag.  Code that imported a function by name before that keeps the
+original.  Where the PyTorch adapter can (adapters/torch/comm.cpp), the
+collectives are recorded there instead, from the c10d::* ops that every
+collective of this torch goes through — DistributedDataParallel's gradient
+buckets included — from their launch to the completion of their Work;
+the wrappers then record point-to-point calls only.  Both name a group by
+the address of its C++ ProcessGroup, so they share its id and sequence.
+
+prepare() gives the rank to libaiprof (profiler_info_{rank}.json) and
+profiler_metadata.json's parallel_group_info, as torch_npu writes it:
+{group key: {"group_name", "group_rank", "global_ranks"}}.
+"""
+import ctypes
+import functools
+import json
+import sys
+
+from .. import _C
+
+_LIBS = {"mpi": 1, "gloo": 2, "nccl": 3, "hccl": 4}
+_COLL, _SEND, _RECV = 1, 2, 3
+_KEY_BASE = 0xA1 << 56          # group keys of this module, apart from MPI handles
+
+_on = False                     # a trace records: the wrappers record
+_installed = False
+_groups = {}                    # process group -> (id or None, name, ranks, lib)
+
+
+def _dist():
+    d = sys.modules.get("torch.distributed")
+    try:
+        return d if d is not None and d.is_available() and d.is_initialized() else None
+    except Exception:
+        return None
+
+
+def _group_info(d, pg):
+    """(name, group_name, my group rank, global ranks) of a process group."""
+    c10d = d.distributed_c10d
+    default = c10d._get_default_group()
+    name = c10d._pg_names.get(pg) or ("0" if pg is default else str(len(_groups)))
+    table = c10d._pg_group_ranks.get(pg, {})
+    ranks = [g for g, _ in sorted(table.items(), key=lambda kv: kv[1])]
+    me = table.get(d.get_rank(), -1)
+    return name, "default_group" if pg is default else name, me, ranks
+
+
+def _process_groups(d):
+    c10d = d.distributed_c10d
+    return [pg for pg in list(c10d._pg_group_ranks) if isinstance(pg, c10d.ProcessGroup)]
+
+
+def prepare():
+    """Before a trace starts: the rank, and parallel_group_info's JSON text
+    (None without torch.distributed)."""
+    d = _dist()
+    if d is None:
+        return None
+    try:
+        _C.set_rank(d.get_rank())
+        info = {}
+        for pg in _process_groups(d):
+            name, group_name, me, ranks = _group_info(d, pg)
+            info[name] = {"group_name": group_name, "group_rank": me, "global_ranks": ranks}
+        return json.dumps(info)
+    except Exception:   # a torch whose internals differ: no metadata, the profile goes on
+        return None
+
+
+_adapter_comm = None            # the adapter's comm capture (ctypes functions), or False
+_adapter_on = False             # it records the collectives now
+
+
+def _adapter():
+    global _adapter_comm
+    if _adapter_comm is None:
+        _adapter_comm = False
+        try:
+            from . import _torch_bridge
+            lib = _torch_bridge.adapter()
+            if lib is not None and hasattr(lib, "aiprof_torch_comm_enable"):
+                lib.aiprof_torch_comm_enable.argtypes = [ctypes.c_int, ctypes.c_int]
+                lib.aiprof_torch_comm_group.argtypes = [
+                    ctypes.c_uint64, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
+                    ctypes.c_int]
+                _adapter_comm = lib
+        except Exception:
+            _adapter_comm = False
+    return _adapter_comm
+
+
+def _cpp_address(pg):
+    """The address of the C++ ProcessGroup behind `pg` (a pybind11 object:
+    its value pointer follows the object header), the key both the
+    wrappers and the adapter use; None if it cannot be read."""
+    try:
+        addr = ctypes.c_void_p.from_address(id(pg) + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+        return addr or None
+    except Exception:
+        return None
+
+
+def set_recording(on):
+    global _on, _adapter_on
+    d = _dist() if on else None
+    if d is not None and not _installed:
+        _install()
+        try:  # dynamic profiling has no prepare(): the next traces get the rank
+            _C.set_rank(d.get_rank())
+        except Exception:
+            pass
+    _on = bool(on) and _installed
+    lib = _adapter() if (on and d is not None) or _adapter_on else False
+    if not lib:
+        return
+    if on and d is not None:
+        for pg in _process_groups(d):
+            _group(d, pg)
+        if not _adapter_on:  # once per trace: steps call this too
+            lib_id = _LIBS.get(str(d.get_backend()).lower(), 0)
+            _adapter_on = lib.aiprof_torch_comm_enable(1, lib_id) == 0
+    elif _adapter_on:
+        lib.aiprof_torch_comm_enable(0, 0)
+        _adapter_on = False
+
+
+def _group(d, pg):
+    if pg is None:
+        pg = d.distributed_c10d._get_default_group()
+    g = _groups.get(pg)
+    if g is None:
+        name, _, me, ranks = _group_info(d, pg)
+        try:
+            lib = _LIBS.get(str(d.get_backend(pg)).lower(), 0)
+        except Exception:
+            lib = 0
+        key = _cpp_address(pg) or _KEY_BASE + len(_groups)
+        gid = _C.comm_group(key, name, max(me, 0), ranks)
+        g = _groups[pg] = (gid, name, ranks, lib)
+        cpp = _adapter()
+        if cpp and gid is not None and key < _KEY_BASE:
+            arr = (ctypes.c_uint32 * max(len(ranks), 1))(*ranks)
+            cpp.aiprof_torch_comm_group(key, gid, arr, len(ranks))
+    return g
+
+
+def _tensor(t):
+    """(bytes, count, dtype) of a tensor or a list of tensors."""
+    if isinstance(t, (list, tuple)):
+        parts = [_tensor(x) for x in t]
+        return (sum(p[0] for p in parts), sum(p[1] for p in parts),
+                parts[0][2] if parts and len({p[2] for p in parts}) == 1 else None)
+    n = t.numel()
+    return n * t.element_size(), n, str(t.dtype).replace("torch.", "")
+
+
+class _Work:
+    """The Work of an async call: its wait() ends the recorded op."""
+
+    def __init__(self, work, record):
+        self._work, self._record = work, record
+
+    def wait(self, *args, **kwargs):
+        r = self._work.wait(*args, **kwargs)
+        rec, self._record = self._record, None
+        if rec is not None:
+            rec(_C.comm_ticks())
+        return r
+
+    def __getattr__(self, name):
+        return getattr(self._work, name)
+
+
+def _wrap(d, fn, name, kind, what, group_arg, root_arg=None, peer_arg=None, async_default=False):
+    """A wrapper recording fn.  what(bound args) -> tensors of this rank's
+    part; group_arg / root_arg / peer_arg name parameters."""
+    import inspect
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not _on or (kind == _COLL and _adapter_on) or not _C.comm_recording():
+            return fn(*args, **kwargs)
+        try:
+            b = sig.bind(*args, **kwargs)
+            b.apply_defaults()
+            a = b.arguments
+            gid, gname, ranks, lib = _group(d, a.get(group_arg))
+            nbytes, count, dtype = _tensor(what(a)) if what else (0, 0, None)
+            root = a.get(root_arg, -1) if root_arg else -1
+            peer = a.get(peer_arg, -1) if peer_arg else -1
+            tag = a.get("tag", -1) if kind != _COLL else -1
+            nb = bool(a.get("async_op", async_default))
+            seq = _C.comm_next_seq(gid) if kind == _COLL and gid is not None else 0
+        except Exception:   # arguments torch will reject: let it say so
+            return fn(*args, **kwargs)
+        start = _C.comm_ticks()
+        r = fn(*args, **kwargs)
+        end = _C.comm_ticks()
+        if kind == _RECV and peer in (None, -1) and isinstance(r, int):
+            peer = r    # recv(src=None) returns the sender
+
+        def record(at, peer=peer):
+            _C.comm_op(name, start, at, -1 if gid is None else gid, kind, lib, nbytes, count,
+                       dtype, seq, -1 if peer is None else peer, -1 if root is None else root,
+                       -1 if tag is None else tag, nb)
+        if nb and r is not None and hasattr(r, "wait"):
+            return _Work(r, record)
+        record(end)
+        return r
+    wrapper._aiprof_original = fn
+    return wrapper
+
+
+def _install():
+    global _installed
+    d = sys.modules["torch.distributed"]
+    c10d = d.distributed_c10d
+    first = lambda key: lambda a: a[key]
+    specs = {
+        "all_reduce": ("all_reduce", _COLL, first("tensor"), "group", None, None),
+        "broadcast": ("broadcast", _COLL, first("tensor"), "group", "src", None),
+        "reduce": ("reduce", _COLL, first("tensor"), "group", "dst", None),
+        "all_gather": ("all_gather", _COLL, first("tensor"), "group", None, None),
+        "all_gather_into_tensor": ("all_gather_into_tensor", _COLL, first("input_tensor"),
+                                   "group", None, None),
+        "_all_gather_base": ("all_gather_into_tensor", _COLL, first("input_tensor"), "group",
+                             None, None),
+        "gather": ("gather", _COLL, first("tensor"), "group", "dst", None),
+        "scatter": ("scatter", _COLL, first("tensor"), "group", "src", None),
+        "reduce_scatter": ("reduce_scatter", _COLL, first("input_list"), "group", None, None),
+        "reduce_scatter_tensor": ("reduce_scatter_tensor", _COLL, first("input"), "group",
+                                  None, None),
+        "_reduce_scatter_base": ("reduce_scatter_tensor", _COLL, first("input"), "group", None,
+                                 None),
+        "all_to_all": ("all_to_all", _COLL, first("input_tensor_list"), "group", None, None),
+        "all_to_all_single": ("all_to_all_single", _COLL, first("input"), "group", None, None),
+        "barrier": ("barrier", _COLL, None, "group", None, None),
+        "send": ("send", _SEND, first("tensor"), "group", None, "dst"),
+        "recv": ("recv", _RECV, first("tensor"), "group", None, "src"),
+        "isend": ("isend", _SEND, first("tensor"), "group", None, "dst"),
+        "irecv": ("irecv", _RECV, first("tensor"), "group", None, "src"),
+    }
+    for attr, (name, kind, what, group, root, peer) in specs.items():
+        fn = getattr(c10d, attr, None)
+        if fn is None or hasattr(fn, "_aiprof_original"):
+            continue
+        w = _wrap(d, fn, name, kind, what, group, root, peer,
+                  async_default=attr in ("isend", "irecv"))
+        setattr(c10d, attr, w)
+        if getattr(d, attr, None) is fn:
+            setattr(d, attr, w)
+    _installed = True
