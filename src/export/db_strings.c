@@ -79,6 +79,18 @@ int64_t aip__dbs_text(aip__db_strings *t, const char *s, size_t n)
     return t->base + idx;
 }
 
+int64_t aip__dbs_empty(aip__db_strings *t)
+{
+    if (t->status)
+        return -1;
+    int64_t idx = intern(t, "", 0);
+    if (idx < 0) {
+        t->status = aip__fail(AIP_ERR_NOMEM, "no memory for the string table");
+        return -1;
+    }
+    return t->base + idx;
+}
+
 int64_t aip__dbs_raw(aip__db_strings *t, size_t proc, uint32_t id)
 {
     const aip__process *p = &t->m->procs[proc];

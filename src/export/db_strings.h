@@ -43,6 +43,9 @@ void aip__dbs_free(aip__db_strings *t);
 /* aip__dbs_text() : the id of `s`; -1 for "" (written as NULL) or when out
  * of memory (sticky status). */
 int64_t aip__dbs_text(aip__db_strings *t, const char *s, size_t n);
+/* aip__dbs_empty() : the id of the empty text, where a column must name a
+ * string and there is none (-1 when out of memory). */
+int64_t aip__dbs_empty(aip__db_strings *t);
 /* aip__dbs_raw() : the id of raw string `id` of process `proc`; -1 for
  * none/"" (NULL). */
 int64_t aip__dbs_raw(aip__db_strings *t, size_t proc, uint32_t id);

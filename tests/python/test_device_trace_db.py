@@ -172,6 +172,15 @@ def test_database_device_tables(tmp_path):
     assert db.execute("SELECT streamId, min(taskId), max(taskId), count(*) FROM TASK "
                       "GROUP BY streamId").fetchall() == [(0, 0, 4 * STEPS - 1, 4 * STEPS),
                                                           (1, 0, STEPS - 1, STEPS)]
+    # device memory: the 1 MiB buffer allocated before the steps and freed
+    # after them, as memory_record.csv's APP rows and operator_memory.csv
+    assert db.execute("SELECT s.value, m.totalAllocated, m.totalReserved, m.totalActive, "
+                      "m.deviceId FROM MEMORY_RECORD m JOIN STRING_IDS s ON s.id = m.component "
+                      "ORDER BY m.timestamp").fetchall() == [("APP", 1 << 20, 1 << 20, 1 << 20, 0),
+                                                             ("APP", 0, 0, 0, 0)]
+    alloc, free_ = db.execute("SELECT min(timestamp), max(timestamp) FROM MEMORY_RECORD").fetchone()
+    assert db.execute("SELECT size, allocationTime, releaseTime, duration, deviceId "
+                      "FROM OP_MEMORY").fetchall() == [(1 << 20, alloc, free_, free_ - alloc, 0)]
 
 
 MSPROF_SRC = os.environ.get("MSPROF_SRC", "")
@@ -220,11 +229,10 @@ def _copies(tmp_path, with_db):
             for f in glob.glob(str(out / "*.db")):
                 os.unlink(f)
         else:
-            # The fake profile records no host allocation: no MEMORY_RECORD
-            # (an empty one made compare fail on max() = NULL).
+            # MEMORY_RECORD holds the device buffer's APP rows; an empty
+            # one would make compare fail on max(totalReserved) = NULL.
             db = sqlite3.connect(out / "ascend_pytorch_profiler.db")
-            assert db.execute("SELECT count(*) FROM sqlite_master "
-                              "WHERE name = 'MEMORY_RECORD'").fetchone()[0] == 0
+            assert db.execute("SELECT count(*) FROM MEMORY_RECORD").fetchone()[0] > 0
             db.close()
         dirs.append(str(dst))
     return dirs
