@@ -76,27 +76,24 @@ aip_status aip__comm_decode(aip__process *p, uint32_t ti, const uint8_t *r,
         p->comm_bad_records++;
         return AIP_OK;
     }
-    aip_status s = aip__array_grow((void **)&p->comm_ops.v, &p->comm_ops.cap, p->comm_ops.n + 1,
-                                   sizeof *p->comm_ops.v);
-    if (s)
-        return s;
-    p->comm_ops.v[p->comm_ops.n++] = (aip__comm_event){
-        .start = (int64_t)o.start,
-        .end = (int64_t)o.end,
-        .bytes = o.bytes,
-        .seq = o.seq,
-        .count = o.count,
-        .name = name_id(h->name),
-        .dtype = name_id(o.dtype),
-        .group = o.group_id < AIP_RAW_MAX_GROUPS ? o.group_id : AIP_RAW_NO_RANK,
-        .peer = o.peer,
-        .root = o.root,
-        .tag = o.tag,
-        .thread = ti,
-        .kind = o.kind,
-        .lib = o.lib,
-        .flags = h->flags,
-    };
+    AIP_VEC_PUSH(p->comm_ops, ((aip__comm_event){
+                                 .start = (int64_t)o.start,
+                                 .end = (int64_t)o.end,
+                                 .bytes = o.bytes,
+                                 .seq = o.seq,
+                                 .count = o.count,
+                                 .name = name_id(h->name),
+                                 .dtype = name_id(o.dtype),
+                                 .group = o.group_id < AIP_RAW_MAX_GROUPS ? o.group_id
+                                                                          : AIP_RAW_NO_RANK,
+                                 .peer = o.peer,
+                                 .root = o.root,
+                                 .tag = o.tag,
+                                 .thread = ti,
+                                 .kind = o.kind,
+                                 .lib = o.lib,
+                                 .flags = h->flags,
+                             }));
     return AIP_OK;
 }
 

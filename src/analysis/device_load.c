@@ -14,15 +14,6 @@
 
 #include <string.h>
 
-#define PUSH(vec, val)                                                                   \
-    do {                                                                                 \
-        aip_status ps_ = aip__array_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,     \
-                                         sizeof *(vec).v);                               \
-        if (ps_)                                                                         \
-            return ps_;                                                                  \
-        (vec).v[(vec).n++] = (val);                                                      \
-    } while (0)
-
 size_t aip__device_min_size(uint8_t kind)
 {
     switch (kind) {
@@ -121,7 +112,7 @@ static aip_status decode_task(aip__process *p, const uint8_t *r, const aip__rec_
     };
     memcpy(t.global, k.global, sizeof t.global);
     memcpy(t.local, k.local, sizeof t.local);
-    PUSH(p->dev_tasks, t);
+    AIP_VEC_PUSH(p->dev_tasks, t);
     return AIP_OK;
 }
 
@@ -142,7 +133,7 @@ aip_status aip__device_decode(aip__process *p, uint32_t ti, const uint8_t *r,
             p->dev_bad_records++;
             return AIP_OK;
         }
-        PUSH(p->dev_api, ((aip__device_call){(int64_t)a.start, (int64_t)a.end, a.correlation,
+        AIP_VEC_PUSH(p->dev_api, ((aip__device_call){(int64_t)a.start, (int64_t)a.end, a.correlation,
                                          name_id(h->name), ti,
                                          a.device_id < AIP_RAW_MAX_DEVICES ? a.device_id
                                                                            : UINT32_MAX,
@@ -156,7 +147,7 @@ aip_status aip__device_decode(aip__process *p, uint32_t ti, const uint8_t *r,
             p->dev_bad_records++;
             return AIP_OK;
         }
-        PUSH(p->dev_memory, ((aip__device_mem){(int64_t)mm.ts, mm.address, mm.bytes, mm.device_id,
+        AIP_VEC_PUSH(p->dev_memory, ((aip__device_mem){(int64_t)mm.ts, mm.address, mm.bytes, mm.device_id,
                                             ti, mm.mem_kind}));
         return AIP_OK;
     }
@@ -168,7 +159,7 @@ aip_status aip__device_decode(aip__process *p, uint32_t ti, const uint8_t *r,
             p->dev_bad_records++;
             return AIP_OK;
         }
-        PUSH(p->dev_clocks, ((aip__device_clock){(int64_t)c.ticks, c.device_ns,
+        AIP_VEC_PUSH(p->dev_clocks, ((aip__device_clock){(int64_t)c.ticks, c.device_ns,
                                               (int64_t)c.error_ticks, c.device_id, c.method}));
         return AIP_OK;
     }

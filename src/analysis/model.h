@@ -164,6 +164,16 @@ typedef struct aip__strings {
 
 /* Growable arrays of plain structs (aip__array_grow). */
 #define AIP_VEC(T) struct { T *v; size_t n, cap; }
+/* Append `val` to an AIP_VEC; on no memory, return the status from the
+ * enclosing function (the loaders' decoders). */
+#define AIP_VEC_PUSH(vec, val)                                                           \
+    do {                                                                                 \
+        aip_status ps_ = aip__array_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,     \
+                                         sizeof *(vec).v);                               \
+        if (ps_)                                                                         \
+            return ps_;                                                                  \
+        (vec).v[(vec).n++] = (val);                                                      \
+    } while (0)
 
 /* ---- communication (raw format 1.4; comm_load.c).  Groups are indexed by
  * their raw id (below AIP_RAW_MAX_GROUPS). */

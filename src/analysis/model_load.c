@@ -227,15 +227,6 @@ static inline void add_span(aip__thread *t, const uint8_t *rec, uint8_t kind, ui
     }
 }
 
-#define PUSH(vec, val)                                                                   \
-    do {                                                                                 \
-        aip_status ps_ = aip__array_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,     \
-                                         sizeof *(vec).v);                               \
-        if (ps_)                                                                         \
-            return ps_;                                                                  \
-        (vec).v[(vec).n++] = (val);                                                      \
-    } while (0)
-
 static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
                                 const aip__rec_header *h)
 {
@@ -274,30 +265,30 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
         memcpy(&d, r + 24, 4);
-        PUSH(p->range_starts, ((aip__range_point){(int64_t)a, b, name_id(h->name), name_id(d),
+        AIP_VEC_PUSH(p->range_starts, ((aip__range_point){(int64_t)a, b, name_id(h->name), name_id(d),
                                                  ti, -1}));
         return AIP_OK;
     case AIP_REC_RANGE_END:
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
-        PUSH(p->range_ends, ((aip__range_point){(int64_t)a, b, 0, 0, ti, -1}));
+        AIP_VEC_PUSH(p->range_ends, ((aip__range_point){(int64_t)a, b, 0, 0, ti, -1}));
         return AIP_OK;
     case AIP_REC_MARK:
         memcpy(&a, r + 8, 8);
         memcpy(&d, r + 16, 4);
-        PUSH(p->marks, ((aip__mark_ev){(int64_t)a, name_id(h->name), name_id(d), ti, 0}));
+        AIP_VEC_PUSH(p->marks, ((aip__mark_ev){(int64_t)a, name_id(h->name), name_id(d), ti, 0}));
         return AIP_OK;
     case AIP_REC_MEMORY: {
         aip__rec_memory m;
         memcpy(&m, r, sizeof m);
-        PUSH(p->memory, ((aip__mem_ev){(int64_t)m.ts, m.address, m.bytes, m.total_allocated,
+        AIP_VEC_PUSH(p->memory, ((aip__mem_ev){(int64_t)m.ts, m.address, m.bytes, m.total_allocated,
                                          m.total_reserved, ti, m.device_type, m.device_index}));
         return AIP_OK;
     }
     case AIP_REC_GC:
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
-        PUSH(p->gc, ((aip__gc_ev){(int64_t)a, (int64_t)b, ti}));
+        AIP_VEC_PUSH(p->gc, ((aip__gc_ev){(int64_t)a, (int64_t)b, ti}));
         return AIP_OK;
     case AIP_REC_THREAD_NAME:
         t->name = name_id(h->name);
@@ -311,7 +302,7 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
         memcpy(&bytes, r + 24, 8);
         if (r[34] >= AIP_MEMCAT_COUNT)
             return AIP_OK; /* a category this reader does not know: not a label */
-        PUSH(p->mem_labels, ((aip__mem_label){(int64_t)a, b, bytes, ti, r[32], (int8_t)r[33],
+        AIP_VEC_PUSH(p->mem_labels, ((aip__mem_label){(int64_t)a, b, bytes, ti, r[32], (int8_t)r[33],
                                               r[34], 0, -1}));
         return AIP_OK;
     }

@@ -19,15 +19,6 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-static inline void set_header(aip__rec_header *h, uint8_t kind, uint8_t flags, size_t size,
-                              uint32_t name)
-{
-    h->kind = kind;
-    h->flags = flags;
-    h->size = (uint16_t)size;
-    h->name = name;
-}
-
 static _Atomic uint64_t next_range_id = 1;
 static aip_string_id default_domain_id;
 
@@ -98,7 +89,7 @@ static inline void emit_span(aip__tstate *t, uint8_t kind, uint32_t name, uint64
     aip__rec_span *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, kind, 0, sizeof *r, name);
+    aip__rec_set_header(&r->h, kind, 0, sizeof *r, name);
     r->start = start;
     r->end = end;
     aip__commit(t, sizeof *r);
@@ -188,7 +179,7 @@ void aip_range_pop(void)
     aip__rec_range *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_RANGE, 0, sizeof *r, f->name);
+    aip__rec_set_header(&r->h, AIP_REC_RANGE, 0, sizeof *r, f->name);
     r->start = f->start;
     r->end = end;
     r->domain = f->domain;
@@ -208,7 +199,7 @@ uint64_t aip_range_start(const char *domain, const char *message)
     if (UNLIKELY(!r))
         return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
-    set_header(&r->h, AIP_REC_RANGE_START, 0, sizeof *r, aip_intern(message));
+    aip__rec_set_header(&r->h, AIP_REC_RANGE_START, 0, sizeof *r, aip_intern(message));
     r->ts = aip__ticks();
     r->range_id = id;
     r->domain = d;
@@ -227,7 +218,7 @@ void aip_range_end(uint64_t range_id)
     aip__rec_range_end *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_RANGE_END, 0, sizeof *r, 0);
+    aip__rec_set_header(&r->h, AIP_REC_RANGE_END, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->range_id = range_id;
     aip__commit(t, sizeof *r);
@@ -244,7 +235,7 @@ void aip_mark_id(aip_string_id domain, aip_string_id message)
     aip__rec_mark *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_MARK, 0, sizeof *r, message);
+    aip__rec_set_header(&r->h, AIP_REC_MARK, 0, sizeof *r, message);
     r->ts = aip__ticks();
     r->domain = domain;
     r->reserved = 0;
@@ -323,7 +314,7 @@ void aip_op_end(void)
     if (UNLIKELY(!p))
         return;
     aip__rec_span *r = (aip__rec_span *)p;
-    set_header(&r->h, AIP_REC_OP, f->flags, size, f->name);
+    aip__rec_set_header(&r->h, AIP_REC_OP, f->flags, size, f->name);
     r->start = f->start;
     r->end = end;
     uint8_t *q = p + sizeof *r;
@@ -416,7 +407,7 @@ size_t aip__pyfunc_close_open(const aip__tstate *t, uint64_t end, uint8_t *out, 
     for (uint32_t d = depth; d-- > 0 && n + sizeof(aip__rec_pyfunc) <= cap;) {
         const aip__py_frame *f = &t->py[d];
         aip__rec_pyfunc r;
-        set_header(&r.h, AIP_REC_PYFUNC, 0, sizeof r, f->name);
+        aip__rec_set_header(&r.h, AIP_REC_PYFUNC, 0, sizeof r, f->name);
         r.start = f->start;
         r.end = end > f->start ? end : f->start;
         r.python_id = f->id;
@@ -449,7 +440,7 @@ void aip_pyfunc_pop(void)
     aip__rec_pyfunc *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_PYFUNC, 0, sizeof *r, f->name);
+    aip__rec_set_header(&r->h, AIP_REC_PYFUNC, 0, sizeof *r, f->name);
     r->start = f->start;
     r->end = end;
     r->python_id = f->id;
@@ -470,7 +461,7 @@ void aip_memory_event(uint64_t address, int64_t bytes, int64_t total_allocated,
     aip__rec_memory *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_MEMORY, 0, sizeof *r, 0);
+    aip__rec_set_header(&r->h, AIP_REC_MEMORY, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->address = address;
     r->bytes = bytes;
@@ -491,7 +482,7 @@ void aip_memory_label(uint64_t address, int64_t bytes, aip_device_type device_ty
     aip__rec_memory_category *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_MEMORY_CATEGORY, 0, sizeof *r, 0);
+    aip__rec_set_header(&r->h, AIP_REC_MEMORY_CATEGORY, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->address = address;
     r->bytes = bytes;
@@ -532,7 +523,7 @@ void aip_thread_name(const char *name)
     aip__rec_thread_name *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_THREAD_NAME, 0, sizeof *r, id);
+    aip__rec_set_header(&r->h, AIP_REC_THREAD_NAME, 0, sizeof *r, id);
     r->ts = aip__ticks();
     aip__commit(t, sizeof *r);
 }

@@ -186,15 +186,6 @@ uint64_t aip__comm_next_seq(uint32_t id)
     return g ? atomic_fetch_add_explicit(&g->seq, 1, memory_order_relaxed) : 0;
 }
 
-static inline void set_header(aip__rec_header *h, uint8_t kind, uint8_t flags, size_t size,
-                              uint32_t name)
-{
-    h->kind = kind;
-    h->flags = flags;
-    h->size = (uint16_t)size;
-    h->name = name;
-}
-
 static void describe(aip__tstate *t, uint32_t id)
 {
     group *g = group_at(id);
@@ -212,7 +203,7 @@ static void describe(aip__tstate *t, uint32_t id)
         return;
     }
     memset(r, 0, size);
-    set_header(&r->h, AIP_REC_COMM_GROUP, g->listed < g->n_ranks ? AIP_COMMF_RANKS_CUT : 0,
+    aip__rec_set_header(&r->h, AIP_REC_COMM_GROUP, g->listed < g->n_ranks ? AIP_COMMF_RANKS_CUT : 0,
                size, g->name);
     r->group_id = id;
     r->n_ranks = g->n_ranks;
@@ -235,7 +226,7 @@ void aip__comm_op(const aip__comm_op_info *op)
     aip__rec_comm_op *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_COMM_OP, op->nonblocking ? AIP_COMMF_NONBLOCKING : 0, sizeof *r,
+    aip__rec_set_header(&r->h, AIP_REC_COMM_OP, op->nonblocking ? AIP_COMMF_NONBLOCKING : 0, sizeof *r,
                name);
     r->start = op->start;
     r->end = op->end >= op->start ? op->end : op->start;

@@ -187,15 +187,6 @@ static inline aip__tstate *dev_state(void)
     return t;
 }
 
-static inline void set_header(aip__rec_header *h, uint8_t kind, uint8_t flags, size_t size,
-                              uint32_t name)
-{
-    h->kind = kind;
-    h->flags = flags;
-    h->size = (uint16_t)size;
-    h->name = name;
-}
-
 /* Claim the description of an entry for generation `gen`: 1 if this
  * caller must emit it. */
 static int claim(_Atomic uint32_t *described, uint32_t gen)
@@ -217,7 +208,7 @@ static void describe_device(aip__tstate *t, uint32_t device)
         return;
     }
     memset(r, 0, sizeof *r);
-    set_header(&r->h, AIP_REC_DEVICE, 0, sizeof *r, devs[device].name);
+    aip__rec_set_header(&r->h, AIP_REC_DEVICE, 0, sizeof *r, devs[device].name);
     r->device_id = device;
     r->vendor = devs[device].vendor;
     r->kind = devs[device].kind;
@@ -243,7 +234,7 @@ static void describe_queue(aip__tstate *t, uint32_t queue)
         atomic_store_explicit(&queues[queue].described, 0, memory_order_relaxed);
         return;
     }
-    set_header(&r->h, AIP_REC_DEVICE_QUEUE, 0, sizeof *r, q.label);
+    aip__rec_set_header(&r->h, AIP_REC_DEVICE_QUEUE, 0, sizeof *r, q.label);
     r->device_id = q.device;
     r->queue_id = queue;
     aip__commit(t, sizeof *r);
@@ -268,7 +259,7 @@ void aip__dev_api_end(const char *name, uint64_t start, uint64_t correlation, ui
     aip__rec_device_api *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
-    set_header(&r->h, AIP_REC_DEVICE_API, 0, sizeof *r, id);
+    aip__rec_set_header(&r->h, AIP_REC_DEVICE_API, 0, sizeof *r, id);
     r->start = start;
     r->end = end;
     r->correlation = correlation;
@@ -291,7 +282,7 @@ void aip__dev_task(const aip__dev_task_info *ti)
         return;
     uint8_t flags = (ti->queued ? AIP_TASKF_QUEUED : 0) | (ti->submit ? AIP_TASKF_SUBMIT : 0) |
                     (ti->app_event ? AIP_TASKF_APP_EVENT : 0);
-    set_header(&r->h, AIP_REC_DEVICE_TASK, flags, sizeof *r, name);
+    aip__rec_set_header(&r->h, AIP_REC_DEVICE_TASK, flags, sizeof *r, name);
     r->device_id = ti->device;
     r->queue_id = ti->queue;
     r->task_kind = ti->kind;
@@ -319,7 +310,7 @@ void aip__dev_memory(uint32_t device, uint64_t address, int64_t bytes, uint8_t m
     if (UNLIKELY(!r))
         return;
     memset(r, 0, sizeof *r);
-    set_header(&r->h, AIP_REC_DEVICE_MEMORY, 0, sizeof *r, 0);
+    aip__rec_set_header(&r->h, AIP_REC_DEVICE_MEMORY, 0, sizeof *r, 0);
     r->ts = aip__ticks();
     r->address = address;
     r->bytes = bytes;
@@ -339,7 +330,7 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
     if (UNLIKELY(!r))
         return;
     memset(r, 0, sizeof *r);
-    set_header(&r->h, AIP_REC_DEVICE_CLOCK, 0, sizeof *r, 0);
+    aip__rec_set_header(&r->h, AIP_REC_DEVICE_CLOCK, 0, sizeof *r, 0);
     r->ticks = t0 + (t1 - t0) / 2;
     r->device_ns = device_ns;
     r->error_ticks = (t1 - t0 + 1) / 2;

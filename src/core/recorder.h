@@ -135,6 +135,16 @@ static inline void *aip__reserve(aip__tstate *t, size_t n)
     return aip__reserve_slow(t, n);
 }
 
+/* The 8-byte header every record starts with (docs/RAW_FORMAT.md). */
+static inline void aip__rec_set_header(aip__rec_header *h, uint8_t kind, uint8_t flags,
+                                       size_t size, uint32_t name)
+{
+    h->kind = kind;
+    h->flags = flags;
+    h->size = (uint16_t)size;
+    h->name = name;
+}
+
 static inline void aip__commit(aip__tstate *t, size_t n)
 {
     t->pos += n;

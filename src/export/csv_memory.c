@@ -145,6 +145,30 @@ aip_status aip__export_memory_record(const aip__model *m, aip__out *o)
     return s ? s : o->status;
 }
 
+/* An operator_memory row's first columns, Name to Active Duration: the
+ * block of `bytes` allocated at `alloc` and freed at *freed (NULL: not
+ * freed in the trace).  @return where the totals go (room reserved). */
+static char *put_allocation(aip__out *o, const char *name, size_t n, int64_t bytes, int64_t alloc,
+                            const int64_t *freed)
+{
+    aip__out_put(o, name, n);
+    char *d = aip__out_reserve(o, 512);
+    *d++ = ',';
+    d = aip__fmt_fixed(d, bytes, 1024, 3);
+    *d++ = ',';
+    d = put_time(d, alloc);
+    *d++ = ',';
+    if (freed)
+        d = put_time(d, *freed);
+    *d++ = ',';
+    *d++ = ','; /* Active Release Time */
+    if (freed)
+        d = put_time(d, *freed - alloc);
+    *d++ = ',';
+    *d++ = ','; /* Active Duration */
+    return d;
+}
+
 /* Device memory: one row per allocation, in time order. */
 static aip_status device_allocations(const aip__model *m, aip__out *o, aip__esc_cache *esc)
 {
@@ -172,21 +196,7 @@ static aip_status device_allocations(const aip__model *m, aip__out *o, aip__esc_
             s = aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
             break;
         }
-        aip__out_put(o, name, n);
-        char *d = aip__out_reserve(o, 512);
-        *d++ = ',';
-        d = aip__fmt_fixed(d, a->bytes, 1024, 3);
-        *d++ = ',';
-        d = put_time(d, a->ts);
-        *d++ = ',';
-        if (f)
-            d = put_time(d, f->ts);
-        *d++ = ',';
-        *d++ = ','; /* Active Release Time */
-        if (f)
-            d = put_time(d, f->ts - a->ts);
-        *d++ = ',';
-        *d++ = ','; /* Active Duration */
+        char *d = put_allocation(o, name, n, a->bytes, a->ts, f ? &f->ts : NULL);
         for (int k = 0; k < 3; k++) { /* allocated, reserved, active: the same (no pool) */
             d = put_mb(d, ra->total);
             *d++ = ',';
@@ -234,21 +244,7 @@ aip_status aip__export_operator_memory(const aip__model *m, aip__out *o)
             s = aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
             break;
         }
-        aip__out_put(o, name, n);
-        char *d = aip__out_reserve(o, 512);
-        *d++ = ',';
-        d = aip__fmt_fixed(d, a->bytes, 1024, 3);
-        *d++ = ',';
-        d = put_time(d, a->ts);
-        *d++ = ',';
-        if (f)
-            d = put_time(d, f->ts);
-        *d++ = ',';
-        *d++ = ','; /* Active Release Time */
-        if (f)
-            d = put_time(d, f->ts - a->ts);
-        *d++ = ',';
-        *d++ = ','; /* Active Duration */
+        char *d = put_allocation(o, name, n, a->bytes, a->ts, f ? &f->ts : NULL);
         d = put_mb(d, a->total_allocated);
         *d++ = ',';
         d = put_mb(d, a->total_reserved);

@@ -33,29 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEV_OFFSET 1000000000000ull
+#define FAKE_DEV_OFFSET 1000000000000ull
+#include "fake_device.h"
 
 static uint32_t dev, q0, q1;
 
-static uint64_t device_now(void) { return aip__mono_ns() + DEV_OFFSET; }
+static void sample(void) { fake_device_sample(dev); }
 
-static void spin_us(unsigned us)
-{
-    uint64_t end = aip__mono_ns() + (uint64_t)us * 1000;
-    while (aip__mono_ns() < end) {
-    }
-}
-
-static void sample(void)
-{
-    uint64_t t0 = aip__ticks();
-    uint64_t d = device_now();
-    uint64_t t1 = aip__ticks();
-    aip__dev_clock(dev, t0, t1, d, AIP_SYNC_DEVICE_AND_HOST_TIMER);
-}
-
-static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", sample, sample, ok_status, NULL};
+static const aip__dev_backend_ops fake = {"Fake", sample, sample, fake_device_ok, NULL};
 
 /* Inside op `op`: the call `api` launching a task of `kind` that runs
  * `us` microseconds on `queue` (the device runs it right after the call:

@@ -13,6 +13,7 @@
 #include "aiprof_integration.h"
 #include "comm.h"
 #include "model.h"
+#include "model_helpers.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -20,21 +21,6 @@
 #include <unistd.h>
 
 static char tmp[PATH_MAX];
-
-static const char *S(const aip__process *p, uint32_t id)
-{
-    size_t len;
-    return aip__model_str(p, id, &len);
-}
-
-static int load(const aip_session *s, aip__model *m)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", aip_session_result_dir(s),
-             (int)getpid());
-    aip__model_init(m);
-    return aip__model_load_raw(m, path) || aip__model_derive(m);
-}
 
 static int exists_in(const char *dir, const char *name)
 {

@@ -15,39 +15,26 @@
 #include "clock.h"
 #include "device.h"
 #include "model.h"
+#include "model_helpers.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
-#define DEV_OFFSET 5000000000000ll /* device clock = monotonic + 5000 s */
+#define FAKE_DEV_OFFSET 5000000000000ll /* device clock = monotonic + 5000 s */
+#include "fake_device.h"
 
 static char tmp[PATH_MAX];
 static uint32_t dev;
 static int started, stopped;
 
-static uint64_t device_now(void) { return aip__mono_ns() + DEV_OFFSET; }
-
-static void sample(void)
-{
-    uint64_t t0 = aip__ticks();
-    uint64_t d = device_now();
-    uint64_t t1 = aip__ticks();
-    aip__dev_clock(dev, t0, t1, d, AIP_SYNC_DEVICE_AND_HOST_TIMER);
-}
+static void sample(void) { fake_device_sample(dev); }
 
 static void fake_start(void) { started++; sample(); }
 static void fake_stop(void) { stopped++; sample(); }
 static const char *fake_status(void) { return NULL; }
 static const aip__dev_backend_ops fake = {"Fake", fake_start, fake_stop, fake_status, NULL};
-
-static void spin_us(int us)
-{
-    uint64_t end = aip__mono_ns() + (uint64_t)us * 1000;
-    while (aip__mono_ns() < end) {
-    }
-}
 
 /* One launch inside op "aten::mm": API call, then the task it launched. */
 static void launch(uint32_t queue, const char *kernel, uint64_t *dev_start, uint64_t *dev_end)
@@ -68,22 +55,6 @@ static void launch(uint32_t queue, const char *kernel, uint64_t *dev_start, uint
                              .global = {1024, 1, 1}, .local = {64, 1, 1}};
     aip__dev_task(&ti);
     aip_op_end();
-}
-
-/* A string of the model (aip__model_str wants a length pointer). */
-static const char *S(const aip__process *p, uint32_t id)
-{
-    size_t len;
-    return aip__model_str(p, id, &len);
-}
-
-static int load(const aip_session *s, aip__model *m)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", aip_session_result_dir(s),
-             (int)getpid());
-    aip__model_init(m);
-    return aip__model_load_raw(m, path) || aip__model_derive(m);
 }
 
 static void test_round_trip_alignment_and_links(void)
@@ -149,7 +120,7 @@ static void test_round_trip_alignment_and_links(void)
     for (int i = 0; i < 3; i++) {
         const aip__device_task *t = &p->dev_tasks.v[i];
         ASSERT_STREQ(S(p, t->name), i == 1 ? "relu" : "matmul");
-        int64_t want = (int64_t)ds[i] - DEV_OFFSET + mono_to_wall;
+        int64_t want = (int64_t)ds[i] - FAKE_DEV_OFFSET + mono_to_wall;
         ASSERT_TRUE(llabs(t->start - want) <= bound);
         /* Durations are exact: one offset for both ends between samples
          * that agree (interpolation moves both by the same amount +-1). */

@@ -29,27 +29,20 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#define DEV_OFFSET 7000000000000ull
+#define FAKE_DEV_OFFSET 7000000000000ull
+#include "fake_device.h"
 #define US 1000ull
 
 static char tmp[PATH_MAX];
 static uint32_t dev_a, dev_b;
 
-static uint64_t device_now(void) { return aip__mono_ns() + DEV_OFFSET; }
-
 static void sample_all(void)
 {
-    uint32_t devs[2] = {dev_a, dev_b};
-    for (int i = 0; i < 2; i++) {
-        uint64_t t0 = aip__ticks();
-        uint64_t d = device_now();
-        uint64_t t1 = aip__ticks();
-        aip__dev_clock(devs[i], t0, t1, d, AIP_SYNC_DEVICE_AND_HOST_TIMER);
-    }
+    fake_device_sample(dev_a);
+    fake_device_sample(dev_b);
 }
 
-static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", sample_all, sample_all, ok_status, NULL};
+static const aip__dev_backend_ops fake = {"Fake", sample_all, sample_all, fake_device_ok, NULL};
 
 /* ---- the pieces alone -------------------------------------------------- */
 

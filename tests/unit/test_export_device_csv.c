@@ -30,31 +30,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEV_OFFSET 7000000000000ll
+#define FAKE_DEV_OFFSET 7000000000000ll
+#include "fake_device.h"
 #define STEPS 2
 
 static char tmp[PATH_MAX];
 static uint32_t dev, q0, q1;
 
-static uint64_t device_now(void) { return aip__mono_ns() + DEV_OFFSET; }
+static void sample(void) { fake_device_sample(dev); }
 
-static void sample(void)
-{
-    uint64_t t0 = aip__ticks();
-    uint64_t d = device_now();
-    uint64_t t1 = aip__ticks();
-    aip__dev_clock(dev, t0, t1, d, AIP_SYNC_DEVICE_AND_HOST_TIMER);
-}
-
-static const char *ok_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", sample, sample, ok_status, NULL};
-
-static void spin_us(unsigned us)
-{
-    uint64_t end = aip__mono_ns() + (uint64_t)us * 1000;
-    while (aip__mono_ns() < end) {
-    }
-}
+static const aip__dev_backend_ops fake = {"Fake", sample, sample, fake_device_ok, NULL};
 
 /* What one launch recorded. */
 typedef struct launch_rec {
