@@ -10,7 +10,6 @@ database mode without tracebacks, and compare attributes each kernel to the
 op that launched it.
 """
 import glob
-import importlib.util
 import os
 import shutil
 import sqlite3
@@ -21,6 +20,7 @@ from collections import Counter, defaultdict
 import aiprof
 import pytest
 
+import msprof_env
 from conftest import trace_events, ts_ns
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
@@ -183,38 +183,9 @@ def test_database_device_tables(tmp_path):
                       "FROM OP_MEMORY").fetchall() == [(1 << 20, alloc, free_, free_ - alloc, 0)]
 
 
-MSPROF_SRC = os.environ.get("MSPROF_SRC", "")
-_DEPS = ("click", "ijson", "pandas", "xlsxwriter", "openpyxl", "tqdm", "prettytable",
-         "networkx", "jinja2", "sqlalchemy", "yaml")
-
-
-def _msprof_missing():
-    if not MSPROF_SRC:
-        return "MSPROF_SRC is not set (an extracted Ascend/msprof-analyze source tree)"
-    if not os.path.isfile(os.path.join(MSPROF_SRC, "msprof_analyze", "cli", "entrance.py")):
-        return f"MSPROF_SRC={MSPROF_SRC} has no msprof_analyze/cli/entrance.py"
-    missing = [m for m in _DEPS if importlib.util.find_spec(m) is None]
-    return "missing Python modules: " + ", ".join(missing) if missing else None
-
-
-_WRAPPER = """import os, sys
-sys.path.insert(0, os.environ["MSPROF_SRC"])
-if __name__ == "__main__":
-    import xlsxwriter.worksheet as ws
-    if not hasattr(ws.Worksheet, "autofit"):
-        ws.Worksheet.autofit = lambda self, *a, **k: None
-    from msprof_analyze.cli.entrance import msprof_analyze_cli
-    msprof_analyze_cli()
-"""
-
-
 def _msprof(tmp_path, *args):
-    wrap = tmp_path / "wrap.py"
-    wrap.write_text(_WRAPPER)
-    proc = subprocess.run([sys.executable, str(wrap), *args], capture_output=True, text=True,
-                          timeout=600, env=dict(os.environ, MSPROF_SRC=MSPROF_SRC), cwd=tmp_path)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0 and "Traceback" not in out and "[ERROR]" not in out, out
+    out = msprof_env.run(tmp_path, msprof_env.CLI, *args)
+    assert "Traceback" not in out and "[ERROR]" not in out, out
     return out
 
 
@@ -238,7 +209,7 @@ def _copies(tmp_path, with_db):
     return dirs
 
 
-@pytest.mark.skipif(_msprof_missing() is not None, reason=_msprof_missing() or "")
+@pytest.mark.skipif(msprof_env.missing() is not None, reason=msprof_env.missing() or "")
 @pytest.mark.parametrize("with_db", [False, True])
 def test_msprof_analyze_reads_device_data(tmp_path, with_db):
     a, b = _copies(tmp_path, with_db)

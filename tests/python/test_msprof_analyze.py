@@ -16,46 +16,16 @@ result directories are copied without their databases, as a torch_npu
 result of export type text without them would look.
 """
 import glob
-import importlib.util
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
+import msprof_env
 from conftest import needs_torch, result_dirs
 
-MSPROF_SRC = os.environ.get("MSPROF_SRC", "")
-_DEPS = ("click", "ijson", "pandas", "xlsxwriter", "openpyxl", "tqdm", "prettytable",
-         "networkx", "jinja2", "sqlalchemy", "yaml")
-
-
-def _why_not():
-    if not MSPROF_SRC:
-        return "MSPROF_SRC is not set (an extracted Ascend/msprof-analyze source tree)"
-    if not os.path.isfile(os.path.join(MSPROF_SRC, "msprof_analyze", "cli", "entrance.py")):
-        return f"MSPROF_SRC={MSPROF_SRC} has no msprof_analyze/cli/entrance.py"
-    missing = [m for m in _DEPS if importlib.util.find_spec(m) is None]
-    if missing:
-        return "msprof-analyze needs Python modules that are missing: " + ", ".join(missing)
-    return None
-
-
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=_why_not() or "")
-
-# The CLI module has no __main__; its advisor sets the "spawn" start method
-# at import, so the entry must be guarded.  Debian's XlsxWriter 3.0.2 lacks
-# Worksheet.autofit (msprof-analyze wants >= 3.0.6): a no-op stands in.
-_WRAPPER = """import os, sys
-sys.path.insert(0, os.environ["MSPROF_SRC"])
-if __name__ == "__main__":
-    import xlsxwriter.worksheet as ws
-    if not hasattr(ws.Worksheet, "autofit"):
-        ws.Worksheet.autofit = lambda self, *a, **k: None
-    from msprof_analyze.cli.entrance import msprof_analyze_cli
-    msprof_analyze_cli()
-"""
+pytestmark = pytest.mark.skipif(msprof_env.missing() is not None,
+                                reason=msprof_env.missing() or "")
 
 # The dataset advisor's timeline checks build from trace_view.json.
 _PROBE = """import os, sys
@@ -68,14 +38,7 @@ if __name__ == "__main__":
 
 
 def _msprof(tmp_path, script, *args):
-    path = tmp_path / ("wrap.py" if script is _WRAPPER else "probe.py")
-    path.write_text(script)
-    env = dict(os.environ, MSPROF_SRC=MSPROF_SRC)
-    proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=tmp_path)
-    out = proc.stdout + proc.stderr
-    # msprof-analyze exits 0 even on failure: its log says what went wrong
-    assert proc.returncode == 0, out
+    out = msprof_env.run(tmp_path, script, *args)
     assert "Traceback" not in out, out
     assert "'str' object has no attribute" not in out, out
     return out
@@ -106,7 +69,7 @@ def _two_runs():
 @needs_torch
 def test_compare_lists_the_operators(tmp_path):
     a, b = _two_runs()
-    out = _msprof(tmp_path, _WRAPPER, "compare", "-d", a, "-bp", b, "-o", str(tmp_path / "cmp"))
+    out = _msprof(tmp_path, msprof_env.CLI, "compare", "-d", a, "-bp", b, "-o", str(tmp_path / "cmp"))
     assert "Can't find any torch op" not in out, out
     books = glob.glob(str(tmp_path / "cmp" / "*.xlsx"))
     assert len(books) == 1, out
@@ -124,7 +87,7 @@ def test_compare_lists_the_operators(tmp_path):
 @needs_torch
 def test_advisor_timeline_checks_see_our_events(tmp_path):
     a, _ = _two_runs()
-    out = _msprof(tmp_path, _WRAPPER, "advisor", "all", "-d", a, "-o", str(tmp_path / "adv"),
+    out = _msprof(tmp_path, msprof_env.CLI, "advisor", "all", "-d", a, "-o", str(tmp_path / "adv"),
                   "-l", "en")
     assert "timeline_event_dataset" in out, out  # the timeline analyzers ran
     assert "while parsing file" not in out, out

@@ -284,13 +284,16 @@ AIP_MPI_WRAP int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag,
     return rc;
 }
 
-AIP_MPI_WRAP int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
-                              MPI_Status statuses[])
+/* MPI_Waitsome and MPI_Testsome: the same shape, only the call differs. */
+typedef int (*some_fn)(int, MPI_Request[], int *, int[], MPI_Status[]);
+
+static int some(some_fn call, int n, MPI_Request reqs[], int *outcount, int indices[],
+                MPI_Status statuses[])
 {
     many m;
     if (__builtin_expect(!in_flight(), 1) || many_begin(&m, n, reqs, statuses))
-        return PMPI_Waitsome(n, reqs, outcount, indices, statuses);
-    int rc = PMPI_Waitsome(n, reqs, outcount, indices, m.st);
+        return call(n, reqs, outcount, indices, statuses);
+    int rc = call(n, reqs, outcount, indices, m.st);
     uint64_t end = aip_comm_ticks();
     if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
         for (int k = 0; k < *outcount; k++)
@@ -300,20 +303,16 @@ AIP_MPI_WRAP int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indi
     return rc;
 }
 
+AIP_MPI_WRAP int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int indices[],
+                              MPI_Status statuses[])
+{
+    return some(PMPI_Waitsome, n, reqs, outcount, indices, statuses);
+}
+
 AIP_MPI_WRAP int MPI_Testsome(int n, MPI_Request reqs[], int *outcount, int indices[],
                               MPI_Status statuses[])
 {
-    many m;
-    if (__builtin_expect(!in_flight(), 1) || many_begin(&m, n, reqs, statuses))
-        return PMPI_Testsome(n, reqs, outcount, indices, statuses);
-    int rc = PMPI_Testsome(n, reqs, outcount, indices, m.st);
-    uint64_t end = aip_comm_ticks();
-    if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED)
-        for (int k = 0; k < *outcount; k++)
-            if (indices[k] >= 0 && indices[k] < n)
-                complete_at(&m, indices[k], k, rc, end);
-    many_end(&m);
-    return rc;
+    return some(PMPI_Testsome, n, reqs, outcount, indices, statuses);
 }
 
 AIP_MPI_WRAP int MPI_Request_free(MPI_Request *req)

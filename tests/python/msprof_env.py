@@ -1,0 +1,51 @@
+"""Running msprof-analyze (Ascend's cluster/compare/advisor tool) from an
+extracted source tree named by MSPROF_SRC, for the tests that check it reads
+aiprof's outputs (test_msprof_analyze.py, test_device_trace_db.py).  Without
+MSPROF_SRC, or without the Debian Python modules it imports, those tests
+skip and say why (missing())."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+MSPROF_SRC = os.environ.get("MSPROF_SRC", "")
+_DEPS = ("click", "ijson", "pandas", "xlsxwriter", "openpyxl", "tqdm", "prettytable",
+         "networkx", "jinja2", "sqlalchemy", "yaml")
+
+# The CLI module has no __main__; its advisor sets the "spawn" start method
+# at import, so the entry must be guarded.  Debian's XlsxWriter 3.0.2 lacks
+# Worksheet.autofit (msprof-analyze wants >= 3.0.6): a no-op stands in.
+CLI = """import os, sys
+sys.path.insert(0, os.environ["MSPROF_SRC"])
+if __name__ == "__main__":
+    import xlsxwriter.worksheet as ws
+    if not hasattr(ws.Worksheet, "autofit"):
+        ws.Worksheet.autofit = lambda self, *a, **k: None
+    from msprof_analyze.cli.entrance import msprof_analyze_cli
+    msprof_analyze_cli()
+"""
+
+
+def missing():
+    """Why msprof-analyze cannot run here, or None."""
+    if not MSPROF_SRC:
+        return "MSPROF_SRC is not set (an extracted Ascend/msprof-analyze source tree)"
+    if not os.path.isfile(os.path.join(MSPROF_SRC, "msprof_analyze", "cli", "entrance.py")):
+        return f"MSPROF_SRC={MSPROF_SRC} has no msprof_analyze/cli/entrance.py"
+    lacking = [m for m in _DEPS if importlib.util.find_spec(m) is None]
+    if lacking:
+        return "msprof-analyze needs Python modules that are missing: " + ", ".join(lacking)
+    return None
+
+
+def run(tmp_path, script, *args):
+    """Run `script` (CLI, or a probe of the caller's) with args in tmp_path;
+    the combined output.  msprof-analyze exits 0 even on failure: callers
+    check the output for what went wrong."""
+    path = tmp_path / ("wrap.py" if script is CLI else "probe.py")
+    path.write_text(script)
+    proc = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True,
+                          timeout=600, env=dict(os.environ, MSPROF_SRC=MSPROF_SRC), cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    return out
