@@ -321,7 +321,9 @@ class _KinetoProfile:
         bits = self._activities  # use_cuda has set CUDA's bit
         cpu = bool(bits & 1)
         device_ok = False
-        if bits & DEVICE_BITS:
+        # Once the device warning was given, only a profile without CPU
+        # activity still needs the answer (start() stays cheap).
+        if bits & DEVICE_BITS and (("device",) not in _warned or not cpu):
             supported, why = device_status()
             device_ok = bool(supported & 2)  # NPU: some back end finds a device
             if not device_ok:
