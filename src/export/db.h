@@ -13,9 +13,9 @@
  * multi-row INSERT: a statement per row costs SQLite about as much as the
  * row itself, and tables here have millions of rows.
  *
- * Direct tables: a rowid table without INTEGER PRIMARY KEY whose columns
- * are all INTEGER (aip__db_direct_ok(); PYTORCH_API, TASK, ... hold most
- * rows) is not filled through SQLite's inserts: its rows are encoded as
+ * Direct tables: a table whose columns are all INTEGER (aip__db_direct_ok();
+ * PYTORCH_API, TASK, CANN_API, ... hold most rows; with an INTEGER PRIMARY
+ * KEY, rows must come in ascending key order) is not filled through SQLite's inserts: its rows are encoded as
  * SQLite b-tree pages by db_pages.c and spliced into the file when SQLite
  * has closed it.  Same rows, same rowids, in the same order; callers see
  * no difference.
@@ -54,6 +54,8 @@ typedef struct aip__db_direct {
     char name[64];
     uint32_t root;            /* its root page, from CREATE TABLE */
     int64_t rowid;            /* last rowid given */
+    uint64_t rows;
+    int pk_col;               /* INTEGER PRIMARY KEY column (the rowid), -1 */
     uint8_t *leaf;            /* the leaf being filled */
     int n_cells;
     uint32_t content;         /* start of its cell content */

@@ -19,9 +19,12 @@
  * before their final place is known.  A table whose rows fit one leaf has
  * that leaf written as its root page.
  *
- * Only rowid tables without INTEGER PRIMARY KEY whose columns are all
- * INTEGER qualify, and values are integers or NULL (what INTEGER affinity
- * stores them as, so the contents are what SQLite's inserts give).  The
+ * Only tables whose columns are all INTEGER qualify, and values are
+ * integers or NULL (what INTEGER affinity stores them as, so the contents
+ * are what SQLite's inserts give).  A table with an INTEGER PRIMARY KEY
+ * (an alias of the rowid, stored as NULL in the record) must get its rows
+ * in ascending key order, which every such table here has by construction
+ * (ids counted up); a row out of order is an error, never a broken file.  The
  * database must have no auto-vacuum and no reserved bytes per page; both
  * are checked before anything is changed.
  */
@@ -43,8 +46,6 @@ struct aip__db_leaf {
 
 int aip__db_direct_ok(const aip__db_table *t)
 {
-    if (t->pk_col >= 0)
-        return 0;
     for (int i = 0; i < t->n_cols; i++)
         if (strcmp(t->cols[i].type, "INTEGER"))
             return 0;
@@ -142,6 +143,7 @@ aip_status aip__db_direct_open(aip__db *d, const aip__db_table *t, aip__db_direc
     }
     snprintf(s->name, sizeof s->name, "%s", t->name);
     s->root = (uint32_t)root;
+    s->pk_col = t->pk_col;
     s->content = d->page_size;
     d->direct[d->n_direct++] = s;
     *out = s;
@@ -226,9 +228,18 @@ void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const 
     /* record: header (its size, a serial type per column), then bodies */
     uint8_t rec[16 + AIP_DB_MAX_COLS * 9], hdr[AIP_DB_MAX_COLS], cell[32 + sizeof rec];
     int lens[AIP_DB_MAX_COLS], body = 0;
+    int64_t rowid = s->rowid + 1;
+    if (s->pk_col >= 0) {
+        const aip__db_val *k = col[s->pk_col];
+        if (k->kind != AIP_DBV_INT || (s->rows && k->u.i <= s->rowid)) {
+            direct_fail(d, AIP_ERR_STATE, "a directly written table's keys are not ascending");
+            return;
+        }
+        rowid = k->u.i;
+    }
     for (int i = 0; i < n; i++) {
         const aip__db_val *v = col[i];
-        if (v->kind == AIP_DBV_NULL) {
+        if (v->kind == AIP_DBV_NULL || i == s->pk_col) {
             hdr[i] = 0;
             lens[i] = 0;
         } else if (v->kind == AIP_DBV_INT) {
@@ -246,11 +257,10 @@ void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const 
     memcpy(rec + k, hdr, (size_t)n);
     k += n;
     for (int i = 0; i < n; i++)
-        if (lens[i]) {
+        if (lens[i] && i != s->pk_col) {
             put_be(rec + k, (uint64_t)col[i]->u.i, lens[i]);
             k += lens[i];
         }
-    int64_t rowid = s->rowid + 1;
     int c = put_varint(cell, (uint64_t)plen);
     c += put_varint(cell + c, (uint64_t)rowid);
     memcpy(cell + c, rec, (size_t)plen);
@@ -262,6 +272,7 @@ void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const 
     put_be(s->leaf + 8 + 2 * s->n_cells, (uint64_t)s->content, 2);
     s->n_cells++;
     s->rowid = rowid;
+    s->rows++;
 }
 
 static void direct_free(aip__db_direct *s)
