@@ -33,6 +33,7 @@
 #define AIP_DB_BATCH 200000      /* rows per transaction */
 #define AIP_DB_ROWS_PER_STMT 32  /* rows per INSERT statement */
 #define AIP_DB_MAX_COLS 17      /* COMPUTE_TASK_INFO */
+#define AIP_DB_SIDE_RESERVE 128  /* pages for SQLite's own before direct tables' leaves */
 
 typedef struct aip__db_col {
     const char *name;

@@ -11,11 +11,14 @@
  * an empty root page and its schema row).  Its rows are encoded in SQLite's
  * record format (https://www.sqlite.org/fileformat2.html §2.1) into table
  * leaf pages in memory, rowids 1, 2, ... as SQLite would give them; full
- * leaves go to a private side file.  When SQLite has closed the database
- * (aip__db_close), the side file's pages are appended to it, the interior
- * pages are built over them (every leaf at the same depth) and the top
- * node replaces the table's empty root page; the header's page count is
- * updated last.  Leaf pages hold no page numbers, so they can be written
+ * leaves go to a private side file (0600), after a reserved front of
+ * AIP_DB_SIDE_RESERVE pages.  When SQLite has closed the database
+ * (aip__db_close), SQLite's pages are copied into that front (the rest of
+ * it becomes free pages) and the side file replaces SQLite's: the big part
+ * is written once.  (If SQLite's pages do not fit, the leaves are copied
+ * after them instead.)  Then the interior pages are built over the leaves
+ * (every leaf at the same depth), the top node replaces the table's empty
+ * root page, and the header's page count is updated last.  Leaf pages hold no page numbers, so they can be written
  * before their final place is known.  A table whose rows fit one leaf has
  * that leaf written as its root page.
  *
@@ -213,7 +216,8 @@ static aip_status spill(aip__db *d, aip__db_direct *s)
         s->leaves = g;
         s->cap_leaves = cap;
     }
-    if (write_all(d, d->side_fd, pg, d->page_size, (off_t)d->side_pages * d->page_size, d->side))
+    if (write_all(d, d->side_fd, pg, d->page_size,
+                  ((off_t)AIP_DB_SIDE_RESERVE + d->side_pages) * d->page_size, d->side))
         return d->status;
     s->leaves[s->n_leaves++] = (struct aip__db_leaf){d->side_pages++, s->rowid};
     s->n_cells = 0;
@@ -297,14 +301,13 @@ void aip__db_direct_discard(aip__db *d)
     d->side[0] = 0;
 }
 
-/* Append the side file's pages to `fd` from byte `at`. */
-static aip_status copy_side(aip__db *d, int fd, off_t at)
+/* Copy `len` bytes of `src` from `from` to `dst` at `at`. */
+static aip_status copy_range(aip__db *d, int src, off_t from, int dst, off_t at, size_t left,
+                             const char *src_name, const char *dst_name)
 {
-    size_t left = (size_t)d->side_pages * d->page_size;
-    off_t from = 0;
     char *buf = NULL;
     while (left && !d->status) {
-        ssize_t n = copy_file_range(d->side_fd, &from, fd, &at, left, 0);
+        ssize_t n = copy_file_range(src, &from, dst, &at, left, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -312,14 +315,14 @@ static aip_status copy_side(aip__db *d, int fd, off_t at)
             if (!buf && !(buf = malloc(1 << 20)))
                 return direct_fail(d, AIP_ERR_NOMEM, "no memory to copy pages");
             size_t want = left < (1u << 20) ? left : (1u << 20);
-            ssize_t r = pread(d->side_fd, buf, want, from);
+            ssize_t r = pread(src, buf, want, from);
             if (r <= 0) {
                 if (!d->status)
-                    d->status = aip__fail(AIP_ERR_IO, "cannot read %s: %s", d->side,
+                    d->status = aip__fail(AIP_ERR_IO, "cannot read %s: %s", src_name,
                                           r < 0 ? strerror(errno) : "short file");
                 break;
             }
-            if (write_all(d, fd, buf, (size_t)r, at, d->tmp))
+            if (write_all(d, dst, buf, (size_t)r, at, dst_name))
                 break;
             n = r;
             from += r;
@@ -333,8 +336,8 @@ static aip_status copy_side(aip__db *d, int fd, off_t at)
 
 /* Interior pages over `level` (page numbers and largest rowids; n > 1),
  * the top one at `root`, others from *next on. */
-static aip_status build_tree(aip__db *d, int fd, aip__db_direct *s, struct aip__db_leaf *level,
-                             size_t n, uint32_t *next)
+static aip_status build_tree(aip__db *d, int fd, const char *name, aip__db_direct *s,
+                             struct aip__db_leaf *level, size_t n, uint32_t *next)
 {
     uint32_t U = d->page_size;
     size_t cap = (U - 12) / 15 + 1; /* children per page: 4-byte pointer, 9-byte key, 2 */
@@ -361,13 +364,33 @@ static aip_status build_tree(aip__db *d, int fd, aip__db_direct *s, struct aip__
             put_be(pg + 5, content == 65536 ? 0 : content, 2);
             put_be(pg + 8, level[at + k - 1].idx, 4);
             uint32_t page = groups == 1 ? s->root : (*next)++;
-            write_all(d, fd, pg, U, (off_t)(page - 1) * U, d->tmp);
+            write_all(d, fd, pg, U, (off_t)(page - 1) * U, name);
             level[g] = (struct aip__db_leaf){page, level[at + k - 1].key};
             at += k;
         }
         n = groups;
     }
     free(pg);
+    return d->status;
+}
+
+/* Free pages first+1 .. last-1 listed on trunk page `first` (the trunk
+ * counts as free too): the part of the side file's reserved front that
+ * SQLite's pages did not fill.  One trunk holds U/4 - 2 entries. */
+static aip_status free_pages(aip__db *d, int fd, uint32_t first, uint32_t last, uint8_t *h)
+{
+    uint32_t U = d->page_size;
+    uint8_t *pg = calloc(1, U);
+    if (!pg)
+        return direct_fail(d, AIP_ERR_NOMEM, "no memory for a table's pages");
+    uint32_t n = last - first; /* leaves of the trunk */
+    put_be(pg + 4, n, 4);
+    for (uint32_t i = 0; i < n; i++)
+        put_be(pg + 8 + 4 * i, first + 1 + i, 4);
+    write_all(d, fd, pg, U, (off_t)(first - 1) * U, d->side);
+    free(pg);
+    put_be(h + 32, first, 4);
+    put_be(h + 36, n + 1, 4);
     return d->status;
 }
 
@@ -385,7 +408,7 @@ aip_status aip__db_direct_splice(aip__db *d)
         return d->status = aip__fail(AIP_ERR_IO, "cannot reopen %s: %s", d->tmp, strerror(errno));
     }
     uint32_t hdr_page = (uint32_t)h[16] << 8 | h[17];
-    if ((hdr_page == 1 ? 65536 : hdr_page) != U || h[20] || h[52] || h[53] || h[54] || h[55] ||
+    if ((hdr_page == 1 ? 65536u : hdr_page) != U || h[20] || h[52] || h[53] || h[54] || h[55] ||
         st.st_size % U) {
         close(fd);
         return direct_fail(d, AIP_ERR_UNSUPPORTED, "unexpected database layout for direct tables");
@@ -395,37 +418,60 @@ aip_status aip__db_direct_splice(aip__db *d)
     for (size_t i = 0; i < d->n_direct && !d->status; i++)
         if (d->direct[i]->n_leaves && d->direct[i]->n_cells)
             spill(d, d->direct[i]);
-    if (!d->status && d->side_pages)
-        copy_side(d, fd, (off_t)n_pages * U);
-    uint32_t next = n_pages + d->side_pages + 1;
+    /* Where the leaves are: SQLite's pages usually fit the side file's
+     * reserved front, and then the side file becomes the database (its
+     * leaves stay where they are; the rest of the front is free pages);
+     * otherwise the leaves are copied after SQLite's pages. */
+    int freelist = h[32] || h[33] || h[34] || h[35] || h[36] || h[37] || h[38] || h[39];
+    int in_place = d->side_pages && n_pages <= AIP_DB_SIDE_RESERVE && !freelist;
+    int out = fd;
+    const char *out_name = d->tmp;
+    uint32_t first_leaf = n_pages + 1;
+    if (!d->status && in_place) {
+        copy_range(d, fd, 0, d->side_fd, 0, (size_t)n_pages * U, d->tmp, d->side);
+        if (n_pages < AIP_DB_SIDE_RESERVE)
+            free_pages(d, d->side_fd, n_pages + 1, AIP_DB_SIDE_RESERVE, h);
+        out = d->side_fd;
+        out_name = d->side;
+        first_leaf = AIP_DB_SIDE_RESERVE + 1;
+    } else if (!d->status && d->side_pages) {
+        copy_range(d, d->side_fd, (off_t)AIP_DB_SIDE_RESERVE * U, fd, (off_t)n_pages * U,
+                   (size_t)d->side_pages * U, d->side, d->tmp);
+    }
+    uint32_t next = first_leaf + d->side_pages;
     for (size_t i = 0; i < d->n_direct && !d->status; i++) {
         aip__db_direct *s = d->direct[i];
         if (!s->n_leaves) {
             if (s->n_cells) { /* one leaf: it is the root */
                 leaf_header(s);
-                write_all(d, fd, s->leaf, U, (off_t)(s->root - 1) * U, d->tmp);
+                write_all(d, out, s->leaf, U, (off_t)(s->root - 1) * U, out_name);
             }
             continue;
         }
         for (size_t j = 0; j < s->n_leaves; j++)
-            s->leaves[j].idx += n_pages + 1; /* side file index -> page number */
+            s->leaves[j].idx += first_leaf; /* side file index -> page number */
         if (s->n_leaves == 1) {
             /* cannot happen (a spill needs a second leaf) but would leave
              * a page unused: refuse rather than write a broken file */
             direct_fail(d, AIP_ERR_STATE, "a table of one spilled leaf");
             break;
         }
-        build_tree(d, fd, s, s->leaves, s->n_leaves, &next);
+        build_tree(d, out, out_name, s, s->leaves, s->n_leaves, &next);
     }
     if (!d->status) {
         /* page count, valid because the change counter matches */
         uint32_t counter = ((uint32_t)h[24] << 24 | (uint32_t)h[25] << 16 | (uint32_t)h[26] << 8 | h[27]) + 1;
-        uint8_t c4[4], n4[4];
-        put_be(c4, counter, 4);
-        put_be(n4, next - 1, 4);
-        write_all(d, fd, c4, 4, 24, d->tmp);
-        write_all(d, fd, n4, 4, 28, d->tmp);
-        write_all(d, fd, c4, 4, 92, d->tmp);
+        put_be(h + 24, counter, 4);
+        put_be(h + 28, next - 1, 4);
+        put_be(h + 92, counter, 4);
+        write_all(d, out, h, sizeof h, 0, out_name);
+    }
+    if (!d->status && in_place) {
+        /* the side file, with the database's mode, replaces SQLite's */
+        if (fchmod(d->side_fd, st.st_mode & 07777) || rename(d->side, d->tmp))
+            d->status = aip__fail(AIP_ERR_IO, "cannot replace %s: %s", d->tmp, strerror(errno));
+        else
+            d->side[0] = 0;
     }
     if (close(fd) && !d->status)
         d->status = aip__fail(AIP_ERR_IO, "cannot write %s: %s", d->tmp, strerror(errno));
