@@ -136,6 +136,11 @@ void aip__db_insert_end(aip__db_insert *ins);
 /* Set (tests): every table through SQLite's inserts, none direct. */
 extern int aip__db_no_direct;
 
+/* Leaves (pages) from which the side file becomes the database rather than
+ * having its leaves copied: below, the reserved front's free pages would
+ * be a large part of the file.  A variable for the tests. */
+extern uint32_t aip__db_in_place_min_pages;
+
 /* Direct tables (db_pages.c; used by db.c only). */
 int aip__db_direct_ok(const aip__db_table *t);
 /* The direct table `t` of d (after its CREATE TABLE), made on first use. */

@@ -42,6 +42,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+uint32_t aip__db_in_place_min_pages = 8 * AIP_DB_SIDE_RESERVE;
+
 struct aip__db_leaf {
     uint32_t idx;             /* page index in the side file */
     int64_t key;              /* its largest rowid */
@@ -421,9 +423,11 @@ aip_status aip__db_direct_splice(aip__db *d)
     /* Where the leaves are: SQLite's pages usually fit the side file's
      * reserved front, and then the side file becomes the database (its
      * leaves stay where they are; the rest of the front is free pages);
-     * otherwise the leaves are copied after SQLite's pages. */
+     * otherwise, or when the leaves are too few for the free pages to be
+     * worth it, the leaves are copied after SQLite's pages. */
     int freelist = h[32] || h[33] || h[34] || h[35] || h[36] || h[37] || h[38] || h[39];
-    int in_place = d->side_pages && n_pages <= AIP_DB_SIDE_RESERVE && !freelist;
+    int in_place = d->side_pages && d->side_pages >= aip__db_in_place_min_pages &&
+                   n_pages <= AIP_DB_SIDE_RESERVE && !freelist;
     int out = fd;
     const char *out_name = d->tmp;
     uint32_t first_leaf = n_pages + 1;
