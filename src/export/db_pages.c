@@ -231,9 +231,6 @@ void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const 
 {
     if (d->status)
         return;
-    /* record: header (its size, a serial type per column), then bodies */
-    uint8_t rec[16 + AIP_DB_MAX_COLS * 9], hdr[AIP_DB_MAX_COLS], cell[32 + sizeof rec];
-    int lens[AIP_DB_MAX_COLS], body = 0;
     int64_t rowid = s->rowid + 1;
     if (s->pk_col >= 0) {
         const aip__db_val *k = col[s->pk_col];
@@ -243,38 +240,46 @@ void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const 
         }
         rowid = k->u.i;
     }
+    /* the cell, built once: payload size and rowid (varints), then the
+     * record: its header (its size, a serial type per column; n + 1 < 128,
+     * so a byte each) and the bodies; 8 bytes of slack for whole-word
+     * stores */
+    uint8_t cell[18 + 1 + AIP_DB_MAX_COLS * 9 + 8];
+    int lens[AIP_DB_MAX_COLS], body = 0;
+    uint8_t *hdr = cell + 18; /* after the largest two varints; moved below */
+    hdr[0] = (uint8_t)(1 + n);
     for (int i = 0; i < n; i++) {
         const aip__db_val *v = col[i];
         if (v->kind == AIP_DBV_NULL || i == s->pk_col) {
-            hdr[i] = 0;
+            hdr[1 + i] = 0;
             lens[i] = 0;
         } else if (v->kind == AIP_DBV_INT) {
-            hdr[i] = (uint8_t)int_type(v->u.i, &lens[i]);
+            hdr[1 + i] = (uint8_t)int_type(v->u.i, &lens[i]);
         } else {
             direct_fail(d, AIP_ERR_INVALID_ARG, "a directly written table got a non-integer value");
             return;
         }
         body += lens[i];
     }
-    int hsize = 1 + n; /* serial types < 128: a byte each; n + 1 < 128 */
-    int plen = hsize + body;
-    int k = 0;
-    rec[k++] = (uint8_t)hsize;
-    memcpy(rec + k, hdr, (size_t)n);
-    k += n;
+    uint8_t *b = hdr + 1 + n;
     for (int i = 0; i < n; i++)
-        if (lens[i] && i != s->pk_col) {
-            put_be(rec + k, (uint64_t)col[i]->u.i, lens[i]);
-            k += lens[i];
+        if (lens[i]) {
+            /* big-endian, the value's low lens[i] bytes: one 8-byte store */
+            uint64_t be = __builtin_bswap64((uint64_t)col[i]->u.i << (64 - 8 * lens[i]));
+            memcpy(b, &be, 8);
+            b += lens[i];
         }
-    int c = put_varint(cell, (uint64_t)plen);
-    c += put_varint(cell + c, (uint64_t)rowid);
-    memcpy(cell + c, rec, (size_t)plen);
-    c += plen;
+    int plen = 1 + n + body;
+    uint8_t pre[18];
+    int np = put_varint(pre, (uint64_t)plen);
+    np += put_varint(pre + np, (uint64_t)rowid);
+    uint8_t *start = hdr - np;
+    memcpy(start, pre, (size_t)np);
+    int c = np + plen;
     if (s->n_cells && (int64_t)s->content - c < 8 + 2 * ((int64_t)s->n_cells + 1) && spill(d, s))
         return;
-    s->content -= c;
-    memcpy(s->leaf + s->content, cell, (size_t)c);
+    s->content -= (uint32_t)c;
+    memcpy(s->leaf + s->content, start, (size_t)c);
     put_be(s->leaf + 8 + 2 * s->n_cells, (uint64_t)s->content, 2);
     s->n_cells++;
     s->rowid = rowid;
