@@ -5,12 +5,15 @@
  * schema) and pass PRAGMA integrity_check, for one-leaf tables, two-level
  * and three-level trees, INTEGER PRIMARY KEY tables, two inserts sharing a
  * table, every integer size SQLite distinguishes, with the leaves copied or
- * the side file becoming the database; errors leave no file behind.
+ * the side file becoming the database; errors (keys out of order, a failed
+ * write) are reported and leave no file behind.
  */
 #include "aip_test.h"
 #include "db.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -272,6 +275,26 @@ static void test_keys_out_of_order_fail_and_leave_nothing(void)
     ASSERT_EQ(files_in_dir(), 0);
 }
 
+/* A write that fails (here the file-size limit, as a full disk would)
+ * is reported, naming the file, and leaves nothing behind. */
+static void test_write_error_reported_and_leaves_nothing(void)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/direct.db", dir);
+    struct rlimit old, lim;
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 1 << 20;
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN); /* EFBIG rather than the signal */
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    aip_status s = write_db(p, 1, 20000, 10, 0); /* ~3 MB of leaves */
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, prev);
+    ASSERT_EQ(s, AIP_ERR_IO);
+    ASSERT_TRUE(strstr(aip_last_error(), "direct.db") != NULL);
+    ASSERT_EQ(files_in_dir(), 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/aip_dbpages_XXXXXX");
@@ -284,6 +307,7 @@ int main(void)
         TEST_CASE(test_three_levels),
         TEST_CASE(test_deterministic),
         TEST_CASE(test_keys_out_of_order_fail_and_leave_nothing),
+        TEST_CASE(test_write_error_reported_and_leaves_nothing),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rmdir(dir);
