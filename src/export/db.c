@@ -139,10 +139,13 @@ static aip_status prepare(aip__db *d, const aip__db_table *t, const char *const 
     return AIP_OK;
 }
 
+int aip__db_no_direct;
+
 static aip_status insert_init(aip__db *d, const aip__db_table *t, const char *const *fixed,
                               aip__db_insert *ins, int create)
 {
     ins->d = d;
+    ins->direct = NULL;
     ins->many = ins->one = NULL;
     ins->n_cols = t->n_cols;
     ins->n_params = 0;
@@ -155,11 +158,20 @@ static aip_status insert_init(aip__db *d, const aip__db_table *t, const char *co
     for (int i = 0; i < t->n_cols; i++) {
         if (fixed && fixed[i] && !plain_literal(fixed[i]))
             return d->status = aip__fail(AIP_ERR_INVALID_ARG, "bad literal for %s", t->name);
-        if (!fixed || !fixed[i])
+        ins->is_fixed[i] = fixed && fixed[i];
+        if (!ins->is_fixed[i]) {
             ins->param_col[ins->n_params++] = i;
+        } else if (!strcmp(fixed[i], "NULL")) {
+            ins->fixed[i].kind = AIP_DBV_NULL;
+        } else {
+            ins->fixed[i].kind = AIP_DBV_INT;
+            ins->fixed[i].u.i = strtoll(fixed[i], NULL, 10);
+        }
     }
     if (create && aip__db_create(d, t))
         return d->status;
+    if (!aip__db_no_direct && aip__db_direct_ok(t))
+        return aip__db_direct_open(d, t, &ins->direct);
     if (prepare(d, t, fixed, AIP_DB_ROWS_PER_STMT, &ins->many) ||
         prepare(d, t, fixed, 1, &ins->one))
         return d->status;
@@ -209,6 +221,19 @@ static void bind_row(aip__db_insert *ins, sqlite3_stmt *st, int row, int first_p
     }
 }
 
+/* Rows [from, to) of a direct table's insert. */
+static void direct_rows(aip__db_insert *ins, int from, int to)
+{
+    const aip__db_val *col[AIP_DB_MAX_COLS];
+    for (int r = from; r < to && !ins->d->status; r++) {
+        for (int i = 0; i < ins->n_cols; i++)
+            col[i] = ins->is_fixed[i] ? &ins->fixed[i] : &ins->vals[r][i];
+        aip__db_direct_row(ins->d, ins->direct, col, ins->n_cols);
+    }
+    ins->rows += (uint64_t)(to - from);
+    ins->d->rows += (uint64_t)(to - from);
+}
+
 static void step(aip__db_insert *ins, sqlite3_stmt *st, int rows)
 {
     aip__db *d = ins->d;
@@ -232,6 +257,8 @@ void aip__db_row(aip__db_insert *ins)
     if (++ins->row < AIP_DB_ROWS_PER_STMT)
         return;
     ins->row = 0;
+    if (ins->direct && !ins->d->status)
+        direct_rows(ins, 0, AIP_DB_ROWS_PER_STMT);
     if (ins->d->status || !ins->many) {
         ins->text_len = 0;
         return;
@@ -244,6 +271,9 @@ void aip__db_row(aip__db_insert *ins)
 
 void aip__db_insert_end(aip__db_insert *ins)
 {
+    if (ins->direct && ins->row && !ins->d->status)
+        direct_rows(ins, 0, ins->row);
+    ins->direct = NULL;
     for (int r = 0; r < ins->row && !ins->d->status && ins->one; r++) {
         bind_row(ins, ins->one, r, 1);
         step(ins, ins->one, 1);
@@ -264,6 +294,7 @@ void aip__db_abort(aip__db *d)
     if (d->db)
         sqlite3_close(d->db);
     d->db = NULL;
+    aip__db_direct_discard(d);
     if (d->tmp[0])
         unlink(d->tmp);
 }
@@ -275,6 +306,9 @@ aip_status aip__db_close(aip__db *d)
         db_fail(d, "close"); /* a statement left open: a bug, not data */
     else
         d->db = NULL;
+    if (!d->status)
+        aip__db_direct_splice(d); /* SQLite is done with the file */
+    aip__db_direct_discard(d);
     struct stat st;
     if (!d->status && lstat(d->path, &st) == 0 && S_ISLNK(st.st_mode))
         d->status = aip__fail(AIP_ERR_SYMLINK, "refusing to replace %s: it is a symbolic link",

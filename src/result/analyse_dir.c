@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* When an exporter runs (exporter.when). */
 enum {
@@ -46,8 +47,8 @@ typedef struct exporter {
     aip__export_fn fn;
 } exporter;
 
-/* Every output, in the order written (the databases on their own thread,
- * beside the others).  The databases come with both export types (the
+/* Every output, in the order logged (they are written at the same time, on
+ * a pool of threads: pool_export()).  The databases come with both export types (the
  * seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、analysis.db). */
 static const exporter exporters[] = {
     {"trace_view.json", W_TEXT | W_TRACE_VIEW, aip__export_trace_json},
@@ -96,24 +97,36 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
     return 1;
 }
 
-/* One group of exporters run in table order, stopping at the first error:
- * the databases, or the streamed files.  The databases are written on
- * their own thread while this one writes the streamed files: SQLite
- * inserts and JSON formatting each keep a core busy, and the model is
- * read-only by now.  A group keeps its results for the log (the run log is
- * not shared between threads). */
-typedef struct group {
+/* The exporters of one analysis run on a pool of threads, one per CPU (at
+ * most one per output): each thread takes the next output not yet started
+ * until none is left or one failed.  Outputs are independent writers of a
+ * model that is read-only by now, and a big profile's database, trace JSON
+ * and operator CSV each keep a core busy for about as long; the main
+ * database starts first and the trace second (the longest first, so that
+ * the short ones fill in after them), the rest in table order.  Each output
+ * keeps its result for the log (the run log is not shared between threads),
+ * which is written in table order afterwards, whatever the threads did. */
+#define MAX_THREADS 8
+
+typedef struct job {
+    const exporter *e;
+    char name[64];
+    long long bytes;
+    double secs;
+    aip_status status;
+    char error[512];          /* aip_last_error() is per thread */
+} job;
+
+typedef struct pool {
     const aip__model *m;
     const char *outdir;
-    unsigned export_type, which;
-    int databases;             /* the W_DATABASE exporters, or the others */
-    size_t n;                  /* outputs written */
-    char names[N_EXPORTERS][64];
-    long long bytes[N_EXPORTERS];
-    double secs[N_EXPORTERS];
-    aip_status status;
-    char error[512];
-} group;
+    job jobs[N_EXPORTERS];    /* in table order */
+    size_t n;
+    size_t order[N_EXPORTERS]; /* the order to start them in */
+    pthread_mutex_t lock;
+    size_t next;              /* in `order`, under lock */
+    int failed;               /* under lock: start nothing more */
+} pool;
 
 static double seconds_since(const struct timespec *t0)
 {
@@ -122,68 +135,104 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-static int in_group(const group *g, const exporter *e)
+static aip_status export_one(pool *p, job *j)
 {
-    return !(e->when & W_DATABASE) == !g->databases &&
-           enabled(e, g->m, g->export_type, g->which);
-}
-
-static size_t group_size(const group *g)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < N_EXPORTERS; i++)
-        n += (size_t)in_group(g, &exporters[i]);
-    return n;
-}
-
-static aip_status export_one(group *g, const exporter *e)
-{
-    char *name = g->names[g->n], path[PATH_MAX];
+    const exporter *e = j->e;
+    char path[PATH_MAX];
     if (e->name)
-        snprintf(name, sizeof g->names[0], "%s", e->name);
+        snprintf(j->name, sizeof j->name, "%s", e->name);
     else
-        aip__db_name(g->m->info.rank, name, sizeof g->names[0]);
+        aip__db_name(p->m->info.rank, j->name, sizeof j->name);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     aip__out o;
-    aip_status s = aip__join(path, sizeof path, g->outdir, name);
+    aip_status s = aip__join(path, sizeof path, p->outdir, j->name);
     if (!s)
         s = e->when & W_DATABASE ? aip__out_target(&o, path) : aip__out_open(&o, path);
     if (s)
         return s;
-    s = e->fn(g->m, &o);
+    s = e->fn(p->m, &o);
     if (!(e->when & W_DATABASE)) /* a database is renamed into place by its exporter */
         s = aip__out_finish(&o, s);
     if (s)
         return s;
     struct stat st;
-    g->bytes[g->n] = stat(path, &st) == 0 ? (long long)st.st_size : -1;
-    g->secs[g->n++] = seconds_since(&t0);
+    j->bytes = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+    j->secs = seconds_since(&t0);
     return AIP_OK;
 }
 
-static void *group_run(void *arg)
+static void *pool_run(void *arg)
 {
-    group *g = arg;
-    aip_status s = AIP_OK;
-    for (size_t i = 0; i < N_EXPORTERS && !s; i++)
-        if (in_group(g, &exporters[i]))
-            s = export_one(g, &exporters[i]);
-    if (s)
-        snprintf(g->error, sizeof g->error, "%s", aip_last_error());
-    g->status = s;
-    return NULL;
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        job *j = !p->failed && p->next < p->n ? &p->jobs[p->order[p->next++]] : NULL;
+        pthread_mutex_unlock(&p->lock);
+        if (!j)
+            return NULL;
+        j->status = export_one(p, j);
+        if (j->status) {
+            snprintf(j->error, sizeof j->error, "%s", aip_last_error());
+            pthread_mutex_lock(&p->lock);
+            p->failed = 1;
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
 }
 
-/* Log what group `g` wrote and add the names to `keep`; its error, if any. */
-static aip_status group_finish(aip__run_log *r, const group *g, const char **keep, size_t *n_keep)
+/* Run every enabled exporter; 0 if none is. */
+static size_t pool_export(pool *p, unsigned export_type, unsigned which)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, g->names[i],
-                         g->bytes[i], g->secs[i]);
-        keep[(*n_keep)++] = g->names[i];
+    for (size_t i = 0; i < N_EXPORTERS; i++)
+        if (enabled(&exporters[i], p->m, export_type, which))
+            p->jobs[p->n++].e = &exporters[i];
+    size_t k = 0;
+    for (int pass = 0; pass < 3; pass++) /* the main database, the trace, the rest */
+        for (size_t i = 0; i < p->n; i++) {
+            const exporter *e = p->jobs[i].e;
+            int rank = !e->name ? 0 : e->fn == aip__export_trace_json ? 1 : 2;
+            if (rank == pass)
+                p->order[k++] = i;
+        }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n_threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (size_t)cpus;
+    if (n_threads > p->n)
+        n_threads = p->n;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_t th[MAX_THREADS];
+    size_t started = 0;
+    while (started + 1 < n_threads && pthread_create(&th[started], NULL, pool_run, p) == 0)
+        started++; /* no thread to be had: fewer, this one at least */
+    pool_run(p);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p->lock);
+    return p->n;
+}
+
+/* Log what the outputs with (databases) or without the W_DATABASE flag
+ * wrote, in table order, adding their names to `keep`; the first error in
+ * table order, if any (outputs after a failure may not have started). */
+static aip_status pool_finish(aip__run_log *r, const pool *p, int databases, const char **keep,
+                              size_t *n_keep)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        const job *j = &p->jobs[i];
+        if (!(j->e->when & W_DATABASE) != !databases)
+            continue;
+        if (j->status)
+            return aip__fail(j->status, "%s", j->error);
+        if (!j->name[0])
+            continue; /* not started: an earlier failure, reported below */
+        aip__runlog_line(r, "wrote %s/%s (%lld bytes) in %.3f s", AIP_OUTPUT_DIR, j->name,
+                         j->bytes, j->secs);
+        keep[(*n_keep)++] = j->name;
     }
-    return g->status ? aip__fail(g->status, "%s", g->error) : AIP_OK;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->jobs[i].status)
+            return aip__fail(p->jobs[i].status, "%s", p->jobs[i].error);
+    return AIP_OK;
 }
 
 static aip_status analyse(aip__run_log *r, unsigned export_type, unsigned which,
@@ -198,27 +247,25 @@ static aip_status analyse(aip__run_log *r, unsigned export_type, unsigned which,
     s = aip__join(outdir, sizeof outdir, r->dir, AIP_OUTPUT_DIR);
     if (!s)
         s = aip__mkdirs(outdir);
-    group files = {.m = &m, .outdir = outdir, .export_type = export_type, .which = which};
-    group dbs = files;
-    dbs.databases = 1;
-    pthread_t th;
-    int threaded = 0;
-    if (!s && group_size(&files)) {
-        threaded = group_size(&dbs) && pthread_create(&th, NULL, group_run, &dbs) == 0;
-        group_run(&files);
+    pool *p = s ? NULL : calloc(1, sizeof *p);
+    if (!s && !p)
+        s = aip__fail(AIP_ERR_NOMEM, "no memory");
+    int any_db = 0;
+    if (!s) {
+        p->m = &m;
+        p->outdir = outdir;
+        pool_export(p, export_type, which);
+        for (size_t i = 0; i < p->n; i++)
+            any_db |= !!(p->jobs[i].e->when & W_DATABASE);
     }
-    if (threaded)
-        pthread_join(th, NULL);
-    else if (!s && !files.status)
-        group_run(&dbs);
     const char *keep[2 * N_EXPORTERS + 1] = {NULL};
     size_t n_keep = 0;
     if (!s)
-        s = group_finish(r, &files, keep, &n_keep);
-    if (!s && group_size(&dbs) && !m.meta.found)
+        s = pool_finish(r, p, 0, keep, &n_keep);
+    if (!s && any_db && !m.meta.found)
         aip__runlog_line(r, "note: %s; META_DATA has no rows from it", m.meta.problem);
     if (!s)
-        s = group_finish(r, &dbs, keep, &n_keep);
+        s = pool_finish(r, p, 1, keep, &n_keep);
     /* Only the trace: other outputs of an earlier full run stay. */
     if (!s && which != AIP_OUTPUTS_TRACE_VIEW) {
         s = aip__output_prune(r, keep);
@@ -227,6 +274,7 @@ static aip_status analyse(aip__run_log *r, unsigned export_type, unsigned which,
         if (!s && m.info.record_op_args)
             s = aip__write_op_args(r, &m);
     }
+    free(p);
     aip__model_free(&m);
     return s;
 }
