@@ -9,7 +9,7 @@
  * our reference; it runs on the OpenCL runtime's thread, or on the
  * enqueuing thread when the command had already completed.  The
  * application's events keep their reference counts and statuses; error
- * codes and out-parameters pass through untouched.  `outstanding` counts
+ * codes and out-parameters pass through untouched.  `issued - completed` counts
  * callbacks still owed, which a stopping trace waits for (boundedly).
  */
 #include "cl_int.h"
@@ -53,7 +53,7 @@ static void CL_CALLBACK on_complete(cl_event ev, cl_int status, void *user)
     }
     cl->clReleaseEvent(ev);
     free(p);
-    atomic_fetch_sub_explicit(&aip__cl_count.outstanding, 1, memory_order_release);
+    atomic_fetch_add_explicit(&aip__cl_count.completed, 1, memory_order_release);
 }
 
 int aip__cl_launch_begin(aip__cl_launch *l, cl_command_queue q, cl_event *app_event)
@@ -97,9 +97,9 @@ void aip__cl_launch_end(aip__cl_launch *l, const char *api, cl_int err, cl_event
     p->ti.queue = l->queue.queue;
     p->ti.correlation = l->correlation;
     p->ti.app_event = app_event != NULL;
-    atomic_fetch_add_explicit(&aip__cl_count.outstanding, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&aip__cl_count.issued, 1, memory_order_relaxed);
     if (cl->clSetEventCallback(ev, CL_COMPLETE, on_complete, p) != CL_SUCCESS) {
-        atomic_fetch_sub_explicit(&aip__cl_count.outstanding, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&aip__cl_count.completed, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&aip__cl_count.no_callback, 1, memory_order_relaxed);
         cl->clReleaseEvent(ev);
         free(p);

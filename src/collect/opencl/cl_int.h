@@ -180,9 +180,20 @@ typedef struct aip__cl_counters {
     atomic_ullong failed;      /* commands that ended in error */
     atomic_ullong no_callback; /* clSetEventCallback refused */
     atomic_ullong bad_times;   /* end before start */
-    atomic_llong outstanding;  /* callbacks still owed (all traces) */
+    /* Callbacks owed (all traces) = issued - completed.  Two counters on
+     * their own cache lines: the enqueuing threads write one, the runtime's
+     * callback thread the other, so no line bounces between them at every
+     * command. */
+    _Alignas(64) atomic_ullong issued;
+    _Alignas(64) atomic_ullong completed;
 } aip__cl_counters;
 extern aip__cl_counters aip__cl_count;
+/* Callbacks still owed. */
+static inline long long aip__cl_outstanding(void)
+{
+    unsigned long long done = atomic_load_explicit(&aip__cl_count.completed, memory_order_acquire);
+    return (long long)(atomic_load_explicit(&aip__cl_count.issued, memory_order_acquire) - done);
+}
 
 /* ---- cl_objects.c ------------------------------------------------------- */
 

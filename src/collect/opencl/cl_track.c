@@ -305,13 +305,13 @@ static void backend_start(void)
 static void backend_stop(void)
 {
     uint64_t t0 = aip__mono_ns();
-    while (atomic_load_explicit(&aip__cl_count.outstanding, memory_order_acquire) > 0 &&
+    while (aip__cl_outstanding() > 0 &&
            aip__mono_ns() - t0 < STOP_WAIT_NS) {
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     aip__cl_clock_sample_all();
-    long long owed = atomic_load(&aip__cl_count.outstanding);
+    long long owed = aip__cl_outstanding();
     if (owed > 0)
         aip__warn("OpenCL: %lld device commands had not completed %.1f s after the trace "
                   "began to stop; their device times are not recorded",
