@@ -230,7 +230,7 @@ void aip__summary_put_term(aip__out *o, const char *s, size_t n, size_t max)
     aip__out_commit(o, d);
 }
 
-static void put_bytes(aip__out *o, int64_t b)
+void aip__summary_put_bytes(aip__out *o, int64_t b)
 {
     double v = (double)b;
     if (b >= 1 << 30)
@@ -306,9 +306,9 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         if (pk->device_type != AIP_DEVICE_CPU)
             aip__out_printf(o, ":%d", pk->device_index);
         AIP_OUT_LIT(o, ": peak allocated ");
-        put_bytes(o, pk->max_allocated);
+        aip__summary_put_bytes(o, pk->max_allocated);
         AIP_OUT_LIT(o, ", peak reserved ");
-        put_bytes(o, pk->max_reserved);
+        aip__summary_put_bytes(o, pk->max_reserved);
         aip__out_printf(o, " (%llu records)\n", (unsigned long long)pk->records);
     }
     aip__summary_devmem_text(s, o);

@@ -90,6 +90,8 @@ void aip__summary_devmem_html(const aip__summary_data *s, aip__out *o);
 /* put_term() of summary.c: a recorded name for a terminal, at most `max`
  * characters, control bytes and invalid UTF-8 as '?'. */
 void aip__summary_put_term(aip__out *o, const char *s, size_t n, size_t max);
+/* A byte count in the unit that reads best: "512 B", "2.50 KiB", "3.50 MiB". */
+void aip__summary_put_bytes(aip__out *o, int64_t b);
 
 /* Terminal text: control characters in recorded names are neutralised. */
 aip_status aip__summary_text(const aip__summary_data *s, aip__out *o);

@@ -374,18 +374,13 @@ void aip__summary_device_html(const aip__summary_data *s, aip__out *o)
     AIP_OUT_LIT(o, "</table>\n");
 }
 
-static void put_mib(aip__out *o, int64_t b)
-{
-    aip__out_printf(o, "%.2f MiB", (double)b / (1 << 20));
-}
-
 void aip__summary_devmem_text(const aip__summary_data *s, aip__out *o)
 {
     for (size_t i = 0; i < s->n_dev_mem; i++) {
         const aip__sum_devmem *d = &s->dev_mem[i];
         aip__out_printf(o, "  pid %lld %s:%u device buffers: peak allocated ", (long long)d->pid,
                         tag_name(d->tag_type), d->id);
-        put_mib(o, d->peak);
+        aip__summary_put_bytes(o, d->peak);
         aip__out_printf(o, " (%llu allocations, %llu records)\n",
                         (unsigned long long)d->allocations, (unsigned long long)d->records);
     }
