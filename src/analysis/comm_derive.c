@@ -130,13 +130,57 @@ static uint32_t local_rank(const aip__comm_group_info *g, uint32_t global)
     return global; /* not listed (a cut list): the global rank stands in */
 }
 
-/* The k-th point-to-point op of a (process, group, type, peer). */
+/* The k-th point-to-point op of a (group, type, peer). */
 typedef struct p2p_count {
-    const aip__process *p;
     uint32_t group, peer;
     const char *type;
     uint64_t n;
 } p2p_count;
+
+aip_status aip__comm_op_names(const aip__process *p, aip__comm_name **out)
+{
+    *out = NULL;
+    if (!p->comm_ops.n)
+        return AIP_OK;
+    aip__comm_name *v = calloc(p->comm_ops.n, sizeof *v);
+    p2p_count *cnt = NULL;
+    size_t n_cnt = 0, cap_cnt = 0;
+    if (!v)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for communication op names");
+    for (size_t k = 0; k < p->comm_ops.n; k++) {
+        const aip__comm_event *e = &p->comm_ops.v[k];
+        const aip__comm_group_info *g = aip__model_comm_group(p, e->group);
+        const type_map *ty = op_type(p, e);
+        aip__comm_name *nm = &v[k];
+        nm->type = ty->type;
+        nm->type_lower = ty->lower;
+        nm->me = g ? g->my_rank : 0;
+        nm->peer = UINT32_MAX;
+        if (e->kind == AIP_COMM_COLLECTIVE) {
+            snprintf(nm->s, sizeof nm->s, "hcom_%s__%llu_0_1", ty->type,
+                     (unsigned long long)e->seq);
+            continue;
+        }
+        nm->peer = e->peer == AIP_RAW_NO_RANK ? nm->me : local_rank(g, e->peer);
+        size_t c = 0;
+        while (c < n_cnt && !(cnt[c].group == e->group && cnt[c].peer == e->peer &&
+                              cnt[c].type == ty->type))
+            c++;
+        if (c == n_cnt) {
+            if (aip__model_grow((void **)&cnt, &cap_cnt, n_cnt + 1, sizeof *cnt)) {
+                free(cnt);
+                free(v);
+                return aip__fail(AIP_ERR_NOMEM, "no memory for communication op names");
+            }
+            cnt[n_cnt++] = (p2p_count){e->group, e->peer, ty->type, 0};
+        }
+        snprintf(nm->s, sizeof nm->s, "hcom_%s__%llu_%u_1", ty->type,
+                 (unsigned long long)cnt[c].n++, nm->peer);
+    }
+    free(cnt);
+    *out = v;
+    return AIP_OK;
+}
 
 static int cmp_row(const void *a, const void *b)
 {
@@ -191,25 +235,26 @@ static aip_status build_rows(const aip__model *m, aip__comm_tables *t)
         return AIP_OK;
     t->rows = calloc(total, sizeof *t->rows);
     size_t *by_start = malloc((m->n_steps ? m->n_steps : 1) * sizeof *by_start);
-    p2p_count *cnt = NULL;
-    size_t n_cnt = 0, cap_cnt = 0;
     aip_status s = AIP_OK;
     if (!t->rows || !by_start) {
-        s = aip__fail(AIP_ERR_NOMEM, "no memory for the communication analysis");
-        goto out;
+        free(by_start);
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the communication analysis");
     }
     for (size_t i = 0; i < m->n_steps; i++)
         by_start[i] = i;
     qsort_r(by_start, m->n_steps, sizeof *by_start, cmp_step_start, m->steps);
-    for (size_t pi = 0; pi < m->n_procs; pi++) {
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
         const aip__process *p = &m->procs[pi];
-        for (size_t k = 0; k < p->comm_ops.n; k++) {
+        aip__comm_name *names;
+        s = aip__comm_op_names(p, &names);
+        for (size_t k = 0; k < p->comm_ops.n && !s; k++) {
             const aip__comm_event *e = &p->comm_ops.v[k];
             const aip__comm_group_info *g = aip__model_comm_group(p, e->group);
-            const type_map *ty = op_type(p, e);
-            aip__comm_row r = {.type = ty->type, .type_lower = ty->lower, .start = e->start,
-                               .elapse = e->end - e->start, .bytes = e->bytes,
-                               .peer = UINT32_MAX, .transport = AIP_TRANSPORT_SDMA};
+            aip__comm_row r = {.type = names[k].type, .type_lower = names[k].type_lower,
+                               .start = e->start, .elapse = e->end - e->start,
+                               .bytes = e->bytes, .me = names[k].me, .peer = names[k].peer,
+                               .transport = AIP_TRANSPORT_SDMA};
+            memcpy(r.name, names[k].s, sizeof r.name);
             if (m->n_steps) {
                 const aip__step *st = step_of(m, by_start, e->start);
                 if (!st) {
@@ -225,35 +270,15 @@ static aip_status build_rows(const aip__model *m, aip__comm_tables *t)
                 r.group = "ungrouped";
                 r.group_len = 9;
             }
-            r.me = g ? g->my_rank : 0;
             r.p2p = e->kind != AIP_COMM_COLLECTIVE;
-            if (!r.p2p) {
-                snprintf(r.name, sizeof r.name, "hcom_%s__%llu_0_1", ty->type,
-                         (unsigned long long)e->seq);
-            } else {
-                r.peer = e->peer == AIP_RAW_NO_RANK ? r.me : local_rank(g, e->peer);
-                r.send = e->kind == AIP_COMM_SEND;
-                size_t c = 0;
-                while (c < n_cnt && !(cnt[c].p == p && cnt[c].group == e->group &&
-                                      cnt[c].peer == e->peer && cnt[c].type == ty->type))
-                    c++;
-                if (c == n_cnt) {
-                    if (aip__model_grow((void **)&cnt, &cap_cnt, n_cnt + 1, sizeof *cnt)) {
-                        s = AIP_ERR_NOMEM;
-                        goto out;
-                    }
-                    cnt[n_cnt++] = (p2p_count){p, e->group, e->peer, ty->type, 0};
-                }
-                snprintf(r.name, sizeof r.name, "hcom_%s__%llu_%u_1", ty->type,
-                         (unsigned long long)cnt[c].n++, r.peer);
-            }
+            r.send = e->kind == AIP_COMM_SEND;
             t->rows[t->n_rows++] = r;
         }
+        free(names);
     }
-    qsort(t->rows, t->n_rows, sizeof *t->rows, cmp_row);
-out:
     free(by_start);
-    free(cnt);
+    if (!s)
+        qsort(t->rows, t->n_rows, sizeof *t->rows, cmp_row);
     return s;
 }
 

@@ -52,6 +52,17 @@ typedef struct aip__comm_tables {
     uint64_t outside_steps;    /* ops whose start lies in no step (left out) */
 } aip__comm_tables;
 
+/* The name of each op of a process (the key of communication.json, the
+ * timeline's event name) and what it is. */
+typedef struct aip__comm_name {
+    char s[64];                /* "hcom_allReduce__3_0_1" */
+    const char *type, *type_lower;
+    uint32_t me, peer;         /* group-local ranks; peer UINT32_MAX = collective */
+} aip__comm_name;
+/* aip__comm_op_names() : names of p->comm_ops (derived: sorted by start),
+ * malloc'd; NULL without ops. */
+aip_status aip__comm_op_names(const aip__process *p, aip__comm_name **out);
+
 /* aip__comm_tables_build() : every op of every process of the derived model. */
 aip_status aip__comm_tables_build(const aip__model *m, aip__comm_tables *t);
 void aip__comm_tables_free(aip__comm_tables *t);

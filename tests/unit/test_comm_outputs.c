@@ -458,6 +458,34 @@ static void test_outputs(void)
     sqlite3_close(db);
     aip__model_free(&m);
 
+    /* trace_view.json, both forms: the Communication process, a thread per
+     * group, each op an event named as in communication.json (the
+     * barrier outside the steps too). */
+    for (int form = 0; form < 2; form++) {
+        ao.trace_format = form ? AIP_TRACE_KINETO : AIP_TRACE_TORCH_NPU;
+        ao.outputs = AIP_OUTPUTS_TRACE_VIEW;
+        ASSERT_EQ(aip_analyse_dir(dir, &ao), AIP_OK);
+        char *tv = out_file(dir, "trace_view.json");
+        ASSERT_TRUE(tv != NULL);
+        ASSERT_TRUE(strstr(tv, "{\"name\":\"Communication\"}") != NULL);
+        ASSERT_TRUE(strstr(tv, "{\"sort_index\":16}") != NULL);
+        ASSERT_TRUE(strstr(tv, "\"Group world Communication\"") != NULL);
+        ASSERT_TRUE(strstr(tv, "\"Group pair Communication\"") != NULL);
+        const char *names[] = {"hcom_allReduce__0_0_1", "hcom_receive__0_3_1",
+                               "hcom_allReduce__1_0_1", "hcom_allReduce__2_0_1",
+                               "hcom_allReduce__3_0_1", "hcom_send__0_1_1",
+                               "hcom_barrier__4_0_1"};
+        for (int i = 0; i < 7; i++) {
+            char k[80];
+            snprintf(k, sizeof k, "\"ph\":\"X\",\"name\":\"%s\"", names[i]);
+            ASSERT_TRUE(strstr(tv, k) != NULL);
+        }
+        ASSERT_TRUE(strstr(tv, "\"size(Byte)\":4194304") != NULL);
+        free(tv);
+    }
+    aip_analyse_options_init(&ao);
+    ao.quiet = 1;
+
     /* Without communication: no communication files. */
     ASSERT_EQ(aip_session_start(s), AIP_OK);
     aip_op_begin(&mm);
