@@ -456,6 +456,46 @@ static void test_outputs(void)
     ASSERT_EQ(sqlite3_column_int(q, 3), 26);
     sqlite3_finalize(q);
     sqlite3_close(db);
+
+    /* COMMUNICATION_OP: every op, the one outside the steps too */
+    snprintf(path, sizeof path, "%s/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db", dir);
+    ASSERT_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ASSERT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT n.value, c.startNs, c.endNs, g.value, c.opId, "
+                                 "d.value, a.value, c.count, t.value, c.deviceId, c.rankSize, "
+                                 "c.connectionId IS NULL FROM COMMUNICATION_OP c "
+                                 "JOIN STRING_IDS n ON n.id = c.opName "
+                                 "JOIN STRING_IDS g ON g.id = c.groupName "
+                                 "JOIN STRING_IDS d ON d.id = c.dataType "
+                                 "JOIN STRING_IDS a ON a.id = c.algType "
+                                 "JOIN STRING_IDS t ON t.id = c.opType ORDER BY c.opId",
+                                 -1, &q, NULL),
+              SQLITE_OK);
+    const char *op_names[] = {"hcom_allReduce__0_0_1", "hcom_receive__0_3_1",
+                              "hcom_allReduce__1_0_1", "hcom_allReduce__2_0_1",
+                              "hcom_allReduce__3_0_1", "hcom_send__0_1_1",
+                              "hcom_barrier__4_0_1"};
+    const char *op_types[] = {"allReduce", "receive", "allReduce", "allReduce",
+                              "allReduce", "send", "barrier"};
+    n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW && n < 7) {
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), op_names[n]);
+        ASSERT_EQ(sqlite3_column_int64(q, 1), o[n].start);
+        ASSERT_EQ(sqlite3_column_int64(q, 2), o[n].end);
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 3), n == 5 ? "pair" : "world");
+        ASSERT_EQ(sqlite3_column_int(q, 4), n);
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 5), "int8");
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 6), "N/A");
+        ASSERT_EQ(sqlite3_column_int64(q, 7), (int64_t)o[n].count);
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 8), op_types[n]);
+        ASSERT_EQ(sqlite3_column_int(q, 9), -1);
+        ASSERT_EQ(sqlite3_column_int(q, 10), n == 5 ? 2 : 4);
+        ASSERT_EQ(sqlite3_column_int(q, 11), 1);
+        n++;
+    }
+    ASSERT_EQ(n, 7);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
     aip__model_free(&m);
 
     /* trace_view.json, both forms: the Communication process, a thread per
