@@ -485,3 +485,25 @@ aip_status aip__comm_intervals(const aip__model *m, int recv_only, int64_t **iv,
     *n = u;
     return AIP_OK;
 }
+
+int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first pair ending after a */
+        size_t mid = (lo + hi) / 2;
+        if (iv[2 * mid + 1] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t sum = 0;
+    for (size_t i = lo; i < n && iv[2 * i] < b; i++) {
+        int64_t x = iv[2 * i] > a ? iv[2 * i] : a, y = iv[2 * i + 1] < b ? iv[2 * i + 1] : b;
+        if (y > x) {
+            if (first && *first < 0)
+                *first = x;
+            sum += y - x;
+        }
+    }
+    return sum;
+}

@@ -267,30 +267,6 @@ void aip__step_row_columns(const aip__step_row *r, int64_t out[AIP_STEP_TRACE_CO
     memcpy(out, cols, sizeof cols);
 }
 
-/* Length of the sorted disjoint pairs iv inside [a, b]; *first (when
- * asked) the earliest such time. */
-static int64_t clipped(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) { /* first pair ending after a */
-        size_t mid = (lo + hi) / 2;
-        if (iv[2 * mid + 1] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int64_t sum = 0;
-    for (size_t i = lo; i < n && iv[2 * i] < b; i++) {
-        int64_t x = iv[2 * i] > a ? iv[2 * i] : a, y = iv[2 * i + 1] < b ? iv[2 * i + 1] : b;
-        if (y > x) {
-            if (first && *first < 0)
-                *first = x;
-            sum += y - x;
-        }
-    }
-    return sum;
-}
-
 aip_status aip__step_trace_compute(aip__model *m)
 {
     size_t n = m->n_steps ? m->n_steps : 1;
@@ -335,8 +311,8 @@ aip_status aip__step_trace_compute(aip__model *m)
     for (size_t i = 0; i < n; i++) {
         aip__step_row *r = &m->step_rows[i];
         int64_t first = -1;
-        r->communication = clipped(comm, n_comm, r->start, r->end, &first);
-        r->bubble = clipped(recv, n_recv, r->start, r->end, NULL);
+        r->communication = aip__intervals_clip(comm, n_comm, r->start, r->end, &first);
+        r->bubble = aip__intervals_clip(recv, n_recv, r->start, r->end, NULL);
         r->comm_not_overlapped = r->communication - (covered ? covered[i] : 0);
         if (first >= 0 && (r->preparing < 0 || first - r->start < r->preparing))
             r->preparing = first - r->start;
