@@ -7,9 +7,12 @@
  * of top-level op intervals inside the step; Preparing is the first
  * top-level op start in the step minus the step start.  Both come from one
  * sweep over every thread's top-level ops in start order (a k-way merge of
- * the already sorted per-thread arrays), so no interval list is built.  The
- * other columns follow from them here (aip__step_row_derive), once for both files
- * that print the step trace.
+ * the already sorted per-thread arrays), so no interval list of ops is
+ * built.  The same sweep measures how much of the communication ops' union
+ * (comm_derive.c) the top-level ops cover; Communication, Bubble (the
+ * receives) and an earlier Preparing come from that union
+ * (docs/COMMUNICATION.md).  The other columns follow here
+ * (aip__step_row_derive), once for both files that print the step trace.
  */
 #include "model.h"
 #include "comm_derive.h"
