@@ -373,45 +373,53 @@ static size_t op_recs(const aip__comm_row *w, rec out[2])
     return 2;
 }
 
+static int cmp_type_start(const void *a, const void *b)
+{
+    const aip__comm_row *x = *(const aip__comm_row *const *)a;
+    const aip__comm_row *y = *(const aip__comm_row *const *)b;
+    int c = strcmp(x->type, y->type);
+    if (c)
+        return c;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
 static aip_status build_links(aip__comm_tables *t)
 {
-    size_t cap = 0;
+    size_t cap = 0, cap_buf = 0;
     rec *buf = NULL;
-    size_t cap_buf = 0;
-    aip_status s = AIP_OK;
-    /* Rows are sorted by step, p2p, group, start: a block's rows of one
-     * type are found by scanning the group's run. */
+    const aip__comm_row **run = malloc((t->n_rows ? t->n_rows : 1) * sizeof *run);
+    aip_status s = run ? AIP_OK : AIP_ERR_NOMEM;
+    /* Rows are sorted by step, p2p, group, start: each (step, p2p, group)
+     * run, ordered by type (alphabetically) then start, gives one block per
+     * type. */
     for (size_t a = 0; a < t->n_rows && !s;) {
         size_t b = a;
         while (b < t->n_rows && aip__comm_same_step(&t->rows[a], &t->rows[b]) &&
                t->rows[b].group_len == t->rows[a].group_len &&
                memcmp(t->rows[b].group, t->rows[a].group, t->rows[a].group_len) == 0)
             b++;
-        /* the types of this run, in first-seen order */
-        for (size_t i = a; i < b && !s; i++) {
-            int seen = 0;
-            for (size_t j = a; j < i && !seen; j++)
-                seen = same_block(&t->rows[j], &t->rows[i]);
-            if (seen)
-                continue;
-            size_t n = 0;
-            for (size_t j = i; j < b; j++) {
-                if (!same_block(&t->rows[j], &t->rows[i]))
-                    continue;
+        for (size_t i = a; i < b; i++)
+            run[i - a] = &t->rows[i];
+        qsort(run, b - a, sizeof *run, cmp_type_start);
+        for (size_t i = 0; i < b - a && !s;) {
+            size_t j = i, n = 0;
+            for (; j < b - a && same_block(run[i], run[j]); j++) {
                 if (aip__model_grow((void **)&buf, &cap_buf, n + 2, sizeof *buf)) {
                     s = AIP_ERR_NOMEM;
                     break;
                 }
-                n += op_recs(&t->rows[j], buf + n);
+                n += op_recs(run[j], buf + n);
             }
             if (!s) {
                 qsort(buf, n, sizeof *buf, cmp_rec);
                 s = block_links(t, &cap, buf, n);
             }
+            i = j;
         }
         a = b;
     }
     free(buf);
+    free(run);
     return s ? aip__fail(s, "no memory for the communication matrix") : AIP_OK;
 }
 

@@ -21,6 +21,7 @@
 #include "csv_read.h"
 #include "model.h"
 #include "model_helpers.h"
+#include "comm_derive.h"
 
 #include <limits.h>
 #include <math.h>
@@ -544,6 +545,75 @@ static void test_outputs(void)
     aip_session_destroy(s);
 }
 
+/* Names, classes and groups of the unusual cases, from the derived tables:
+ * non-blocking and c10d names, an unknown name, an op of no group, a
+ * sendrecv, a peer the group does not list; several types in one group
+ * give one matrix block each, by type. */
+static void test_names(void)
+{
+    static const uint32_t g3[3] = {4, 5, 6};
+    uint32_t g = aip__comm_group(0x5300, "g3", 2, 3, g3);
+    aip_config c;
+    base_config(&c, tmp);
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    uint64_t t = aip__ticks();
+    op(g, "MPI_Ibcast", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 1, t + 2);
+    op(g, "c10d::reduce_scatter_", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 3, t + 4);
+    op(g, "frobnicate", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 5, t + 6);
+    op(AIP_COMM_NONE, "MPI_Allreduce", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 7, t + 8);
+    op(g, "MPI_Sendrecv", AIP_COMM_SENDRECV, 4, 16, t + 9, t + 10);
+    op(g, "MPI_Recv", AIP_COMM_RECV, 9, 16, t + 11, t + 12);
+    op(g, "MPI_Recv", AIP_COMM_RECV, 9, 16, t + 13, t + 14);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    aip__model m;
+    ASSERT_EQ(load(s, &m), 0);
+    aip__comm_tables tb;
+    ASSERT_EQ(aip__comm_tables_build(&m, &tb), AIP_OK);
+    ASSERT_EQ(tb.n_rows, 7);
+    ASSERT_EQ(tb.outside_steps, 0);
+    /* by class, then group name ("g3" < "ungrouped"), then start */
+    const char *want[] = {"hcom_broadcast__0_0_1", "hcom_reduceScatter__1_0_1",
+                          "hcom_invalid__2_0_1", "hcom_allReduce__0_0_1",
+                          "hcom_batchSendRecv__0_0_1", "hcom_receive__0_9_1",
+                          "hcom_receive__1_9_1"};
+    const char *groups[] = {"g3", "g3", "g3", "ungrouped", "g3", "g3", "g3"};
+    for (int i = 0; i < 7; i++) {
+        ASSERT_STREQ(tb.rows[i].name, want[i]);
+        ASSERT_TRUE(tb.rows[i].group_len == strlen(groups[i]) &&
+                    memcmp(tb.rows[i].group, groups[i], tb.rows[i].group_len) == 0);
+        ASSERT_EQ(tb.rows[i].p2p, i >= 4);
+        ASSERT_EQ(tb.rows[i].has_step, 0);
+    }
+    /* blocks: g3 collective broadcast, invalid, reduceScatter (by type),
+     * ungrouped allReduce, g3 p2p batchSendRecv, receive */
+    const char *block_type[] = {"broadcast", "invalid", "reduceScatter", "allReduce",
+                                "batchSendRecv", "receive"};
+    size_t bi = 0;
+    for (size_t i = 0; i < tb.n_links; i++) {
+        if (i && (tb.links[i].of->type != tb.links[i - 1].of->type ||
+                  tb.links[i].of->p2p != tb.links[i - 1].of->p2p ||
+                  tb.links[i].of->group != tb.links[i - 1].of->group))
+            bi++;
+        ASSERT_TRUE(bi < 6);
+        ASSERT_STREQ(tb.links[i].of->type, block_type[bi]);
+    }
+    ASSERT_EQ(bi, 5);
+    /* the receives: self link 2-2 and 9-2 (a peer the group does not list
+     * keeps its global rank), each with top1, middle, bottom1, bottom2, total */
+    size_t n_recv = 0;
+    for (size_t i = 0; i < tb.n_links; i++)
+        if (strcmp(tb.links[i].of->type, "receive") == 0) {
+            ASSERT_TRUE((tb.links[i].src == 2 && tb.links[i].dst == 2) ||
+                        (tb.links[i].src == 9 && tb.links[i].dst == 2));
+            n_recv++;
+        }
+    ASSERT_EQ(n_recv, 10);
+    aip__comm_tables_free(&tb);
+    aip__model_free(&m);
+    aip_session_destroy(s);
+}
+
 static uint32_t fake_dev;
 static void fake_sample(void) { fake_device_sample(fake_dev); }
 static const char *fake_status(void) { return NULL; }
@@ -628,7 +698,7 @@ static void test_device_rows(void)
 int main(void)
 {
     make_tmpdir(tmp, sizeof tmp, "comm_outputs");
-    static const aip_test_case cases[] = {TEST_CASE(test_outputs),
+    static const aip_test_case cases[] = {TEST_CASE(test_outputs), TEST_CASE(test_names),
                                           TEST_CASE(test_device_rows)};
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rm_rf(tmp);
