@@ -75,11 +75,18 @@ static void put(sb *b, const char *fmt, ...)
 }
 
 /* Exact decimal forms, computed independently of src/export. */
-static void us3(sb *b, int64_t ns) { put(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000)); }
-static void ms6(sb *b, int64_t ns) { put(b, "%lld.%06lld", (long long)(ns / 1000000), (long long)(ns % 1000000)); }
+static void us3(sb *b, int64_t ns)
+{
+    put(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+static void ms6(sb *b, int64_t ns)
+{
+    put(b, "%lld.%06lld", (long long)(ns / 1000000), (long long)(ns % 1000000));
+}
 static void mb6(sb *b, uint64_t bytes)
 {
-    unsigned long long q = (unsigned long long)(((unsigned __int128)bytes * 1000000u + 524288u) / 1048576u);
+    unsigned long long q =
+        (unsigned long long)(((unsigned __int128)bytes * 1000000u + 524288u) / 1048576u);
     put(b, "%llu.%06llu", q / 1000000, q % 1000000);
 }
 static void bw(sb *b, uint64_t bytes, int64_t ns)
@@ -557,14 +564,15 @@ static void test_names(void)
     base_config(&c, tmp);
     aip_session *s = start_new(&c);
     ASSERT_TRUE(s != NULL);
-    uint64_t t = aip__ticks();
-    op(g, "MPI_Ibcast", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 1, t + 2);
-    op(g, "c10d::reduce_scatter_", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 3, t + 4);
-    op(g, "frobnicate", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 5, t + 6);
-    op(AIP_COMM_NONE, "MPI_Allreduce", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 7, t + 8);
-    op(g, "MPI_Sendrecv", AIP_COMM_SENDRECV, 4, 16, t + 9, t + 10);
-    op(g, "MPI_Recv", AIP_COMM_RECV, 9, 16, t + 11, t + 12);
-    op(g, "MPI_Recv", AIP_COMM_RECV, 9, 16, t + 13, t + 14);
+    uint64_t t = aip__ticks(), D = 100000; /* ticks apart: distinct ns */
+    op(g, "MPI_Ibcast", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 1 * D, t + 2 * D);
+    op(g, "c10d::reduce_scatter_", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 3 * D, t + 4 * D);
+    op(g, "frobnicate", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 5 * D, t + 6 * D);
+    op(AIP_COMM_NONE, "MPI_Allreduce", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 8, t + 7 * D,
+       t + 8 * D);
+    op(g, "MPI_Sendrecv", AIP_COMM_SENDRECV, 4, 16, t + 9 * D, t + 10 * D);
+    op(g, "MPI_Recv", AIP_COMM_RECV, 9, 16, t + 11 * D, t + 12 * D);
+    op(g, "MPI_Recv", AIP_COMM_RECV, 9, 16, t + 13 * D, t + 14 * D);
     ASSERT_EQ(aip_session_stop(s), AIP_OK);
     aip__model m;
     ASSERT_EQ(load(s, &m), 0);
