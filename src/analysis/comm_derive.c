@@ -38,9 +38,14 @@ typedef struct type_map {
 } type_map;
 
 /* Recorded names (MPI's without "MPI_", c10d's without "c10d::" and the
- * trailing '_', lower case) to CANN's op types. */
+ * trailing '_', lower case; torch.distributed's as the Python package and
+ * the adapter record them) to CANN's op types. */
 static const type_map types[] = {
     {"allreduce", "allReduce", "allreduce"},
+    {"all_reduce", "allReduce", "allreduce"},
+    {"all_gather", "allGather", "allgather"},
+    {"all_to_all", "alltoall", "alltoall"},
+    {"all_to_all_single", "alltoall", "alltoall"},
     {"reduce", "reduce", "reduce"},
     {"bcast", "broadcast", "broadcast"},
     {"broadcast", "broadcast", "broadcast"},
