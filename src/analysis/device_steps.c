@@ -21,13 +21,19 @@
  *     window (copies, fills, markers and barriers are not computation: the
  *     seed's compute tasks are its AI Core / AI CPU kernels);
  *   - Preparing: first kernel start − window start (0 without kernels);
- *   - Free = window − Computing, Stage = window − Bubble; no communication
- *     ops are recorded, so those columns and Bubble are 0.
+ *   - Communication: the length of the union of the recorded communication
+ *     ops (comm_derive.c; host collectives, the same for every device) in
+ *     the window, Communication(Not Overlapped) what of it no kernel of the
+ *     device covers, Bubble the receives' union, Preparing from the first
+ *     kernel or op, whichever is first;
+ *   - Free = window − Computing − Communication(Not Overlapped), Stage =
+ *     window − Bubble; without ops the communication columns are 0.
  * Every device gets a row for every step, so a step where a device idled
  * shows it (Computing 0).  Device ids are the raw ids; processes that
  * recorded the same id share its rows.
  */
 #include "model.h"
+#include "comm_derive.h"
 #include "error.h"
 
 #include <stdlib.h>
@@ -111,10 +117,19 @@ static int cmp_ref(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
+/* The recorded communication ops as sorted disjoint intervals: all, and
+ * the receives (comm_derive.c). */
+typedef struct comm_iv {
+    int64_t *all, *recv;
+    size_t n_all, n_recv;
+} comm_iv;
+
 /* One row from the tasks [r, e) of one device and step (sorted by start),
  * whose window begins at r->start and ends no earlier than r->end. */
-static void fill_row(aip__step_row *row, const dev_task_ref *t, const dev_task_ref *e)
+static void fill_row(aip__step_row *row, const dev_task_ref *t, const dev_task_ref *e,
+                     const comm_iv *cv)
 {
+    int64_t covered = 0; /* communication under the device's kernels */
     for (const dev_task_ref *k = t; k < e; k++)
         if (k->end > row->end)
             row->end = k->end;
@@ -135,16 +150,27 @@ static void fill_row(aip__step_row *row, const dev_task_ref *t, const dev_task_r
                 b = f;
         } else {
             row->computing = aip__sat_add(row->computing, b - a);
+            covered += aip__intervals_clip(cv->all, cv->n_all, a, b, NULL);
             a = s;
             b = f;
         }
     }
-    if (have)
+    if (have) {
         row->computing = aip__sat_add(row->computing, b - a);
+        covered += aip__intervals_clip(cv->all, cv->n_all, a, b, NULL);
+    }
+    if (cv->n_all) {
+        int64_t first = -1;
+        row->communication = aip__intervals_clip(cv->all, cv->n_all, row->start, row->end, &first);
+        row->bubble = aip__intervals_clip(cv->recv, cv->n_recv, row->start, row->end, NULL);
+        row->comm_not_overlapped = row->communication - covered;
+        if (first >= 0 && (!have || first - row->start < row->preparing))
+            row->preparing = first - row->start;
+    }
     aip__step_row_derive(row);
 }
 
-static aip_status build_rows(aip__model *m, dev_task_ref *refs, size_t n)
+static aip_status build_rows(aip__model *m, dev_task_ref *refs, size_t n, const comm_iv *cv)
 {
     qsort(refs, n, sizeof *refs, cmp_ref);
     uint64_t devices[(AIP_RAW_MAX_DEVICES + 63) / 64] = {0};
@@ -181,7 +207,7 @@ static aip_status build_rows(aip__model *m, dev_task_ref *refs, size_t n)
             size_t j = i;
             while (j < n && refs[j].device == d && refs[j].step == step)
                 j++;
-            fill_row(row, &refs[i], &refs[j]);
+            fill_row(row, &refs[i], &refs[j], cv);
             i = j;
         }
         while (i < n && refs[i].device == d)
@@ -218,8 +244,15 @@ aip_status aip__device_steps(aip__model *m)
                                        t->kind == AIP_TASK_KERNEL, t->step, t->start, t->end};
         }
     }
+    comm_iv cv = {0};
     if (!s)
-        s = build_rows(m, refs, k);
+        s = aip__comm_intervals(m, 0, &cv.all, &cv.n_all);
+    if (!s)
+        s = aip__comm_intervals(m, 1, &cv.recv, &cv.n_recv);
+    if (!s)
+        s = build_rows(m, refs, k, &cv);
+    free(cv.all);
+    free(cv.recv);
     free(refs);
     index_free(&ix);
     return s;

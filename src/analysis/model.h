@@ -323,8 +323,9 @@ typedef struct aip__step {       /* derived from ProfilerStep#N annotations */
 /* Derived: one row of the step trace (step_trace_time.csv and analysis.db's
  * StepTraceTime both print these), ns; the columns in the files' order.
  * Host-only definitions (docs/RESULT_LAYOUT.md) without device tasks; with
- * them one row per device and step from its tasks (device_steps.c).  No
- * communication ops are recorded, so those columns and Bubble are 0. */
+ * them one row per device and step from its tasks (device_steps.c).  The
+ * communication columns and Bubble come from the recorded communication
+ * ops (docs/COMMUNICATION.md), 0 without any. */
 typedef struct aip__step_row {
     int has_number;             /* 0: the whole-profile row without steps */
     int32_t device;             /* raw device id of a device row, -1: a host row */

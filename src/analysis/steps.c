@@ -7,11 +7,15 @@
  * of top-level op intervals inside the step; Preparing is the first
  * top-level op start in the step minus the step start.  Both come from one
  * sweep over every thread's top-level ops in start order (a k-way merge of
- * the already sorted per-thread arrays), so no interval list is built.  The
- * other columns follow from them here (aip__step_row_derive), once for both files
- * that print the step trace.
+ * the already sorted per-thread arrays), so no interval list of ops is
+ * built.  The same sweep measures how much of the communication ops' union
+ * (comm_derive.c) the top-level ops cover; Communication, Bubble (the
+ * receives) and an earlier Preparing come from that union
+ * (docs/COMMUNICATION.md).  The other columns follow here
+ * (aip__step_row_derive), once for both files that print the step trace.
  */
 #include "model.h"
+#include "comm_derive.h"
 #include "error.h"
 
 #include <stdlib.h>
@@ -146,6 +150,9 @@ typedef struct sweep {
     size_t next_first, next_comp;
     size_t *pending, n_pending;
     size_t *active, n_active;
+    const int64_t *comm;      /* union of comm op intervals, pairs */
+    size_t n_comm, next_comm; /* first pair that may meet a later segment */
+    int64_t *covered;         /* per row: comm time inside top-level ops */
 } sweep;
 
 static void first_op(sweep *w, int64_t s)
@@ -164,14 +171,23 @@ static void first_op(sweep *w, int64_t s)
 
 static void add_segment(sweep *w, int64_t a, int64_t b)
 {
+    while (w->next_comm < w->n_comm && w->comm[2 * w->next_comm + 1] <= a)
+        w->next_comm++; /* segments come in order: this pair ends before them all */
     while (w->next_comp < w->n_rows && w->rows[w->order[w->next_comp]].start < b)
         w->active[w->n_active++] = w->order[w->next_comp++];
     size_t keep = 0;
     for (size_t k = 0; k < w->n_active; k++) {
         aip__step_row *r = &w->rows[w->active[k]];
         int64_t lo = a > r->start ? a : r->start, hi = b < r->end ? b : r->end;
-        if (hi > lo)
+        if (hi > lo) {
             r->computing += hi - lo;
+            for (size_t c = w->next_comm; c < w->n_comm && w->comm[2 * c] < hi; c++) {
+                int64_t x = w->comm[2 * c] > lo ? w->comm[2 * c] : lo;
+                int64_t y = w->comm[2 * c + 1] < hi ? w->comm[2 * c + 1] : hi;
+                if (y > x)
+                    w->covered[w->active[k]] += y - x;
+            }
+        }
         if (r->end > b) /* later segments start after b */
             w->active[keep++] = w->active[k];
     }
@@ -231,14 +247,16 @@ static aip_status run_sweep(aip__model *m, sweep *w)
     return AIP_OK;
 }
 
-/* The columns that follow from Computing and the step's length.  The
- * communication columns stay 0 until a device back end adds communication
- * ops; the formulas are the seed's, so they hold then too. */
+/* The columns that follow from Computing, Communication, Communication(Not
+ * Overlapped), Bubble and the step's length, so that Computing +
+ * Communication(Not Overlapped) + Free = the step and Communication =
+ * Overlapped + Communication(Not Overlapped). */
 void aip__step_row_derive(aip__step_row *r)
 {
     int64_t dur = r->end - r->start;
     r->overlapped = r->communication - r->comm_not_overlapped;
-    r->free = dur - r->computing > 0 ? dur - r->computing : 0;
+    int64_t busy = r->computing + r->comm_not_overlapped;
+    r->free = dur - busy > 0 ? dur - busy : 0;
     r->stage = dur - r->bubble;
     r->comm_not_overlapped_excl_recv =
         r->comm_not_overlapped - r->bubble > 0 ? r->comm_not_overlapped - r->bubble : 0;
@@ -271,14 +289,42 @@ aip_status aip__step_trace_compute(aip__model *m)
     } else {
         m->step_rows[0] = (aip__step_row){.device = -1, .start = m->first_ns, .end = m->last_ns};
     }
+    int64_t *comm = NULL, *recv = NULL, *covered = NULL;
+    size_t n_comm = 0, n_recv = 0;
+    aip_status s = aip__comm_intervals(m, 0, &comm, &n_comm);
+    if (!s)
+        s = aip__comm_intervals(m, 1, &recv, &n_recv);
+    if (!s && n_comm && !(covered = calloc(n, sizeof *covered)))
+        s = aip__fail(AIP_ERR_NOMEM, "no memory for the step trace");
+    if (s) {
+        free(buf);
+        free(comm);
+        free(recv);
+        return s;
+    }
     sweep w = {.rows = m->step_rows, .n_rows = n, .order = buf, .pending = buf + n,
-               .active = buf + 2 * n};
-    for (size_t i = 0; i < n; i++)
+               .active = buf + 2 * n, .comm = comm, .n_comm = n_comm, .covered = covered};
+    for (size_t i = 0; i < n; i++) {
         buf[i] = i;
+        m->step_rows[i].preparing = -1; /* no top-level op yet */
+    }
     qsort_r(buf, n, sizeof *buf, cmp_row_start, m->step_rows);
-    aip_status s = run_sweep(m, &w);
+    s = run_sweep(m, &w);
     free(buf);
-    for (size_t i = 0; i < n; i++)
-        aip__step_row_derive(&m->step_rows[i]);
+    for (size_t i = 0; i < n; i++) {
+        aip__step_row *r = &m->step_rows[i];
+        int64_t first = -1;
+        r->communication = aip__intervals_clip(comm, n_comm, r->start, r->end, &first);
+        r->bubble = aip__intervals_clip(recv, n_recv, r->start, r->end, NULL);
+        r->comm_not_overlapped = r->communication - (covered ? covered[i] : 0);
+        if (first >= 0 && (r->preparing < 0 || first - r->start < r->preparing))
+            r->preparing = first - r->start;
+        if (r->preparing < 0)
+            r->preparing = 0;
+        aip__step_row_derive(r);
+    }
+    free(comm);
+    free(recv);
+    free(covered);
     return s;
 }

@@ -8,10 +8,17 @@
  * with step_trace_time.csv.  deviceId is the device's id for a row of
  * device tasks, -1 for a host-only row (the seed's "no device" value; the
  * CSV says `host`); step is the ProfilerStep number as text, NULL
- * for the single whole-profile row.  The Comm* tables need communication
- * ops from a device back end and are not created.
+ * for the single whole-profile row.
+ *
+ * CommAnalyzerTime / CommAnalyzerBandwidth / CommAnalyzerMatrix (reference
+ * §2.5) hold the rows of communication.json and communication_matrix.json
+ * (src/analysis/comm_derive.c; same units: ms, MB, GB/s; step "step<N>",
+ * type "collective" / "p2p"), created only when communication ops were
+ * recorded.  The wait / transit / idle split is 0 as in the JSON file:
+ * one rank cannot split its elapse time (docs/COMMUNICATION.md).
  */
 #include "db_pytorch.h"
+#include "comm_derive.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +32,104 @@ static const aip__db_col cols[] = {
 static const aip__db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
+
+static const aip__db_col comm_time_cols[] = {
+    {"hccl_op_name", "TEXT"}, {"group_name", "TEXT"}, {"start_timestamp", "NUMERIC"},
+    {"elapse_time", "NUMERIC"}, {"transit_time", "NUMERIC"}, {"wait_time", "NUMERIC"},
+    {"synchronization_time", "NUMERIC"}, {"idle_time", "NUMERIC"}, {"step", "TEXT"},
+    {"type", "TEXT"}};
+static const aip__db_table tbl_comm_time = {"CommAnalyzerTime", comm_time_cols, 10, -1};
+static const aip__db_col comm_bw_cols[] = {
+    {"hccl_op_name", "TEXT"}, {"group_name", "TEXT"}, {"transport_type", "TEXT"},
+    {"transit_size", "NUMERIC"}, {"transit_time", "NUMERIC"}, {"bandwidth", "NUMERIC"},
+    {"large_packet_ratio", "NUMERIC"}, {"package_size", "NUMERIC"}, {"count", "NUMERIC"},
+    {"total_duration", "NUMERIC"}, {"step", "TEXT"}, {"type", "TEXT"}};
+static const aip__db_table tbl_comm_bw = {"CommAnalyzerBandwidth", comm_bw_cols, 12, -1};
+static const aip__db_col comm_matrix_cols[] = {
+    {"hccl_op_name", "TEXT"}, {"group_name", "TEXT"}, {"src_rank", "TEXT"},
+    {"dst_rank", "TEXT"}, {"transport_type", "TEXT"}, {"transit_size", "NUMERIC"},
+    {"transit_time", "NUMERIC"}, {"bandwidth", "NUMERIC"}, {"step", "TEXT"},
+    {"type", "TEXT"}, {"op_name", "TEXT"}};
+static const aip__db_table tbl_comm_matrix = {"CommAnalyzerMatrix", comm_matrix_cols, 11, -1};
+
+static double ms(int64_t ns) { return (double)ns / 1e6; }
+static double mb(uint64_t bytes) { return (double)bytes / AIP_COMM_MB; }
+static double gbs(uint64_t bytes, int64_t ns) { return ns > 0 ? mb(bytes) / ms(ns) : 0.0; }
+
+static void text(aip__db_insert *ins, int col, const char *s)
+{
+    aip__db_text(ins, col, s, strlen(s));
+}
+
+/* step and type, the last two columns before Matrix's op_name. */
+static void step_type(aip__db_insert *ins, int col, const aip__comm_row *r)
+{
+    char step[32];
+    if (r->has_step)
+        snprintf(step, sizeof step, "step%lld", (long long)r->step);
+    else
+        snprintf(step, sizeof step, "step");
+    text(ins, col, step);
+    text(ins, col + 1, r->p2p ? "p2p" : "collective");
+}
+
+static void comm_tables(aip__db *d, const aip__comm_tables *t)
+{
+    aip__db_insert ins;
+    if (!aip__db_insert_begin(d, &tbl_comm_time, &ins)) {
+        for (size_t i = 0; i < t->n_rows; i++) {
+            const aip__comm_row *r = &t->rows[i];
+            text(&ins, 0, r->name);
+            aip__db_text(&ins, 1, r->group, r->group_len);
+            aip__db_f64(&ins, 2, us(r->start));
+            aip__db_f64(&ins, 3, ms(r->elapse));
+            for (int c = 4; c < 8; c++)
+                aip__db_f64(&ins, c, 0.0);
+            step_type(&ins, 8, r);
+            aip__db_row(&ins);
+        }
+        aip__db_insert_end(&ins);
+    }
+    if (!aip__db_insert_begin(d, &tbl_comm_bw, &ins)) {
+        for (size_t i = 0; i < t->n_rows; i++) {
+            const aip__comm_row *r = &t->rows[i];
+            text(&ins, 0, r->name);
+            aip__db_text(&ins, 1, r->group, r->group_len);
+            text(&ins, 2, aip__comm_transport_name(r->transport));
+            aip__db_f64(&ins, 3, mb(r->bytes));
+            aip__db_f64(&ins, 4, ms(r->elapse));
+            aip__db_f64(&ins, 5, gbs(r->bytes, r->elapse));
+            aip__db_f64(&ins, 6, r->bytes >= AIP_COMM_LARGE_PACKET ? 1.0 : 0.0);
+            aip__db_f64(&ins, 7, mb(r->bytes));
+            aip__db_f64(&ins, 8, 1.0);
+            aip__db_f64(&ins, 9, ms(r->elapse));
+            step_type(&ins, 10, r);
+            aip__db_row(&ins);
+        }
+        aip__db_insert_end(&ins);
+    }
+    if (!aip__db_insert_begin(d, &tbl_comm_matrix, &ins)) {
+        for (size_t i = 0; i < t->n_links; i++) {
+            const aip__comm_link *l = &t->links[i];
+            char name[64], src[16], dst[16];
+            snprintf(name, sizeof name, "%s-%s", l->of->type_lower, l->label);
+            snprintf(src, sizeof src, "%u", l->src);
+            snprintf(dst, sizeof dst, "%u", l->dst);
+            text(&ins, 0, name);
+            aip__db_text(&ins, 1, l->of->group, l->of->group_len);
+            text(&ins, 2, src);
+            text(&ins, 3, dst);
+            text(&ins, 4, aip__comm_transport_name(l->transport));
+            aip__db_f64(&ins, 5, mb(l->bytes));
+            aip__db_f64(&ins, 6, ms(l->time));
+            aip__db_f64(&ins, 7, gbs(l->bytes, l->time));
+            step_type(&ins, 8, l->of);
+            text(&ins, 10, l->op_name);
+            aip__db_row(&ins);
+        }
+        aip__db_insert_end(&ins);
+    }
+}
 
 aip_status aip__export_analysis_db(const aip__model *m, aip__out *o)
 {
@@ -51,5 +156,14 @@ aip_status aip__export_analysis_db(const aip__model *m, aip__out *o)
         }
         aip__db_insert_end(&ins);
     }
+    aip__comm_tables t;
+    s = aip__comm_tables_build(m, &t);
+    if (s) {
+        aip__db_abort(&d);
+        return s;
+    }
+    if (t.n_rows)
+        comm_tables(&d, &t);
+    aip__comm_tables_free(&t);
     return aip__db_close(&d);
 }

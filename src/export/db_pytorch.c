@@ -161,7 +161,7 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
     s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, m);
     if (!s)
         s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, m);
-    if (!s && aip__db_has_device(m))
+    if (!s && (aip__db_has_device(m) || aip__db_has_comm(m)))
         s = aip__dbs_init(&dev, AIP_DB_STR_BASE_DEVICE, m);
     if (!s)
         s = aip__db_write_api(&d, m, &api);
@@ -169,6 +169,8 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
         s = aip__db_write_memory(&d, m, &mem);
     if (!s && dev.map)
         s = aip__db_write_device(&d, m, &dev);
+    if (!s && dev.map)
+        s = aip__db_write_comm(&d, m, &dev);
     if (!s)
         small_tables(&d, m);
     aip__db_insert ins;

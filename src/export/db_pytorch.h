@@ -24,6 +24,10 @@ extern const aip__db_table aip__tbl_pytorch_api, aip__tbl_connection_ids, aip__t
 /* Parts (each writes its tables into an open database). */
 aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *api_strings);
 aip_status aip__db_write_memory(aip__db *d, const aip__model *m, aip__db_strings *mem_strings);
+/* db_comm.c : COMMUNICATION_OP when communication ops were recorded
+ * (strings in msprof's range, as the device tables). */
+int aip__db_has_comm(const aip__model *m);
+aip_status aip__db_write_comm(aip__db *d, const aip__model *m, aip__db_strings *dev_strings);
 /* aip__db_has_device() : any runtime call or device task in m. */
 int aip__db_has_device(const aip__model *m);
 /* aip__db_write_device() : the device tables, after the API tables (it adds

@@ -28,6 +28,11 @@ aip_status aip__export_kernel_details(const aip__model *m, aip__out *o);
 /* csv_step_trace.c : step_trace_time.csv from m->step_rows. */
 aip_status aip__export_step_trace(const aip__model *m, aip__out *o);
 
+/* json_comm.c : communication.json and communication_matrix.json (when
+ * communication ops were recorded; src/analysis/comm_derive.c). */
+aip_status aip__export_communication(const aip__model *m, aip__out *o);
+aip_status aip__export_communication_matrix(const aip__model *m, aip__out *o);
+
 /* csv_memory.c : memory_record.csv and operator_memory.csv (profile_memory). */
 aip_status aip__export_memory_record(const aip__model *m, aip__out *o);
 aip_status aip__export_operator_memory(const aip__model *m, aip__out *o);

@@ -534,6 +534,7 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
         memory(&w, p);
         gc_events(&w, p);
         aip__trace_device_layers(&w, p);
+        aip__trace_comm_layer(&w, p);
         aip__esc_free(&w.esc);
     }
     aip__esc_free(&w.esc);

@@ -1,6 +1,7 @@
 /*
  * trace_json_int.h — what trace_json.c (the events of trace_view.json),
- * trace_json_device.c (its device layers) and trace_json_header.c (the
+ * trace_json_device.c (its device layers), trace_json_comm.c (its
+ * Communication layer) and trace_json_header.c (the
  * keys around them) share: the writer's state and its event pieces.
  * Nothing outside these files includes it.
  */
@@ -46,6 +47,11 @@ void aip__tj_meta_sort(aip__tj *w, const char *what, int64_t pid, uint64_t tid, 
  * per device, the Overlap Analysis process) with their flows; nothing
  * for a process without device activity. */
 void aip__trace_device_layers(aip__tj *w, const aip__process *p);
+
+/* aip__trace_comm_layer() (trace_json_comm.c) : the Communication process
+ * of p's recorded communication ops, one thread per group; nothing
+ * without ops. */
+void aip__trace_comm_layer(aip__tj *w, const aip__process *p);
 
 /* aip__trace_put_cstr() : `s` as a JSON string, escaped like every other
  * string of the trace (text_escape.h). */

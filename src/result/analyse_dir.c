@@ -38,7 +38,8 @@ enum {
     W_MEMORY = 1u << 9,        /* profile_memory (no profiler_info.json: memory recorded) */
     W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
     W_DATABASE = 1u << 11,     /* built by SQLite at the aip__out's path (aip__out_target) */
-    W_DEVICE = 1u << 12        /* device tasks were recorded */
+    W_DEVICE = 1u << 12,       /* device tasks were recorded */
+    W_COMM = 1u << 13          /* communication ops were recorded */
 };
 
 typedef struct exporter {
@@ -55,6 +56,8 @@ static const exporter exporters[] = {
     {"kernel_details.csv", W_TEXT | W_DEVICE, aip__export_kernel_details},
     {"operator_details.csv", W_TEXT, aip__export_operator_details},
     {"step_trace_time.csv", W_TEXT, aip__export_step_trace},
+    {"communication.json", W_TEXT | W_COMM, aip__export_communication},
+    {"communication_matrix.json", W_TEXT | W_COMM, aip__export_communication_matrix},
     {"op_statistic.csv", W_TEXT, aip__export_op_statistic},
     {"api_statistic.csv", W_TEXT | W_LEVEL1, aip__export_api_statistic},
     {"memory_record.csv", W_TEXT | W_MEMORY, aip__export_memory_record},
@@ -80,6 +83,14 @@ static int has_device_tasks(const aip__model *m)
     return 0;
 }
 
+static int has_comm_ops(const aip__model *m)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        if (m->procs[i].comm_ops.n)
+            return 1;
+    return 0;
+}
+
 static int enabled(const exporter *e, const aip__model *m, unsigned export_type, unsigned which)
 {
     if (which == AIP_OUTPUTS_TRACE_VIEW)
@@ -89,6 +100,8 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
     if ((e->when & W_LEVEL1) && m->info.profiler_level < AIP_LEVEL1)
         return 0;
     if ((e->when & W_DEVICE) && !has_device_tasks(m))
+        return 0;
+    if ((e->when & W_COMM) && !has_comm_ops(m))
         return 0;
     /* The switch decides; a profile that lost its profiler_info.json still
      * shows the memory records it has. */

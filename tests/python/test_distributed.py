@@ -113,7 +113,50 @@ def test_ddp_gloo_example(tmp_path):
         want = [op[:7] + (seq, op[7]) for seq, op in enumerate(step + step)]
         assert got == want, got
         per_rank[r] = got
+        _check_comm_outputs(d, want)
     assert per_rank[0] == per_rank[1]
+
+
+def _us_ns(text):
+    a, b = text.split(".")
+    return int(a) * 1000 + int(b)
+
+
+def _check_comm_outputs(d, want):
+    """The rank's communication outputs (docs/COMMUNICATION.md): every op in
+    communication.json under its name on the default group ("0") with its
+    bytes, self links in the matrix, and step_trace_time's identities."""
+    out = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+    with open(os.path.join(out, "communication.json")) as f:
+        comm = json.load(f)
+    names = {"all_reduce": "allReduce", "broadcast": "broadcast"}
+    expect = {f"hcom_{names[o[0]]}__{o[7]}_0_1@0": o[3] for o in want}
+    got = {}
+    for step, classes in comm.items():
+        assert step.startswith("step") and set(classes) == {"collective", "p2p"}
+        assert classes["p2p"] == {}
+        for key, o in classes["collective"].items():
+            if key != "Total Op Info":
+                got[key] = round(o["Communication Bandwidth Info"]["SDMA"]
+                                 ["Transit Size(MB)"] * 1048576)
+    assert got == expect
+    with open(os.path.join(out, "communication_matrix.json")) as f:
+        matrix = json.load(f)
+    rank = int(json.load(open(os.path.join(d, "profiler_metadata.json")))
+               ["parallel_group_info"]["0"]["group_rank"])
+    for classes in matrix.values():
+        for entry in classes["collective"].values():
+            assert f"{rank}-{rank}" in entry
+    with open(os.path.join(out, "step_trace_time.csv"), newline="") as f:
+        lines = [x for x in f.read().split("\r\n") if x]
+    head = lines[0].split(",")
+    for line in lines[1:]:
+        v = dict(zip(head, line.split(",")))
+        n = {k: _us_ns(x) for k, x in v.items() if k not in ("Device_id", "Step")}
+        assert n["Computing"] + n["Communication(Not Overlapped)"] + n["Free"] == \
+            n["Stage"] + n["Bubble"], v
+        assert n["Communication"] == n["Overlapped"] + n["Communication(Not Overlapped)"], v
+        assert n["Communication"] > 0, v
 
 
 _SCRIPT = r'''
@@ -187,3 +230,18 @@ def test_collectives_and_point_to_point(tmp_path):
         assert got == want_ops, got
         for o in ops:
             assert int(o["end"]) >= int(o["start"])
+        # communication.json: one key per op, named as docs/COMMUNICATION.md says
+        # (a collective by its group's sequence, a p2p op by its peer's group rank)
+        with open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "communication.json")) as f:
+            comm = json.load(f)
+        keys = {cls: {k: round(v["Communication Bandwidth Info"]["SDMA"]["Transit Size(MB)"]
+                               * 1048576)
+                      for k, v in ops_.items() if k != "Total Op Info"}
+                for step in comm.values() for cls, ops_ in step.items()}
+        coll = {"hcom_allReduce__0_0_1@2": 48, "hcom_allReduce__0_0_1@0": 12,
+                "hcom_allGather__1_0_1@0": 8, "hcom_barrier__2_0_1@0": 0}
+        if r == 1:
+            coll["hcom_allReduce__0_0_1@1"] = 4
+        p2p = {"hcom_send__0_1_1@0": 40, "hcom_receive__0_1_1@0": 16} if r == 0 else \
+            {"hcom_receive__0_0_1@0": 40, "hcom_send__0_0_1@0": 16}
+        assert keys == {"collective": coll, "p2p": p2p}, keys

@@ -1,0 +1,68 @@
+"""msprof-analyze's cluster analysis reads aiprof's per-rank communication
+outputs (docs/COMMUNICATION.md): the 4-rank MPI example (rank 2 slowed)
+analysed per rank, then `msprof-analyze cluster -m all` fills
+CommunicationGroupMapping, ClusterCommunicationTime / Bandwidth / Matrix
+from them (before these outputs it reported "Create CommunicationGroupMap
+table failed" and no communication).  Skipped without msprof-analyze
+(MSPROF_SRC, msprof_env.py) or without MPI.
+"""
+import os
+import shutil
+import sqlite3
+import subprocess
+
+import pytest
+
+import msprof_env
+
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__import__("aiprof").__file__)))
+BIN = os.path.join(os.path.dirname(PYDIR), "bin")
+STEPS, PARAMS, RING = 3, 20000, 300
+
+pytestmark = [
+    pytest.mark.skipif(msprof_env.missing() is not None, reason=str(msprof_env.missing())),
+    pytest.mark.skipif(not os.path.exists(os.path.join(BIN, "mpi_train")) or
+                       shutil.which("mpirun") is None, reason="aiprof built without MPI"),
+]
+
+
+def test_cluster_reads_the_communication_outputs(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    cmd = ["mpirun", "-np", "4", "--oversubscribe"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    env = dict(os.environ, OMPI_MCA_btl="self,vader", AIPROF_QUIET="1")
+    subprocess.run(cmd + [os.path.join(BIN, "mpi_train"), "--steps", str(STEPS), "--params",
+                          str(PARAMS), "--ring", str(RING), "--compute-ms", "2",
+                          "--slow-rank", "2", "--slow-ms", "5", "--dir", str(runs)],
+                   env=env, check=True, capture_output=True, timeout=300)
+    dirs = sorted(p for p in runs.iterdir() if p.name.endswith("_ascend_pt"))
+    assert len(dirs) == 4
+    for d in dirs:
+        subprocess.run([os.path.join(BIN, "aiprof"), "analyse", "-q", str(d)], env=env,
+                       check=True, capture_output=True, timeout=300)
+    out = msprof_env.run(tmp_path, msprof_env.CLI, "cluster", "-d", str(runs), "-m", "all",
+                         "-o", str(tmp_path / "ma"))
+    assert "CommunicationGroupMap table failed" not in out, out[-3000:]
+    assert "Communication matrix data is None" not in out, out[-3000:]
+    db = sqlite3.connect(str(tmp_path / "ma" / "cluster_analysis_output" /
+                             "cluster_analysis.db"))
+    groups = {(t, r, g) for t, r, g in db.execute(
+        "SELECT type, rank_set, group_name FROM CommunicationGroupMapping")}
+    assert ("collective", "(0,1,2,3)", "MPI_COMM_WORLD") in groups, groups
+    assert ("p2p", "(0,1,2,3)", "MPI_COMM_WORLD") in groups, groups
+    assert ("collective", "(0,2)", "MPI_Comm[0,2]") in groups, groups
+    ranks = {r for (r,) in db.execute(
+        "SELECT DISTINCT rank_id FROM ClusterCommunicationTime")}
+    assert ranks == {0, 1, 2, 3}, ranks
+    # every rank's broadcast in step 0: the whole parameter vector
+    sizes = {r: s for r, s in db.execute(
+        "SELECT rank_id, transit_size FROM ClusterCommunicationBandwidth "
+        "WHERE hccl_op_name = 'hcom_broadcast__0_0_1' AND band_type = 'SDMA'")}
+    assert sizes == {r: PARAMS * 4 / 1048576 for r in range(4)}, sizes
+    # the ring's send links carry RING doubles per step
+    links = db.execute("SELECT count(*), min(transit_size), max(transit_size) FROM "
+                       "ClusterCommunicationMatrix WHERE hccl_op_name = 'send-total' "
+                       "AND src_rank <> dst_rank").fetchone()
+    assert links[0] >= STEPS and links[1] == links[2] == RING * 8 / 1048576, links
