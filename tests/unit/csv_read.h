@@ -98,4 +98,20 @@ static inline const char *at(const csv *c, size_t r, const char *name)
     return k < 0 ? "<no column>" : c->cell[(r + 1) * c->cols + (size_t)k];
 }
 
+/* A "<us>.<3 decimals>" cell in ns (as the CSVs write µs). */
+static inline int64_t us_cell(const csv *c, size_t r, const char *name)
+{
+    const char *v = at(c, r, name);
+    long long a = 0, f = 0;
+    sscanf(v, "%lld.%lld", &a, &f);
+    return a * 1000 + f;
+}
+
+/* The length of [a0, a1) ∩ [b0, b1). */
+static inline int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
+{
+    int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+    return hi > lo ? hi - lo : 0;
+}
+
 #endif

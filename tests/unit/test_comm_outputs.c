@@ -245,20 +245,6 @@ static char *out_file(const char *dir, const char *name)
     return aip_test_slurp(path, &n);
 }
 
-static int64_t us_cell(const csv *c, size_t r, const char *name)
-{
-    const char *v = at(c, r, name);
-    long long a = 0, f = 0;
-    sscanf(v, "%lld.%lld", &a, &f);
-    return a * 1000 + f;
-}
-
-static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
-{
-    int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-    return hi > lo ? hi - lo : 0;
-}
-
 static const aip__span *span_named(const aip__process *p, const char *name)
 {
     for (size_t t = 0; t < p->n_threads; t++)

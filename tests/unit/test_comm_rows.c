@@ -37,20 +37,6 @@ static void op(uint32_t group, const char *name, uint8_t kind, uint32_t peer, ui
     aip__comm_op(&o);
 }
 
-static int64_t us_cell(const csv *c, size_t r, const char *name)
-{
-    const char *v = at(c, r, name);
-    long long a = 0, f = 0;
-    sscanf(v, "%lld.%lld", &a, &f);
-    return a * 1000 + f;
-}
-
-static int64_t overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1)
-{
-    int64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
-    return hi > lo ? hi - lo : 0;
-}
-
 /* Names, classes and groups of the unusual cases, from the derived tables:
  * non-blocking and c10d names, an unknown name, an op of no group, a
  * sendrecv, a peer the group does not list; several types in one group
