@@ -638,6 +638,19 @@ AIP_API void aip_analyse_options_init(aip_analyse_options *options);
  *  the message is in aip_last_error() and logs/. */
 AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *options);
 
+/*! aip_cluster_analyse() : `aiprof cluster DIR`: find the rank result
+ *  directories under `dir` (`*ascend_pt` holding profiler_info_{rank}.json,
+ *  any depth up to 10), analyse those not analysed yet, and write
+ *  `dir`/cluster_analysis_output/ (cluster_step_trace_time.csv,
+ *  communication_group.json) as msprof-analyze's cluster_analyse does,
+ *  from the ranks' step_trace_time.csv and communication.json only.  The
+ *  verdict (slow ranks with their numbers) and every directory not used,
+ *  with the reason, go to `report_fd` (-1: none).  `quiet`: no progress.
+ *  `bad_dirs` (may be NULL) receives the number of directories not used.
+ *  @return AIP_OK if the outputs were written; docs/CLUSTER.md. */
+AIP_API aip_status aip_cluster_analyse(const char *dir, int quiet, int report_fd,
+                                       size_t *bad_dirs);
+
 /*! aip_export_trace() : trace_view.json of a result directory's raw data,
  *  in `trace_format` (aip_trace_format), written to `path` (gzip when it
  *  ends in .gz is the caller's business: the text is plain JSON).  The

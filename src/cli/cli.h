@@ -1,6 +1,6 @@
 /*
  * cli.h — the `aiprof` command's subcommands (one file each: analyse_cmd.c,
- * run_cmd.c, memory_cmd.c, summary_cmd.c; main.c dispatches, usage.c
+ * cluster_cmd.c, run_cmd.c, memory_cmd.c, summary_cmd.c; main.c dispatches, usage.c
  * reports bad command lines).  The command is a client of libaiprof: it
  * includes the public header, aiprof.h, and the src/common helpers (fs.h's
  * path checks); CMake gives it no other include directory.
@@ -20,6 +20,9 @@ int cli_usage_error(const char *command, const char *fmt, ...)
 
 /* cli_analyse() : `aiprof analyse ...` (analyse_cmd.c); argv[0] is "analyse". */
 int cli_analyse(int argc, char **argv);
+
+/* cli_cluster() : `aiprof cluster DIR` (cluster_cmd.c); argv[0] is "cluster". */
+int cli_cluster(int argc, char **argv);
 
 /* cli_run() : `aiprof run [options] -- COMMAND ...` (run_cmd.c); argv[0] is "run". */
 int cli_run(int argc, char **argv);

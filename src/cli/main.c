@@ -18,6 +18,8 @@ static void usage(FILE *f)
           "Commands:\n"
           "  analyse PATH...     analyse result directories (*_ascend_pt) into\n"
           "                      ASCEND_PROFILER_OUTPUT/\n"
+          "  cluster DIR         cross-rank analysis of a job's rank directories: slow\n"
+          "                      ranks, DIR/cluster_analysis_output/\n"
           "  run -- COMMAND...   profile a program without changing it\n"
           "  memory DIR -o FILE  memory timeline (.html, .json, .json.gz, .raw.json.gz)\n"
           "  summary DIR         top ops, step times, memory peak, what was not collected\n"
@@ -48,6 +50,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "analyse") || !strcmp(cmd, "analyze"))
         return cli_analyse(argc - 1, argv + 1);
+    if (!strcmp(cmd, "cluster"))
+        return cli_cluster(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "memory"))

@@ -1,0 +1,78 @@
+/*
+ * cluster_cmd.c — `aiprof cluster DIR [-q]`: the cross-rank analysis of a
+ * distributed job's rank result directories (msprof-analyze's `cluster`),
+ * done by libaiprof's aip_cluster_analyse() (src/result/cluster.c).  The
+ * verdict goes to stdout; a directory that could not be used is named
+ * there too and makes the exit status 1, like a failed directory in
+ * `aiprof analyse`, while the others are still analysed.
+ */
+#include "cli.h"
+
+#include "aiprof.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void cluster_usage(FILE *f)
+{
+    fputs("Usage: aiprof cluster DIR [-q]\n"
+          "\n"
+          "Cross-rank analysis of a distributed job, as msprof-analyze's\n"
+          "`cluster -m all` does it.  DIR holds the ranks' result directories at any\n"
+          "depth (up to 10): *ascend_pt directories with profiler_info_{rank}.json.\n"
+          "Those not analysed yet are analysed first (like `aiprof analyse`); then\n"
+          "only each rank's ASCEND_PROFILER_OUTPUT/step_trace_time.csv and\n"
+          "communication.json are read.  Writes DIR/cluster_analysis_output/:\n"
+          "  cluster_step_trace_time.csv  one row per rank and step: Step, Type, Index,\n"
+          "                               then the ranks' step_trace_time columns (us)\n"
+          "  communication_group.json     the collective and p2p groups' ranks\n"
+          "and prints the verdict: per rank its Computing, its deviation from the\n"
+          "ranks' median, Communication(Not Overlapped), Free, and at how many\n"
+          "collectives it had the shortest elapse time (it arrived last); a rank\n"
+          "whose Computing is more than 5% above the median is named slow.  A\n"
+          "directory that cannot be used (no rank, analysis failed, truncated CSV or\n"
+          "JSON, a rank found twice, a run not overlapping the others in time) is\n"
+          "named with the reason and the rest is analysed.\n"
+          "\n"
+          "Options:\n"
+          "  -q, --quiet   no progress messages\n"
+          "  -h, --help    show this help\n"
+          "\n"
+          "Exit status: 0 all directories used, 1 some not used or nothing written,\n"
+          "2 usage error.\n",
+          f);
+}
+
+int cli_cluster(int argc, char **argv)
+{
+    const char *dir = NULL;
+    int quiet = 0, only_paths = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_paths || a[0] != '-' || !a[1]) {
+            if (dir)
+                return cli_usage_error("cluster", "one DIR only ('%s' and '%s' given)", dir, a);
+            dir = a;
+        } else if (!strcmp(a, "--")) {
+            only_paths = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            cluster_usage(stdout);
+            return AIP_EXIT_OK;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else {
+            return cli_usage_error("cluster", "unknown option '%s'", a);
+        }
+    }
+    if (!dir)
+        return cli_usage_error("cluster", "no DIR given");
+    fflush(stdout);
+    size_t bad = 0;
+    aip_status s = aip_cluster_analyse(dir, quiet, STDOUT_FILENO, &bad);
+    if (s) {
+        fprintf(stderr, "aiprof cluster: %s\n", aip_last_error());
+        return AIP_EXIT_FAILED;
+    }
+    return bad ? AIP_EXIT_FAILED : AIP_EXIT_OK;
+}

@@ -1,0 +1,515 @@
+/*
+ * cluster.c — aip_cluster_analyse(): `aiprof cluster DIR`, the cross-rank
+ * pass over a job's rank result directories, as msprof-analyze's
+ * cluster_analyse does it in text mode.  It finds the `*ascend_pt`
+ * directories under DIR (any depth up to 10, no symbolic links; the rank
+ * is N of the profiler_info_N.json in the directory), analyses those that
+ * have no ASCEND_PROFILER_OUTPUT/step_trace_time.csv yet, then reads ONLY
+ * each rank's per-rank summaries (step_trace_time.csv, communication.json)
+ * — never the raw data — so the cross-rank work grows with ranks × steps,
+ * not with events.  It writes DIR/cluster_analysis_output/
+ * cluster_step_trace_time.csv and communication_group.json and reports the
+ * slow rank(s).  A directory that cannot be used (no rank, analysis failed,
+ * truncated CSV, a duplicate rank, a run that does not overlap the others
+ * in time) is named with the reason, and the rest is analysed.
+ * The per-rank tables are kept in memory: a few rows per rank and step.
+ */
+#include "cluster.h"
+#include "error.h"
+#include "fs.h"
+
+#include "aiprof.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 10              /* msprof-analyze's text-mode search depth */
+#define CSV_MAX (256u << 20)
+#define COMM_JSON_MAX (1024u << 20)
+#define OUT_DIR "cluster_analysis_output"
+
+void aip__cluster_say(const aip__cluster *c, const char *fmt, ...)
+{
+    if (c->fd < 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vdprintf(c->fd, fmt, ap);
+    va_end(ap);
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = strlen(s), b = strlen(tail);
+    return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* {worker}_{ts}_ascend_pt → ts; msprof-analyze keeps the largest for a
+ * rank found twice. */
+static long long dir_ts(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t len = strlen(base);
+    if (len < 11 || strcmp(base + len - 10, "_ascend_pt"))
+        return -1;
+    const char *end = base + len - 10, *p = end;
+    while (p > base && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == end || p == base || p[-1] != '_')
+        return -1;
+    return strtoll(p, NULL, 10);
+}
+
+/* N of the first profiler_info_N.json by name; -1 if none. */
+static long find_rank(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    long best = -1;
+    char best_name[NAME_MAX + 1] = "";
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        if (strncmp(n, "profiler_info_", 14) || !ends_with(n, ".json"))
+            continue;
+        char *end;
+        errno = 0;
+        long v = strtol(n + 14, &end, 10);
+        if (errno || end == n + 14 || strcmp(end, ".json") || v < 0)
+            continue;
+        if (!best_name[0] || strcmp(n, best_name) < 0) {
+            snprintf(best_name, sizeof best_name, "%s", n);
+            best = v;
+        }
+    }
+    closedir(d);
+    return best;
+}
+
+static int add_dir(aip__cluster *c, const char *path)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        aip__rank_dir *r = realloc(c->r, cap * sizeof *r);
+        if (!r)
+            return -1;
+        c->r = r;
+        c->cap = cap;
+    }
+    aip__rank_dir *r = &c->r[c->n];
+    memset(r, 0, sizeof *r);
+    if (!(r->path = strdup(path)))
+        return -1;
+    r->rank = find_rank(path);
+    r->ts = dir_ts(path);
+    r->first_us = r->last_us = NAN;
+    c->n++;
+    return 0;
+}
+
+/* Depth-first; a rank directory's insides are not searched again. */
+static int walk(aip__cluster *c, const char *path, int depth)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0; /* an unreadable folder holds no rank we could use */
+    char **subs = NULL;
+    size_t n = 0, cap = 0;
+    int err = 0;
+    struct dirent *e;
+    while (!err && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, OUT_DIR))
+            continue;
+        char sub[PATH_MAX];
+        struct stat st;
+        if (aip__join(sub, sizeof sub, path, e->d_name) || lstat(sub, &st) ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **v = realloc(subs, cap * sizeof *v);
+            if (!v) {
+                err = -1;
+                break;
+            }
+            subs = v;
+        }
+        if (!(subs[n] = strdup(sub)))
+            err = -1;
+        else
+            n++;
+    }
+    closedir(d);
+    /* Sorted, so the order (and every output) does not depend on readdir. */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(subs[j - 1], subs[j]) > 0; j--) {
+            char *t = subs[j];
+            subs[j] = subs[j - 1];
+            subs[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++) {
+        if (!err) {
+            if (ends_with(subs[i], "ascend_pt"))
+                err = add_dir(c, subs[i]);
+            else if (depth < MAX_DEPTH)
+                err = walk(c, subs[i], depth + 1);
+        }
+        free(subs[i]);
+    }
+    free(subs);
+    return err;
+}
+
+void aip__cluster_problem(aip__rank_dir *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->problem, sizeof r->problem, fmt, ap);
+    va_end(ap);
+}
+
+/* Split one CSV line (no quoted cells: step_trace_time.csv has none) in
+ * place; @return the number of cells. */
+static size_t split(char *line, char **cells, size_t cap)
+{
+    size_t n = 0;
+    for (char *p = line;; p++) {
+        if (n < cap)
+            cells[n] = p;
+        n++;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p = 0;
+    }
+    return n;
+}
+
+static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
+{
+    char *text = NULL;
+    size_t size = 0;
+    aip_status s = aip__read_file(csv, CSV_MAX, &text, &size);
+    if (s) {
+        aip__cluster_problem(r, "%s", aip_last_error());
+        return s == AIP_ERR_NOMEM ? -1 : 0;
+    }
+    if (!size || text[size - 1] != '\n') {
+        aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv is truncated (%s)",
+                    size ? "its last line has no end" : "empty");
+        free(text);
+        return 0;
+    }
+    enum { MAXC = 64 };
+    char *cells[MAXC];
+    int step_at = -1, dev_at = -1, ok = 1, nomem = 0;
+    size_t n_head = 0, line_no = 0;
+    int keep[MAXC];
+    for (char *line = text, *nl; ok && (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = 0;
+        if (nl > line && nl[-1] == '\r')
+            nl[-1] = 0;
+        line_no++;
+        size_t n = split(line, cells, MAXC);
+        if (n > MAXC) {
+            aip__cluster_problem(r, "step_trace_time.csv: %zu columns (at most %d)", n, MAXC);
+            ok = 0;
+        } else if (line_no == 1) {
+            n_head = n;
+            if (!(r->cols = calloc(n, sizeof *r->cols))) {
+                nomem = 1;
+                break;
+            }
+            for (size_t i = 0; i < n; i++) {
+                keep[i] = 0;
+                if (!strcmp(cells[i], "Step"))
+                    step_at = (int)i;
+                else if (!strcmp(cells[i], "Device_id"))
+                    dev_at = (int)i; /* msprof-analyze drops it */
+                else if (!(r->cols[r->n_cols++] = strdup(cells[i])))
+                    nomem = 1;
+                else
+                    keep[i] = 1;
+            }
+            if (step_at < 0) {
+                aip__cluster_problem(r, "step_trace_time.csv has no Step column");
+                ok = 0;
+            }
+        } else if (!*line) {
+            continue;
+        } else if (n != n_head) {
+            aip__cluster_problem(r, "step_trace_time.csv line %zu has %zu cells, the header %zu "
+                        "(truncated or damaged)", line_no, n, n_head);
+            ok = 0;
+        } else {
+            aip__step_trace_row *rows = realloc(r->rows, (r->n_rows + 1) * sizeof *rows);
+            if (!rows) {
+                nomem = 1;
+                break;
+            }
+            r->rows = rows;
+            aip__step_trace_row *row = &rows[r->n_rows];
+            row->step = strdup(cells[step_at]);
+            row->v = calloc(r->n_cols ? r->n_cols : 1, sizeof *row->v);
+            r->n_rows++;
+            if (!row->step || !row->v) {
+                nomem = 1;
+                break;
+            }
+            for (size_t i = 0, k = 0; i < n; i++) {
+                if (!keep[i])
+                    continue;
+                char *end;
+                double v = strtod(cells[i], &end);
+                if (end == cells[i] || *end) {
+                    /* msprof-analyze: a cell that is not a number is 0, with a warning */
+                    if (!c->quiet)
+                        aip__warn("%s: step_trace_time.csv line %zu: '%s' in %s is not a "
+                                  "number; 0 used", r->path, line_no, cells[i], r->cols[k]);
+                    v = 0;
+                }
+                row->v[k++] = v;
+            }
+        }
+    }
+    (void)dev_at;
+    free(text);
+    if (nomem)
+        return -1;
+    if (ok && !r->n_rows)
+        aip__cluster_problem(r, "step_trace_time.csv has no step rows");
+    return 0;
+}
+
+/* communication.json, and the span of its collectives' start times (what
+ * tells a run that is not this job's). */
+static void read_comm(aip__cluster *c, aip__rank_dir *r, const char *path)
+{
+    (void)c;
+    struct stat st;
+    if (stat(path, &st))
+        return; /* Level0 or no communication: nothing to read */
+    json_error_t err;
+    r->comm = json_load_file(path, 0, &err);
+    if (!r->comm || !json_is_object(r->comm)) {
+        aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT/communication.json is truncated or not JSON "
+                    "(line %d: %s)", err.line, err.text);
+        json_decref(r->comm);
+        r->comm = NULL;
+        return;
+    }
+    const char *step, *type, *op;
+    json_t *sv, *tv, *ov;
+    json_object_foreach(r->comm, step, sv) {
+        json_t *coll = json_object_get(sv, "collective");
+        (void)type;
+        (void)tv;
+        json_object_foreach(coll, op, ov) {
+            json_t *ts = json_object_get(json_object_get(ov, "Communication Time Info"),
+                                         "Start Timestamp(us)");
+            if (!json_is_number(ts))
+                continue;
+            double t = json_number_value(ts);
+            if (isnan(r->first_us) || t < r->first_us)
+                r->first_us = t;
+            if (isnan(r->last_us) || t > r->last_us)
+                r->last_us = t;
+        }
+    }
+}
+
+static int load_rank(aip__cluster *c, aip__rank_dir *r)
+{
+    char out[PATH_MAX], csv[PATH_MAX], fw[PATH_MAX], comm[PATH_MAX];
+    struct stat st;
+    if (r->rank < 0) {
+        aip__cluster_problem(r, "no profiler_info_{rank}.json: not a rank's result directory, or its "
+                    "program ended before writing it");
+        return 0;
+    }
+    if (aip__join(out, sizeof out, r->path, "ASCEND_PROFILER_OUTPUT") ||
+        aip__join(csv, sizeof csv, out, "step_trace_time.csv") ||
+        aip__join(fw, sizeof fw, r->path, "FRAMEWORK") ||
+        aip__join(comm, sizeof comm, out, "communication.json")) {
+        aip__cluster_problem(r, "path too long");
+        return 0;
+    }
+    if (stat(csv, &st)) {
+        if (stat(fw, &st) || !S_ISDIR(st.st_mode)) {
+            aip__cluster_problem(r, "neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor FRAMEWORK/ "
+                        "(raw data) to analyse");
+            return 0;
+        }
+        aip_analyse_options o;
+        aip_analyse_options_init(&o);
+        o.quiet = 1;
+        if (!c->quiet)
+            aip__cluster_say(c, "analysing %s (rank %ld)\n", r->path, r->rank);
+        if (aip_analyse_dir(r->path, &o) != AIP_OK) {
+            aip__cluster_problem(r, "analysis failed: %s", aip_last_error());
+            return 0;
+        }
+    }
+    if (read_step_trace(c, r, csv))
+        return -1;
+    if (!r->problem[0])
+        read_comm(c, r, comm);
+    return 0;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const aip__rank_dir *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return strcmp(x->path, y->path);
+}
+
+/* A rank found twice: keep the newer run ({ts}), as msprof-analyze does. */
+static void drop_duplicates(aip__cluster *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        aip__rank_dir *a = &c->r[i];
+        if (a->problem[0])
+            continue;
+        for (size_t j = i + 1; j < c->n && c->r[j].rank == a->rank; j++) {
+            aip__rank_dir *b = &c->r[j];
+            if (b->problem[0])
+                continue;
+            aip__rank_dir *old = b->ts > a->ts ? a : b, *kept = old == a ? b : a;
+            aip__cluster_problem(old, "rank %ld also in %s (a newer run, kept): another job's or an "
+                        "earlier run's directory", old->rank, kept->path);
+            if (old == a)
+                break;
+        }
+    }
+}
+
+int aip__cluster_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A run whose collectives do not overlap the median rank's span in time
+ * is not one job with the others: every rank of a job takes part in the
+ * same collectives at the same times. */
+static void drop_other_jobs(aip__cluster *c)
+{
+    double *firsts = malloc((c->n ? c->n : 1) * sizeof *firsts);
+    if (!firsts)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->r[i].problem[0] && !isnan(c->r[i].first_us))
+            firsts[n++] = c->r[i].first_us;
+    if (n < 2) {
+        free(firsts);
+        return;
+    }
+    qsort(firsts, n, sizeof *firsts, aip__cluster_cmp_double);
+    double med = firsts[(n - 1) / 2];
+    const aip__rank_dir *ref = NULL;
+    for (size_t i = 0; i < c->n && !ref; i++)
+        if (!c->r[i].problem[0] && c->r[i].first_us == med)
+            ref = &c->r[i];
+    for (size_t i = 0; ref && i < c->n; i++) {
+        aip__rank_dir *r = &c->r[i];
+        if (r->problem[0] || isnan(r->first_us) || r == ref)
+            continue;
+        if (r->last_us < ref->first_us || r->first_us > ref->last_us)
+            aip__cluster_problem(r, "from another job: its collectives ran %.0f..%.0f us, the others' "
+                        "%.0f..%.0f us (no overlap)", r->first_us, r->last_us, ref->first_us,
+                        ref->last_us);
+    }
+    free(firsts);
+}
+
+static void free_cluster(aip__cluster *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        aip__rank_dir *r = &c->r[i];
+        for (size_t k = 0; k < r->n_cols; k++)
+            free(r->cols[k]);
+        free(r->cols);
+        for (size_t j = 0; j < r->n_rows; j++) {
+            free(r->rows[j].step);
+            free(r->rows[j].v);
+        }
+        free(r->rows);
+        json_decref(r->comm);
+        free(r->path);
+    }
+    free(c->r);
+}
+
+aip_status aip_cluster_analyse(const char *dir, int quiet, int report_fd, size_t *bad_dirs)
+{
+    if (bad_dirs)
+        *bad_dirs = 0;
+    if (!dir)
+        return aip__fail(AIP_ERR_INVALID_ARG, "no directory given");
+    aip_status s = aip__path_check(dir, "cluster directory");
+    if (!s)
+        s = aip__existing_dir(dir, "cluster directory");
+    if (s)
+        return s;
+    aip__cluster c = {.dir = dir, .quiet = quiet, .fd = report_fd};
+    int err = ends_with(dir, "ascend_pt") ? add_dir(&c, dir) : walk(&c, dir, 1);
+    for (size_t i = 0; !err && i < c.n; i++)
+        err = load_rank(&c, &c.r[i]);
+    if (err) {
+        free_cluster(&c);
+        return aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories");
+    }
+    qsort(c.r, c.n, sizeof *c.r, by_rank);
+    drop_duplicates(&c);
+    drop_other_jobs(&c);
+    char out_dir[PATH_MAX];
+    s = aip__join(out_dir, sizeof out_dir, dir, OUT_DIR);
+    if (!s)
+        s = aip__mkdirs(out_dir);
+    if (!s && aip__cluster_first_used(&c)) {
+        s = aip__cluster_write_step_trace(&c, out_dir);
+        if (!s)
+            s = aip__cluster_write_groups(&c, out_dir);
+    }
+    size_t used = 0, bad = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        if (c.r[i].problem[0]) {
+            bad++;
+            if (c.r[i].rank >= 0)
+                aip__cluster_say(&c, "not used: %s (rank %ld): %s\n", c.r[i].path, c.r[i].rank,
+                    c.r[i].problem);
+            else
+                aip__cluster_say(&c, "not used: %s: %s\n", c.r[i].path, c.r[i].problem);
+        } else {
+            used++;
+        }
+    }
+    if (!s && !c.n)
+        s = aip__fail(AIP_ERR_NOT_FOUND, "%s: no rank result directory (*ascend_pt with "
+                      "profiler_info_{rank}.json) found, to depth %d", dir, MAX_DEPTH);
+    else if (!s && !used)
+        s = aip__fail(AIP_ERR_NOT_FOUND, "%s: none of the %zu rank directories could be used",
+                      dir, c.n);
+    if (!s) {
+        aip__cluster_say(&c, "%zu ranks analysed, %zu directories not used; %s/\n", used, bad, out_dir);
+        aip__cluster_verdict(&c, used);
+    }
+    if (bad_dirs)
+        *bad_dirs = bad;
+    free_cluster(&c);
+    return s;
+}

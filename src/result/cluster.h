@@ -1,0 +1,57 @@
+/*
+ * cluster.h — the cross-rank pass of `aiprof cluster` (aip_cluster_analyse,
+ * include/aiprof.h): cluster.c finds and reads the rank directories into a
+ * cluster, cluster_report.c writes cluster_analysis_output/ and the verdict.
+ */
+#ifndef AIP_CLUSTER_H
+#define AIP_CLUSTER_H
+
+#include "aiprof.h"
+#include "error.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define AIP__CLUSTER_SLOW_SPREAD 0.05  /* msprof-analyze's docs: > 5 % between ranks */
+
+typedef struct aip__step_trace_row {
+    char *step;                   /* the Step cell, may be "" */
+    double *v;                    /* one per column */
+} aip__step_trace_row;
+
+typedef struct aip__rank_dir {
+    char *path;
+    long rank;                    /* -1: none found */
+    long long ts;                 /* {ts} of {worker}_{ts}_ascend_pt, -1 if none */
+    char problem[384];            /* why it is not used; "" = used */
+    char **cols;                  /* step_trace_time.csv columns after Step/Device_id */
+    size_t n_cols;
+    aip__step_trace_row *rows;
+    size_t n_rows;
+    json_t *comm;                 /* communication.json, NULL if absent */
+    double first_us, last_us;     /* span of its collectives' start times; NAN if none */
+} aip__rank_dir;
+
+typedef struct aip__cluster {
+    const char *dir;
+    aip__rank_dir *r;
+    size_t n, cap;
+    int quiet, fd;
+} aip__cluster;
+
+void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
+void aip__cluster_problem(aip__rank_dir *r, const char *fmt, ...) AIP_PRINTF(2, 3);
+int aip__cluster_cmp_double(const void *a, const void *b);
+
+/* aip__cluster_first_used() : the first rank (by rank) without a problem, or NULL. */
+const aip__rank_dir *aip__cluster_first_used(const aip__cluster *c);
+
+/* Writers (cluster_report.c); a rank whose columns differ from the first
+ * used rank's gets a problem and is left out. */
+aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir);
+aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
+
+/* aip__cluster_verdict() : the per-rank table and the slow ranks, to c->fd. */
+void aip__cluster_verdict(const aip__cluster *c, size_t used);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * cluster_report.c — what `aiprof cluster` writes and says once the ranks
+ * are read (cluster.c): cluster_step_trace_time.csv and
+ * communication_group.json in msprof-analyze's layout, and the slow-rank
+ * verdict with the numbers behind it.  Only the per-rank summaries held
+ * in the cluster (cluster.h) are used.
+ */
+#include "cluster.h"
+#include "error.h"
+#include "fs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shortest text that reads back as the same double, like Python's str()
+ * of a float (msprof-analyze writes the values it parsed that way). */
+static void fmt_double(char *buf, size_t cap, double v)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    if (!strpbrk(buf, ".eni")) /* Python writes 3.0, not 3 */
+        strncat(buf, ".0", cap - strlen(buf) - 1);
+}
+
+
+const aip__rank_dir *aip__cluster_first_used(const aip__cluster *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->r[i].problem[0])
+            return &c->r[i];
+    return NULL;
+}
+
+/* msprof-analyze's columns: Step, Type, Index, then the ranks' own columns
+ * in their order; one "rank" row per rank and step.  ("stage" rows exist
+ * only for pipeline-parallel groups named pp*, which these runs lack.) */
+aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
+{
+    const aip__rank_dir *ref = aip__cluster_first_used(c);
+    for (size_t i = 0; ref && i < c->n; i++) {
+        aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        int same = r->n_cols == ref->n_cols;
+        for (size_t k = 0; same && k < r->n_cols; k++)
+            same = !strcmp(r->cols[k], ref->cols[k]);
+        if (!same)
+            aip__cluster_problem(r, "step_trace_time.csv has other columns than rank %ld's", ref->rank);
+    }
+    char path[PATH_MAX];
+    if (aip__join(path, sizeof path, out_dir, "cluster_step_trace_time.csv"))
+        return AIP_ERR_PATH;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return aip__fail(AIP_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    fputs("Step,Type,Index", f);
+    for (size_t k = 0; ref && k < ref->n_cols; k++)
+        fprintf(f, ",%s", ref->cols[k]);
+    fputc('\n', f);
+    char num[64];
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        for (size_t j = 0; j < r->n_rows; j++) {
+            fprintf(f, "%s,rank,%ld", r->rows[j].step, r->rank);
+            for (size_t k = 0; k < r->n_cols; k++) {
+                fmt_double(num, sizeof num, r->rows[j].v[k]);
+                fprintf(f, ",%s", num);
+            }
+            fputc('\n', f);
+        }
+    }
+    if (fclose(f))
+        return aip__fail(AIP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    return AIP_OK;
+}
+
+/* Group membership as msprof-analyze builds it: the ranks that list an op
+ * whose name ends in "@<group>", per type, in order of first appearance. */
+static int add_group(json_t *groups, const char *type, const char *group, long rank)
+{
+    json_t *entry = NULL;
+    size_t i;
+    json_t *g;
+    json_array_foreach(groups, i, g)
+        if (!strcmp(json_string_value(json_object_get(g, "type")), type) &&
+            !strcmp(json_string_value(json_object_get(g, "group_name")), group))
+            entry = g;
+    if (!entry) {
+        entry = json_pack("{s:s, s:[], s:s, s:s, s:s}", "type", type, "rank_set",
+                          "group_name", group, "group_id", "", "pg_name", "");
+        if (!entry || json_array_append_new(groups, entry))
+            return -1;
+    }
+    json_t *set = json_object_get(entry, "rank_set");
+    json_array_foreach(set, i, g)
+        if (json_integer_value(g) == rank)
+            return 0;
+    return json_array_append_new(set, json_integer(rank));
+}
+
+aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
+{
+    json_t *groups = json_array();
+    int err = !groups;
+    static const char *const types[] = {"collective", "p2p"};
+    /* collective groups first, then p2p, as msprof-analyze lists them */
+    for (size_t t = 0; t < 2; t++)
+        for (size_t i = 0; !err && i < c->n; i++) {
+            const aip__rank_dir *r = &c->r[i];
+            if (r->problem[0] || !r->comm)
+                continue;
+            const char *step, *op;
+            json_t *sv, *ov;
+            json_object_foreach(r->comm, step, sv)
+                json_object_foreach(json_object_get(sv, types[t]), op, ov) {
+                    const char *at = strrchr(op, '@');
+                    if (!strncmp(op, "Total", 5))
+                        continue;
+                    if (!err)
+                        err = add_group(groups, types[t], at ? at + 1 : op, r->rank) != 0;
+                }
+    }
+    json_t *root = err ? NULL : json_object();
+    json_t *lists[2] = {json_array(), json_array()};
+    size_t i;
+    json_t *g;
+    json_array_foreach(groups, i, g)
+        json_array_append(lists[strcmp(json_string_value(json_object_get(g, "type")),
+                                       "collective") != 0], json_object_get(g, "rank_set"));
+    aip_status s = AIP_ERR_NOMEM;
+    char path[PATH_MAX];
+    if (root && lists[0] && lists[1] && groups &&
+        !json_object_set(root, "collective", lists[0]) &&
+        !json_object_set(root, "p2p", lists[1]) &&
+        !json_object_set(root, "comm_group_parallel_info", groups)) {
+        s = aip__join(path, sizeof path, out_dir, "communication_group.json");
+        if (!s && json_dump_file(root, path, 0))
+            s = aip__fail(AIP_ERR_IO, "%s: cannot write", path);
+    }
+    json_decref(lists[0]);
+    json_decref(lists[1]);
+    json_decref(groups);
+    json_decref(root);
+    return s;
+}
+
+static double col_sum(const aip__rank_dir *r, const char *col)
+{
+    double sum = 0;
+    for (size_t k = 0; k < r->n_cols; k++)
+        if (!strcmp(r->cols[k], col))
+            for (size_t j = 0; j < r->n_rows; j++)
+                sum += r->rows[j].v[k];
+    return sum;
+}
+
+/* The slow_rank recipe's evidence: a collective ends together on every
+ * rank, so the rank that arrived last has the shortest elapse time; each
+ * collective (step, name@group) seen on two or more ranks votes for it. */
+static void vote(const aip__cluster *c, size_t *votes, size_t *n_ops)
+{
+    const aip__rank_dir *ref = aip__cluster_first_used(c);
+    *n_ops = 0;
+    if (!ref || !ref->comm)
+        return;
+    const char *step, *op;
+    json_t *sv, *ov;
+    json_object_foreach(ref->comm, step, sv)
+        json_object_foreach(json_object_get(sv, "collective"), op, ov) {
+            if (!strncmp(op, "Total", 5))
+                continue;
+            size_t best = (size_t)-1, seen = 0;
+            double best_ms = INFINITY;
+            for (size_t i = 0; i < c->n; i++) {
+                const aip__rank_dir *r = &c->r[i];
+                if (r->problem[0] || !r->comm)
+                    continue;
+                json_t *e = json_object_get(json_object_get(json_object_get(json_object_get(
+                    json_object_get(r->comm, step), "collective"), op),
+                    "Communication Time Info"), "Elapse Time(ms)");
+                if (!json_is_number(e))
+                    continue;
+                seen++;
+                if (json_number_value(e) < best_ms) {
+                    best_ms = json_number_value(e);
+                    best = i;
+                }
+            }
+            if (seen >= 2) {
+                votes[best]++;
+                (*n_ops)++;
+            }
+        }
+}
+
+/* A rank's time outside communication: Computing + Free.  A slow rank
+ * shows there (compute on a device, or host work and stalls when there is
+ * no device: Computing is 0 then), while its peers wait for it inside their
+ * collectives, so their Communication grows instead. */
+static double busy(const aip__rank_dir *r)
+{
+    return col_sum(r, "Computing") + col_sum(r, "Free");
+}
+
+/* The verdict: each rank's Computing + Free against the ranks' median (a
+ * spread above 5 % means a slow rank, msprof-analyze's rule of thumb for
+ * cluster_step_trace_time), with Communication(Not Overlapped), and the
+ * collective votes of the slow_rank recipe as the second witness. */
+void aip__cluster_verdict(const aip__cluster *c, size_t used)
+{
+    double *v = malloc(used * sizeof *v);
+    size_t *votes = calloc(c->n, sizeof *votes);
+    if (!v || !votes) {
+        free(v);
+        free(votes);
+        return;
+    }
+    size_t n = 0, n_ops = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (!c->r[i].problem[0])
+            v[n++] = busy(&c->r[i]);
+    qsort(v, n, sizeof *v, aip__cluster_cmp_double);
+    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    vote(c, votes, &n_ops);
+    aip__cluster_say(c, "rank  Computing(ms)  Free(ms)  Computing+Free vs median  "
+           "Communication(Not Overlapped)(ms)  shortest collective\n");
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        double b = busy(r);
+        aip__cluster_say(c, "%4ld  %13.3f  %8.3f  %+23.1f%%  %33.3f  %zu of %zu\n", r->rank,
+            col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
+            med > 0 ? 100 * (b - med) / med : 0.0,
+            col_sum(r, "Communication(Not Overlapped)") / 1e3, votes[i], n_ops);
+    }
+    size_t slow = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        double b = busy(r);
+        if (r->problem[0] || !(med > 0) || (b - med) / med <= AIP__CLUSTER_SLOW_SPREAD)
+            continue;
+        aip__cluster_say(c, "slow rank: %ld — Computing + Free %.3f ms (Computing %.3f, Free %.3f), "
+            "%.1f%% above the ranks' median %.3f ms (limit %.0f%%); Communication(Not "
+            "Overlapped) %.3f ms, its peers wait for it", r->rank, b / 1e3,
+            col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3, 100 * (b - med) / med,
+            med / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD, col_sum(r, "Communication(Not Overlapped)") / 1e3);
+        if (n_ops)
+            aip__cluster_say(c, "; it arrived last at %zu of %zu collectives (shortest elapse time)",
+                votes[i], n_ops);
+        aip__cluster_say(c, "\n");
+        slow++;
+    }
+    if (!slow)
+        aip__cluster_say(c, "no slow rank: every rank's Computing + Free is within %.0f%% of the median "
+            "%.3f ms\n", 100 * AIP__CLUSTER_SLOW_SPREAD, med / 1e3);
+    free(v);
+    free(votes);
+}
+
