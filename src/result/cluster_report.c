@@ -211,13 +211,24 @@ static double busy(const aip__rank_dir *r)
     return col_sum(r, "Computing") + col_sum(r, "Free");
 }
 
-/* The verdict: each rank's Computing + Free against the ranks' median (a
- * spread above 5 % means a slow rank, msprof-analyze's rule of thumb for
- * cluster_step_trace_time), with Communication(Not Overlapped), and the
- * collective votes of the slow_rank recipe as the second witness. */
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, aip__cluster_cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The verdict.  A rank is slow when its Computing + Free exceeds the
+ * ranks' median by more than 5 % of the median step time (Computing +
+ * Communication(Not Overlapped) + Free): msprof-analyze's rule of thumb,
+ * a spread above 5 % between ranks in cluster_step_trace_time.  Measured
+ * against the step and not against Free alone, so that a few hundred us
+ * of scheduling noise in a small Free is not a slow rank.  Where the
+ * ranks have collectives, the slow_rank recipe's witness must agree: the
+ * rank arrived last (shortest elapse time) at no fewer collectives than
+ * its fair share (ops / ranks); a rank that merely varies does not. */
 void aip__cluster_verdict(const aip__cluster *c, size_t used)
 {
-    double *v = malloc(used * sizeof *v);
+    double *v = malloc(2 * used * sizeof *v);
     size_t *votes = calloc(c->n, sizeof *votes);
     if (!v || !votes) {
         free(v);
@@ -226,44 +237,49 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
     }
     size_t n = 0, n_ops = 0;
     for (size_t i = 0; i < c->n; i++)
-        if (!c->r[i].problem[0])
-            v[n++] = busy(&c->r[i]);
-    qsort(v, n, sizeof *v, aip__cluster_cmp_double);
-    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+        if (!c->r[i].problem[0]) {
+            v[n] = busy(&c->r[i]);
+            v[used + n] = v[n] + col_sum(&c->r[i], "Communication(Not Overlapped)");
+            n++;
+        }
+    double med = median(v, n), step = median(v + used, n);
     vote(c, votes, &n_ops);
-    aip__cluster_say(c, "rank  Computing(ms)  Free(ms)  Computing+Free vs median  "
-           "Communication(Not Overlapped)(ms)  shortest collective\n");
+    double fair = n ? (double)n_ops / (double)n : 0;
+    aip__cluster_say(c, "rank  Computing(ms)  Free(ms)  Communication(Not Overlapped)(ms)  "
+                     "Computing+Free - median (%% of step)  shortest collective\n");
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
         if (r->problem[0])
             continue;
-        double b = busy(r);
-        aip__cluster_say(c, "%4ld  %13.3f  %8.3f  %+23.1f%%  %33.3f  %zu of %zu\n", r->rank,
-            col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
-            med > 0 ? 100 * (b - med) / med : 0.0,
-            col_sum(r, "Communication(Not Overlapped)") / 1e3, votes[i], n_ops);
+        aip__cluster_say(c, "%4ld  %13.3f  %8.3f  %33.3f  %+35.1f%%  %zu of %zu\n", r->rank,
+                         col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
+                         col_sum(r, "Communication(Not Overlapped)") / 1e3,
+                         step > 0 ? 100 * (busy(r) - med) / step : 0.0, votes[i], n_ops);
     }
     size_t slow = 0;
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
         double b = busy(r);
-        if (r->problem[0] || !(med > 0) || (b - med) / med <= AIP__CLUSTER_SLOW_SPREAD)
+        if (r->problem[0] || !(step > 0) || (b - med) / step <= AIP__CLUSTER_SLOW_SPREAD ||
+            (n_ops && (double)votes[i] < fair))
             continue;
-        aip__cluster_say(c, "slow rank: %ld — Computing + Free %.3f ms (Computing %.3f, Free %.3f), "
-            "%.1f%% above the ranks' median %.3f ms (limit %.0f%%); Communication(Not "
-            "Overlapped) %.3f ms, its peers wait for it", r->rank, b / 1e3,
-            col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3, 100 * (b - med) / med,
-            med / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD, col_sum(r, "Communication(Not Overlapped)") / 1e3);
+        aip__cluster_say(c, "slow rank: %ld — Computing + Free %.3f ms (Computing %.3f, Free "
+                         "%.3f), %.3f ms above the ranks' median %.3f ms: %.1f%% of the median "
+                         "step time %.3f ms (limit %.0f%%); its peers wait for it",
+                         r->rank, b / 1e3, col_sum(r, "Computing") / 1e3,
+                         col_sum(r, "Free") / 1e3, (b - med) / 1e3, med / 1e3,
+                         100 * (b - med) / step, step / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD);
         if (n_ops)
-            aip__cluster_say(c, "; it arrived last at %zu of %zu collectives (shortest elapse time)",
-                votes[i], n_ops);
+            aip__cluster_say(c, "; it arrived last at %zu of %zu collectives (shortest "
+                             "elapse time)", votes[i], n_ops);
         aip__cluster_say(c, "\n");
         slow++;
     }
     if (!slow)
-        aip__cluster_say(c, "no slow rank: every rank's Computing + Free is within %.0f%% of the median "
-            "%.3f ms\n", 100 * AIP__CLUSTER_SLOW_SPREAD, med / 1e3);
+        aip__cluster_say(c, "no slow rank: no rank's Computing + Free exceeds the median %.3f ms "
+                         "by more than %.0f%% of the step time %.3f ms%s\n", med / 1e3,
+                         100 * AIP__CLUSTER_SLOW_SPREAD, step / 1e3,
+                         n_ops ? " while arriving last at its share of the collectives" : "");
     free(v);
     free(votes);
 }
-
