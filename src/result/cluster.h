@@ -46,6 +46,10 @@ int aip__cluster_cmp_double(const void *a, const void *b);
 /* aip__cluster_first_used() : the first rank (by rank) without a problem, or NULL. */
 const aip__rank_dir *aip__cluster_first_used(const aip__cluster *c);
 
+/* aip__cluster_fmt_double() : `v` as Python's repr() writes a float (the
+ * text msprof-analyze's cluster_step_trace_time.csv holds). */
+void aip__cluster_fmt_double(char *buf, size_t cap, double v);
+
 /* Writers (cluster_report.c); a rank whose columns differ from the first
  * used rank's gets a problem and is left out. */
 aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir);

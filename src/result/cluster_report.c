@@ -16,19 +16,71 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Shortest text that reads back as the same double, like Python's str()
- * of a float (msprof-analyze writes the values it parsed that way). */
-static void fmt_double(char *buf, size_t cap, double v)
+/* Shortest text that reads back as the same double, laid out as Python's
+ * repr() of a float (msprof-analyze writes the values it parsed that way):
+ * fixed notation with at least one decimal for exponents -4..15 (500.0,
+ * 0.0001, 1460.71), else 1e+16, 1.5e-05. */
+void aip__cluster_fmt_double(char *buf, size_t cap, double v)
 {
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, cap, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
+    if (!isfinite(v)) {
+        snprintf(buf, cap, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    char e[40];
+    int prec = 1;
+    for (; prec < 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, v);
+        if (strtod(e, NULL) == v)
             break;
     }
-    if (!strpbrk(buf, ".eni")) /* Python writes 3.0, not 3 */
-        strncat(buf, ".0", cap - strlen(buf) - 1);
+    snprintf(e, sizeof e, "%.*e", prec - 1, v);
+    /* e: [-]D[.DDD]e±XX → sign, digits, exponent */
+    const char *p = e;
+    int neg = *p == '-';
+    p += neg;
+    char dig[24];
+    size_t n = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.' && n < sizeof dig - 1)
+            dig[n++] = *p;
+    dig[n] = 0;
+    int exp10 = atoi(p + 1);
+    while (n > 1 && dig[n - 1] == '0') /* %.*e keeps trailing zeros of 1.0e+02 */
+        dig[--n] = 0;
+    size_t o = 0;
+    char out[64];
+    if (neg)
+        out[o++] = '-';
+    if (exp10 < -4 || exp10 >= 16) {
+        out[o++] = dig[0];
+        if (n > 1) {
+            out[o++] = '.';
+            memcpy(out + o, dig + 1, n - 1);
+            o += n - 1;
+        }
+        snprintf(out + o, sizeof out - o, "e%c%02d", exp10 < 0 ? '-' : '+', abs(exp10));
+    } else if (exp10 < 0) {
+        out[o++] = '0';
+        out[o++] = '.';
+        for (int k = -1; k > exp10; k--)
+            out[o++] = '0';
+        memcpy(out + o, dig, n);
+        out[o + n] = 0;
+    } else {
+        size_t point = (size_t)exp10 + 1;
+        for (size_t k = 0; k < point; k++)
+            out[o++] = k < n ? dig[k] : '0';
+        out[o++] = '.';
+        if (n > point) {
+            memcpy(out + o, dig + point, n - point);
+            o += n - point;
+        } else {
+            out[o++] = '0';
+        }
+        out[o] = 0;
+    }
+    snprintf(buf, cap, "%s", out);
 }
-
 
 const aip__rank_dir *aip__cluster_first_used(const aip__cluster *c)
 {
@@ -72,7 +124,7 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
         for (size_t j = 0; j < r->n_rows; j++) {
             fprintf(f, "%s,rank,%ld", r->rows[j].step, r->rank);
             for (size_t k = 0; k < r->n_cols; k++) {
-                fmt_double(num, sizeof num, r->rows[j].v[k]);
+                aip__cluster_fmt_double(num, sizeof num, r->rows[j].v[k]);
                 fprintf(f, ",%s", num);
             }
             fputc('\n', f);

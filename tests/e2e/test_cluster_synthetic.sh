@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# test_cluster_synthetic.sh — aiprof cluster on synthetic rank directories
+# (tests/e2e/make_cluster_dirs.py; no MPI needed): rank 1 with 2 ms more
+# Free per ~21.5 ms step (9.2 % of the step over three steps) and last at
+# every collective is named slow with its numbers; the same +2 ms without
+# the collective witness, and +0.5 ms (2.3 %, under the 5 % limit) with
+# it, are not; cluster_step_trace_time.csv has msprof-analyze's header and
+# Python's float text (0.000 → 0.0, 1010.000 → 1010.0), the groups are the
+# world collective and the two p2p pairs; a directory with neither
+# step_trace_time.csv nor FRAMEWORK/ is named.
+set -u
+BUILD=$1
+SRC=$2
+AIPROF="$BUILD/bin/aiprof"
+T=$(mktemp -d /tmp/aiprof_cluster_syn_XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail=0
+run() { # NAME SLOW EXTRA_US → $T/NAME.log, exit status in $rc
+  mkdir -p "$T/$1"
+  python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/$1" "$2" "$3"
+  "$AIPROF" cluster "$T/$1" >"$T/$1.log" 2>&1
+  rc=$?
+}
+run slow 1 2000
+[ $rc = 0 ] || { cat "$T/slow.log"; echo "FAIL: exit $rc"; fail=1; }
+grep -q "^slow rank: 1 — Computing + Free 10.530 ms (Computing 1.500, Free 9.030), 5.955 ms above the ranks' median 4.575 ms: 9.2% of the median step time 64.546 ms (limit 5%); its peers wait for it; it arrived last at 12 of 12 collectives" "$T/slow.log" ||
+  { cat "$T/slow.log"; echo "FAIL: rank 1 not named slow with its numbers"; fail=1; }
+[ "$(grep -c '^slow rank' "$T/slow.log")" = 1 ] || { echo "FAIL: more than one slow rank"; fail=1; }
+OUT="$T/slow/cluster_analysis_output"
+[ "$(head -1 "$OUT/cluster_step_trace_time.csv")" = "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing" ] ||
+  { head -1 "$OUT/cluster_step_trace_time.csv"; echo "FAIL: header"; fail=1; }
+[ "$(wc -l < "$OUT/cluster_step_trace_time.csv")" = 13 ] || { echo "FAIL: not 12 rows"; fail=1; }
+grep -qx "2,rank,1,500.0,18000.25,0.0,18000.25,3010.0,21510.25,0.0,18000.25,0.0" "$OUT/cluster_step_trace_time.csv" ||
+  { cat "$OUT/cluster_step_trace_time.csv"; echo "FAIL: rank 1 step 2 row"; fail=1; }
+python3 - "$OUT/communication_group.json" <<'PY' || fail=1
+import json, sys
+g = json.load(open(sys.argv[1]))
+want = {"collective": [[0, 1, 2, 3]], "p2p": [[0, 1], [2, 3]]}
+got = {k: g[k] for k in want}
+if got != want:
+    print("FAIL: groups", got); sys.exit(1)
+names = [(x["type"], x["group_name"]) for x in g["comm_group_parallel_info"]]
+if names != [("collective", "world"), ("p2p", "pair0"), ("p2p", "pair1")]:
+    print("FAIL: comm_group_parallel_info", names); sys.exit(1)
+PY
+
+run small 1 500
+grep -q "^no slow rank" "$T/small.log" || { cat "$T/small.log"; echo "FAIL: +0.5 ms named"; fail=1; }
+# The same +2 ms of Free without the collective witness: rank 3 arrives last.
+mkdir -p "$T/nowit"
+python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/nowit" 3 0
+python3 - "$T/nowit" <<'PY'
+import glob, sys
+p = glob.glob(sys.argv[1] + "/*/w1_*/ASCEND_PROFILER_OUTPUT/step_trace_time.csv")[0]
+lines = open(p).read().splitlines(True)
+out = [lines[0]]
+for l in lines[1:]:
+    c = l.rstrip("\n").split(",")
+    c[6] = "%.3f" % (float(c[6]) + 2000)
+    out.append(",".join(c) + "\n")
+open(p, "w").write("".join(out))
+PY
+"$AIPROF" cluster "$T/nowit" >"$T/nowit.log" 2>&1
+grep -q "^slow rank: 1" "$T/nowit.log" && { cat "$T/nowit.log"; echo "FAIL: rank 1 named without the witness"; fail=1; }
+
+mkdir -p "$T/slow/n9/w9_1_ascend_pt" && echo '{}' > "$T/slow/n9/w9_1_ascend_pt/profiler_info_9.json"
+"$AIPROF" cluster "$T/slow" >"$T/bad.log" 2>&1; rc=$?
+{ [ $rc = 1 ] && grep -q "^not used: .*w9_1_ascend_pt (rank 9): neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor FRAMEWORK/" "$T/bad.log" &&
+  grep -q "^slow rank: 1 " "$T/bad.log"; } || { cat "$T/bad.log"; echo "FAIL: empty rank dir (exit $rc)"; fail=1; }
+[ $fail = 0 ] && echo "PASS"
+exit $fail
