@@ -640,7 +640,8 @@ AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_opt
 
 /*! aip_cluster_analyse() : `aiprof cluster DIR`: find the rank result
  *  directories under `dir` (`*ascend_pt` holding profiler_info_{rank}.json,
- *  any depth up to 10), analyse those not analysed yet, and write
+ *  any depth up to 10), analyse those not analysed yet (each in a forked
+ *  process, `jobs` at a time; ≤ 0: one at a time in this process), and write
  *  `dir`/cluster_analysis_output/ (cluster_step_trace_time.csv,
  *  communication_group.json) as msprof-analyze's cluster_analyse does,
  *  from the ranks' step_trace_time.csv and communication.json only.  The
@@ -648,7 +649,7 @@ AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_opt
  *  with the reason, go to `report_fd` (-1: none).  `quiet`: no progress.
  *  `bad_dirs` (may be NULL) receives the number of directories not used.
  *  @return AIP_OK if the outputs were written; docs/CLUSTER.md. */
-AIP_API aip_status aip_cluster_analyse(const char *dir, int quiet, int report_fd,
+AIP_API aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
                                        size_t *bad_dirs);
 
 /*! aip_export_trace() : trace_view.json of a result directory's raw data,

@@ -10,13 +10,15 @@
 
 #include "aiprof.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static void cluster_usage(FILE *f)
 {
-    fputs("Usage: aiprof cluster DIR [-q]\n"
+    fputs("Usage: aiprof cluster DIR [-j N] [-q]\n"
           "\n"
           "Cross-rank analysis of a distributed job, as msprof-analyze's\n"
           "`cluster -m all` does it.  DIR holds the ranks' result directories at any\n"
@@ -36,6 +38,9 @@ static void cluster_usage(FILE *f)
           "named with the reason and the rest is analysed.\n"
           "\n"
           "Options:\n"
+          "  -j, --jobs N  rank directories analysed in parallel processes, as in\n"
+          "                `aiprof analyse` (default: half the CPUs; above the CPU\n"
+          "                count: the CPU count; invalid: the default)\n"
           "  -q, --quiet   no progress messages\n"
           "  -h, --help    show this help\n"
           "\n"
@@ -44,8 +49,27 @@ static void cluster_usage(FILE *f)
           f);
 }
 
+/* -j as `aiprof analyse` takes it (max_process_number's rules). */
+static long parse_jobs(const char *s)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), def;
+    cpus = cpus > 0 ? cpus : 1;
+    def = cpus / 2 > 1 ? cpus / 2 : 1;
+    if (!s) /* the default */
+        return def;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v <= 0) {
+        fprintf(stderr, "aiprof cluster: warning: invalid -j value '%s'; using %ld\n", s, def);
+        return def;
+    }
+    return v > cpus ? cpus : v;
+}
+
 int cli_cluster(int argc, char **argv)
 {
+    long jobs = 0;
     const char *dir = NULL;
     int quiet = 0, only_paths = 0;
     for (int i = 1; i < argc; i++) {
@@ -61,6 +85,14 @@ int cli_cluster(int argc, char **argv)
             return AIP_EXIT_OK;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = 1;
+        } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strncmp(a, "--jobs=", 7) ||
+                   (a[1] == 'j' && a[2])) {
+            const char *val = !strncmp(a, "--jobs=", 7) ? a + 7
+                              : (a[1] == 'j' && a[2]) ? a + 2
+                              : i + 1 < argc ? argv[++i] : NULL;
+            if (!val)
+                return cli_usage_error("cluster", "option '%s' needs a number", a);
+            jobs = parse_jobs(val);
         } else {
             return cli_usage_error("cluster", "unknown option '%s'", a);
         }
@@ -69,7 +101,9 @@ int cli_cluster(int argc, char **argv)
         return cli_usage_error("cluster", "no DIR given");
     fflush(stdout);
     size_t bad = 0;
-    aip_status s = aip_cluster_analyse(dir, quiet, STDOUT_FILENO, &bad);
+    if (!jobs)
+        jobs = parse_jobs(NULL);
+    aip_status s = aip_cluster_analyse(dir, jobs, quiet, STDOUT_FILENO, &bad);
     if (s) {
         fprintf(stderr, "aiprof cluster: %s\n", aip_last_error());
         return AIP_EXIT_FAILED;

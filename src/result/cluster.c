@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_DEPTH 10              /* msprof-analyze's text-mode search depth */
@@ -329,38 +330,138 @@ static void read_comm(aip__cluster *c, aip__rank_dir *r, const char *path)
     }
 }
 
-static int load_rank(aip__cluster *c, aip__rank_dir *r)
+static void rank_paths(const aip__rank_dir *r, char *csv, char *comm)
 {
-    char out[PATH_MAX], csv[PATH_MAX], fw[PATH_MAX], comm[PATH_MAX];
+    char out[PATH_MAX];
+    if (aip__join(out, PATH_MAX, r->path, "ASCEND_PROFILER_OUTPUT") ||
+        aip__join(csv, PATH_MAX, out, "step_trace_time.csv") ||
+        aip__join(comm, PATH_MAX, out, "communication.json"))
+        csv[0] = comm[0] = 0;
+}
+
+/* What a rank directory lacks: a rank, or anything to read or analyse;
+ * sets r->analyse when only the analysis is missing. */
+static void check_rank(aip__rank_dir *r)
+{
+    char csv[PATH_MAX], comm[PATH_MAX], fw[PATH_MAX];
     struct stat st;
     if (r->rank < 0) {
-        aip__cluster_problem(r, "no profiler_info_{rank}.json: not a rank's result directory, or its "
-                    "program ended before writing it");
-        return 0;
+        aip__cluster_problem(r, "no profiler_info_{rank}.json: not a rank's result directory, "
+                             "or its program ended before writing it");
+        return;
     }
-    if (aip__join(out, sizeof out, r->path, "ASCEND_PROFILER_OUTPUT") ||
-        aip__join(csv, sizeof csv, out, "step_trace_time.csv") ||
-        aip__join(fw, sizeof fw, r->path, "FRAMEWORK") ||
-        aip__join(comm, sizeof comm, out, "communication.json")) {
+    rank_paths(r, csv, comm);
+    if (!csv[0] || aip__join(fw, sizeof fw, r->path, "FRAMEWORK")) {
         aip__cluster_problem(r, "path too long");
+        return;
+    }
+    if (!stat(csv, &st))
+        return;
+    if (stat(fw, &st) || !S_ISDIR(st.st_mode))
+        aip__cluster_problem(r, "neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor "
+                             "FRAMEWORK/ (raw data) to analyse");
+    else
+        r->analyse = 1;
+}
+
+/* The child: analyse one directory; its error text goes up the pipe. */
+static int analyse_child(const aip__rank_dir *r, int fd)
+{
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    if (aip_analyse_dir(r->path, &o) == AIP_OK)
         return 0;
+    const char *m = aip_last_error();
+    ssize_t w = write(fd, m, strnlen(m, 300)); /* < PIPE_BUF: never blocks */
+    (void)w;
+    return 1;
+}
+
+static void analysed(aip__cluster *c, aip__rank_dir *r, int ok, int fd)
+{
+    if (!ok) {
+        char m[320] = "the analysis crashed";
+        ssize_t n = fd >= 0 ? read(fd, m, sizeof m - 1) : -1;
+        if (n > 0)
+            m[n] = 0;
+        aip__cluster_problem(r, "analysis failed: %s", m);
     }
-    if (stat(csv, &st)) {
-        if (stat(fw, &st) || !S_ISDIR(st.st_mode)) {
-            aip__cluster_problem(r, "neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor FRAMEWORK/ "
-                        "(raw data) to analyse");
-            return 0;
+    if (fd >= 0)
+        close(fd);
+    (void)c;
+}
+
+/* The ranks not analysed yet, each in its own forked child, at most
+ * `jobs` at a time (as `aiprof analyse -j`): one directory's crash or
+ * memory blow-up cannot take the cluster pass down. */
+static void analyse_ranks(aip__cluster *c, long jobs)
+{
+    size_t n = c->n, next = 0, running = 0;
+    pid_t *pids = calloc(n ? n : 1, sizeof *pids);
+    int *fds = malloc((n ? n : 1) * sizeof *fds);
+    if (!pids || !fds)
+        jobs = 0; /* no memory to track children: one at a time, here */
+    for (;;) {
+        while (next < n && (!c->r[next].analyse || c->r[next].problem[0]))
+            next++;
+        if (next < n && (long)running < (jobs > 0 ? jobs : 1)) {
+            aip__rank_dir *r = &c->r[next];
+            if (!c->quiet)
+                aip__cluster_say(c, "analysing %s (rank %ld)\n", r->path, r->rank);
+            int p[2] = {-1, -1};
+            pid_t pid = -1;
+            if (jobs > 0 && !pipe(p)) {
+                fflush(NULL);
+                pid = fork();
+                if (pid == 0) {
+                    close(p[0]);
+                    _exit(analyse_child(r, p[1]));
+                }
+                close(p[1]);
+            }
+            if (pid <= 0) { /* no process to spare: do it here */
+                if (p[0] >= 0)
+                    close(p[0]);
+                aip_analyse_options o;
+                aip_analyse_options_init(&o);
+                o.quiet = 1;
+                if (aip_analyse_dir(r->path, &o) != AIP_OK)
+                    aip__cluster_problem(r, "analysis failed: %s", aip_last_error());
+            } else {
+                pids[next] = pid;
+                fds[next] = p[0];
+                running++;
+            }
+            next++;
+            continue;
         }
-        aip_analyse_options o;
-        aip_analyse_options_init(&o);
-        o.quiet = 1;
-        if (!c->quiet)
-            aip__cluster_say(c, "analysing %s (rank %ld)\n", r->path, r->rank);
-        if (aip_analyse_dir(r->path, &o) != AIP_OK) {
-            aip__cluster_problem(r, "analysis failed: %s", aip_last_error());
-            return 0;
+        if (!running)
+            break;
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
         }
+        for (size_t i = 0; i < next; i++)
+            if (pids[i] == pid) {
+                pids[i] = 0;
+                running--;
+                analysed(c, &c->r[i], WIFEXITED(status) && WEXITSTATUS(status) == 0, fds[i]);
+            }
     }
+    free(pids);
+    free(fds);
+}
+
+static int read_rank(aip__cluster *c, aip__rank_dir *r)
+{
+    char csv[PATH_MAX], comm[PATH_MAX];
+    if (r->problem[0])
+        return 0;
+    rank_paths(r, csv, comm);
     if (read_step_trace(c, r, csv))
         return -1;
     if (!r->problem[0])
@@ -454,7 +555,8 @@ static void free_cluster(aip__cluster *c)
     free(c->r);
 }
 
-aip_status aip_cluster_analyse(const char *dir, int quiet, int report_fd, size_t *bad_dirs)
+aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
+                               size_t *bad_dirs)
 {
     if (bad_dirs)
         *bad_dirs = 0;
@@ -468,7 +570,11 @@ aip_status aip_cluster_analyse(const char *dir, int quiet, int report_fd, size_t
     aip__cluster c = {.dir = dir, .quiet = quiet, .fd = report_fd};
     int err = ends_with(dir, "ascend_pt") ? add_dir(&c, dir) : walk(&c, dir, 1);
     for (size_t i = 0; !err && i < c.n; i++)
-        err = load_rank(&c, &c.r[i]);
+        check_rank(&c.r[i]);
+    if (!err)
+        analyse_ranks(&c, jobs);
+    for (size_t i = 0; !err && i < c.n; i++)
+        err = read_rank(&c, &c.r[i]);
     if (err) {
         free_cluster(&c);
         return aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories");

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_cluster.sh — `aiprof cluster DIR` on the 4-rank MPI example with
 # rank 2 slowed (examples/mpi/mpi_train --slow-rank 2), its result
-# directories two levels below DIR: the verdict names rank 2 and no other
-# rank; cluster_step_trace_time.csv has one row per rank and step with the
+# directories two levels below DIR, analysed by `aiprof cluster -j 2`: the
+# verdict names rank 2 and no other rank; cluster_step_trace_time.csv has one row per rank and step with the
 # rank's own values and communication_group.json the world group
 # (tests/e2e/check_cluster.py).  Then bad directories are added — a
 # truncated step_trace_time.csv, no profiler_info_{rank}.json, the same
@@ -47,7 +47,8 @@ check_verdict() { # LOG: rank 2 named slow, no other rank
   grep -q "^4 ranks analysed" "$1" || { cat "$1"; echo "FAIL: not 4 ranks analysed"; fail=1; }
 }
 
-"$AIPROF" cluster "$T/job" >"$T/out1.log" 2>&1; rc=$?
+"$AIPROF" cluster -j 2 "$T/job" >"$T/out1.log" 2>&1; rc=$? # analysed by two children
+[ "$(grep -c '^analysing ' "$T/out1.log")" = 4 ] || { cat "$T/out1.log"; echo "FAIL: not 4 analysed"; fail=1; }
 [ $rc = 0 ] || { cat "$T/out1.log"; echo "FAIL: aiprof cluster exit $rc"; fail=1; }
 check_verdict "$T/out1.log"
 python3 "$SRC/tests/e2e/check_cluster.py" "$T/job" 4 || fail=1

@@ -7,7 +7,8 @@
 # it, are not; cluster_step_trace_time.csv has msprof-analyze's header and
 # Python's float text (0.000 → 0.0, 1010.000 → 1010.0), the groups are the
 # world collective and the two p2p pairs; a directory with neither
-# step_trace_time.csv nor FRAMEWORK/ is named.
+# step_trace_time.csv nor FRAMEWORK/ is named, and one whose raw data
+# cannot be analysed (-j 2: in a child) with the analysis's error.
 set -u
 BUILD=$1
 SRC=$2
@@ -64,7 +65,12 @@ PY
 grep -q "^slow rank: 1" "$T/nowit.log" && { cat "$T/nowit.log"; echo "FAIL: rank 1 named without the witness"; fail=1; }
 
 mkdir -p "$T/slow/n9/w9_1_ascend_pt" && echo '{}' > "$T/slow/n9/w9_1_ascend_pt/profiler_info_9.json"
-"$AIPROF" cluster "$T/slow" >"$T/bad.log" 2>&1; rc=$?
+mkdir -p "$T/slow/n6/w6_1_ascend_pt/FRAMEWORK" && echo '{}' > "$T/slow/n6/w6_1_ascend_pt/profiler_info_6.json"
+printf 'not raw data, not at all' > "$T/slow/n6/w6_1_ascend_pt/FRAMEWORK/aiprof.raw"
+"$AIPROF" cluster -j 2 "$T/slow" >"$T/bad.log" 2>&1; rc=$?
+# the analysis runs in a child; its error comes back with the directory's name
+grep -q "^not used: .*w6_1_ascend_pt (rank 6): analysis failed: .*not aiprof raw data" "$T/bad.log" ||
+  { cat "$T/bad.log"; echo "FAIL: failed analysis not named"; fail=1; }
 { [ $rc = 1 ] && grep -q "^not used: .*w9_1_ascend_pt (rank 9): neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor FRAMEWORK/" "$T/bad.log" &&
   grep -q "^slow rank: 1 " "$T/bad.log"; } || { cat "$T/bad.log"; echo "FAIL: empty rank dir (exit $rc)"; fail=1; }
 [ $fail = 0 ] && echo "PASS"
