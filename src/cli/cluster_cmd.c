@@ -88,8 +88,9 @@ int cli_cluster(int argc, char **argv)
         } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strncmp(a, "--jobs=", 7) ||
                    (a[1] == 'j' && a[2])) {
             const char *val = !strncmp(a, "--jobs=", 7) ? a + 7
-                              : (a[1] == 'j' && a[2]) ? a + 2
-                              : i + 1 < argc ? argv[++i] : NULL;
+                              : (a[1] == 'j' && a[2])   ? a + 2
+                              : i + 1 < argc            ? argv[++i]
+                                                        : NULL;
             if (!val)
                 return cli_usage_error("cluster", "option '%s' needs a number", a);
             jobs = parse_jobs(val);

@@ -33,7 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_DEPTH 10              /* msprof-analyze's text-mode search depth */
+#define MAX_DEPTH 10 /* msprof-analyze's text-mode search depth */
 #define CSV_MAX (256u << 20)
 #define COMM_JSON_MAX (1024u << 20)
 #define OUT_DIR "cluster_analysis_output"
@@ -134,8 +134,7 @@ static int walk(aip__cluster *c, const char *path, int depth)
             continue;
         char sub[PATH_MAX];
         struct stat st;
-        if (aip__join(sub, sizeof sub, path, e->d_name) || lstat(sub, &st) ||
-            !S_ISDIR(st.st_mode))
+        if (aip__join(sub, sizeof sub, path, e->d_name) || lstat(sub, &st) || !S_ISDIR(st.st_mode))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -208,7 +207,7 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
     }
     if (!size || text[size - 1] != '\n') {
         aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT/step_trace_time.csv is truncated (%s)",
-                    size ? "its last line has no end" : "empty");
+                             size ? "its last line has no end" : "empty");
         free(text);
         return 0;
     }
@@ -250,8 +249,10 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
         } else if (!*line) {
             continue;
         } else if (n != n_head) {
-            aip__cluster_problem(r, "step_trace_time.csv line %zu has %zu cells, the header %zu "
-                        "(truncated or damaged)", line_no, n, n_head);
+            aip__cluster_problem(r,
+                                 "step_trace_time.csv line %zu has %zu cells, the header %zu "
+                                 "(truncated or damaged)",
+                                 line_no, n, n_head);
             ok = 0;
         } else {
             aip__step_trace_row *rows = realloc(r->rows, (r->n_rows + 1) * sizeof *rows);
@@ -277,7 +278,8 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
                     /* msprof-analyze: a cell that is not a number is 0, with a warning */
                     if (!c->quiet)
                         aip__warn("%s: step_trace_time.csv line %zu: '%s' in %s is not a "
-                                  "number; 0 used", r->path, line_no, cells[i], r->cols[k]);
+                                  "number; 0 used",
+                                  r->path, line_no, cells[i], r->cols[k]);
                     v = 0;
                 }
                 row->v[k++] = v;
@@ -301,11 +303,20 @@ static void read_comm(aip__cluster *c, aip__rank_dir *r, const char *path)
     struct stat st;
     if (stat(path, &st))
         return; /* Level0 or no communication: nothing to read */
+    if ((unsigned long long)st.st_size > COMM_JSON_MAX) { /* msprof-analyze has such limits too */
+        aip__cluster_problem(r,
+                             "ASCEND_PROFILER_OUTPUT/communication.json is %lld bytes, more "
+                             "than %u MiB",
+                             (long long)st.st_size, COMM_JSON_MAX >> 20);
+        return;
+    }
     json_error_t err;
     r->comm = json_load_file(path, 0, &err);
     if (!r->comm || !json_is_object(r->comm)) {
-        aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT/communication.json is truncated or not JSON "
-                    "(line %d: %s)", err.line, err.text);
+        aip__cluster_problem(r,
+                             "ASCEND_PROFILER_OUTPUT/communication.json is truncated or not JSON "
+                             "(line %d: %s)",
+                             err.line, err.text);
         json_decref(r->comm);
         r->comm = NULL;
         return;
@@ -347,7 +358,7 @@ static void check_rank(aip__rank_dir *r)
     struct stat st;
     if (r->rank < 0) {
         aip__cluster_problem(r, "no profiler_info_{rank}.json: not a rank's result directory, "
-                             "or its program ended before writing it");
+                                "or its program ended before writing it");
         return;
     }
     rank_paths(r, csv, comm);
@@ -359,7 +370,7 @@ static void check_rank(aip__rank_dir *r)
         return;
     if (stat(fw, &st) || !S_ISDIR(st.st_mode))
         aip__cluster_problem(r, "neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor "
-                             "FRAMEWORK/ (raw data) to analyse");
+                                "FRAMEWORK/ (raw data) to analyse");
     else
         r->analyse = 1;
 }
@@ -477,66 +488,6 @@ static int by_rank(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
-/* A rank found twice: keep the newer run ({ts}), as msprof-analyze does. */
-static void drop_duplicates(aip__cluster *c)
-{
-    for (size_t i = 0; i < c->n; i++) {
-        aip__rank_dir *a = &c->r[i];
-        if (a->problem[0])
-            continue;
-        for (size_t j = i + 1; j < c->n && c->r[j].rank == a->rank; j++) {
-            aip__rank_dir *b = &c->r[j];
-            if (b->problem[0])
-                continue;
-            aip__rank_dir *old = b->ts > a->ts ? a : b, *kept = old == a ? b : a;
-            aip__cluster_problem(old, "rank %ld also in %s (a newer run, kept): another job's or an "
-                        "earlier run's directory", old->rank, kept->path);
-            if (old == a)
-                break;
-        }
-    }
-}
-
-int aip__cluster_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* A run whose collectives do not overlap the median rank's span in time
- * is not one job with the others: every rank of a job takes part in the
- * same collectives at the same times. */
-static void drop_other_jobs(aip__cluster *c)
-{
-    double *firsts = malloc((c->n ? c->n : 1) * sizeof *firsts);
-    if (!firsts)
-        return;
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (!c->r[i].problem[0] && !isnan(c->r[i].first_us))
-            firsts[n++] = c->r[i].first_us;
-    if (n < 2) {
-        free(firsts);
-        return;
-    }
-    qsort(firsts, n, sizeof *firsts, aip__cluster_cmp_double);
-    double med = firsts[(n - 1) / 2];
-    const aip__rank_dir *ref = NULL;
-    for (size_t i = 0; i < c->n && !ref; i++)
-        if (!c->r[i].problem[0] && c->r[i].first_us == med)
-            ref = &c->r[i];
-    for (size_t i = 0; ref && i < c->n; i++) {
-        aip__rank_dir *r = &c->r[i];
-        if (r->problem[0] || isnan(r->first_us) || r == ref)
-            continue;
-        if (r->last_us < ref->first_us || r->first_us > ref->last_us)
-            aip__cluster_problem(r, "from another job: its collectives ran %.0f..%.0f us, the others' "
-                        "%.0f..%.0f us (no overlap)", r->first_us, r->last_us, ref->first_us,
-                        ref->last_us);
-    }
-    free(firsts);
-}
-
 static void free_cluster(aip__cluster *c)
 {
     for (size_t i = 0; i < c->n; i++) {
@@ -580,8 +531,8 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
         return aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories");
     }
     qsort(c.r, c.n, sizeof *c.r, by_rank);
-    drop_duplicates(&c);
-    drop_other_jobs(&c);
+    aip__cluster_drop_duplicates(&c);
+    aip__cluster_drop_other_jobs(&c);
     char out_dir[PATH_MAX];
     s = aip__join(out_dir, sizeof out_dir, dir, OUT_DIR);
     if (!s)
@@ -597,7 +548,7 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
             bad++;
             if (c.r[i].rank >= 0)
                 aip__cluster_say(&c, "not used: %s (rank %ld): %s\n", c.r[i].path, c.r[i].rank,
-                    c.r[i].problem);
+                                 c.r[i].problem);
             else
                 aip__cluster_say(&c, "not used: %s: %s\n", c.r[i].path, c.r[i].problem);
         } else {
@@ -605,13 +556,16 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
         }
     }
     if (!s && !c.n)
-        s = aip__fail(AIP_ERR_NOT_FOUND, "%s: no rank result directory (*ascend_pt with "
-                      "profiler_info_{rank}.json) found, to depth %d", dir, MAX_DEPTH);
+        s = aip__fail(AIP_ERR_NOT_FOUND,
+                      "%s: no rank result directory (*ascend_pt with "
+                      "profiler_info_{rank}.json) found, to depth %d",
+                      dir, MAX_DEPTH);
     else if (!s && !used)
-        s = aip__fail(AIP_ERR_NOT_FOUND, "%s: none of the %zu rank directories could be used",
-                      dir, c.n);
+        s = aip__fail(AIP_ERR_NOT_FOUND, "%s: none of the %zu rank directories could be used", dir,
+                      c.n);
     if (!s) {
-        aip__cluster_say(&c, "%zu ranks analysed, %zu directories not used; %s/\n", used, bad, out_dir);
+        aip__cluster_say(&c, "%zu ranks analysed, %zu directories not used; %s/\n", used, bad,
+                         out_dir);
         aip__cluster_verdict(&c, used);
     }
     if (bad_dirs)

@@ -1,7 +1,8 @@
 /*
  * cluster.h — the cross-rank pass of `aiprof cluster` (aip_cluster_analyse,
- * include/aiprof.h): cluster.c finds and reads the rank directories into a
- * cluster, cluster_report.c writes cluster_analysis_output/ and the verdict.
+ * include/aiprof.h): cluster.c finds, analyses and reads the rank directories
+ * into a cluster, cluster_check.c drops those of other runs, cluster_report.c
+ * writes cluster_analysis_output/ and the verdict.
  */
 #ifndef AIP_CLUSTER_H
 #define AIP_CLUSTER_H
@@ -12,25 +13,25 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define AIP__CLUSTER_SLOW_SPREAD 0.05  /* msprof-analyze's docs: > 5 % between ranks */
+#define AIP__CLUSTER_SLOW_SPREAD 0.05 /* msprof-analyze's docs: > 5 % between ranks */
 
 typedef struct aip__step_trace_row {
-    char *step;                   /* the Step cell, may be "" */
-    double *v;                    /* one per column */
+    char *step; /* the Step cell, may be "" */
+    double *v;  /* one per column */
 } aip__step_trace_row;
 
 typedef struct aip__rank_dir {
     char *path;
-    long rank;                    /* -1: none found */
-    long long ts;                 /* {ts} of {worker}_{ts}_ascend_pt, -1 if none */
-    char problem[384];            /* why it is not used; "" = used */
-    char **cols;                  /* step_trace_time.csv columns after Step/Device_id */
+    long rank;         /* -1: none found */
+    long long ts;      /* {ts} of {worker}_{ts}_ascend_pt, -1 if none */
+    char problem[384]; /* why it is not used; "" = used */
+    char **cols;       /* step_trace_time.csv columns after Step/Device_id */
     size_t n_cols;
     aip__step_trace_row *rows;
     size_t n_rows;
-    json_t *comm;                 /* communication.json, NULL if absent */
-    double first_us, last_us;     /* span of its collectives' start times; NAN if none */
-    int analyse;                  /* no step_trace_time.csv yet, FRAMEWORK/ there */
+    json_t *comm;             /* communication.json, NULL if absent */
+    double first_us, last_us; /* span of its collectives' start times; NAN if none */
+    int analyse;              /* no step_trace_time.csv yet, FRAMEWORK/ there */
 } aip__rank_dir;
 
 typedef struct aip__cluster {
@@ -50,6 +51,12 @@ const aip__rank_dir *aip__cluster_first_used(const aip__cluster *c);
 /* aip__cluster_fmt_double() : `v` as Python's repr() writes a float (the
  * text msprof-analyze's cluster_step_trace_time.csv holds). */
 void aip__cluster_fmt_double(char *buf, size_t cap, double v);
+
+/* cluster_check.c: a rank found twice keeps the newer run ({ts} of the
+ * directory name, as msprof-analyze); a run not overlapping the median
+ * rank's collectives in time is another job's. */
+void aip__cluster_drop_duplicates(aip__cluster *c);
+void aip__cluster_drop_other_jobs(aip__cluster *c);
 
 /* Writers (cluster_report.c); a rank whose columns differ from the first
  * used rank's gets a problem and is left out. */

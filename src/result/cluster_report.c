@@ -104,7 +104,8 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
         for (size_t k = 0; same && k < r->n_cols; k++)
             same = !strcmp(r->cols[k], ref->cols[k]);
         if (!same)
-            aip__cluster_problem(r, "step_trace_time.csv has other columns than rank %ld's", ref->rank);
+            aip__cluster_problem(r, "step_trace_time.csv has other columns than rank %ld's",
+                                 ref->rank);
     }
     char path[PATH_MAX];
     if (aip__join(path, sizeof path, out_dir, "cluster_step_trace_time.csv"))
@@ -147,8 +148,8 @@ static int add_group(json_t *groups, const char *type, const char *group, long r
             !strcmp(json_string_value(json_object_get(g, "group_name")), group))
             entry = g;
     if (!entry) {
-        entry = json_pack("{s:s, s:[], s:s, s:s, s:s}", "type", type, "rank_set",
-                          "group_name", group, "group_id", "", "pg_name", "");
+        entry = json_pack("{s:s, s:[], s:s, s:s, s:s}", "type", type, "rank_set", "group_name",
+                          group, "group_id", "", "pg_name", "");
         if (!entry || json_array_append_new(groups, entry))
             return -1;
     }
@@ -180,18 +181,18 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
                     if (!err)
                         err = add_group(groups, types[t], at ? at + 1 : op, r->rank) != 0;
                 }
-    }
+        }
     json_t *root = err ? NULL : json_object();
     json_t *lists[2] = {json_array(), json_array()};
     size_t i;
     json_t *g;
     json_array_foreach(groups, i, g)
-        json_array_append(lists[strcmp(json_string_value(json_object_get(g, "type")),
-                                       "collective") != 0], json_object_get(g, "rank_set"));
+        json_array_append(
+            lists[strcmp(json_string_value(json_object_get(g, "type")), "collective") != 0],
+            json_object_get(g, "rank_set"));
     aip_status s = AIP_ERR_NOMEM;
     char path[PATH_MAX];
-    if (root && lists[0] && lists[1] && groups &&
-        !json_object_set(root, "collective", lists[0]) &&
+    if (root && lists[0] && lists[1] && groups && !json_object_set(root, "collective", lists[0]) &&
         !json_object_set(root, "p2p", lists[1]) &&
         !json_object_set(root, "comm_group_parallel_info", groups)) {
         s = aip__join(path, sizeof path, out_dir, "communication_group.json");
@@ -236,9 +237,12 @@ static void vote(const aip__cluster *c, size_t *votes, size_t *n_ops)
                 const aip__rank_dir *r = &c->r[i];
                 if (r->problem[0] || !r->comm)
                     continue;
-                json_t *e = json_object_get(json_object_get(json_object_get(json_object_get(
-                    json_object_get(r->comm, step), "collective"), op),
-                    "Communication Time Info"), "Elapse Time(ms)");
+                json_t *e = json_object_get(
+                    json_object_get(
+                        json_object_get(
+                            json_object_get(json_object_get(r->comm, step), "collective"), op),
+                        "Communication Time Info"),
+                    "Elapse Time(ms)");
                 if (!json_is_number(e))
                     continue;
                 seen++;
@@ -298,7 +302,7 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
     vote(c, votes, &n_ops);
     double fair = n ? (double)n_ops / (double)n : 0;
     aip__cluster_say(c, "rank  Computing(ms)  Free(ms)  Communication(Not Overlapped)(ms)  "
-                     "Computing+Free - median (%% of step)  shortest collective\n");
+                        "Computing+Free - median (%% of step)  shortest collective\n");
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
         if (r->problem[0])
@@ -315,22 +319,26 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
         if (r->problem[0] || !(step > 0) || (b - med) / step <= AIP__CLUSTER_SLOW_SPREAD ||
             (n_ops && (double)votes[i] < fair))
             continue;
-        aip__cluster_say(c, "slow rank: %ld — Computing + Free %.3f ms (Computing %.3f, Free "
+        aip__cluster_say(c,
+                         "slow rank: %ld — Computing + Free %.3f ms (Computing %.3f, Free "
                          "%.3f), %.3f ms above the ranks' median %.3f ms: %.1f%% of the median "
                          "step time %.3f ms (limit %.0f%%); its peers wait for it",
-                         r->rank, b / 1e3, col_sum(r, "Computing") / 1e3,
-                         col_sum(r, "Free") / 1e3, (b - med) / 1e3, med / 1e3,
-                         100 * (b - med) / step, step / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD);
+                         r->rank, b / 1e3, col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
+                         (b - med) / 1e3, med / 1e3, 100 * (b - med) / step, step / 1e3,
+                         100 * AIP__CLUSTER_SLOW_SPREAD);
         if (n_ops)
-            aip__cluster_say(c, "; it arrived last at %zu of %zu collectives (shortest "
-                             "elapse time)", votes[i], n_ops);
+            aip__cluster_say(c,
+                             "; it arrived last at %zu of %zu collectives (shortest "
+                             "elapse time)",
+                             votes[i], n_ops);
         aip__cluster_say(c, "\n");
         slow++;
     }
     if (!slow)
-        aip__cluster_say(c, "no slow rank: no rank's Computing + Free exceeds the median %.3f ms "
-                         "by more than %.0f%% of the step time %.3f ms%s\n", med / 1e3,
-                         100 * AIP__CLUSTER_SLOW_SPREAD, step / 1e3,
+        aip__cluster_say(c,
+                         "no slow rank: no rank's Computing + Free exceeds the median %.3f ms "
+                         "by more than %.0f%% of the step time %.3f ms%s\n",
+                         med / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD, step / 1e3,
                          n_ops ? " while arriving last at its share of the collectives" : "");
     free(v);
     free(votes);
