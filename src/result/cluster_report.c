@@ -273,6 +273,55 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static int col_index(const aip__rank_dir *r, const char *col)
+{
+    for (size_t k = 0; k < r->n_cols; k++)
+        if (!strcmp(r->cols[k], col))
+            return (int)k;
+    return -1;
+}
+
+/* msprof-analyze advisor's slow-rank rule (slow_rank_analyzer.py), told
+ * beside ours so the two can be compared: over every (step, rank) row of
+ * cluster_step_trace_time, the spread max − min of Computing, Communication
+ * (Not Overlapped: its bean's "communication") and Free, against the mean of
+ * the rows' sum of the three; above 5 % that part "has some issues in the cluster".  Rows of
+ * unequal steps (a short last step) count too, as they do there. */
+static void advisor_rule(const aip__cluster *c)
+{
+    static const char *const cols[] = {"Computing", "Communication(Not Overlapped)", "Free"};
+    double lo[3], hi[3], total = 0;
+    size_t rows = 0;
+    for (int k = 0; k < 3; k++)
+        lo[k] = INFINITY, hi[k] = -INFINITY;
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        int at[3];
+        for (int k = 0; k < 3; k++)
+            at[k] = col_index(r, cols[k]);
+        if (r->problem[0] || at[0] < 0 || at[1] < 0 || at[2] < 0)
+            continue;
+        for (size_t j = 0; j < r->n_rows; j++, rows++)
+            for (int k = 0; k < 3; k++) {
+                double v = r->rows[j].v[at[k]];
+                lo[k] = v < lo[k] ? v : lo[k];
+                hi[k] = v > hi[k] ? v : hi[k];
+                total += v;
+            }
+    }
+    if (!rows || !(total > 0))
+        return;
+    double mean = total / (double)rows;
+    for (int k = 0; k < 3; k++) {
+        double ratio = (hi[k] - lo[k]) / mean;
+        aip__cluster_say(c,
+                         "advisor rule: %s max difference %.3f ms over the step rows, %.1f%% "
+                         "of their mean time %.3f ms (limit 5%%)%s\n",
+                         cols[k], (hi[k] - lo[k]) / 1e3, 100 * ratio, mean / 1e3,
+                         ratio > AIP__CLUSTER_SLOW_SPREAD ? ": has issues in the cluster" : "");
+    }
+}
+
 /* The verdict.  A rank is slow when its Computing + Free exceeds the
  * ranks' median by more than 5 % of the median step time (Computing +
  * Communication(Not Overlapped) + Free): msprof-analyze's rule of thumb,
@@ -340,6 +389,7 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
                          "by more than %.0f%% of the step time %.3f ms%s\n",
                          med / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD, step / 1e3,
                          n_ops ? " while arriving last at its share of the collectives" : "");
+    advisor_rule(c);
     free(v);
     free(votes);
 }

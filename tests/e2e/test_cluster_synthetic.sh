@@ -26,6 +26,11 @@ run slow 1 2000
 [ $rc = 0 ] || { cat "$T/slow.log"; echo "FAIL: exit $rc"; fail=1; }
 grep -q "^slow rank: 1 — Computing + Free 10.530 ms (Computing 1.500, Free 9.030), 5.955 ms above the ranks' median 4.575 ms: 9.2% of the median step time 64.546 ms (limit 5%); its peers wait for it; it arrived last at 12 of 12 collectives" "$T/slow.log" ||
   { cat "$T/slow.log"; echo "FAIL: rank 1 not named slow with its numbers"; fail=1; }
+# msprof-analyze advisor's rule on the same rows: Free 3010 − 1000 us = 2.010 ms over a
+# mean row time of 21.515 ms (9.3 %); Computing equal everywhere
+grep -q "^advisor rule: Free max difference 2.010 ms over the step rows, 9.3% of their mean time 21.515 ms (limit 5%): has issues in the cluster" "$T/slow.log" &&
+  grep -q "^advisor rule: Computing max difference 0.000 ms.*(limit 5%)$" "$T/slow.log" ||
+  { cat "$T/slow.log"; echo "FAIL: advisor rule"; fail=1; }
 [ "$(grep -c '^slow rank' "$T/slow.log")" = 1 ] || { echo "FAIL: more than one slow rank"; fail=1; }
 OUT="$T/slow/cluster_analysis_output"
 [ "$(head -1 "$OUT/cluster_step_trace_time.csv")" = "Step,Type,Index,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,Communication(Not Overlapped and Exclude Receive),Preparing" ] ||
