@@ -33,7 +33,8 @@ PY
     /usr/bin/python3 - "$out/step_trace_time.csv" <<'PY'
 import csv, sys
 for row in csv.DictReader(open(sys.argv[1], newline="")):
-    print(f"    step {row['Step'] or '-':>4}  computing {float(row['Computing']):>12.3f}  free {float(row['Free']):>12.3f}")
+    print(f"    step {row['Step'] or '-':>4}  computing {float(row['Computing']):>12.3f}  "
+          f"communication {float(row['Communication']):>12.3f}  free {float(row['Free']):>12.3f}")
 PY
   fi
 }

@@ -323,9 +323,10 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
                     uint8_t method)
 {
     aip__tstate *t = dev_state();
-    if (!t || device == AIP_DEV_NONE || t1 < t0)
+    if (!t || device >= AIP_DEV_MAX_DEVICES || t1 < t0)
         return;
     describe_device(t, device);
+    uint64_t err = (t1 - t0 + 1) / 2;
     aip__rec_device_clock *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return;
@@ -333,7 +334,7 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
     aip__rec_set_header(&r->h, AIP_REC_DEVICE_CLOCK, 0, sizeof *r, 0);
     r->ticks = t0 + (t1 - t0) / 2;
     r->device_ns = device_ns;
-    r->error_ticks = (t1 - t0 + 1) / 2;
+    r->error_ticks = err;
     r->device_id = device;
     r->method = method;
     aip__commit(t, sizeof *r);
@@ -347,8 +348,7 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
         atomic_store_explicit(&e->max_error_ticks, 0, memory_order_relaxed);
     }
     atomic_fetch_add_explicit(&e->samples, 1, memory_order_relaxed);
-    uint64_t err = r->error_ticks, max = atomic_load_explicit(&e->max_error_ticks,
-                                                              memory_order_relaxed);
+    uint64_t max = atomic_load_explicit(&e->max_error_ticks, memory_order_relaxed);
     while (err > max && !atomic_compare_exchange_weak_explicit(&e->max_error_ticks, &max, err,
                                                                memory_order_relaxed,
                                                                memory_order_relaxed)) {
@@ -409,7 +409,8 @@ void aip__dev_backend_register(const aip__dev_backend_ops *ops)
 }
 
 /* Why a trace that asked for device activity gets none: said once per
- * process (collect/README.md), in the trace's log and on stderr. */
+ * process (collect/README.md), in the trace's log (the Python package
+ * warns once on stderr, from aip_device_status). */
 static void say_why_nothing(const aip__dev_backend_ops *const *b, int n)
 {
     if (status_logged)
