@@ -78,6 +78,9 @@ if [ -x "$BUILD/bin/mpi_train" ] && command -v mpirun >/dev/null; then
   for d in "$OUT"/mpi/*_ascend_pt; do
     "$BUILD/bin/aiprof" analyse "$d" >/dev/null && summarise "$d"
   done
+  echo
+  echo "== aiprof cluster $OUT/mpi: the ranks side by side, the slow rank =="
+  "$BUILD/bin/aiprof" cluster -q "$OUT/mpi" || true
 fi
 echo
 echo "All results are under $OUT/"
