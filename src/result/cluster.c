@@ -530,15 +530,16 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
         free_cluster(&c);
         return aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories");
     }
-    qsort(c.r, c.n, sizeof *c.r, by_rank);
+    if (c.n) /* qsort(NULL, 0, ...) is undefined */
+        qsort(c.r, c.n, sizeof *c.r, by_rank);
     aip__cluster_drop_duplicates(&c);
     aip__cluster_drop_other_jobs(&c);
     char out_dir[PATH_MAX];
     s = aip__join(out_dir, sizeof out_dir, dir, OUT_DIR);
-    if (!s)
+    if (!s && aip__cluster_first_used(&c)) { /* no output folder for nothing */
         s = aip__mkdirs(out_dir);
-    if (!s && aip__cluster_first_used(&c)) {
-        s = aip__cluster_write_step_trace(&c, out_dir);
+        if (!s)
+            s = aip__cluster_write_step_trace(&c, out_dir);
         if (!s)
             s = aip__cluster_write_groups(&c, out_dir);
     }

@@ -28,6 +28,7 @@ trap 'rm -rf "$T"' EXIT
 "$AIPROF" cluster "$T" >"$T/empty.log" 2>&1; rc=$?
 { [ $rc = 1 ] && grep -q "no rank result directory" "$T/empty.log"; } ||
   { cat "$T/empty.log"; echo "FAIL: empty DIR: exit $rc"; fail=1; }
+[ -e "$T/cluster_analysis_output" ] && { echo "FAIL: an output folder for no rank"; fail=1; }
 rm -f "$T/empty.log"
 MPIRUN=(mpirun -np 4 --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
