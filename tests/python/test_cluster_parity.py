@@ -15,28 +15,20 @@ import subprocess
 import pytest
 
 import msprof_env
+from mpi_example import BIN, ENV, needs_mpi, run_mpi_train
 
-PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__import__("aiprof").__file__)))
-BIN = os.path.join(os.path.dirname(PYDIR), "bin")
 
 pytestmark = [
     pytest.mark.skipif(msprof_env.missing() is not None, reason=str(msprof_env.missing())),
-    pytest.mark.skipif(not os.path.exists(os.path.join(BIN, "mpi_train")) or
-                       shutil.which("mpirun") is None, reason="aiprof built without MPI"),
+    needs_mpi,
 ]
 
 
 def test_cluster_matches_msprof_analyze(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
-    cmd = ["mpirun", "-np", "4", "--oversubscribe"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    env = dict(os.environ, OMPI_MCA_btl="self,vader", AIPROF_QUIET="1")
-    subprocess.run(cmd + [os.path.join(BIN, "mpi_train"), "--steps", "3", "--params", "20000",
-                          "--ring", "300", "--compute-ms", "2", "--slow-rank", "2",
-                          "--slow-ms", "5", "--dir", str(runs)],
-                   env=env, check=True, capture_output=True, timeout=300)
+    env = ENV
+    run_mpi_train(runs)
     verdict = subprocess.run([os.path.join(BIN, "aiprof"), "cluster", "-q", str(runs)], env=env,
                              check=True, capture_output=True, text=True, timeout=300).stdout
     assert "\nslow rank: 2 " in verdict, verdict

@@ -7,36 +7,27 @@ table failed" and no communication).  Skipped without msprof-analyze
 (MSPROF_SRC, msprof_env.py) or without MPI.
 """
 import os
-import shutil
 import sqlite3
 import subprocess
 
 import pytest
 
 import msprof_env
+from mpi_example import BIN, ENV, needs_mpi, run_mpi_train
 
-PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__import__("aiprof").__file__)))
-BIN = os.path.join(os.path.dirname(PYDIR), "bin")
 STEPS, PARAMS, RING = 3, 20000, 300
 
 pytestmark = [
     pytest.mark.skipif(msprof_env.missing() is not None, reason=str(msprof_env.missing())),
-    pytest.mark.skipif(not os.path.exists(os.path.join(BIN, "mpi_train")) or
-                       shutil.which("mpirun") is None, reason="aiprof built without MPI"),
+    needs_mpi,
 ]
 
 
 def test_cluster_reads_the_communication_outputs(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
-    cmd = ["mpirun", "-np", "4", "--oversubscribe"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    env = dict(os.environ, OMPI_MCA_btl="self,vader", AIPROF_QUIET="1")
-    subprocess.run(cmd + [os.path.join(BIN, "mpi_train"), "--steps", str(STEPS), "--params",
-                          str(PARAMS), "--ring", str(RING), "--compute-ms", "2",
-                          "--slow-rank", "2", "--slow-ms", "5", "--dir", str(runs)],
-                   env=env, check=True, capture_output=True, timeout=300)
+    env = ENV
+    run_mpi_train(runs, STEPS, PARAMS, RING)
     dirs = sorted(p for p in runs.iterdir() if p.name.endswith("_ascend_pt"))
     assert len(dirs) == 4
     for d in dirs:
