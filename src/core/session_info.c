@@ -120,7 +120,8 @@ static json_t *devices_json(const aip_session *s)
         const aip__dev_trace_device *d = &s->trace_devices[i];
         json_t *o = json_object();
         json_object_set_new(o, "device_id", json_integer(d->id));
-        json_object_set_new(o, "name", json_string(d->name));
+        json_t *name = json_string(d->name); /* NULL: not UTF-8 (a driver's bytes) */
+        json_object_set_new(o, "name", name ? name : json_string("(name not UTF-8)"));
         json_object_set_new(o, "backend", json_string(d->backend < 3 ? backend[d->backend]
                                                                        : "unknown"));
         json_object_set_new(o, "clock_sync", json_string(aip__dev_sync_method_name(d->method)));
