@@ -51,18 +51,12 @@ const char *aip__task_type(const aip__process *p, const aip__device_task *t, siz
  * (a chain is as long as the devices that ran the kernel).  The groups of
  * all processes are then merged by text, and there are few of them. */
 
-static int cmp_text(const char *a, size_t na, const char *b, size_t nb)
-{
-    int c = memcmp(a, b, na < nb ? na : nb);
-    return c ? c : (na > nb) - (na < nb);
-}
-
 static int cmp_group(const void *a, const void *b)
 {
     const aip__task_stat *x = a, *y = b;
     if (x->device != y->device)
         return x->device < y->device ? -1 : 1;
-    return cmp_text(x->type, x->len, y->type, y->len);
+    return aip__text_cmp(x->type, x->len, y->type, y->len);
 }
 
 static int cmp_stat(const void *a, const void *b)
@@ -72,7 +66,7 @@ static int cmp_stat(const void *a, const void *b)
         return x->device < y->device ? -1 : 1;
     if (x->total_ns != y->total_ns)
         return x->total_ns > y->total_ns ? -1 : 1;
-    return cmp_text(x->type, x->len, y->type, y->len);
+    return aip__text_cmp(x->type, x->len, y->type, y->len);
 }
 
 static void add_task(aip__task_stat *x, int64_t dur)

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define AIP_NAME_ID_MAX ((1u << 28) - 1) /* string ids the model can hold */
 #define AIP_AUX_MAX ((1u << 26) - 2)     /* aux words per thread */
@@ -535,6 +536,14 @@ aip_status aip__op_stats(const aip__model *m, unsigned kinds, aip__op_stat **out
 /* --- pairing.c -------------------------------------------------------- */
 aip_status aip__ranges_pair(aip__process *p);
 aip_status aip__flows_pair(aip__model *m);
+
+/* aip__text_cmp() : order of two texts of known length, bytewise, a
+ * prefix first (strcmp's order without the terminators). */
+static inline int aip__text_cmp(const char *a, size_t na, const char *b, size_t nb)
+{
+    int c = memcmp(a, b, na < nb ? na : nb);
+    return c ? c : (na > nb) - (na < nb);
+}
 
 /* aip__sat_add() : a + b, held at INT64_MAX / INT64_MIN instead of
  * overflowing.  Sums of durations (totals, self times) use it: one span may

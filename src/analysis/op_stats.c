@@ -105,13 +105,8 @@ static int cmp_stat(const void *a, const void *b)
     const aip__op_stat *x = a, *y = b;
     if (x->total_ns != y->total_ns)
         return x->total_ns > y->total_ns ? -1 : 1;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->name, y->name, n);
-    if (c)
-        return c;
-    if (x->len != y->len)
-        return x->len < y->len ? -1 : 1;
-    return (int)x->level - (int)y->level;
+    int c = aip__text_cmp(x->name, x->len, y->name, y->len);
+    return c ? c : (int)x->level - (int)y->level;
 }
 
 static aip_status process_spans(grouper *g, const aip__process *p, unsigned kinds)

@@ -42,16 +42,6 @@
     "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"        \
     "Output Formats"
 
-static aip_status put_id(aip__out *o, aip__esc_cache *c, uint32_t id)
-{
-    size_t n;
-    const char *s = aip__esc_get(c, id, &n);
-    if (!s)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
-    aip__out_put(o, s, n);
-    return AIP_OK;
-}
-
 /* Work-groups (blocks) of a kernel, 0 when not known. */
 static uint64_t block_num(const aip__process *p, const aip__device_task *t)
 {
@@ -116,13 +106,13 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     }
     *d++ = ',';
     aip__out_commit(o, d);
-    aip_status s = put_id(o, c, t->name);
+    aip_status s = aip__esc_put(o, c, t->name);
     AIP_OUT_LIT(o, ",");
     size_t len;
     const char *type = aip__task_type(p, t, &len);
     if (t->kind == AIP_TASK_KERNEL) {
         if (!s)
-            s = put_id(o, c, t->name);
+            s = aip__esc_put(o, c, t->name);
     } else {
         aip__out_put(o, type, len);
     }
@@ -161,10 +151,10 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     aip__op_fields f;
     if (launch_fields(p, t, &f)) {
         if (!s)
-            s = put_id(o, c, f.input_shapes);
+            s = aip__esc_put(o, c, f.input_shapes);
         AIP_OUT_LIT(o, ",");
         if (!s)
-            s = put_id(o, c, f.input_dtypes);
+            s = aip__esc_put(o, c, f.input_dtypes);
         AIP_OUT_LIT(o, ",");
     } else {
         AIP_OUT_LIT(o, "N/A,N/A,");

@@ -20,16 +20,6 @@
 
 #include <stdlib.h>
 
-static aip_status put_cell(aip__out *o, aip__esc_cache *c, uint32_t id)
-{
-    size_t n;
-    const char *s = aip__esc_get(c, id, &n);
-    if (!s)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
-    aip__out_put(o, s, n);
-    return AIP_OK;
-}
-
 /* The four Device cells and the line end. */
 static char *put_device(char *d, const int64_t *self, const int64_t *total, size_t i)
 {
@@ -69,13 +59,13 @@ aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
                     continue;
                 aip__op_fields f;
                 aip__model_op_fields(t, sp, &f);
-                s = put_cell(o, &c, sp->name);
+                s = aip__esc_put(o, &c, sp->name);
                 AIP_OUT_LIT(o, ",");
                 if (!s && f.has_shapes)
-                    s = put_cell(o, &c, f.input_shapes);
+                    s = aip__esc_put(o, &c, f.input_shapes);
                 AIP_OUT_LIT(o, ",");
                 if (!s && f.has_stack)
-                    s = put_cell(o, &c, f.call_stack);
+                    s = aip__esc_put(o, &c, f.call_stack);
                 AIP_OUT_LIT(o, ",");
                 char *d = aip__out_reserve(o, 128);
                 d = aip__fmt_us3(d, t->self_ns[i]);

@@ -28,9 +28,7 @@ static int cmp_self(const void *a, const void *b)
     const aip__op_stat *x = a, *y = b;
     if (x->self_ns != y->self_ns)
         return x->self_ns > y->self_ns ? -1 : 1;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->name, y->name, n);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
+    return aip__text_cmp(x->name, x->len, y->name, y->len);
 }
 
 static int cmp_i64(const void *a, const void *b)

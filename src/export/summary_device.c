@@ -26,13 +26,8 @@ static int is_copy(uint8_t kind)
 static int cmp_name(const void *a, const void *b)
 {
     const aip__sum_tasks *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->name, y->name, n);
-    if (c)
-        return c;
-    if (x->len != y->len)
-        return x->len < y->len ? -1 : 1;
-    return (x->direction > y->direction) - (x->direction < y->direction);
+    int c = aip__text_cmp(x->name, x->len, y->name, y->len);
+    return c ? c : (x->direction > y->direction) - (x->direction < y->direction);
 }
 
 static int cmp_total(const void *a, const void *b)

@@ -254,3 +254,13 @@ const char *aip__esc_get(aip__esc_cache *c, uint32_t id, size_t *len)
     *len = k;
     return dst;
 }
+
+aip_status aip__esc_put(aip__out *o, aip__esc_cache *c, uint32_t id)
+{
+    size_t n;
+    const char *s = aip__esc_get(c, id, &n);
+    if (!s)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for CSV strings");
+    aip__out_put(o, s, n);
+    return AIP_OK;
+}

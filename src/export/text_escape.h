@@ -15,6 +15,7 @@
 #define AIP_TEXT_ESCAPE_H
 
 #include "model.h"
+#include "outbuf.h"
 
 #include <stddef.h>
 
@@ -54,5 +55,9 @@ void aip__esc_free(aip__esc_cache *c);
  * undefined id gives `""` / an empty cell).  The pointer is valid until the
  * next call.  NULL only when out of memory. */
 const char *aip__esc_get(aip__esc_cache *c, uint32_t id, size_t *len);
+
+/* aip__esc_put() : string `id` escaped into `o` (a CSV cell, a JSON
+ * string); AIP_ERR_NOMEM (named) when out of memory. */
+aip_status aip__esc_put(aip__out *o, aip__esc_cache *c, uint32_t id);
 
 #endif

@@ -71,8 +71,7 @@ static int cmp_text(const aip__process *p, uint32_t a, const aip__process *q, ui
 {
     size_t na, nb;
     const char *sa = aip__model_str(p, a, &na), *sb = aip__model_str(q, b, &nb);
-    int c = memcmp(sa, sb, na < nb ? na : nb);
-    return c ? c : (na > nb) - (na < nb);
+    return aip__text_cmp(sa, na, sb, nb);
 }
 
 static int cmp_key(const void *x, const void *y, void *ctx)
