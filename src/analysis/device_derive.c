@@ -46,37 +46,20 @@ static int cmp_mem(const void *a, const void *b)
 /* Parents of the calls [first, last) of thread `ti` (sorted by start). */
 static aip_status parents_of_thread(aip__process *p, uint32_t ti, size_t first, size_t last)
 {
-    const aip__thread *t = &p->threads[ti];
-    size_t *stack = malloc((t->n_spans ? t->n_spans : 1) * sizeof *stack);
-    if (!stack)
-        return aip__fail(AIP_ERR_NOMEM, "no memory to link device calls to ops");
-    size_t depth = 0, next = 0;
+    aip__open_spans open;
+    aip_status s = aip__open_spans_init(&open, &p->threads[ti], ~(1u << AIP_SPAN_PYFUNC));
+    if (s)
+        return s;
     for (size_t i = first; i < last; i++) {
         aip__device_call *a = &p->dev_api.v[i];
-        /* Open every span that began by the call's start (parents come
-         * before their children in the sorted spans). */
-        while (next < t->n_spans && t->spans[next].start <= a->start) {
-            const aip__span *s = &t->spans[next];
-            while (depth && t->spans[stack[depth - 1]].end < s->start)
-                depth--;
-            if (s->kind != AIP_SPAN_PYFUNC)
-                stack[depth++] = next;
-            next++;
-        }
-        while (depth && t->spans[stack[depth - 1]].end < a->start)
-            depth--;
-        /* A span of the stack may have ended before the call while one
-         * below it is still open only if they overlap without nesting;
-         * the top that contains the call is the innermost. */
-        size_t k = depth;
-        while (k && t->spans[stack[k - 1]].end < a->start)
-            k--;
-        if (k) {
+        aip__open_spans_at(&open, a->start);
+        int64_t in = aip__open_spans_innermost(&open, a->start);
+        if (in >= 0) {
             a->parent_thread = ti;
-            a->parent_span = (int64_t)stack[k - 1];
+            a->parent_span = in;
         }
     }
-    free(stack);
+    aip__open_spans_free(&open);
     return AIP_OK;
 }
 

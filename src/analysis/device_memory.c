@@ -93,26 +93,17 @@ static aip_status names_of_thread(const aip__process *p, uint32_t ti, const size
                                   size_t first, size_t last, aip__devmem_row *rows)
 {
     const aip__thread *t = &p->threads[ti];
-    size_t *stack = malloc((t->n_spans ? t->n_spans : 1) * sizeof *stack);
-    if (!stack)
-        return aip__fail(AIP_ERR_NOMEM, "no memory to name device memory records");
-    size_t depth = 0, next = 0;
+    aip__open_spans open;
+    aip_status s = aip__open_spans_init(&open, t, ~(1u << AIP_SPAN_PYFUNC));
+    if (s)
+        return s;
     for (size_t k = first; k < last; k++) {
         int64_t ts = p->dev_memory.v[idx[k]].ts;
-        while (next < t->n_spans && t->spans[next].start <= ts) {
-            const aip__span *s = &t->spans[next];
-            while (depth && t->spans[stack[depth - 1]].end < s->start)
-                depth--;
-            if (s->kind != AIP_SPAN_PYFUNC)
-                stack[depth++] = next;
-            next++;
-        }
-        size_t d = depth;
-        while (d && t->spans[stack[d - 1]].end < ts)
-            d--;
-        rows[idx[k]].name = d ? t->spans[stack[d - 1]].name : 0;
+        aip__open_spans_at(&open, ts);
+        int64_t in = aip__open_spans_innermost(&open, ts);
+        rows[idx[k]].name = in >= 0 ? t->spans[in].name : 0;
     }
-    free(stack);
+    aip__open_spans_free(&open);
     return AIP_OK;
 }
 

@@ -205,33 +205,23 @@ aip_status aip__op_device_ns(const aip__process *p, size_t ti, const int64_t *ca
         return AIP_OK;
     int64_t *self = malloc(t->n_spans * sizeof *self);
     int64_t *total = malloc(t->n_spans * sizeof *total);
-    size_t *stack = malloc(t->n_spans * sizeof *stack);
-    if (!self || !total || !stack) {
+    aip__open_spans open = {0};
+    if (!self || !total || aip__open_spans_init(&open, t, 1u << AIP_SPAN_OP)) {
         free(self);
         free(total);
-        free(stack);
+        aip__open_spans_free(&open);
         return aip__fail(AIP_ERR_NOMEM, "no memory for device times of ops");
     }
     for (size_t i = 0; i < t->n_spans; i++)
         self[i] = total[i] = -1;
-    size_t depth = 0, next = 0;
     for (size_t c = first; c < last; c++) {
         if (call_ns[c] < 0)
             continue;
         int64_t at = p->dev_api.v[c].start;
-        /* open every op that began by the call (parents come first) */
-        for (; next < t->n_spans && t->spans[next].start <= at; next++) {
-            const aip__span *s = &t->spans[next];
-            while (depth && t->spans[stack[depth - 1]].end < s->start)
-                depth--;
-            if (s->kind == AIP_SPAN_OP)
-                stack[depth++] = next;
-        }
-        while (depth && t->spans[stack[depth - 1]].end < at)
-            depth--;
+        aip__open_spans_at(&open, at); /* the ops open around the call */
         int innermost = 1;
-        for (size_t k = depth; k-- > 0;) {
-            size_t si = stack[k];
+        for (size_t k = open.depth; k-- > 0;) {
+            size_t si = open.stack[k];
             if (t->spans[si].end < at) /* overlapping, not nested: already closed */
                 continue;
             add_ns(&total[si], call_ns[c]);
@@ -240,7 +230,7 @@ aip_status aip__op_device_ns(const aip__process *p, size_t ti, const int64_t *ca
             innermost = 0;
         }
     }
-    free(stack);
+    aip__open_spans_free(&open);
     *self_out = self;
     *total_out = total;
     return AIP_OK;

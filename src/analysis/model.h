@@ -425,6 +425,25 @@ aip_status aip__model_derive(aip__model *m);
 aip_status aip__spans_sort(aip__span *spans, size_t n);
 /* aip__spans_nest() : fill self_ns and top_op for sorted spans. */
 aip_status aip__spans_nest(aip__thread *t);
+/* The spans of a sorted thread open at a moment, for queries in time
+ * order (which op launched a device call, allocated device memory...):
+ * one sweep over the spans with a stack, O(spans + queries).  `kinds`
+ * selects the spans kept (bits 1 << AIP_SPAN_*).  After
+ * aip__open_spans_at(o, at), stack[0..depth) holds the kept spans that
+ * began by `at` and may still be open, outermost first; one may have ended
+ * before `at` while one below it is open (they overlap without nesting),
+ * so a user checks `end >= at`. */
+typedef struct aip__open_spans {
+    const aip__thread *t;
+    unsigned kinds;
+    size_t *stack, depth, next;
+} aip__open_spans;
+aip_status aip__open_spans_init(aip__open_spans *o, const aip__thread *t, unsigned kinds);
+void aip__open_spans_at(aip__open_spans *o, int64_t at);
+/* aip__open_spans_innermost() : after _at(o, at), the index of the
+ * innermost kept span containing `at`, -1 if none. */
+int64_t aip__open_spans_innermost(const aip__open_spans *o, int64_t at);
+void aip__open_spans_free(aip__open_spans *o);
 
 /* --- nesting.c ------------------------------------------------------- */
 /* aip__slices_build() : t->slices, the sorted spans with partial overlaps

@@ -153,3 +153,41 @@ aip_status aip__spans_nest(aip__thread *t)
     free(stack);
     return AIP_OK;
 }
+
+aip_status aip__open_spans_init(aip__open_spans *o, const aip__thread *t, unsigned kinds)
+{
+    o->t = t;
+    o->kinds = kinds;
+    o->depth = o->next = 0;
+    o->stack = malloc((t->n_spans ? t->n_spans : 1) * sizeof *o->stack);
+    return o->stack ? AIP_OK : aip__fail(AIP_ERR_NOMEM, "no memory for a span stack");
+}
+
+void aip__open_spans_at(aip__open_spans *o, int64_t at)
+{
+    const aip__span *sp = o->t->spans;
+    /* Open every span that began by `at` (parents come before their
+     * children in the sorted spans), closing those ended before it. */
+    for (; o->next < o->t->n_spans && sp[o->next].start <= at; o->next++) {
+        while (o->depth && sp[o->stack[o->depth - 1]].end < sp[o->next].start)
+            o->depth--;
+        if (o->kinds & (1u << sp[o->next].kind))
+            o->stack[o->depth++] = o->next;
+    }
+    while (o->depth && sp[o->stack[o->depth - 1]].end < at)
+        o->depth--;
+}
+
+int64_t aip__open_spans_innermost(const aip__open_spans *o, int64_t at)
+{
+    for (size_t k = o->depth; k-- > 0;)
+        if (o->t->spans[o->stack[k]].end >= at)
+            return (int64_t)o->stack[k];
+    return -1;
+}
+
+void aip__open_spans_free(aip__open_spans *o)
+{
+    free(o->stack);
+    o->stack = NULL;
+}
