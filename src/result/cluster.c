@@ -295,38 +295,47 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
     return 0;
 }
 
-/* communication.json, and the span of its collectives' start times (what
- * tells a run that is not this job's). */
+/* One of the rank's JSON summaries, or NULL (absent: Level0 or no
+ * communication; unreadable: the rank gets a problem naming the file). */
+static json_t *read_summary_json(aip__rank_dir *r, const char *path, const char *name)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return NULL;
+    if ((unsigned long long)st.st_size > COMM_JSON_MAX) { /* msprof-analyze has such limits too */
+        aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT/%s is %lld bytes, more than %u MiB", name,
+                             (long long)st.st_size, COMM_JSON_MAX >> 20);
+        return NULL;
+    }
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    if (!j || !json_is_object(j)) {
+        aip__cluster_problem(r,
+                             "ASCEND_PROFILER_OUTPUT/%s is truncated or not JSON (line %d: %s)",
+                             name, err.line, err.text);
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* communication.json and communication_matrix.json, and the span of the
+ * collectives' start times (what tells a run that is not this job's). */
 static void read_comm(aip__cluster *c, aip__rank_dir *r, const char *path)
 {
     (void)c;
-    struct stat st;
-    if (stat(path, &st))
-        return; /* Level0 or no communication: nothing to read */
-    if ((unsigned long long)st.st_size > COMM_JSON_MAX) { /* msprof-analyze has such limits too */
-        aip__cluster_problem(r,
-                             "ASCEND_PROFILER_OUTPUT/communication.json is %lld bytes, more "
-                             "than %u MiB",
-                             (long long)st.st_size, COMM_JSON_MAX >> 20);
+    r->comm = read_summary_json(r, path, "communication.json");
+    if (!r->comm)
         return;
-    }
-    json_error_t err;
-    r->comm = json_load_file(path, 0, &err);
-    if (!r->comm || !json_is_object(r->comm)) {
-        aip__cluster_problem(r,
-                             "ASCEND_PROFILER_OUTPUT/communication.json is truncated or not JSON "
-                             "(line %d: %s)",
-                             err.line, err.text);
-        json_decref(r->comm);
-        r->comm = NULL;
-        return;
-    }
-    const char *step, *type, *op;
-    json_t *sv, *tv, *ov;
+    char mpath[PATH_MAX], dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && (*slash = 0, !aip__join(mpath, PATH_MAX, dir, "communication_matrix.json")))
+        r->matrix = read_summary_json(r, mpath, "communication_matrix.json");
+    const char *step, *op;
+    json_t *sv, *ov;
     json_object_foreach(r->comm, step, sv) {
         json_t *coll = json_object_get(sv, "collective");
-        (void)type;
-        (void)tv;
         json_object_foreach(coll, op, ov) {
             json_t *ts = json_object_get(json_object_get(ov, "Communication Time Info"),
                                          "Start Timestamp(us)");
@@ -501,6 +510,7 @@ static void free_cluster(aip__cluster *c)
         }
         free(r->rows);
         json_decref(r->comm);
+        json_decref(r->matrix);
         free(r->path);
     }
     free(c->r);

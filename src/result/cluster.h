@@ -30,6 +30,7 @@ typedef struct aip__rank_dir {
     aip__step_trace_row *rows;
     size_t n_rows;
     json_t *comm;             /* communication.json, NULL if absent */
+    json_t *matrix;           /* communication_matrix.json, NULL if absent */
     double first_us, last_us; /* span of its collectives' start times; NAN if none */
     int analyse;              /* no step_trace_time.csv yet, FRAMEWORK/ there */
 } aip__rank_dir;
