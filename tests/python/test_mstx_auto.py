@@ -273,3 +273,91 @@ def test_communication_domain_excluded(tmp_path):
     for d in _run_ranks(tmp_path, True, ["communication"]).values():
         assert _mstx_ranges(d) == []
         assert _db_ranges(d) == []
+
+
+# ---- the summary, aiprof run, dynamic profiling ----------------------------
+
+CLI = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__import__("aiprof").__file__)))), "bin", "aiprof")
+
+
+def _summary_rows(d):
+    """{(domain, message): count} from `aiprof summary`'s mstx ranges table."""
+    out = subprocess.run([CLI, "summary", d], capture_output=True, text=True, check=True,
+                         timeout=60).stdout
+    lines = out.split("\n")
+    head = next(i for i, x in enumerate(lines) if x.startswith("mstx ranges:"))
+    rows = {}
+    for line in lines[head + 2:]:
+        if not line.strip():
+            break
+        total, count, avg, mx, domain, message = line.split(None, 5)
+        assert float(mx) <= float(total) and float(avg) <= float(mx)
+        rows[(domain, message)] = int(count)
+    return lines[head], rows
+
+
+@pytest.mark.skipif(not os.path.exists(CLI), reason="the aiprof CLI is not built")
+def test_summary_counts_the_ranges(tmp_path):
+    import aiprof
+    with _profile():
+        _work(tmp_path, 0)
+        with aiprof.profiler.record_function("step"):   # an op, not an mstx range
+            aiprof.mstx.mark("here")
+    (d,) = result_dirs("./out")
+    head, rows = _summary_rows(d)
+    assert head.startswith("mstx ranges: 6 in 2 (domain, message) groups, 1 mark(s), 0 start")
+    assert rows == {("default", "dataloader"): 4, ("default", "save_checkpoint"): 2}
+
+
+_RUN_SCRIPT = r'''
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+for (b,) in DataLoader(TensorDataset(torch.arange(6.0)), batch_size=3):
+    pass
+torch.save({"w": torch.ones(2)}, "ckpt.pt")
+print("done")
+'''
+
+
+@needs_torch
+@pytest.mark.skipif(not os.path.exists(CLI), reason="the aiprof CLI is not built")
+@pytest.mark.parametrize("no_mstx", [False, True])
+def test_aiprof_run(tmp_path, no_mstx):
+    """`aiprof run` records mstx unless --no-mstx: the automatic ranges too."""
+    script = tmp_path / "prog.py"
+    script.write_text(_RUN_SCRIPT)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [os.path.dirname(os.path.dirname(__import__("aiprof").__file__)),
+                    env.get("PYTHONPATH")] if p)
+    env.pop("AIPROF_QUIET", None)
+    proc = subprocess.run([CLI, "run", "--dir", str(tmp_path / "run"),
+                           *(["--no-mstx"] if no_mstx else []), "--", sys.executable,
+                           str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-3000:]
+    (d,) = result_dirs(str(tmp_path / "run"))
+    want = [] if no_mstx else [("dataloader", "default")] * 3 + [("save_checkpoint", "default")]
+    assert _mstx_ranges(d) == want
+
+
+def test_dynamic_profile_config(tmp_path):
+    """profiler_config.json's experimental_config.mstx reaches the collectors."""
+    from conftest import run_python
+    for mstx in (True, False):
+        with open(f"cfg_{mstx}.json", "w") as f:
+            json.dump({"activities": ["CPU"], "prof_dir": f"./dp_{mstx}", "analyse": True,
+                       "active": 1, "warmup": 0, "start_step": 0,
+                       "experimental_config": {"mstx": mstx}}, f)
+        run_python(f"""if True:
+            import torch
+            from aiprof.profiler import dynamic_profile as dp
+            dp.init("profiler_config_path")
+            for step in range(4):
+                if step == 1:
+                    dp.start("cfg_{mstx}.json")
+                torch.save(step, "s.pt")
+                dp.step()
+        """, env={"AIPROF_DP_POLL_MS": "50"})
+        (d,) = result_dirs(f"./dp_{mstx}")
+        assert _mstx_ranges(d) == ([("save_checkpoint", "default")] if mstx else [])
