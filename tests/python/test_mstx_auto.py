@@ -308,6 +308,12 @@ def test_summary_counts_the_ranges(tmp_path):
     head, rows = _summary_rows(d)
     assert head.startswith("mstx ranges: 6 in 2 (domain, message) groups, 1 mark(s), 0 start")
     assert rows == {("default", "dataloader"): 4, ("default", "save_checkpoint"): 2}
+    subprocess.run([CLI, "summary", d, "--html", "s.html", "--no-text"], check=True,
+                   capture_output=True, timeout=60)
+    page = open("s.html", encoding="utf-8").read()
+    table = page[page.index('<table id="mstx-ranges">'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 3 and "save_checkpoint" in table and "dataloader" in table
 
 
 _RUN_SCRIPT = r'''

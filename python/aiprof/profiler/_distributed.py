@@ -245,9 +245,8 @@ class _Work:
         try:
             r = self._work.wait(*args, **kwargs)
         except BaseException:
-            rec, self._record = self._record, None
-            if rec is not None:
-                rec(None)   # its mstx range ends; no op is recorded
+            if self._record is not None:
+                self._record(None)   # its mstx range ends; the op waits for a wait() that works
             raise
         rec, self._record = self._record, None
         if rec is not None:
@@ -297,12 +296,16 @@ def _wrap(d, fn, attr, name, kind, what, group_arg, root_arg=None, peer_arg=None
         if kind == _RECV and peer in (None, -1) and isinstance(r, int):
             peer = r    # recv(src=None) returns the sender
 
+        ended = []
+
         def record(at, peer=peer):
             if comm and at is not None:
                 _C.comm_op(name, start, at, -1 if gid is None else gid, kind, lib, nbytes,
                            count, dtype, seq, -1 if peer is None else peer,
                            -1 if root is None else root, -1 if tag is None else tag, nb)
-            _mstx_auto.range_end(rid)
+            if not ended:   # once, though a failed wait() may be followed by another
+                ended.append(True)
+                _mstx_auto.range_end(rid)
         if nb and r is not None and hasattr(r, "wait"):
             return _Work(r, record)
         record(end)
