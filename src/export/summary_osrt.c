@@ -44,6 +44,10 @@ aip_status aip__osrt_stats(const aip__model *m, aip__osrt_stat **out, size_t *n)
             const aip__osrt_call *c = &p->osrt.v[i];
             size_t len = 0;
             const char *name = aip__model_str(p, c->name, &len);
+            if (!len) { /* a name id the file does not define */
+                name = "(unnamed)";
+                len = 9;
+            }
             size_t k = 0; /* a few dozen functions at most: a linear search */
             while (k < nv && !(v[k].len == len && !memcmp(v[k].name, name, len)))
                 k++;
@@ -62,7 +66,8 @@ aip_status aip__osrt_stats(const aip__model *m, aip__osrt_stat **out, size_t *n)
             int64_t d = c->end - c->start;
             v[k].calls++;
             v[k].failed += c->failed;
-            v[k].total_ns += d;
+            /* hostile raw files hold calls of ~2^62 ns: saturate, never wrap */
+            v[k].total_ns = d > INT64_MAX - v[k].total_ns ? INT64_MAX : v[k].total_ns + d;
             if (d > v[k].max_ns)
                 v[k].max_ns = d;
         }
