@@ -220,8 +220,8 @@ static void consider(obj_ctx *o, const dyn_info *di, uintptr_t offset, uintptr_t
     if (sym->st_shndx != SHN_UNDEF || (di->strsz && sym->st_name >= di->strsz))
         return; /* the object defines it: not a call to the C library */
     int fn = find_name(di->strtab + sym->st_name);
-    if (fn < 0 || !aip__osrt_funcs[fn].real)
-        return;
+    if (fn < 0 || !aip__osrt_funcs[fn].real || !aip__osrt_funcs[fn].wrapper)
+        return; /* not here, or only looked up (pthread_mutex_trylock) */
     void **addr = (void **)(o->base + offset);
     void *cur = *addr;
     if (cur == aip__osrt_funcs[fn].wrapper)

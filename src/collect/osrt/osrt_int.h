@@ -8,7 +8,8 @@
  * parameter list, argument list and how the function reports failure
  * (ERRNO: -1 and errno; RC: a returned error number, errno untouched; PTR:
  * MAP_FAILED and errno; NONE: it cannot fail).  The functions that need
- * hand-written wrappers (the variadic open family, dlopen) are not in it.
+ * hand-written wrappers (pthread_mutex_lock, the variadic open family,
+ * dlopen) are not in it.
  */
 #ifndef AIP_OSRT_INT_H
 #define AIP_OSRT_INT_H
@@ -54,7 +55,6 @@
       (c, f, a, b), RC)                                                                        \
     X(usleep, int, (useconds_t u), (u), ERRNO)                                                 \
     X(sleep, unsigned, (unsigned s), (s), NONE)                                                \
-    X(pthread_mutex_lock, int, (pthread_mutex_t *m), (m), RC)                                  \
     X(pthread_cond_wait, int, (pthread_cond_t *c, pthread_mutex_t *m), (c, m), RC)             \
     X(pthread_cond_timedwait, int,                                                             \
       (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t), (c, m, t), RC)        \
@@ -87,6 +87,8 @@ enum {
 #define AIP_OSRT_ENUM(F, ret, params, args, fail) AIP_OSRT_F_##F,
     AIP_OSRT_FUNCS(AIP_OSRT_ENUM)
 #undef AIP_OSRT_ENUM
+    AIP_OSRT_F_pthread_mutex_lock,
+    AIP_OSRT_F_pthread_mutex_trylock, /* not patched: the lock wrapper's first try */
     AIP_OSRT_F_open,
     AIP_OSRT_F_open64,
     AIP_OSRT_F_openat,

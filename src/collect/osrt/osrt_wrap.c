@@ -104,6 +104,26 @@ static inline void osrt_end(int fn, uint64_t start, int64_t result, int failed, 
 AIP_OSRT_FUNCS(AIP_OSRT_WRAPPER)
 #undef AIP_OSRT_WRAPPER
 
+/* A lock taken at once never blocked: the first try (trylock, which takes
+ * a free mutex exactly as lock does) keeps the uncontended case at the
+ * cost of the real call, and only a lock that has to wait is timed.  Any
+ * answer but EBUSY is final (an error-checking mutex the caller holds:
+ * EBUSY, then lock says EDEADLK as it would have). */
+typedef int (*mutex_fn)(pthread_mutex_t *);
+static int w_pthread_mutex_lock(pthread_mutex_t *m)
+{
+    if (__builtin_expect(!atomic_load_explicit(&aip__osrt_on, memory_order_relaxed), 1) ||
+        UNLIKELY(in_record))
+        return ((mutex_fn)aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_lock].real)(m);
+    int r = ((mutex_fn)aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_trylock].real)(m);
+    if (r != EBUSY)
+        return r;
+    uint64_t t0 = aip__ticks();
+    r = ((mutex_fn)aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_lock].real)(m);
+    osrt_end(AIP_OSRT_F_pthread_mutex_lock, t0, r, r != 0, r);
+    return r;
+}
+
 /* open and openat take a mode only when they create a file: reading a
  * third (fourth) variadic argument that was not passed is undefined. */
 static int needs_mode(int flags)
@@ -192,6 +212,11 @@ void aip__osrt_table_init(void)
     aip__osrt_funcs[AIP_OSRT_F_##F].wrapper = (void *)w_##F;
     AIP_OSRT_FUNCS(AIP_OSRT_ENTRY)
 #undef AIP_OSRT_ENTRY
+    aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_lock] =
+        (aip__osrt_func){"pthread_mutex_lock", (void *)w_pthread_mutex_lock, NULL, 0};
+    /* looked up for the lock wrapper, never patched (no wrapper) */
+    aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_trylock] =
+        (aip__osrt_func){"pthread_mutex_trylock", NULL, NULL, 0};
     aip__osrt_funcs[AIP_OSRT_F_open] = (aip__osrt_func){"open", (void *)w_open, NULL, 0};
     aip__osrt_funcs[AIP_OSRT_F_open64] = (aip__osrt_func){"open64", (void *)w_open64, NULL, 0};
     aip__osrt_funcs[AIP_OSRT_F_openat] = (aip__osrt_func){"openat", (void *)w_openat, NULL, 0};
