@@ -12,7 +12,9 @@
  * host_sys=[OSRT] needs.  Each entry's old value is kept and written back
  * when the trace stops.
  *
- * Left alone: libaiprof itself (its writer's writes are not the program's),
+ * Left alone: libaiprof itself (its writer's writes are not the program's)
+ * and aiprof's other objects (the preload and MPI libraries, the Python
+ * extension and the torch adapter),
  * the C library and its companions (their internal calls do not use the
  * GOT, and malloc's mmap must never reach a recorder that allocates), the
  * dynamic loader, the vDSO, and allocators (jemalloc, tcmalloc, mimalloc:
@@ -124,6 +126,10 @@ static int skipped_name(const char *path)
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
             return 1;
+    if (!strncmp(b, "libaiprof", 9)) /* libaiprof_preload, _mpi, _torch: the profiler's */
+        return 1;
+    if (!strncmp(b, "_C.", 3) && strstr(path, "/aiprof/")) /* the Python extension */
+        return 1;
     return strstr(b, "malloc") != NULL; /* jemalloc, tcmalloc, mimalloc */
 }
 
