@@ -143,3 +143,33 @@ def test_aiprof_run_host_sys_osrt(tmp_path):
     calls = _osrt_layer(trace_of(result_dirs(str(run_dir))[0]))
     assert calls and _sleeps(calls)
     assert any(c["name"] == "read" and c["args"]["Result"] == 5000 for c in calls)
+
+
+def test_dynamic_profile_host_sys_osrt(tmp_path):
+    """dynamic_profile's "experimental_config": {"host_sys": ["osrt"]}: the
+    collection it starts records the sleeps (default 10 ms threshold)."""
+    with open("start_config.json", "w") as f:
+        json.dump({"activities": ["CPU"], "prof_dir": "./started", "analyse": True,
+                   "active": 2, "warmup": 0, "start_step": 0,
+                   "experimental_config": {"host_sys": ["osrt"]}}, f)
+    code = textwrap.dedent("""
+        import time
+        from aiprof.profiler import dynamic_profile as dp
+        dp.init("profiler_config_path")
+        for step in range(6):
+            if step == 2:
+                dp.start("start_config.json")
+            time.sleep(0.02)
+            dp.step()
+    """)
+    env = {"AIPROF_DP_POLL_MS": "50"}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(**env),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    dirs = result_dirs(str(tmp_path / "started"))
+    assert len(dirs) == 1, os.listdir(tmp_path)
+    calls = _osrt_layer(trace_of(dirs[0]))
+    assert calls, "no OS Runtime API layer"
+    sleeps = [c for c in calls if c["name"] in ("clock_nanosleep", "nanosleep", "select")
+              and float(c["dur"]) >= 20000 - 200]
+    assert len(sleeps) == 2, [(c["name"], c["dur"]) for c in calls]  # active=2 steps
