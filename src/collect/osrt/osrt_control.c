@@ -78,11 +78,14 @@ void aip__osrt_trace_started(void)
         aip__osrt_threshold_ticks =
             (uint64_t)((double)threshold_ns * aip__clock_ticks_per_second() / 1e9);
         aip__osrt_patch_stats st = {0};
+        uint64_t t0 = aip__mono_ns();
         aip__osrt_patch_all(&st);
+        uint64_t t1 = aip__mono_ns();
         report(&st);
-        aip__log("INFO", "OS runtime calls: %zu GOT entries of %zu objects patched (%zu held "
-                 "another interposer's address and were left alone), threshold %llu ns",
-                 st.slots, st.objects, st.foreign, (unsigned long long)threshold_ns);
+        aip__log("INFO", "OS runtime calls: %zu GOT entries of %zu objects patched in %.3f ms "
+                 "(%zu held another interposer's address and were left alone), threshold %llu "
+                 "ns", st.slots, st.objects, (double)(t1 - t0) / 1e6, st.foreign,
+                 (unsigned long long)threshold_ns);
         installed = 1;
         atomic_store_explicit(&aip__osrt_on, 1, memory_order_release);
     }
@@ -105,10 +108,12 @@ void aip__osrt_trace_stopping(void)
     pthread_mutex_lock(&lock);
     if (installed) {
         atomic_store_explicit(&aip__osrt_on, 0, memory_order_release);
-        aip__osrt_restore_all();
+        uint64_t t0 = aip__mono_ns();
+        size_t restored = aip__osrt_restore_all();
         installed = 0;
-        aip__log("INFO", "OS runtime calls: %llu recorded in this process so far",
-                 (unsigned long long)atomic_load(&aip__osrt_recorded));
+        aip__log("INFO", "OS runtime calls: %llu recorded in this process so far; %zu GOT "
+                 "entries restored in %.3f ms", (unsigned long long)atomic_load(&aip__osrt_recorded),
+                 restored, (double)(aip__mono_ns() - t0) / 1e6);
     }
     pthread_mutex_unlock(&lock);
 }

@@ -59,6 +59,7 @@
 typedef struct patched_obj {
     uintptr_t base;
     char *name;
+    uintptr_t relro_lo, relro_hi; /* its read-only-after-relocation pages */
 } patched_obj;
 
 typedef struct slot {
@@ -165,6 +166,7 @@ typedef struct dyn_info {
     const char *strtab;
     size_t strsz;
     uintptr_t jmprel, relsz_plt, rela, relasz, rel, relsz;
+    size_t relacount, relcount; /* leading RELATIVE relocations: skipped */
     int plt_is_rela;
 } dyn_info;
 
@@ -191,6 +193,8 @@ static void read_dynamic(uintptr_t base, const ElfW(Dyn) *d, dyn_info *di)
         case DT_RELASZ: di->relasz = d->d_un.d_val; break;
         case DT_REL: di->rel = dyn_ptr(base, d->d_un.d_ptr); break;
         case DT_RELSZ: di->relsz = d->d_un.d_val; break;
+        case DT_RELACOUNT: di->relacount = d->d_un.d_val; break;
+        case DT_RELCOUNT: di->relcount = d->d_un.d_val; break;
         default: break;
         }
     }
@@ -225,7 +229,10 @@ static void consider(obj_ctx *o, const dyn_info *di, uintptr_t offset, uintptr_t
     const ElfW(Sym) *sym = &di->symtab[ELF_R_SYM(info)];
     if (sym->st_shndx != SHN_UNDEF || (di->strsz && sym->st_name >= di->strsz))
         return; /* the object defines it: not a call to the C library */
-    int fn = find_name(di->strtab + sym->st_name);
+    const char *nm = di->strtab + sym->st_name;
+    if (nm[0] == '_' && nm[1] == 'Z')
+        return; /* a C++ symbol (most of a C++ library's imports): none of ours */
+    int fn = find_name(nm);
     if (fn < 0 || !aip__osrt_funcs[fn].real || !aip__osrt_funcs[fn].wrapper)
         return; /* not here, or only looked up (pthread_mutex_trylock) */
     void **addr = (void **)(o->base + offset);
@@ -314,10 +321,16 @@ static int patch_object(struct dl_phdr_info *info, size_t size, void *data)
     char *copy = strdup(name);
     if (!copy)
         return 0;
-    objs[n_objs++] = (patched_obj){o.base, copy};
+    objs[n_objs++] = (patched_obj){o.base, copy, o.relro_lo, o.relro_hi};
     scan_relocs(&o, &di, di.jmprel, di.relsz_plt, di.plt_is_rela);
-    scan_relocs(&o, &di, di.rela, di.relasz, 1);
-    scan_relocs(&o, &di, di.rel, di.relsz, 0);
+    /* .rela.dyn of a large library is mostly RELATIVE relocations, which
+     * the linker sorts first and counts (DT_RELACOUNT): skip them. */
+    size_t skip = di.relacount * sizeof(ElfW(Rela));
+    if (skip < di.relasz)
+        scan_relocs(&o, &di, di.rela + skip, di.relasz - skip, 1);
+    skip = di.relcount * sizeof(ElfW(Rel));
+    if (skip < di.relsz)
+        scan_relocs(&o, &di, di.rel + skip, di.relsz - skip, 0);
     if (o.writable)
         relro_protect(&o);
     if (o.patched)
@@ -370,27 +383,6 @@ static int mark_live(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* The RELRO range of the object at `base`, found again (it is not kept:
- * restoring is rare, and its program headers are in memory). */
-typedef struct relro_find {
-    uintptr_t base, lo, hi;
-} relro_find;
-
-static int find_relro(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    relro_find *f = data;
-    if (info->dlpi_addr != f->base)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
-            relro_pages(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr, info->dlpi_phdr[i].p_memsz,
-                        &f->lo, &f->hi);
-            return 1;
-        }
-    return 1;
-}
-
 size_t aip__osrt_restore_all(void)
 {
     size_t restored = 0;
@@ -398,16 +390,18 @@ size_t aip__osrt_restore_all(void)
     if (!ls.live)
         return 0; /* the entries keep our wrappers, which call the real functions */
     dl_iterate_phdr(mark_live, &ls);
+    size_t next = 0;
     for (size_t oi = 0; oi < n_objs; oi++) {
         if (!ls.live[oi])
             continue; /* unloaded meanwhile: its entries are gone with it */
-        relro_find f = {.base = objs[oi].base};
-        dl_iterate_phdr(find_relro, &f);
-        uintptr_t lo = f.lo, hi = f.hi;
+        uintptr_t lo = objs[oi].relro_lo, hi = objs[oi].relro_hi;
         int writable = 0;
-        for (size_t i = 0; i < n_slots; i++) {
+        /* an object's slots are contiguous: they were pushed as it was patched */
+        while (next < n_slots && slots[next].obj < oi)
+            next++;
+        for (size_t i = next; i < n_slots && slots[i].obj == oi; i++) {
             slot *s = &slots[i];
-            if (s->obj != oi || *s->addr != aip__osrt_funcs[s->fn].wrapper)
+            if (*s->addr != aip__osrt_funcs[s->fn].wrapper)
                 continue;
             if (s->relro && !writable) {
                 if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
