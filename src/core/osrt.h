@@ -7,8 +7,6 @@
 #ifndef AIP_OSRT_H
 #define AIP_OSRT_H
 
-#include <stdint.h>
-
 /* aip__osrt_trace_started() : a trace that records OSRT began (recording
  * is on): patch the loaded objects and start recording their calls.
  * Problems (a statically linked program) are logged once per process. */
@@ -18,9 +16,5 @@ void aip__osrt_trace_started(void);
  * still on: stop recording and restore every patched entry.  A no-op when
  * nothing was patched. */
 void aip__osrt_trace_stopping(void);
-
-/* The threshold of the last start: calls shorter than it are not recorded
- * (AIPROF_OSRT_THRESHOLD_NS, default 10 ms). */
-uint64_t aip__osrt_threshold_ns(void);
 
 #endif

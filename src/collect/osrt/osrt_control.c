@@ -28,8 +28,6 @@ static int installed;
 static int said_static, said_self, said_refused;
 static uint64_t threshold_ns = DEFAULT_THRESHOLD_NS;
 
-uint64_t aip__osrt_threshold_ns(void) { return threshold_ns; }
-
 static uint64_t read_threshold(void)
 {
     const char *v = getenv("AIPROF_OSRT_THRESHOLD_NS");
