@@ -231,6 +231,8 @@ int cli_run(int argc, char **argv)
         setenv("AIPROF_RUN_WITH_MODULES", o.with_modules ? "1" : "0", 1);
         setenv("AIPROF_RUN_WITH_FLOPS", o.with_flops ? "1" : "0", 1);
         setenv("AIPROF_RUN_MSTX", o.no_mstx ? "0" : "1", 1);
+        if (o.host_sys)
+            setenv("AIPROF_RUN_HOST_SYS", o.host_sys, 1);
         if (o.children)
             setenv("AIPROF_RUN_CHILDREN", "1", 1);
         char max_bytes[32];
