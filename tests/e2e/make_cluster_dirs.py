@@ -26,10 +26,11 @@ cluster`, without MPI.
       EXTRA_FREE_US more Free per step and the shortest elapse at every
       collective it is in.  test_cluster_scale.sh and `make bench` use it.
 
-  make_cluster_dirs.py DIR 0 0 --ranks N --raw
+  make_cluster_dirs.py DIR 0 0 --ranks N --raw [--template RESULT_DIR]
       N rank directories holding raw data only (FRAMEWORK/, a copy of the
-      golden input of tests/golden) with profiler_info_{rank}.json, so that
-      `aiprof cluster` analyses each (the per-rank work of -j and --mpi).
+      golden input of tests/golden, or of RESULT_DIR's FRAMEWORK/) with
+      profiler_info_{rank}.json, so that `aiprof cluster` analyses each (the
+      per-rank work of -j and --mpi).
 """
 import json
 import os
@@ -248,18 +249,29 @@ def one_rank(top, rank, n, steps, slow, extra):
         json.dump(matrix, f)
 
 
-def raw_ranks(top, n):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden"))
-    import make_golden_input as golden  # noqa: E402
-    template = os.path.join(top, ".golden_template")
-    golden.main(template)
+def raw_ranks(top, n, template=None):
+    """Rank directories of raw data: copies of the golden input, or of
+    `template`'s FRAMEWORK/ (a larger profile, for the benchmark)."""
+    golden_dir = None
+    if not template:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "golden"))
+        import make_golden_input as golden  # noqa: E402
+        template = golden_dir = os.path.join(top, ".golden_template")
+        golden.main(template)
     for rank in range(n):
         d = os.path.join(top, "node%d" % (rank // PER_NODE),
                          "w%d_20260101000000%04d_ascend_pt" % (rank, rank % 10000))
-        shutil.copytree(template, d)
-        os.rename(os.path.join(d, "profiler_info.json"),
-                  os.path.join(d, "profiler_info_%d.json" % rank))
-    shutil.rmtree(template)
+        if golden_dir:
+            shutil.copytree(template, d)
+            os.rename(os.path.join(d, "profiler_info.json"),
+                      os.path.join(d, "profiler_info_%d.json" % rank))
+        else:
+            shutil.copytree(os.path.join(template, "FRAMEWORK"), os.path.join(d, "FRAMEWORK"))
+            with open(os.path.join(d, "profiler_info_%d.json" % rank), "w") as f:
+                json.dump({"rank_id": rank}, f)
+    if golden_dir:
+        shutil.rmtree(golden_dir)
 
 
 def main(argv):
@@ -271,7 +283,7 @@ def main(argv):
     n = int(opts[opts.index("--ranks") + 1])
     steps = int(opts[opts.index("--steps") + 1]) if "--steps" in opts else 3
     if "--raw" in opts:
-        raw_ranks(top, n)
+        raw_ranks(top, n, opts[opts.index("--template") + 1] if "--template" in opts else None)
         return
     for rank in range(n):
         one_rank(top, rank, n, steps, slow, extra)
