@@ -5,7 +5,11 @@
  * nothing of aiprof's data: it moves bytes — each process's packed share of
  * the rank directories to process 0, and the outcome back to all.
  * MPI_COMM_WORLD with MPI_ERRORS_RETURN, so that a failure is a message,
- * not an abort.
+ * not an abort.  Every wait is a test and a short sleep, not MPI's busy
+ * poll: process 0 waits for the others' shares and the others wait for
+ * process 0's cross-rank pass, and on a machine with as many processes as
+ * CPUs (mpirun --oversubscribe, other work) a spinning waiter takes the
+ * CPU from the process it waits for.
  */
 #include "cluster_mpi.h"
 
@@ -13,6 +17,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define PIECE (1 << 30) /* an MPI count is an int: larger messages go in pieces */
 #define TAG 0x41495050  /* "AIPP" */
@@ -45,12 +50,38 @@ static int init(int *me, int *size, char *err, size_t cap)
     return 0;
 }
 
+/* Complete `req`, sleeping 0.2 ms between tests. */
+static int wait_for(MPI_Request *req, MPI_Status *st)
+{
+    for (;;) {
+        int done = 0, rc = MPI_Test(req, &done, st);
+        if (rc != MPI_SUCCESS || done)
+            return rc;
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int send_to(int to, const void *buf, int n, MPI_Datatype type)
+{
+    MPI_Request req;
+    int rc = MPI_Isend(buf, n, type, to, TAG, MPI_COMM_WORLD, &req);
+    return rc == MPI_SUCCESS ? wait_for(&req, MPI_STATUS_IGNORE) : rc;
+}
+
+static int recv_from(int from, void *buf, int n, MPI_Datatype type)
+{
+    MPI_Request req;
+    int rc = MPI_Irecv(buf, n, type, from, TAG, MPI_COMM_WORLD, &req);
+    return rc == MPI_SUCCESS ? wait_for(&req, MPI_STATUS_IGNORE) : rc;
+}
+
 static int send_bytes(const void *buf, uint64_t len, char *err, size_t cap)
 {
-    int rc = MPI_Send(&len, 1, MPI_UINT64_T, 0, TAG, MPI_COMM_WORLD);
+    int rc = send_to(0, &len, 1, MPI_UINT64_T);
     for (uint64_t at = 0; rc == MPI_SUCCESS && at < len; at += PIECE) {
         uint64_t n = len - at < PIECE ? len - at : PIECE;
-        rc = MPI_Send((const char *)buf + at, (int)n, MPI_BYTE, 0, TAG, MPI_COMM_WORLD);
+        rc = send_to(0, (const char *)buf + at, (int)n, MPI_BYTE);
     }
     return rc == MPI_SUCCESS ? 0 : fail(rc, "MPI_Send to process 0", err, cap);
 }
@@ -58,31 +89,22 @@ static int send_bytes(const void *buf, uint64_t len, char *err, size_t cap)
 static int recv_bytes(int from, void **buf, uint64_t *len, char *err, size_t cap)
 {
     *buf = NULL;
-    int rc = MPI_Recv(len, 1, MPI_UINT64_T, from, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int rc = recv_from(from, len, 1, MPI_UINT64_T);
     if (rc != MPI_SUCCESS)
         return fail(rc, "MPI_Recv", err, cap);
     char *b = malloc(*len ? *len : 1);
+    /* without memory, the pieces are still taken (into a small buffer, cut
+     * short: MPI_ERR_TRUNCATE is expected), so that the sender goes on */
+    char sink[64];
+    for (uint64_t at = 0; (rc == MPI_SUCCESS || !b) && at < *len; at += PIECE) {
+        uint64_t n = *len - at < PIECE ? *len - at : PIECE;
+        rc = b ? recv_from(from, b + at, (int)n, MPI_BYTE)
+               : recv_from(from, sink, (int)sizeof sink, MPI_BYTE);
+    }
     if (!b) {
         snprintf(err, cap, "out of memory for process %d's %llu bytes", from,
                  (unsigned long long)*len);
-        /* still take the pieces, so that the sender is not left blocked */
-        char sink[4096];
-        for (uint64_t at = 0; at < *len; at += PIECE) {
-            MPI_Status st;
-            MPI_Probe(from, TAG, MPI_COMM_WORLD, &st);
-            int n = 0;
-            MPI_Get_count(&st, MPI_BYTE, &n);
-            char *tmp = n <= (int)sizeof sink ? sink : malloc((size_t)n);
-            MPI_Recv(tmp ? tmp : sink, tmp ? n : 0, MPI_BYTE, from, TAG, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-            if (tmp != sink)
-                free(tmp);
-        }
         return -1;
-    }
-    for (uint64_t at = 0; rc == MPI_SUCCESS && at < *len; at += PIECE) {
-        uint64_t n = *len - at < PIECE ? *len - at : PIECE;
-        rc = MPI_Recv(b + at, (int)n, MPI_BYTE, from, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     if (rc != MPI_SUCCESS) {
         free(b);
@@ -92,10 +114,17 @@ static int recv_bytes(int from, void **buf, uint64_t *len, char *err, size_t cap
     return 0;
 }
 
+/* Process 0's `buf` to every other process. */
 static int bcast(void *buf, size_t len, char *err, size_t cap)
 {
-    int rc = MPI_Bcast(buf, (int)len, MPI_BYTE, 0, MPI_COMM_WORLD);
-    return rc == MPI_SUCCESS ? 0 : fail(rc, "MPI_Bcast", err, cap);
+    int me = 0, size = 1, rc = MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int p = 1; rc == MPI_SUCCESS && me == 0 && p < size; p++)
+        rc = send_to(p, buf, (int)len, MPI_BYTE);
+    if (rc == MPI_SUCCESS && me != 0)
+        rc = recv_from(0, buf, (int)len, MPI_BYTE);
+    return rc == MPI_SUCCESS ? 0 : fail(rc, "sending the outcome", err, cap);
 }
 
 static void finalize(void)
