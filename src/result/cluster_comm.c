@@ -226,8 +226,10 @@ static int add_rec(pass *p, const char *key, json_t *time, uint32_t rank, uint32
     cl->n++;
     if (grow((void **)&p->rec, &p->cap_rec, p->n_rec + 1, sizeof *p->rec))
         return -1;
-    /* µs with 3 decimals and ms with 6: ns, exactly where the double holds it */
-    int64_t start = llround(json_number_value(ts) * 1e3);
+    /* µs with 3 decimals and ms with 6: ns, exactly where the double holds
+     * it (µs * 1e3 as a double would lose the ns of a 1.7e18 ns clock) */
+    double us = json_number_value(ts), whole = floor(us);
+    int64_t start = (int64_t)whole * 1000 + llround((us - whole) * 1e3);
     p->rec[p->n_rec++] = (rec){time, rank, k, start, start + llround(json_number_value(el) * 1e6)};
     return 0;
 }
