@@ -6,7 +6,8 @@
  * cluster_comm_json.c writes cluster_communication.json and
  * cluster_communication_matrix.json in msprof-analyze's text layout;
  * cluster_comm_db.c writes the ClusterCommunication* tables of
- * cluster_analysis.db.  All of it reads only the per-rank summaries the
+ * cluster_analysis.db; cluster_comm_verdict.c reads each rank's host and
+ * says what was found.  All of it reads only the per-rank summaries the
  * cluster holds (r->comm, r->matrix, r->host).
  */
 #ifndef AIP_CLUSTER_COMM_H
