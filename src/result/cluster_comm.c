@@ -81,6 +81,8 @@ int64_t aip__cc_median(int64_t *v, size_t n)
 
 /* ---- match -------------------------------------------------------------- */
 
+static void note(json_t *time, const char *fmt, ...) AIP_PRINTF(2, 3);
+
 typedef struct rec {      /* one rank's record of one collective */
     json_t *time;         /* its "Communication Time Info" in r->comm */
     uint32_t rank, coll;  /* index in c->r; its collective */
@@ -177,8 +179,13 @@ static int add_rec(pass *p, const char *key, json_t *time, uint32_t rank, uint32
 {
     json_t *ts = json_object_get(time, "Start Timestamp(us)");
     json_t *el = json_object_get(time, "Elapse Time(ms)");
-    if (!json_is_number(ts) || !json_is_number(el))
+    /* a start past ±9e15 us or an elapse past a day is no clock reading:
+     * left out of the match (the others are then not matched either) */
+    if (!json_is_number(ts) || !json_is_number(el) || !(fabs(json_number_value(ts)) < 9e15) ||
+        !(json_number_value(el) >= 0 && json_number_value(el) < 864e5)) {
+        note(time, "not split: its start or elapse time is not a usable number");
         return 0;
+    }
     uint64_t h = aip__fnv1a_str(key);
     aip__ht_probe pr;
     uint32_t k = AIP__HT_NONE;
@@ -393,7 +400,6 @@ static int align(pass *p)
 
 /* ---- split ---------------------------------------------------------------- */
 
-static void note(json_t *time, const char *fmt, ...) AIP_PRINTF(2, 3);
 static void note(json_t *time, const char *fmt, ...)
 {
     char buf[256];

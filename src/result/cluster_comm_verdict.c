@@ -84,9 +84,9 @@ void aip__cluster_comm_verdict(const aip__cluster *c)
         json_object_foreach(r->comm, step, sv)
             json_object_foreach(json_object_get(sv, "collective"), key, ov) {
                 json_t *ti = json_object_get(ov, "Communication Time Info");
-                if (!strncmp(key, "Total", 5) || !ti)
+                if (!strncmp(key, "Total", 5) || !json_is_object(ov))
                     continue;
-                if (json_object_get(ti, AIP__CC_NOTE)) {
+                if (!json_is_object(ti) || json_object_get(ti, AIP__CC_NOTE)) {
                     unsplit++;
                     continue;
                 }

@@ -108,6 +108,32 @@ done
 check_split "$T/hosts/cluster_analysis_output" 1 || fail=1
 grep -q "^slow rank: 1 " "$T/hosts.log" || { cat "$T/hosts.log"; echo "FAIL: two hosts: rank 1 not slow"; fail=1; }
 
+# A start that is no clock reading (1e19 us) on rank 0: that collective is
+# not split on any rank, each says why, the others still are.
+mkdir -p "$T/odd"
+python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/odd" 1 2000
+python3 - "$T/odd" <<'PY'
+import glob, json, sys
+p = glob.glob(sys.argv[1] + "/*/w0_*/ASCEND_PROFILER_OUTPUT/communication.json")[0]
+c = json.load(open(p))
+c["step1"]["collective"]["hcom_allReduce__5_0_1@world"]["Communication Time Info"]["Start Timestamp(us)"] = 1e19
+json.dump(c, open(p, "w"))
+PY
+"$AIPROF" cluster "$T/odd" >"$T/odd.log" 2>&1 || { cat "$T/odd.log"; echo "FAIL: odd start: exit"; fail=1; }
+python3 - "$T/odd/cluster_analysis_output/cluster_communication.json" <<'PY' || fail=1
+import json, sys
+ops = json.load(open(sys.argv[1]))["(0, 1, 2, 3)"]
+notes = {int(r): v["Communication Time Info"].get("Split")
+         for r, v in ops["step1"]["hcom_allReduce__5_0_1@world"].items()}
+want = {0: "not split: its start or elapse time is not a usable number"}
+want.update({r: "not split: on 3 of the 4 ranks of group world" for r in (1, 2, 3)})
+split = sum("Split" not in v["Communication Time Info"] for d in ops.values()
+            for op, ranks in d.items() if not op.startswith("Total") for v in ranks.values())
+if notes != want or split != 44:
+    print("FAIL: odd start", notes, split); sys.exit(1)
+PY
+grep -q "^   0                 11          1 " "$T/odd.log" || { cat "$T/odd.log"; echo "FAIL: odd start: counts"; fail=1; }
+
 run small 1 500
 grep -q "^no slow rank" "$T/small.log" || { cat "$T/small.log"; echo "FAIL: +0.5 ms named"; fail=1; }
 # The same +2 ms of Free without the collective witness: rank 3 arrives last.
