@@ -9,8 +9,8 @@ communication_group.json lists the world group with every rank.
 With the mpi_train options (examples/mpi, rank SLOW slowed), also
 cluster_communication.json: every rank's every collective split (no note),
 Wait + Transit + Idle = Elapse to the ns, Synchronization = Wait, the
-ratios wait / (wait + transit), the slow rank's summed Wait under every
-peer's (they wait for it, it waits for nobody), every op's bytes
+ratios wait / (wait + transit), the slow rank arriving last (wait 0, its
+peers > 0) at most steps' first allreduce, the one after its slowed compute, every op's bytes
 what the program sent (check_mpi.expected), the start and elapse the
 rank's own communication.json has; cluster_communication_matrix.json with
 the ring's links (global ranks) carrying RING*8 bytes per step; and the
@@ -134,9 +134,20 @@ def check_comm(steps, params, ring, slow):
                       info["Communication Bandwidth Info"].values()) * 1048576
             if abs(got - nbytes) > 1:
                 fail.append("rank %d %s: %.1f bytes, the program sent %d" % (rank, op, got, nbytes))
-    peers = [w for r, w in waits.items() if r != slow]
-    if not waits[slow] < min(peers):
-        fail.append("slow rank %d waited %.3f ms, its peers %s" % (slow, waits[slow], peers))
+    # Each step's first allreduce (an Iallreduce, sequence 1 + 3 * step)
+    # starts right after the compute the slow rank stretches by 5 ms: it
+    # arrives last there and waits for nobody (wait 0), its peers wait for it.
+    # (Summed over the run, waits are a scheduler's lottery on a loaded host.)
+    last = 0
+    for step in range(steps):
+        at = {r: seen.get((r, "hcom_allReduce__%d_0_1@MPI_COMM_WORLD" % (1 + 3 * step)))
+              for r in ranks}
+        w = {r: i["Communication Time Info"].get("Wait Time(ms)") for r, i in at.items() if i}
+        if len(w) == n_ranks and w[slow] == 0 and all(v > 0 for r, v in w.items() if r != slow):
+            last += 1
+    if 2 * last <= steps:
+        fail.append("slow rank %d arrived last at %d of the %d steps' first allreduce"
+                    % (slow, last, steps))
     ring_bytes = {}
     for rank_set, steps_d in cm.items():
         for step, ops in steps_d.items():
