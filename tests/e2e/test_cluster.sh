@@ -37,7 +37,7 @@ MPIRUN=(mpirun -np 4 --oversubscribe)
 export OMPI_MCA_btl=self,vader # this host's shared memory only
 mkdir -p "$T/job/node0"
 if ! "${MPIRUN[@]}" "$BUILD/bin/mpi_train" --steps 3 --params 20000 --ring 300 \
-     --compute-ms 2 --slow-rank 2 --slow-ms 5 --dir "$T/job/node0" >"$T.log" 2>&1; then
+     --compute-ms 2 --slow-rank 2 --slow-ms 20 --dir "$T/job/node0" >"$T.log" 2>&1; then
   cat "$T.log"; rm -f "$T.log"; echo "FAIL: mpi_train failed"; exit 1
 fi
 rm -f "$T.log"
