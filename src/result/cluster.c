@@ -15,6 +15,7 @@
  * The per-rank tables are kept in memory: a few rows per rank and step.
  */
 #include "cluster.h"
+#include "cluster_comm.h"
 #include "error.h"
 #include "fs.h"
 
@@ -114,7 +115,7 @@ static int add_dir(aip__cluster *c, const char *path)
         return -1;
     r->rank = find_rank(path);
     r->ts = dir_ts(path);
-    r->first_us = r->last_us = NAN;
+    r->first_us = r->last_us = r->clock_offset_us = NAN;
     c->n++;
     return 0;
 }
@@ -497,7 +498,7 @@ static int read_rank(aip__cluster *c, aip__rank_dir *r)
         return -1;
     if (!r->problem[0])
         read_comm(c, r, comm);
-    return 0;
+    return r->problem[0] ? 0 : aip__cluster_comm_host(r);
 }
 
 static int by_rank(const void *a, const void *b)
@@ -570,6 +571,8 @@ aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd
             s = aip__cluster_write_step_trace(&c, out_dir);
         if (!s)
             s = aip__cluster_write_groups(&c, out_dir);
+        if (!s)
+            s = aip__cluster_comm(&c, out_dir);
     }
     size_t used = 0, bad = 0;
     for (size_t i = 0; i < c.n; i++) {

@@ -6,6 +6,7 @@
  * in the cluster (cluster.h) are used.
  */
 #include "cluster.h"
+#include "cluster_comm.h"
 #include "error.h"
 #include "fs.h"
 
@@ -394,6 +395,7 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
                          med / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD, step / 1e3,
                          n_ops ? " while arriving last at its share of the collectives" : "");
     advisor_rule(c);
+    aip__cluster_comm_verdict(c);
     free(v);
     free(votes);
 }

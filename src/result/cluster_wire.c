@@ -358,9 +358,12 @@ static void wire_rank(wire *w, aip__rank_dir *r)
     w_double(w, &r->first_us);
     w_double(w, &r->last_us);
     w_int(w, &r->analyse);
+    w_str(w, &r->host);
+    w_double(w, &r->clock_offset_us);
+    w_long(w, &r->clock_samples);
 }
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(aip__rank_dir) == 480,
+_Static_assert(sizeof(aip__rank_dir) == 504,
                "aip__rank_dir changed: serialise the new field in wire_rank() "
                "(cluster_wire.c), then update this size");
 #endif
@@ -409,6 +412,7 @@ void aip__rank_dir_free(aip__rank_dir *r)
     json_decref(r->comm);
     json_decref(r->matrix);
     free(r->path);
+    free(r->host);
     memset(r, 0, sizeof *r);
 }
 

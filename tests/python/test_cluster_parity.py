@@ -2,11 +2,19 @@
 from the same per-rank outputs (text mode: the ranks' .db files removed):
 the 4-rank MPI example (rank 2 slowed), cluster_step_trace_time.csv with
 the same header and the same rows, value for value and text for text, and
-communication_group.json with the same groups.  Only the order of the
-ranks differs: msprof-analyze keeps the order it found the directories in
-(the file system's), aiprof sorts by rank.  Skipped without msprof-analyze
+communication_group.json with the same groups, and
+cluster_communication.json / cluster_communication_matrix.json with the
+same keys and numbers, except the split fields (Transit / Wait /
+Synchronization / Idle Time and the two ratios) of each op and their
+totals: msprof-analyze sums the per-rank files' 0s ("not split here"),
+aiprof fills the cross-rank split, and adds its "Split" note to an op not
+split.  The matrix file is byte for byte msprof-analyze's once the ranks
+are in one order.  Only the order of the ranks differs: msprof-analyze
+keeps the order it found the directories in (the file system's), aiprof
+sorts by rank.  Skipped without msprof-analyze
 (MSPROF_SRC, msprof_env.py) or without MPI.
 """
+import ast
 import json
 import os
 import shutil
@@ -53,3 +61,48 @@ def test_cluster_matches_msprof_analyze(tmp_path):
     key = lambda g: (g["type"], g["group_name"])
     assert sorted(ga["comm_group_parallel_info"], key=key) == \
         sorted(gb["comm_group_parallel_info"], key=key)
+
+    # cluster_communication(.json/_matrix.json): the same numbers
+    split = {"Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)",
+             "Wait Time Ratio", "Synchronization Time Ratio", "Split"}
+
+    def norm(d, depth=0, parent=None):
+        if not isinstance(d, dict):
+            return d
+        out = {}
+        for k, v in d.items():
+            if depth == 0:  # "(0, 1, 2, 3)": the same set
+                k = tuple(sorted(ast.literal_eval(k)))
+            if parent == "Communication Time Info" and k in split:
+                continue
+            out[k] = norm(v, depth + 1, k)
+        return out
+
+    def same(a, b, path):
+        if isinstance(a, dict) and isinstance(b, dict):
+            assert set(a) == set(b), (path, set(a) ^ set(b))
+            for k in a:
+                same(a[k], b[k], path + (k,))
+        elif isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-12), (path, a, b)
+        else:
+            assert a == b, (path, a, b)
+
+    for name in ("cluster_communication.json", "cluster_communication_matrix.json"):
+        a = json.loads((ours / name).read_text())
+        b = json.loads((theirs / name).read_text())
+        same(norm(a), norm(b), (name,))
+    ops = json.loads((ours / "cluster_communication.json").read_text())["(0, 1, 2, 3)"]
+    waits = [t["Communication Time Info"].get("Wait Time(ms)", 0)
+             for d in ops.values() for op, ranks in d.items()
+             if op.startswith("hcom_allReduce") for t in ranks.values()]
+    assert any(w > 0 for w in waits)  # the split is there, where msprof-analyze has 0
+
+    # the matrix text: msprof-analyze's, with the rank sets and the links
+    # in one order (both follow the order the ranks are read in)
+    def rank_order(d):
+        return {s: {st: {op: dict(sorted(links.items())) for op, links in ops_.items()}
+                    for st, ops_ in steps.items()} for s, steps in sorted(d.items())}
+    a = json.loads((ours / "cluster_communication_matrix.json").read_text())
+    b = json.loads((theirs / "cluster_communication_matrix.json").read_text())
+    assert json.dumps(rank_order(a)) == json.dumps(rank_order(b))
