@@ -652,6 +652,28 @@ AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_opt
 AIP_API aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
                                        size_t *bad_dirs);
 
+/*! Options of aip_cluster_run() (aip_cluster_options_init() first). */
+typedef struct aip_cluster_options {
+    long jobs;        /*!< rank directories analysed in parallel processes; <= 0: one at a
+                           time in this process */
+    int quiet;        /*!< no progress lines, no progress bar */
+    int report_fd;    /*!< the verdict and the directories not used; -1: none */
+    int progress_fd;  /*!< a terminal: one updating progress line there instead of a line
+                           per directory on report_fd; -1: none */
+    int html;         /*!< also cluster_analysis_output/cluster_report.html */
+} aip_cluster_options;
+
+/*! aip_cluster_options_init() : the defaults: one at a time, no report,
+ *  no progress bar, no HTML. */
+AIP_API void aip_cluster_options_init(aip_cluster_options *o);
+
+/*! aip_cluster_run() : aip_cluster_analyse() with options; it also writes
+ *  cluster_analysis.db (ClusterStepTraceTime, CommunicationGroupMapping,
+ *  HostInfo, RankDeviceMap, ClusterBaseInfo) and reports slow links from
+ *  the link matrix between global ranks (docs/CLUSTER.md). */
+AIP_API aip_status aip_cluster_run(const char *dir, const aip_cluster_options *o,
+                                   size_t *bad_dirs);
+
 /*! aip_export_trace() : trace_view.json of a result directory's raw data,
  *  in `trace_format` (aip_trace_format), written to `path` (gzip when it
  *  ends in .gz is the caller's business: the text is plain JSON).  The
