@@ -380,7 +380,10 @@ void aip__cluster_links_verdict(const aip__cluster *c, aip__cluster_links *l)
         seen[n_seen++] = tr;
         slow += judge(c, l, tr);
     }
-    if (!peers)
+    if (!l->n)
+        aip__cluster_say(c, "no link matrix: no rank has a communication_matrix.json with "
+                            "links\n");
+    else if (!peers)
         aip__cluster_say(c, "no slow link: no transfers between two ranks are recorded "
                             "(collectives give each rank's own bytes only)\n");
     else if (!slow)
