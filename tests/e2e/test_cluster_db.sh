@@ -15,6 +15,8 @@ AIPROF="$BUILD/bin/aiprof"
 T=$(mktemp -d /tmp/aiprof_cluster_db_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail=0
+"$AIPROF" cluster --help | grep -q "cluster_report.html" && "$AIPROF" cluster --help | grep -q "cluster_analysis.db" ||
+  { echo "FAIL: --help does not name cluster_report.html and cluster_analysis.db"; fail=1; }
 python3 "$SRC/tests/e2e/make_cluster_parallel.py" "$T/job"
 "$AIPROF" cluster --html "$T/job" >"$T/out.log" 2>"$T/err.log"; rc=$?
 [ $rc = 0 ] || { cat "$T/out.log" "$T/err.log"; echo "FAIL: exit $rc"; fail=1; }
