@@ -29,6 +29,7 @@ def run(rank, out, port, cfg):
         dist.all_reduce(torch.ones(4))
         dist.all_reduce(torch.ones(2), group=pair)
         dp.step()
+    dist.barrier()
     dist.destroy_process_group()
 
 if __name__ == "__main__":
