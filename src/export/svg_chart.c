@@ -186,7 +186,9 @@ void aip__svg_stacked_bars(aip__out *o, const aip__svg_stack *c)
             t += c->values[l][i] > 0 ? c->values[l][i] : 0;
         ymax = t > ymax ? t : ymax;
     }
-    f.y1 = ymax > 0 ? ymax * 1.05 : 1;
+    /* headroom above the tallest bar for the legend (top right) */
+    double plot_h = c->height - MT - MB, legend_h = 15.0 * (double)c->layers + 10;
+    f.y1 = ymax > 0 ? ymax * (plot_h > 2 * legend_h ? plot_h / (plot_h - legend_h) : 1.05) : 1;
     svg_open(o, c->id, c->width, c->height);
     double slot = (double)(c->width - ML - MR) / (c->n ? (double)c->n : 1);
     size_t every = c->n > 40 ? (c->n + 39) / 40 : 1; /* at most ~40 labels */

@@ -153,7 +153,8 @@ static void heat_map(aip__out *o, const aip__cluster *c, const aip__cluster_link
         size_t i = pos_of(ranks, n, x->src), j = pos_of(ranks, n, x->dst);
         if (i >= n || j >= n)
             continue;
-        double t = max_mb > 0 ? log1p(x->mb) / log1p(max_mb) : 0;
+        /* log of the bytes: a ring's few KB stay visible beside MB of collectives */
+        double t = max_mb > 0 ? log1p(x->mb * 1048576) / log1p(max_mb * 1048576) : 0;
         t = t < 0 ? 0 : t > 1 ? 1 : t;
         int rr = (int)(255 - t * (255 - 8)), gg = (int)(255 - t * (255 - 48)),
             bb = (int)(255 - t * (255 - 107));
@@ -167,8 +168,8 @@ static void heat_map(aip__out *o, const aip__cluster *c, const aip__cluster_link
         aip__out_printf(o, ": %.6f MB in %.6f ms, %.4f GB/s%s</title></rect>\n", x->mb, x->ms,
                         x->gbps, x->slow ? " (slow link)" : "");
     }
-    aip__out_printf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\">colour: Transit Size (MB), "
-                    "log scale, white 0 to dark blue %.6f MB; red outline: slow link</text>\n",
+    aip__out_printf(o, "<text x=\"%d\" y=\"%d\" font-size=\"11\">colour: Transit Size, log of the "
+                    "bytes, white 0 to dark blue %.6f MB; red outline: slow link</text>\n",
                     left, top + side + 30, max_mb);
     AIP_OUT_LIT(o, "</svg>\n");
     free(ranks);
