@@ -493,7 +493,7 @@ static int read_rank(aip__cluster *c, aip__rank_dir *r)
         return -1;
     if (!r->problem[0])
         read_comm(c, r, comm);
-    return r->problem[0] ? 0 : aip__cluster_read_meta(r);
+    return r->problem[0] ? 0 : aip__cluster_read_meta(c, r);
 }
 
 static int by_rank(const void *a, const void *b)
@@ -625,6 +625,9 @@ aip_status aip_cluster_run(const char *dir, const aip_cluster_options *opt, size
     if (!s) {
         aip__cluster_say(&c, "%zu ranks analysed, %zu directories not used; %s/\n", used, bad,
                          out_dir);
+        if (c.par.ptd_problem[0])
+            aip__cluster_say(&c, "distributed_args not used (no DP/PP/TP Index): %s\n",
+                             c.par.ptd_problem);
         aip__cluster_verdict(&c, used);
         aip__cluster_links_verdict(&c, &links);
         if (opt->html) {

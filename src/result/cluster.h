@@ -47,6 +47,7 @@ typedef struct aip__rank_dir {
 typedef struct aip__cluster_parallel {
     json_t *dist_args;        /* distributed_args of the first rank having them (borrowed) */
     int ptd_ok;               /* DP/PP/TP Index columns are written */
+    char ptd_problem[256];    /* why distributed_args gave no columns; "" */
     long (*ptd)[3];           /* per rank id < n_ptd: DP, PP, TP index; -1: NA */
     size_t n_ptd;
     json_t *groups;           /* comm_group_parallel_info: [{type, rank_set, group_name,
@@ -92,7 +93,7 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
  * (ascend_pytorch_profiler_{rank}.db's HOST_INFO and RANK_DEVICE_MAP, as
  * msprof-analyze reads them; without that db profiler_info's hostname).
  * @return -1 out of memory only. */
-int aip__cluster_read_meta(aip__rank_dir *r);
+int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_free_meta(aip__rank_dir *r);
 
 /* cluster_parallel.c: c->par from the used ranks (after the drops);

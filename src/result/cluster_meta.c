@@ -15,6 +15,7 @@
  * a rank is not refused for lacking them.
  */
 #include "cluster.h"
+#include "error.h"
 #include "fs.h"
 
 #include <limits.h>
@@ -78,29 +79,42 @@ static int read_db(aip__rank_dir *r, const char *db_path)
     return nomem ? -1 : 0;
 }
 
-static json_t *load_json(const char *path)
+/* A JSON object file; NULL when absent, and when unreadable or not an
+ * object with a warning naming it (unless quiet): what it would have
+ * given is missing from the outputs, and the user should know why. */
+static json_t *load_json(const aip__cluster *c, const char *path, const char *lost)
 {
     char *text = NULL;
     size_t size = 0;
-    if (aip__read_file_nofollow(path, META_MAX, &text, &size))
-        return NULL; /* absent or unreadable: no metadata */
-    json_t *j = json_loadb(text, size, 0, NULL);
+    struct stat st;
+    if (lstat(path, &st))
+        return NULL;
+    if (aip__read_file_nofollow(path, META_MAX, &text, &size)) {
+        if (!c->quiet)
+            aip__warn("%s not read (%s): %s", path, lost, aip_last_error());
+        return NULL;
+    }
+    json_error_t err;
+    json_t *j = json_loadb(text, size, 0, &err);
     free(text);
-    if (j && !json_is_object(j)) {
+    if (!j || !json_is_object(j)) {
+        if (!c->quiet)
+            aip__warn("%s is not a JSON object (line %d: %s): %s", path, j ? 1 : err.line,
+                      j ? "another JSON value" : err.text, lost);
         json_decref(j);
         j = NULL;
     }
     return j;
 }
 
-int aip__cluster_read_meta(aip__rank_dir *r)
+int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r)
 {
     char path[PATH_MAX], name[64], out[PATH_MAX];
     if (!aip__join(path, sizeof path, r->path, "profiler_metadata.json"))
-        r->meta = load_json(path);
+        r->meta = load_json(c, path, "its distributed_args and parallel_group_info are not used");
     snprintf(name, sizeof name, "profiler_info_%ld.json", r->rank);
     if (!aip__join(path, sizeof path, r->path, name)) {
-        json_t *info = load_json(path);
+        json_t *info = load_json(c, path, "the rank's host name is unknown");
         const char *host =
             json_string_value(json_object_get(json_object_get(info, "aiprof"), "hostname"));
         if (host && !(r->host_name = strdup(host))) {

@@ -57,21 +57,28 @@ static int int_arg(json_t *args, const char *key, long *out)
 
 /* The map rank → (dp, pp, tp) of msprof-analyze, or 0 where its code
  * raises (then it writes no index columns). */
-static int megatron(json_t *args, long (**out)[3], size_t *n_out)
+static int megatron(json_t *args, long (**out)[3], size_t *n_out, char *why, size_t cap)
 {
     long world, tp, pp, dp, cp, ep;
     if (int_arg(args, "world_size", &world) || int_arg(args, "tensor_model_parallel_size", &tp) ||
         int_arg(args, "pipeline_model_parallel_size", &pp) ||
         int_arg(args, "data_parallel_size", &dp) || int_arg(args, "context_parallel_size", &cp) ||
-        int_arg(args, "expert_model_parallel_size", &ep))
+        int_arg(args, "expert_model_parallel_size", &ep)) {
+        snprintf(why, cap, "a parallel size or world_size is not an integer");
         return 0;
+    }
     tp = tp ? tp : 1; /* "cannot be 0 and has been set to 1" */
     pp = pp ? pp : 1;
     dp = dp ? dp : 1;
     ep = ep ? ep : 1;
     if (tp < 0 || pp < 0 || dp < 0 || cp <= 0 || ep < 0 || dp % ep || (dp * cp) % ep ||
-        world != tp * pp * dp || world <= 0 || world > (1L << 24))
+        world != tp * pp * dp || world <= 0 || world > (1L << 24)) {
+        snprintf(why, cap,
+                 "world_size %ld is not tensor %ld x pipeline %ld x data %ld parallel, or "
+                 "expert parallel %ld does not divide data x context parallel %ld",
+                 world, tp, pp, dp, ep, cp);
         return 0;
+    }
     long npg = world / pp, tc = tp * cp;
     /* all_data_parallel_group_ranks: per pipeline block, tp*cp strided groups */
     size_t n_dp = (size_t)(pp * tc);
@@ -109,6 +116,7 @@ static int megatron(json_t *args, long (**out)[3], size_t *n_out)
     free(group);
     if (!ok) {
         free(map);
+        snprintf(why, cap, "context parallel %ld leaves Megatron's layout short of ranks", cp);
         return 0;
     }
     *out = map;
@@ -424,11 +432,15 @@ aip_status aip__cluster_parallel_build(aip__cluster *c)
             p->dist_args = a; /* the first rank that has them, as there */
     }
     if (p->dist_args) {
-        int m = megatron(p->dist_args, &p->ptd, &p->n_ptd);
+        int m = megatron(p->dist_args, &p->ptd, &p->n_ptd, p->ptd_problem,
+                         sizeof p->ptd_problem);
         if (m < 0)
             return aip__fail(AIP_ERR_NOMEM, "out of memory");
         /* fewer map entries than ranks: "parallel params ... is error" */
         p->ptd_ok = m > 0 && p->n_ptd >= used;
+        if (m > 0 && !p->ptd_ok)
+            snprintf(p->ptd_problem, sizeof p->ptd_problem,
+                     "world_size %zu is less than the %zu ranks found", p->n_ptd, used);
         (void)max_rank; /* a rank beyond the map gets NA (msprof-analyze fails there) */
     }
     p->groups = collect_groups(c);

@@ -4,7 +4,9 @@
 # cluster_analysis.db, the DP/PP/TP and stage rows, the groups matched to
 # parallel_group_info, cluster_report.html (tests/e2e/check_cluster_db.py);
 # the slow link named with its numbers (rank 1 -> 3 over RDMA: the hosts
-# differ), the fast one not; the same without the ranks' dbs; the other
+# differ), the fast one not; the same without the ranks' dbs; a
+# profiler_metadata.json that is not JSON and distributed_args that do not
+# fit named, without index columns; the other
 # writer's tables in cluster_analysis.db kept and ours replaced on a rerun;
 # a symbolic link in place of the db refused; the progress bar on a
 # terminal (a pty), none with -q or when stderr is a file.
@@ -35,6 +37,17 @@ python3 "$SRC/tests/e2e/make_cluster_parallel.py" "$T/nodb" --no-db
 "$AIPROF" cluster --html -q "$T/nodb" >"$T/nodb.log" 2>&1 || { cat "$T/nodb.log"; echo "FAIL: --no-db exit"; fail=1; }
 python3 "$SRC/tests/e2e/check_cluster_db.py" "$T/nodb" --no-db || fail=1
 grep -q "^slow link: 1->3 RDMA" "$T/nodb.log" || { cat "$T/nodb.log"; echo "FAIL: --no-db slow link"; fail=1; }
+
+# profiler_metadata.json not JSON on rank 0, distributed_args the layout
+# refuses on the others: each said, no index columns, the rest written.
+python3 "$SRC/tests/e2e/make_cluster_parallel.py" "$T/badmeta"
+echo "{oops" > "$T/badmeta/node0/w0_20260101000000000_ascend_pt/profiler_metadata.json"
+sed -i 's/"world_size": 4/"world_size": 8/' "$T"/badmeta/node*/w[123]_*/profiler_metadata.json
+"$AIPROF" cluster "$T/badmeta" >"$T/badmeta.log" 2>&1; rc=$?
+{ [ $rc = 0 ] && grep -q "w0_20260101000000000_ascend_pt/profiler_metadata.json is not a JSON object (line 1: .*): its distributed_args and parallel_group_info are not used" "$T/badmeta.log" &&
+  grep -q "^distributed_args not used (no DP/PP/TP Index): world_size 8 is not tensor 1 x pipeline 2 x data 2 parallel" "$T/badmeta.log" &&
+  ! head -1 "$T/badmeta/cluster_analysis_output/cluster_step_trace_time.csv" | grep -q "DP Index"; } ||
+  { cat "$T/badmeta.log"; echo "FAIL: bad metadata (exit $rc)"; fail=1; }
 
 # The other writer's table stays; ours are replaced, not appended to.
 DB="$T/job/cluster_analysis_output/cluster_analysis.db"
