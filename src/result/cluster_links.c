@@ -346,8 +346,8 @@ static void advisor_rule(const aip__cluster *c)
             continue; /* no such traffic */
         aip__cluster_say(c,
                          "advisor rule (slow link): %s bandwidth over %zu (step, rank) rows: "
-                         "mean %.3f GB/s, max %.3f (%s rank %ld), min %.3f (%s rank %ld): "
-                         "difference %.3f GB/s, %.1f%% of the mean (limit 5%%)%s\n",
+                         "mean %.4f GB/s, max %.4f (%s rank %ld), min %.4f (%s rank %ld): "
+                         "difference %.4f GB/s, %.1f%% of the mean (limit 5%%)%s\n",
                          types[t], rows, mean, hi, v[at_hi].step, v[at_hi].rank, lo,
                          v[at_lo].step, v[at_lo].rank, hi - lo, 100 * gap,
                          gap >= SLOW_LINK_RATIO ? ": slow link" : "");
