@@ -153,6 +153,8 @@ aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary
         free(sorted);
     }
     st = aip__summary_device_build(s);
+    if (!st)
+        st = aip__summary_mstx_build(s);
     if (st) {
         aip__summary_free(s);
         return st;
@@ -191,6 +193,7 @@ void aip__summary_free(aip__summary_data *s)
     if (s->has_mem)
         aip__mem_timeline_free(&s->mem);
     aip__summary_device_free(s);
+    aip__summary_mstx_free(s);
     s->ops = NULL;
     s->step_ns = NULL;
     s->has_mem = 0;
@@ -293,6 +296,7 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         AIP_OUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
     }
     aip__summary_device_text(s, o);
+    aip__summary_mstx_text(s, o);
     AIP_OUT_LIT(o, "\nMemory:");
     if (!m->n_mem_peaks && !s->n_dev_mem)
         AIP_OUT_LIT(o, " no memory records");
