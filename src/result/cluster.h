@@ -1,8 +1,11 @@
 /*
- * cluster.h — the cross-rank pass of `aiprof cluster` (aip_cluster_analyse,
+ * cluster.h — the cross-rank pass of `aiprof cluster` (aip_cluster_run,
  * include/aiprof.h): cluster.c finds, analyses and reads the rank directories
  * into a cluster, cluster_check.c drops those of other runs, cluster_report.c
- * writes cluster_analysis_output/ and the verdict.
+ * writes cluster_analysis_output/'s CSV and JSON and the verdict,
+ * cluster_meta.c / cluster_parallel.c read the ranks' metadata, hosts and
+ * parallel groups, cluster_db.c writes cluster_analysis.db, cluster_links.c
+ * the link matrix and slow links, cluster_html.c the --html report.
  */
 #ifndef AIP_CLUSTER_H
 #define AIP_CLUSTER_H
