@@ -10,8 +10,9 @@
 # Then bad directories are added — a truncated step_trace_time.csv, no profiler_info_{rank}.json, the same
 # rank from an older run, a run from another job (its collectives shifted
 # by a day) — and each is named with its reason, exit status 1, while the
-# four good ranks are still analysed and rank 2 still named.  --help and
-# usage errors: exit 0 and 2.
+# four good ranks are still analysed and rank 2 still named.  --html:
+# the report, cluster_analysis.db and the link matrix's bytes per ring link
+# (tests/e2e/check_cluster_mpi.py).  --help and usage errors: exit 0 and 2.
 # Skipped with a message when aiprof was built without MPI or mpirun is missing.
 set -u
 BUILD=$1
@@ -55,6 +56,9 @@ check_verdict() { # LOG: rank 2 named slow, no other rank
 [ $rc = 0 ] || { cat "$T/out1.log"; echo "FAIL: aiprof cluster exit $rc"; fail=1; }
 check_verdict "$T/out1.log"
 python3 "$SRC/tests/e2e/check_cluster.py" "$T/job" 4 3 20000 300 2 || fail=1
+# --html, cluster_analysis.db and the link matrix (bytes per ring link = what was sent)
+"$AIPROF" cluster --html -q "$T/job" >"$T/html.log" 2>&1 || { cat "$T/html.log"; echo "FAIL: --html"; fail=1; }
+python3 "$SRC/tests/e2e/check_cluster_mpi.py" "$T/job" 3 300 2 || fail=1
 
 # Bad directories beside the good ones (the good ones are analysed already).
 BAD="$T/job/node1"

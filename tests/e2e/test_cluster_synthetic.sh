@@ -102,7 +102,7 @@ mkdir -p "$T/hosts/cluster_analysis_output"
 python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/hosts" 1 2000 2750.5
 # cluster_analysis.db already there with another writer's table and a stale
 # one of ours: the other stays, ours is replaced with msprof-analyze's columns
-python3 -c 'import sqlite3, sys; d = sqlite3.connect(sys.argv[1]); d.execute("CREATE TABLE HostInfo(hostUid TEXT, hostName TEXT)"); d.execute("INSERT INTO HostInfo VALUES (1, 2)"); d.execute("CREATE TABLE ClusterCommunicationTime(old INTEGER)"); d.commit()' "$T/hosts/cluster_analysis_output/cluster_analysis.db"
+python3 -c 'import sqlite3, sys; d = sqlite3.connect(sys.argv[1]); d.execute("CREATE TABLE NotAiprofs(hostUid TEXT, hostName TEXT)"); d.execute("INSERT INTO NotAiprofs VALUES (1, 2)"); d.execute("CREATE TABLE ClusterCommunicationTime(old INTEGER)"); d.commit()' "$T/hosts/cluster_analysis_output/cluster_analysis.db"
 "$AIPROF" cluster "$T/hosts" >"$T/hosts.log" 2>&1 || { cat "$T/hosts.log"; echo "FAIL: two hosts"; fail=1; }
 for r in 2 3; do
   grep -q "^clock: rank $r (host h1/) runs +2750.500 us from rank 0's clock (median over 24 collective ends" "$T/hosts.log" ||
@@ -116,7 +116,7 @@ cols = [r[1] for r in d.execute("PRAGMA table_info(ClusterCommunicationTime)")]
 want = ["step", "rank_id", "hccl_op_name", "group_name", "start_timestamp", "elapsed_time",
         "transit_time", "wait_time", "synchronization_time", "idle_time",
         "synchronization_time_ratio", "wait_time_ratio"]
-if cols != want or d.execute("SELECT count(*) FROM HostInfo").fetchone()[0] != 1:
+if cols != want or d.execute("SELECT count(*) FROM NotAiprofs").fetchone()[0] != 1:
     print("FAIL: cluster_analysis.db", cols); sys.exit(1)
 PY
 grep -q "^slow rank: 1 " "$T/hosts.log" || { cat "$T/hosts.log"; echo "FAIL: two hosts: rank 1 not slow"; fail=1; }

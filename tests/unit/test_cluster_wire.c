@@ -50,6 +50,13 @@ static void fill(aip__rank_dir *r)
     r->host = strdup("node3/4f2a");
     r->clock_offset_us = -2750.5;
     r->clock_samples = 12;
+    r->meta = json_loads("{\"distributed_args\": {\"tensor_model_parallel_size\": 2}}", 0, NULL);
+    r->host_uid = strdup("4f2a");
+    r->host_name = NULL; /* absent: must stay absent */
+    r->n_devices = 2;
+    r->devices = calloc(2, sizeof *r->devices);
+    r->devices[0] = -1;
+    r->devices[1] = 7;
     r->first_us = 1.7e15 + 0.5;
     r->last_us = NAN;
     r->analyse = 1;
@@ -102,6 +109,14 @@ static void check_same(const aip__rank_dir *a, const aip__rank_dir *b)
     ASSERT_TRUE(same_text(a->host, b->host));
     ASSERT_TRUE(same_bits(a->clock_offset_us, b->clock_offset_us));
     ASSERT_EQ(a->clock_samples, b->clock_samples);
+    ASSERT_EQ(!a->meta, !b->meta);
+    if (a->meta)
+        ASSERT_TRUE(json_equal(a->meta, b->meta));
+    ASSERT_TRUE(same_text(a->host_uid, b->host_uid));
+    ASSERT_TRUE(same_text(a->host_name, b->host_name));
+    ASSERT_EQ(a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++)
+        ASSERT_EQ(a->devices[i], b->devices[i]);
 }
 
 static void test_round_trip(void)
