@@ -427,8 +427,13 @@ static void backend_stop(void)
 
 static const char *backend_status(void)
 {
-    if (!cuda_in_process())
+    if (!cuda_in_process()) {
+        const char *inj = getenv("CUDA_INJECTION64_PATH");
+        if (inj && strstr(inj, "libaiprof"))
+            return "the program has not initialised CUDA yet (CUPTI starts at its cuInit, "
+                   "through CUDA_INJECTION64_PATH)";
         return "the program has not loaded CUDA (libcuda.so.1 or libcudart.so)";
+    }
     if (start_error[0])
         return start_error;
     return load_cupti();
