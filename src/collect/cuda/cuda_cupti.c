@@ -385,11 +385,19 @@ static void start_locked(void)
     active = 1;
 }
 
+/* Set while this thread starts CUPTI: CUPTI may call cuInit, whose
+ * InitializeInjection must not take the lock again. */
+static __thread int starting;
+
 static void backend_start(void)
 {
+    if (starting)
+        return;
+    starting = 1;
     pthread_mutex_lock(&lock);
     start_locked();
     pthread_mutex_unlock(&lock);
+    starting = 0;
 }
 
 static void backend_stop(void)
