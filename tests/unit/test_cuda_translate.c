@@ -10,6 +10,9 @@
  *   aten::copy_  -> cudaMemcpyAsync H2D (13), D2H (14), a peer copy (15),
  *                   cudaMemsetAsync (16)
  *   cudaMalloc (17) / cudaFree (18) -> device memory alloc / release
+ * as the callback API reports calls: each runtime call with the driver
+ * call inside it (not recorded again), a driver call of the program's own
+ * (recorded), an exit whose enter was not seen (not recorded);
  * plus records the model has no place for (pinned host memory, a runtime
  * activity record, a synchronisation record) counted as ignored, and bad
  * input — a record with its end before its start, a cut record, a buffer
@@ -100,12 +103,17 @@ static const char *test_device_name(uint32_t ord, char *buf, size_t cap)
 
 /* ---- the program's side --------------------------------------------------- */
 
-/* A runtime call as the callback API reports it: CUPTI's versioned name. */
+/* A runtime call as the callback API reports it (CUPTI's versioned name),
+ * with the driver call the runtime makes inside it, which is not recorded
+ * again. */
 static void api(const char *cupti_name, uint32_t corr)
 {
-    uint64_t t = aip__cuda_api_enter();
-    spin_us(3);
-    aip__cuda_api_exit(aip__cuda_api_name(cupti_name), t, corr);
+    aip__cuda_on_api(1, 1, corr, cupti_name);
+    spin_us(2);
+    aip__cuda_on_api(0, 1, corr + 1000, "cuLaunchKernel");
+    aip__cuda_on_api(0, 0, corr + 1000, "cuLaunchKernel");
+    spin_us(1);
+    aip__cuda_on_api(1, 0, corr, cupti_name);
 }
 
 static void op(const char *name, const char *calls[], const uint32_t corrs[], int n)
@@ -225,7 +233,14 @@ static void check_links(const aip__model *m)
 {
     const aip__process *p = &m->procs[0];
     ASSERT_EQ(p->dev_tasks.n, 6u);
-    ASSERT_EQ(p->dev_api.n, 8u);
+    ASSERT_EQ(p->dev_api.n, 9u); /* 8 runtime calls, cuCtxSynchronize */
+    int driver = 0;
+    for (size_t i = 0; i < p->dev_api.n; i++) {
+        const char *n = str(p, p->dev_api.v[i].name);
+        ASSERT_TRUE(strcmp(n, "cuLaunchKernel") != 0 && strcmp(n, "cudaDeviceSynchronize") != 0);
+        driver += !strcmp(n, "cuCtxSynchronize");
+    }
+    ASSERT_EQ(driver, 1);
     static const struct { const char *task, *call, *op; } want[] = {
         {"kernel(float*, int)", "cudaLaunchKernel", "aten::mm"},
         {"add_kernel", "cudaLaunchKernel", "aten::add"},
@@ -289,6 +304,11 @@ static void test_buffer_into_outputs(void)
        (const uint32_t[]){13, 14, 15, 16}, 4);
     api("cudaMalloc_v3020", 17);
     api("cudaFree_v3020", 18);
+    /* a driver call the program made itself: recorded */
+    aip__cuda_on_api(0, 1, 30, "cuCtxSynchronize");
+    aip__cuda_on_api(0, 0, 30, "cuCtxSynchronize");
+    /* an exit whose enter was not seen (callbacks enabled mid-call): not */
+    aip__cuda_on_api(1, 0, 99, "cudaDeviceSynchronize_v3020");
     spin_us(100); /* the device times lie within the trace */
 
     static cbuf b;

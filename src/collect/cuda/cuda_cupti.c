@@ -113,7 +113,7 @@ static void *open_cupti(void)
         void *h = try_open(forced, why, sizeof why);
         if (!h)
             snprintf(load_error, sizeof load_error,
-                     "libcupti cannot be loaded from AIPROF_CUPTI_LIB (%s)", why);
+                     "libcupti cannot be loaded from AIPROF_CUPTI_LIB (%.400s)", why);
         return h;
     }
     static const char *const names[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12",
@@ -273,30 +273,14 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 
 /* ---- API calls (Callback API, on the calling thread) --------------------- */
 
-static __thread int in_runtime;
-
 static void CUPTIAPI on_api(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const void *data)
 {
     (void)user, (void)cbid;
     const CUpti_CallbackData *d = data;
-    int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
-    if (!runtime && domain != CUPTI_CB_DOMAIN_DRIVER_API)
-        return;
-    if (d->callbackSite == CUPTI_API_ENTER) {
-        if (runtime)
-            in_runtime++;
-        else if (in_runtime)
-            return; /* the runtime call around it is the one the program made */
-        *d->correlationData = aip__cuda_api_enter();
-        return;
-    }
-    if (runtime)
-        in_runtime -= in_runtime > 0;
-    else if (in_runtime)
-        return;
-    aip__cuda_api_exit(aip__cuda_api_name(d->functionName), *d->correlationData,
-                       d->correlationId);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        aip__cuda_on_api(domain == CUPTI_CB_DOMAIN_RUNTIME_API,
+                         d->callbackSite == CUPTI_API_ENTER, d->correlationId, d->functionName);
 }
 
 /* ---- the session hooks ---------------------------------------------------- */

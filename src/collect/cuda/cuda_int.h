@@ -80,6 +80,11 @@ const char *aip__cuda_mem_kind_name(unsigned mem_kind);
  * process (CUPTI's own name table, or aip__cuda_api_name's). */
 uint64_t aip__cuda_api_enter(void);
 void aip__cuda_api_exit(const char *name, uint64_t start, uint32_t correlation);
+/* A callback of the runtime (runtime = 1) or driver API domain, as
+ * CUPTI's Callback API delivers it on the calling thread: records the call
+ * at its exit, with the start taken at its enter; driver calls inside a
+ * runtime call and exits whose enter was not seen are not recorded. */
+void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *name);
 /* The API name without CUPTI's "_v3020" version suffix, kept for the
  * process's life (NULL name: "cudaUnknown"). */
 const char *aip__cuda_api_name(const char *name);

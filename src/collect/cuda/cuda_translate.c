@@ -366,6 +366,45 @@ void aip__cuda_api_exit(const char *name, uint64_t start, uint32_t correlation)
                      AIP_DEV_NONE);
 }
 
+/* The calls open on this thread, innermost last: an exit is recorded only
+ * when it matches the enter seen (callbacks enabled or disabled while a
+ * call was running deliver one without the other). */
+#define CALL_DEPTH 16
+static __thread struct {
+    uint32_t correlation;
+    uint8_t runtime;
+    uint64_t start;
+} calls[CALL_DEPTH];
+static __thread int depth, runtime_depth;
+
+void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *name)
+{
+    if (!runtime && runtime_depth > 0)
+        return; /* the runtime call around it is the one the program made */
+    if (enter) {
+        if (depth < CALL_DEPTH) {
+            calls[depth].correlation = correlation;
+            calls[depth].runtime = (uint8_t)!!runtime;
+            calls[depth].start = aip__cuda_api_enter();
+        }
+        depth++;
+        runtime_depth += !!runtime;
+        return;
+    }
+    if (depth == 0)
+        return;
+    if (depth > CALL_DEPTH) { /* too deep to follow: not recorded */
+        depth--;
+        runtime_depth -= runtime && runtime_depth > 0;
+        return;
+    }
+    if (calls[depth - 1].correlation != correlation)
+        return; /* an exit whose enter was not seen */
+    depth--;
+    runtime_depth -= calls[depth].runtime;
+    aip__cuda_api_exit(aip__cuda_api_name(name), calls[depth].start, correlation);
+}
+
 /* CUPTI's names carry the version of the entry point ("cudaMalloc_v3020");
  * the outputs show the function the program called.  The stripped copies
  * are cached per CUPTI name pointer (its names are static): lock-free
