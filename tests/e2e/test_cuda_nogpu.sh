@@ -22,7 +22,7 @@ if [ ! -x "$B/cuda_nogpu" ] || [ ! -x "$B/cuda_nogpu_host" ]; then
 fi
 TMP=$(mktemp -d /tmp/aiprof_cuda_e2e_XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-one_result() { ls -d "$1"/*_ascend_pt | head -1; }
+one_result() { find "$1" -maxdepth 1 -name "*_ascend_pt" | sort | head -1; }
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$B/cuda_nogpu" >"$TMP/plain.out"
