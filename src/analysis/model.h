@@ -177,6 +177,7 @@ typedef struct aip__strings {
     } while (0)
 
 #include "model_device.h"
+#include "model_osrt.h"
 
 typedef struct aip__process {
     char *source;             /* raw file path */
@@ -207,6 +208,8 @@ typedef struct aip__process {
     AIP_VEC(aip__comm_group_info) comm_groups; /* indexed by raw group id */
     AIP_VEC(aip__comm_event) comm_ops;   /* after derive: by start time */
     uint64_t comm_bad_records;
+    AIP_VEC(aip__osrt_call) osrt;        /* OS runtime calls (1.5); after derive: by start */
+    uint64_t osrt_bad_records;
     uint64_t dev_unaligned_tasks;     /* tasks of devices without clock samples */
     aip__clock_pair first_sync, last_sync;
     uint64_t n_syncs;

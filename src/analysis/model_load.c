@@ -164,7 +164,8 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
         return 40;
     default: {
         size_t dev = aip__device_min_size(kind), comm = aip__comm_min_size(kind);
-        return dev ? dev : comm ? comm : 8; /* unknown kinds are skipped by size */
+        size_t osrt = aip__osrt_min_size(kind);
+        return dev ? dev : comm ? comm : osrt ? osrt : 8; /* unknown kinds: skipped by size */
     }
     }
 }
@@ -309,6 +310,8 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
     case AIP_REC_COMM_GROUP:
     case AIP_REC_COMM_OP:
         return aip__comm_decode(p, ti, r, h);
+    case AIP_REC_OSRT:
+        return aip__osrt_decode(p, ti, r, h);
     default: /* device activity, or a newer minor's record kind (skipped) */
         return aip__device_decode(p, ti, r, h);
     }
@@ -461,6 +464,8 @@ static aip_status sort_threads(aip__process *p)
         p->dev_memory.v[i].thread = map[p->dev_memory.v[i].thread];
     for (size_t i = 0; i < p->comm_ops.n; i++)
         p->comm_ops.v[i].thread = map[p->comm_ops.v[i].thread];
+    for (size_t i = 0; i < p->osrt.n; i++)
+        p->osrt.v[i].thread = map[p->osrt.v[i].thread];
     free(old_tid);
     free(map);
     return AIP_OK;

@@ -234,8 +234,9 @@ class _ExperimentalConfig:
         for name in ("l2_cache", "op_attr", "sys_io", "sys_interconnection"):
             if getattr(self, "_" + name):
                 off.append(name)
-        if self._host_sys:
-            off.append("host_sys=" + ",".join(self._host_sys))
+        not_here = [h for h in self._host_sys if h != HostSystem.OSRT]  # OSRT: docs/OSRT.md
+        if not_here:
+            off.append("host_sys=" + ",".join(not_here))
         return off
 
     def _op_args_note(self, record_shapes):
