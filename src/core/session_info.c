@@ -192,6 +192,8 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
         json_object_set_new(a, "raw_bytes", json_integer((json_int_t)end->bytes));
         if (s->n_trace_devices)
             json_object_set_new(a, "devices", devices_json(s));
+        else if (aip__dev_trace_status())
+            json_object_set_new(a, "device_status", json_string(aip__dev_trace_status()));
     }
     json_object_set_new(root, "aiprof", a);
     return root;
