@@ -279,9 +279,28 @@ def _run_step():
     if prof is not None and getattr(prof, "_active", None) is not None:
         return  # the program marks its own steps with an aiprof profile
     _run["session"].step()
+    _run_group_info()
     collectors = _run.get("collectors")
     if collectors is not None:
         collectors.set_recording(bool(_run["C"].is_recording()))
+
+
+def _run_group_info():
+    """Whole/window mode: parallel_group_info (and the rank) once
+    torch.distributed is initialised, again when its groups change; the
+    adopted session hands it to the controller's, whose trace is saved
+    (dynamic mode: the collection-start hook does it)."""
+    if _run["mode"] == "dynamic" or "torch.distributed" not in sys.modules:
+        return
+    from .profiler import _distributed
+    groups = _distributed.prepare()
+    if groups is not None and groups != _run.get("groups"):
+        try:
+            _run["session"].add_metadata_json("parallel_group_info", groups)
+            _run["groups"] = groups
+        except Exception as e:  # over the metadata limit: said once, the run goes on
+            _run["groups"] = groups
+            _warn(f"parallel_group_info not written: {e}")
 
 
 def _run_torch_imported(module):

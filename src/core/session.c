@@ -355,6 +355,8 @@ uint64_t aip_session_dropped_events(const aip_session *s)
     return s->trace_open ? aip__recorder_live_dropped() : s->last_totals.dropped;
 }
 
+/* The metadata of a session aiprof run's controller adopted belongs to the
+ * controller's session: that is the one whose trace is saved. */
 static aip_status add_meta(aip_session *s, const char *key, json_t *value, size_t value_len)
 {
     size_t klen = strlen(key);
@@ -363,14 +365,15 @@ static aip_status add_meta(aip_session *s, const char *key, json_t *value, size_
         return aip__fail(AIP_ERR_LIMIT, "metadata key or value for \"%.40s\" exceeds %d "
                          "characters", key, META_MAX_FIELD);
     }
-    if (s->metadata_bytes + klen + value_len > META_MAX_TOTAL) {
-        json_decref(value);
-        return aip__fail(AIP_ERR_LIMIT, "metadata exceeds %u bytes in total; \"%.40s\" not added",
-                         META_MAX_TOTAL, key);
-    }
-    s->metadata_bytes += klen + value_len;
-    json_object_set_new(s->metadata, key, value);
-    return AIP_OK;
+    pthread_mutex_lock(&session_lock);
+    aip_session *to = s->adopted && ext_session ? ext_session : s;
+    int open = to != s && to->trace_open;
+    pthread_mutex_unlock(&session_lock);
+    aip_status st = aip__metadata_add(to, key, value, klen + value_len, META_MAX_TOTAL);
+    if (!st && open && aip__metadata_write(to))
+        aip__warn("profiler_metadata.json not rewritten with \"%.40s\": %s", key,
+                  aip_last_error());
+    return st;
 }
 
 aip_status aip_session_add_metadata(aip_session *s, const char *key, const char *value)

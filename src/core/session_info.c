@@ -13,6 +13,7 @@
 #include "error.h"
 #include "fs.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,13 +200,51 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
     return root;
 }
 
+/* A session's metadata is added on the program's threads, and, for the
+ * session aiprof run's controller adopted, into the controller's session
+ * while its trace is open; written at trace start, at each addition while
+ * a trace is open, and at trace end.  One lock for all of it: few, small
+ * and rare. */
+static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+
+aip_status aip__metadata_add(aip_session *s, const char *key, json_t *value, size_t bytes,
+                             size_t cap)
+{
+    pthread_mutex_lock(&meta_lock);
+    if (s->metadata_bytes + bytes > cap) {
+        pthread_mutex_unlock(&meta_lock);
+        json_decref(value);
+        return aip__fail(AIP_ERR_LIMIT, "metadata exceeds %zu bytes in total; \"%.40s\" not added",
+                         cap, key);
+    }
+    s->metadata_bytes += bytes;
+    json_object_set_new(s->metadata, key, value);
+    pthread_mutex_unlock(&meta_lock);
+    return AIP_OK;
+}
+
 json_t *aip__profiler_metadata(const aip_session *s)
 {
+    pthread_mutex_lock(&meta_lock);
     json_t *o = json_deep_copy(s->metadata);
+    pthread_mutex_unlock(&meta_lock);
     if (!o)
         o = json_object();
     json_object_set_new(o, "ENV_VARIABLES", aip__env_variables());
     return o;
+}
+
+aip_status aip__metadata_write(const aip_session *s)
+{
+    char path[PATH_MAX];
+    if (aip__join(path, sizeof path, s->result_dir, "profiler_metadata.json"))
+        return aip__fail(AIP_ERR_INVALID_ARG, "result directory path too long");
+    json_t *j = aip__profiler_metadata(s);
+    pthread_mutex_lock(&meta_lock); /* one writer of the file at a time */
+    aip_status st = aip__write_json_file(path, j);
+    pthread_mutex_unlock(&meta_lock);
+    json_decref(j);
+    return st;
 }
 
 aip_status aip__write_json_file(const char *path, json_t *value)

@@ -63,4 +63,11 @@ json_t *aip__profiler_info_start(const aip_session *s, const char *program, int 
 json_t *aip__profiler_metadata(const aip_session *s);
 aip_status aip__write_json_file(const char *path, json_t *value);
 
+/* session_info.c: metadata under one lock.  add: `value` (taken) under
+ * `key` if the session's metadata stays within `cap` bytes; write:
+ * profiler_metadata.json of the session's current result directory. */
+aip_status aip__metadata_add(aip_session *s, const char *key, json_t *value, size_t bytes,
+                             size_t cap);
+aip_status aip__metadata_write(const aip_session *s);
+
 #endif

@@ -254,6 +254,10 @@ aip_status aip__trace_begin(aip_session *s)
         return st;
     }
     s->trace_open = 1;
+    /* Now too, not only at the end: a program that dies or leaves with
+     * _exit keeps its metadata (added ones rewrite it, session.c). */
+    if (aip__metadata_write(s))
+        aip__warn("profiler_metadata.json not written at trace start: %s", aip_last_error());
     aip__dev_trace_started(device_requested(&s->cfg));
     if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
         aip__osrt_trace_started();
@@ -301,13 +305,9 @@ aip_status aip__trace_end(aip_session *s, int save)
         if (w && !st)
             st = w;
     }
-    if (!aip__join(path, sizeof path, s->result_dir, "profiler_metadata.json")) {
-        json_t *j = aip__profiler_metadata(s);
-        aip_status w = aip__write_json_file(path, j);
-        json_decref(j);
-        if (w && !st)
-            st = w;
-    }
+    aip_status w = aip__metadata_write(s);
+    if (w && !st)
+        st = w;
     if (st)
         aip__log("ERROR", "trace saved with errors: %s", aip_last_error());
     aip__log_close();

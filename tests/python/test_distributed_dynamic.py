@@ -74,3 +74,41 @@ def test_config_metadata_wins(tmp_path):
     mine = {"x": {"group_name": "mine", "group_rank": 0, "global_ranks": [0]}}
     for meta in _run(tmp_path, {"metadata": {"parallel_group_info": mine}}).values():
         assert meta["parallel_group_info"] == mine
+
+
+_RUN_SCRIPT = r'''
+import os, sys, torch
+import torch.distributed as dist
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1])
+dist.init_process_group("gloo", rank=0, world_size=1)
+pair = dist.new_group([0])
+model = torch.nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    model(torch.ones(3, 4)).sum().backward()
+    dist.all_reduce(torch.ones(4))
+    opt.step()
+dist.destroy_process_group()
+os._exit(0)  # no interpreter teardown: the metadata must already be on disk
+'''
+
+
+def test_aiprof_run_writes_parallel_group_info(tmp_path):
+    """`aiprof run` (whole mode): the session the Python side marks steps
+    with is the controller's adopted one; its parallel_group_info goes to
+    the controller's session, written when added (the program leaves with
+    os._exit, so nothing is written at its end)."""
+    from mpi_example import BIN
+    script = tmp_path / "one.py"
+    script.write_text(_RUN_SCRIPT)
+    out = tmp_path / "out"
+    proc = subprocess.run([os.path.join(BIN, "aiprof"), "run", "--dir", str(out), "--",
+                           sys.executable, str(script), str(_port())], env=_env(),
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metas = list(out.rglob("profiler_metadata.json"))
+    assert len(metas) == 1, metas
+    meta = json.loads(metas[0].read_text())
+    assert meta["parallel_group_info"] == {
+        "0": {"group_name": "default_group", "group_rank": 0, "global_ranks": [0]},
+        "1": {"group_name": "1", "group_rank": 0, "global_ranks": [0]}}, meta
