@@ -115,5 +115,7 @@ void aip__ticks_convert(aip__process *p, const aip__model *m)
         if (o->end < o->start)
             o->end = o->start;
     }
+    for (size_t i = 0; i < p->host.n; i++)
+        p->host.v[i].ts = to_wall(&c, p->host.v[i].ts);
     aip__device_align(p, tick_fn, &c);
 }

@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "intern.h"
 #include "session_log.h"
+#include "collect/host/host_sampler.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -253,6 +254,7 @@ aip_status aip__trace_begin(aip_session *s)
     }
     s->trace_open = 1;
     aip__dev_trace_started(device_requested(&s->cfg));
+    aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
     return AIP_OK;
 }
 
@@ -262,6 +264,7 @@ aip_status aip__trace_end(aip_session *s, int save)
         return AIP_OK;
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
+    aip__host_sampler_stop(); /* its last sample while recording is on */
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */
     s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;

@@ -21,7 +21,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 4
+#define AIP_RAW_VERSION_MINOR 5
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -63,7 +63,9 @@ enum aip__record_kind {
     AIP_REC_DEVICE_CLOCK = 17,     /* a device clock <-> tick sample */
     /* format 1.4: communication (docs/RAW_FORMAT.md "Communication records") */
     AIP_REC_COMM_GROUP = 18,       /* a communicator / process group and its ranks */
-    AIP_REC_COMM_OP = 19           /* one collective or point-to-point operation */
+    AIP_REC_COMM_OP = 19,          /* one collective or point-to-point operation */
+    /* format 1.5: host system samples (docs/RAW_FORMAT.md "Host samples") */
+    AIP_REC_HOST_SAMPLE = 20       /* /proc and /sys counters read by the host sampler */
 };
 
 /* Communication op kinds, libraries and flags (format 1.4). */
@@ -274,6 +276,38 @@ typedef struct aip__rec_comm_op {  /* name = operation ("allreduce", "MPI_Send")
     uint16_t reserved;
 } aip__rec_comm_op;
 
+/* Format 1.5 host samples (src/collect/host): what a HOST_SAMPLE carries
+ * (`what`), and its flags.  Counters are cumulative, as the kernel gives
+ * them; the analyser turns two samples into a rate. */
+enum aip__host_what {
+    AIP_HOST_PROC_CPU = 1,   /* v: user ns, system ns, process CPU ns (precise), threads,
+                              * online CPUs */
+    AIP_HOST_THREAD_CPU = 2, /* index = tid; v: user ns, system ns, CPU it last ran on */
+    AIP_HOST_MEM = 3,        /* v: RSS, VMS, shared bytes, minor, major faults, MemTotal bytes */
+    AIP_HOST_DISK = 4,       /* v: read_bytes, write_bytes, rchar, wchar, syscr, syscw,
+                              * cancelled_write_bytes, block I/O delay ns */
+    AIP_HOST_NET = 5,        /* name = interface; index = speed Mb/s (UINT32_MAX unknown);
+                              * v: rx bytes, packets, errors, drops, tx bytes, packets,
+                              * errors, drops */
+    AIP_HOST_ROCE = 6,       /* name = "device/port"; index = rate Mb/s (UINT32_MAX
+                              * unknown); v as NET (drops: discards) */
+    AIP_HOST_STATUS = 7      /* v: samples taken, periods missed, largest lag ns, sampler
+                              * CPU ns, sources unreadable (bits), period ns */
+};
+enum { AIP_HOSTF_NETWORK = 0x01, /* NET: taken for host_sys NETWORK */
+       AIP_HOSTF_NIC = 0x02,     /* NET / ROCE: taken for sys_io */
+       AIP_HOSTF_DELAYACCT = 0x04 }; /* DISK: the kernel counts block I/O delay */
+#define AIP_HOST_VALUES 8
+
+typedef struct aip__rec_host_sample { /* name: see enum aip__host_what, else 0 */
+    aip__rec_header h;
+    uint64_t ts;                   /* ticks when the sample was read */
+    uint8_t what;                  /* enum aip__host_what */
+    uint8_t reserved[3];
+    uint32_t index;                /* tid, or link speed; see enum aip__host_what */
+    uint64_t v[AIP_HOST_VALUES];   /* cumulative counters and gauges */
+} aip__rec_host_sample;
+
 typedef struct aip__rec_thread_name {
     aip__rec_header h;
     uint64_t ts;
@@ -310,6 +344,7 @@ _Static_assert(sizeof(aip__rec_device_memory) == 40, "device memory layout");
 _Static_assert(sizeof(aip__rec_device_clock) == 40, "device clock layout");
 _Static_assert(sizeof(aip__rec_comm_group) == 24, "comm group layout");
 _Static_assert(sizeof(aip__rec_comm_op) == 72, "comm op layout");
+_Static_assert(sizeof(aip__rec_host_sample) == 88, "host sample layout");
 _Static_assert(sizeof(aip__clock_pair) == 24, "clock layout");
 _Static_assert(sizeof(aip__stats_entry) == 24, "stats layout");
 
