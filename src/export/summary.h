@@ -73,6 +73,8 @@ typedef struct aip__summary_data {
     size_t n_devices;
     aip__sum_devmem *dev_mem;  /* by process, then device id */
     size_t n_dev_mem;
+    aip__host_series *host;    /* per process (summary_host.c) */
+    size_t n_host;
 } aip__summary_data;
 
 /* aip__summary_build() : the facts of `dir`'s model (its info says which
@@ -84,6 +86,12 @@ aip_status aip__summary_device_build(aip__summary_data *s);
 void aip__summary_device_free(aip__summary_data *s);
 void aip__summary_device_text(const aip__summary_data *s, aip__out *o);
 void aip__summary_device_html(const aip__summary_data *s, aip__out *o);
+/* summary_host.c : the host system facts (host_sys, sys_io), their notes,
+ * text and HTML sections (with the CPU and RSS curves). */
+aip_status aip__summary_host_build(aip__summary_data *s);
+void aip__summary_host_free(aip__summary_data *s);
+void aip__summary_host_text(const aip__summary_data *s, aip__out *o);
+void aip__summary_host_html(const aip__summary_data *s, aip__out *o);
 /* The device memory peaks: text lines, or the rows of the HTML table. */
 void aip__summary_devmem_text(const aip__summary_data *s, aip__out *o);
 void aip__summary_devmem_html(const aip__summary_data *s, aip__out *o);

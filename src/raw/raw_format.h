@@ -298,6 +298,19 @@ enum { AIP_HOSTF_NETWORK = 0x01, /* NET: taken for host_sys NETWORK */
        AIP_HOSTF_NIC = 0x02,     /* NET / ROCE: taken for sys_io */
        AIP_HOSTF_DELAYACCT = 0x04 }; /* DISK: the kernel counts block I/O delay */
 #define AIP_HOST_VALUES 8
+/* HOST_SAMPLE STATUS v[4] bits: sources the sampler could not read (each
+ * also logged once), and facts worth a note. */
+enum {
+    AIP_HOSTSRC_STAT = 1u << 0,     /* /proc/self/stat */
+    AIP_HOSTSRC_TASK = 1u << 1,     /* /proc/self/task */
+    AIP_HOSTSRC_STATM = 1u << 2,    /* /proc/self/statm */
+    AIP_HOSTSRC_IO = 1u << 3,       /* /proc/self/io */
+    AIP_HOSTSRC_NETDEV = 1u << 4,   /* /proc/net/dev */
+    AIP_HOSTSRC_MEMINFO = 1u << 5,  /* /proc/meminfo */
+    AIP_HOSTSRC_NO_RDMA = 1u << 6,  /* sys_io: no /sys/class/infiniband (not an error) */
+    AIP_HOSTSRC_IFACE_GONE = 1u << 7, /* an interface disappeared while sampling */
+    AIP_HOSTSRC_THREADS_CUT = 1u << 8 /* more threads than AIP_HOST_MAX_THREADS */
+};
 
 typedef struct aip__rec_host_sample { /* name: see enum aip__host_what, else 0 */
     aip__rec_header h;

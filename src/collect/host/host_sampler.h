@@ -24,20 +24,6 @@
 #define AIP_HOST_MAX_THREADS 512 /* per-thread CPU: more threads are summed only */
 #define AIP_HOST_MAX_IFACES 64
 
-/* Bits of a STATUS sample's v[4]: sources that could not be read (each
- * also logged once), and facts worth a note. */
-enum {
-    AIP_HOSTSRC_STAT = 1u << 0,     /* /proc/self/stat */
-    AIP_HOSTSRC_TASK = 1u << 1,     /* /proc/self/task */
-    AIP_HOSTSRC_STATM = 1u << 2,    /* /proc/self/statm */
-    AIP_HOSTSRC_IO = 1u << 3,       /* /proc/self/io */
-    AIP_HOSTSRC_NETDEV = 1u << 4,   /* /proc/net/dev */
-    AIP_HOSTSRC_MEMINFO = 1u << 5,  /* /proc/meminfo */
-    AIP_HOSTSRC_NO_RDMA = 1u << 6,  /* sys_io: no /sys/class/infiniband (not an error) */
-    AIP_HOSTSRC_IFACE_GONE = 1u << 7, /* an interface disappeared while sampling */
-    AIP_HOSTSRC_THREADS_CUT = 1u << 8 /* more threads than AIP_HOST_MAX_THREADS */
-};
-
 /* aip__host_sampler_start() : start sampling what `host_sys` (aip_host_sys
  * bits; OSRT is not sampled) and `sys_io` ask for; nothing when neither
  * asks for a sample.  Reads AIPROF_HOST_SYS_PERIOD_MS.  A sampler that
