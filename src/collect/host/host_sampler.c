@@ -66,6 +66,7 @@ typedef struct sampler {
     iface ifaces[AIP_HOST_MAX_IFACES];
     size_t n_ifaces;
     uint64_t samples, missed, max_lag_ns;
+    uint64_t stall_ns;         /* tests only: the third sample takes this long */
     char *buf;                 /* FILE_MAX bytes */
 } sampler;
 
@@ -201,13 +202,18 @@ static iface *iface_of(const char *name)
 
 static void sample_net(aip__tstate *t, uint64_t ts)
 {
-    ssize_t n = reread(S.fd_netdev);
+    /* Opened anew each time, unlike the process's own files: a file that
+     * is replaced (a network namespace change, a test's fake /proc) is
+     * then read as it is now. */
+    if (S.fd_netdev < 0)
+        return; /* unreadable from the start: said once already */
+    char path[512];
+    pathf(path, sizeof path, "%s/net/dev", S.proc);
+    ssize_t n = read_path(path, S.buf, FILE_MAX);
     if (n < 0) {
-        if (S.fd_netdev >= 0) {
-            S.bad |= AIP_HOSTSRC_NETDEV;
-            log_once(AIP_HOSTSRC_NETDEV, "host_sys: %s/net/dev stopped being readable; "
-                                         "network figures end here", S.proc);
-        }
+        S.bad |= AIP_HOSTSRC_NETDEV;
+        log_once(AIP_HOSTSRC_NETDEV, "host_sys: %s stopped being readable; network figures "
+                                     "end here", path);
         return;
     }
     aip__netdev dev[AIP_HOST_MAX_IFACES];
@@ -358,6 +364,11 @@ static void sample(aip__tstate *t)
         sample_net(t, ts);
     if (S.sys_io)
         sample_rdma(t, ts);
+    if (S.stall_ns && S.samples == 2) { /* a sampler that falls behind, on demand */
+        struct timespec z = {(time_t)(S.stall_ns / 1000000000ull), (long)(S.stall_ns % 1000000000ull)};
+        while (nanosleep(&z, &z))
+            ;
+    }
     S.samples++;
 }
 
@@ -463,6 +474,8 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
     S.host_sys = host_sys;
     S.sys_io = sys_io;
     S.period_ns = period_from_env();
+    const char *stall = getenv("AIPROF_HOST_SYS_TEST_STALL_MS"); /* tests only */
+    S.stall_ns = stall ? (uint64_t)strtoul(stall, NULL, 10) * 1000000ull : 0;
     S.bad = S.logged = 0;
     S.n_ifaces = 0;
     S.samples = S.missed = S.max_lag_ns = 0;
@@ -490,7 +503,7 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
         S.delayacct = read_path(path, text, sizeof text) > 0 && text[0] == '1';
     }
     if ((host_sys & AIP_HOST_SYS_NETWORK) || sys_io)
-        S.fd_netdev = open_src("net/dev", AIP_HOSTSRC_NETDEV);
+        S.fd_netdev = open_src("net/dev", AIP_HOSTSRC_NETDEV); /* kept to say it is readable */
     S.stop = 0;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -506,7 +519,8 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
         return;
     }
     S.running = 1;
-    aip__log("INFO", "host_sys: sampling every %llu ms", (unsigned long long)(S.period_ns / 1000000));
+    aip__log("INFO", "host_sys: sampling every %llu ms",
+             (unsigned long long)(S.period_ns / 1000000));
 }
 
 void aip__host_sampler_stop(void)
