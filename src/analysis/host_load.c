@@ -83,7 +83,7 @@ static void derive_cpu(aip__host_series *s, const aip__host_sample **v, size_t n
         if (dt <= 0)
             continue;
         uint64_t du = d(b->v[0], a->v[0]), ds = d(b->v[1], a->v[1]);
-        uint64_t total = a->v[2] && b->v[2] ? d(b->v[2], a->v[2]) : du + ds;
+        uint64_t total = a->flags & b->flags & AIP_HOSTF_PRECISE ? d(b->v[2], a->v[2]) : du + ds;
         double user_share = du + ds ? (double)du / (double)(du + ds) : 1.0;
         double pct = 100.0 * (double)total / (double)dt;
         uint64_t cpus = b->v[4] ? b->v[4] : 1;

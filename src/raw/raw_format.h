@@ -296,7 +296,8 @@ enum aip__host_what {
 };
 enum { AIP_HOSTF_NETWORK = 0x01, /* NET: taken for host_sys NETWORK */
        AIP_HOSTF_NIC = 0x02,     /* NET / ROCE: taken for sys_io */
-       AIP_HOSTF_DELAYACCT = 0x04 }; /* DISK: the kernel counts block I/O delay */
+       AIP_HOSTF_DELAYACCT = 0x04,   /* DISK: the kernel counts block I/O delay */
+       AIP_HOSTF_PRECISE = 0x08 };   /* PROC_CPU: v[2] holds CLOCK_PROCESS_CPUTIME_ID */
 #define AIP_HOST_VALUES 8
 /* HOST_SAMPLE STATUS v[4] bits: sources the sampler could not read (each
  * also logged once), and facts worth a note. */

@@ -324,12 +324,15 @@ static void sample(aip__tstate *t)
     if ((hs & AIP_HOST_SYS_CPU) && have_stat) {
         struct timespec cpu;
         uint64_t precise = 0;
-        if (S.real_proc && !clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu))
+        uint8_t flags = 0;
+        if (S.real_proc && !clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu)) {
             precise = (uint64_t)cpu.tv_sec * 1000000000ull + (uint64_t)cpu.tv_nsec;
+            flags = AIP_HOSTF_PRECISE;
+        }
         uint64_t v[AIP_HOST_VALUES] = {st.utime * S.clk_tck_ns, st.stime * S.clk_tck_ns,
                                        precise, st.num_threads,
                                        (uint64_t)sysconf(_SC_NPROCESSORS_ONLN)};
-        emit(t, AIP_HOST_PROC_CPU, 0, 0, 0, v, ts);
+        emit(t, AIP_HOST_PROC_CPU, flags, 0, 0, v, ts);
         sample_threads(t, ts);
     }
     if (hs & AIP_HOST_SYS_MEM) {
