@@ -13,7 +13,11 @@
 #include "tmp_dir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 static char tmp[512];
 
@@ -198,6 +202,70 @@ static void test_series(void)
     aip__model_free(&m);
 }
 
+/* MEM samples in the raw file of the session's last trace; -1 on error. */
+static long mem_samples(const aip_session *ss)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", aip_session_result_dir(ss),
+             (int)getpid());
+    aip__model m;
+    aip__model_init(&m);
+    long n = -1;
+    if (!aip__model_load_raw(&m, path) && !aip__model_derive(&m) && m.n_procs) {
+        n = 0;
+        for (size_t i = 0; i < m.procs[0].host.n; i++)
+            n += m.procs[0].host.v[i].what == AIP_HOST_MEM;
+    }
+    aip__model_free(&m);
+    return n;
+}
+
+static aip_session *mem_session(const char *sub)
+{
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/%s", tmp, sub);
+    aip_config cfg;
+    aip_config_init(&cfg);
+    cfg.dir_name = dir;
+    cfg.host_sys = AIP_HOST_SYS_MEM;
+    aip_session *ss = NULL;
+    if (aip_session_create(&cfg, &ss) || aip_session_start(ss))
+        return NULL;
+    return ss;
+}
+
+/* A fork while the sampler runs: the child has no sampler but can start
+ * its own (the fork handler let go of the parent's), and the parent's
+ * trace keeps sampling. */
+static void test_fork_while_sampling(void)
+{
+    aip_session *ss = mem_session("parent");
+    ASSERT_TRUE(ss != NULL);
+    struct timespec z = {0, 60 * 1000000L};
+    nanosleep(&z, NULL);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        aip_session *c = mem_session("child");
+        if (!c)
+            _exit(3);
+        nanosleep(&z, NULL);
+        aip_session_stop(c);
+        long n = mem_samples(c);
+        aip_session_destroy(c);
+        _exit(n >= 2 ? 0 : 4);
+    }
+    ASSERT_TRUE(pid > 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    nanosleep(&z, NULL);
+    aip_session_stop(ss);
+    ASSERT_TRUE(mem_samples(ss) >= 4);
+    aip_session_destroy(ss);
+}
+
 int main(void)
 {
     make_tmpdir(tmp, sizeof tmp, "host_read");
@@ -206,6 +274,7 @@ int main(void)
         TEST_CASE(test_statm_io_meminfo),
         TEST_CASE(test_net_dev_and_rate),
         TEST_CASE(test_series),
+        TEST_CASE(test_fork_while_sampling),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rm_rf(tmp);

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -514,7 +515,13 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
     pthread_cond_init(&S.wake, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&S.lock, NULL);
+    /* The program's signals are not the sampler's business: it starts with
+     * all of them blocked, so none is handled on it. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int err = pthread_create(&S.thread, NULL, run, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err) {
         aip__log("WARN", "host_sys: the sampler thread did not start (%s); no host figures",
                  strerror(err));
