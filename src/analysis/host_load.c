@@ -90,7 +90,8 @@ static void derive_cpu(aip__host_series *s, const aip__host_sample **v, size_t n
         s->cpu[s->n_cpu++] = (aip__host_cpu){a->ts, dt, pct * user_share, pct * (1 - user_share),
                                              pct / (double)cpus, total};
         s->cpu_ns += total;
-        s->cpu_user_ns += (uint64_t)((double)total * user_share);
+        double user = (double)total * user_share; /* < 2^64 but for rounding: clamp */
+        s->cpu_user_ns += user >= 1.8e19 ? total : (uint64_t)user;
     }
     s->cpu_sys_ns = s->cpu_ns - s->cpu_user_ns;
 }

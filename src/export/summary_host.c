@@ -12,6 +12,7 @@
 #include "svg_chart.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,17 @@ void aip__summary_host_free(aip__summary_data *s)
     s->n_host = 0;
 }
 
+/* Figures from a hostile file can be anything: byte counts for
+ * aip__summary_put_bytes, clamped instead of overflowing. */
+static int64_t bytes_d(double v)
+{
+    if (!(v > 0))
+        return 0;
+    return v >= 9.2e18 ? INT64_MAX : (int64_t)v;
+}
+
+static int64_t bytes_u(uint64_t v) { return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+
 static double peak_cpu(const aip__host_series *h)
 {
     double p = 0;
@@ -132,25 +144,25 @@ static void host_lines(const aip__summary_data *s, const aip__host_series *h, ai
     }
     if (h->n_mem) {
         aip__out_printf(o, "%sMemory: RSS ", li);
-        aip__summary_put_bytes(o, (int64_t)h->mem[0].rss);
+        aip__summary_put_bytes(o, bytes_u(h->mem[0].rss));
         AIP_OUT_LIT(o, " at start, peak ");
-        aip__summary_put_bytes(o, (int64_t)h->rss_peak);
+        aip__summary_put_bytes(o, bytes_u(h->rss_peak));
         AIP_OUT_LIT(o, ", ");
-        aip__summary_put_bytes(o, (int64_t)h->mem[h->n_mem - 1].rss);
+        aip__summary_put_bytes(o, bytes_u(h->mem[h->n_mem - 1].rss));
         AIP_OUT_LIT(o, " at end; VMS peak ");
-        aip__summary_put_bytes(o, (int64_t)h->vms_peak);
+        aip__summary_put_bytes(o, bytes_u(h->vms_peak));
         aip__out_printf(o, "; page faults: %llu minor, %llu major%s",
                         (unsigned long long)h->minflt, (unsigned long long)h->majflt, eli);
     }
     if (h->n_disk) {
         aip__out_printf(o, "%sDisk: storage read ", li);
-        aip__summary_put_bytes(o, (int64_t)h->read_bytes);
+        aip__summary_put_bytes(o, bytes_u(h->read_bytes));
         AIP_OUT_LIT(o, ", written ");
-        aip__summary_put_bytes(o, (int64_t)h->write_bytes);
+        aip__summary_put_bytes(o, bytes_u(h->write_bytes));
         AIP_OUT_LIT(o, "; read() ");
-        aip__summary_put_bytes(o, (int64_t)h->rchar);
+        aip__summary_put_bytes(o, bytes_u(h->rchar));
         aip__out_printf(o, " in %llu calls, write() ", (unsigned long long)h->syscr);
-        aip__summary_put_bytes(o, (int64_t)h->wchar);
+        aip__summary_put_bytes(o, bytes_u(h->wchar));
         aip__out_printf(o, " in %llu calls%s", (unsigned long long)h->syscw, eli);
     }
     if (h->n_net) {
@@ -162,11 +174,11 @@ static void host_lines(const aip__summary_data *s, const aip__host_series *h, ai
             peak = h->net[i].speed > peak ? h->net[i].speed : peak;
         }
         aip__out_printf(o, "%sNetwork (all interfaces but lo): ", li);
-        aip__summary_put_bytes(o, (int64_t)sum);
+        aip__summary_put_bytes(o, bytes_d(sum));
         AIP_OUT_LIT(o, " received and sent, average ");
-        aip__summary_put_bytes(o, t ? (int64_t)(sum / ((double)t / 1e9)) : 0);
+        aip__summary_put_bytes(o, t ? bytes_d(sum / ((double)t / 1e9)) : 0);
         AIP_OUT_LIT(o, "/s, peak ");
-        aip__summary_put_bytes(o, (int64_t)peak);
+        aip__summary_put_bytes(o, bytes_d(peak));
         aip__out_printf(o, "/s%s", eli);
     }
     if (h->n_nic)
