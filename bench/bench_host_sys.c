@@ -9,7 +9,7 @@
  * time.  The anchor is one open()+read()+close() of /proc/self/stat
  * measured in the same run: a sample is a handful of such reads (the
  * process's stat, statm, io, each thread's stat, /proc/net/dev, and the
- * interface speeds).
+ * interface speeds).  Then each switch alone at 1 ms: what each costs.
  *
  *   bench_host_sys [DURATION_S]      (default 2)
  */
@@ -33,7 +33,8 @@ static uint64_t ns(clockid_t c)
 
 static volatile uint64_t sink;
 
-static int run(const char *base, int period_ms, double seconds, aip__host_series *out)
+static int run(const char *base, int period_ms, unsigned host_sys, int sys_io, double seconds,
+               aip__host_series *out)
 {
     char env[16];
     snprintf(env, sizeof env, "%d", period_ms);
@@ -41,8 +42,8 @@ static int run(const char *base, int period_ms, double seconds, aip__host_series
     aip_config cfg;
     aip_config_init(&cfg);
     cfg.dir_name = base;
-    cfg.host_sys = AIP_HOST_SYS_CPU | AIP_HOST_SYS_MEM | AIP_HOST_SYS_DISK | AIP_HOST_SYS_NETWORK;
-    cfg.sys_io = 1;
+    cfg.host_sys = host_sys;
+    cfg.sys_io = sys_io;
     aip_session *s;
     if (aip_session_create(&cfg, &s) || aip_session_start(s))
         return -1;
@@ -80,10 +81,12 @@ int main(int argc, char **argv)
     }
     double anchor = (double)(ns(CLOCK_MONOTONIC) - t0) / 2000;
     printf("anchor: open+read+close of /proc/self/stat  %.2f us\n", anchor / 1e3);
+    const unsigned all = AIP_HOST_SYS_CPU | AIP_HOST_SYS_MEM | AIP_HOST_SYS_DISK |
+                         AIP_HOST_SYS_NETWORK;
     int periods[2] = {20, 1};
     for (int k = 0; k < 2; k++) {
         aip__host_series s;
-        if (run(base, periods[k], seconds, &s) || !s.has_status || !s.samples) {
+        if (run(base, periods[k], all, 1, seconds, &s) || !s.has_status || !s.samples) {
             fprintf(stderr, "bench_host_sys: the run at %d ms recorded no sampler status\n",
                     periods[k]);
             return 1;
@@ -96,6 +99,19 @@ int main(int argc, char **argv)
                (double)s.sampler_cpu_ns / 1e6, per / 1e3, per / anchor,
                s.cpu_ns ? 100.0 * (double)s.sampler_cpu_ns / (double)s.cpu_ns : 0.0,
                100.0 * per / ((double)periods[k] * 1e6));
+        aip__host_series_free(&s);
+    }
+    static const struct { const char *name; unsigned bits; int io; } one[] = {
+        {"CPU (process + each thread)", AIP_HOST_SYS_CPU, 0}, {"MEM", AIP_HOST_SYS_MEM, 0},
+        {"DISK", AIP_HOST_SYS_DISK, 0}, {"NETWORK", AIP_HOST_SYS_NETWORK, 0},
+        {"sys_io (NIC + RoCE)", 0, 1}};
+    for (size_t k = 0; k < sizeof one / sizeof one[0]; k++) {
+        aip__host_series s;
+        if (run(base, 1, one[k].bits, one[k].io, seconds / 2, &s) || !s.has_status || !s.samples)
+            return 1;
+        double per = (double)s.sampler_cpu_ns / (double)s.samples;
+        printf("  %-28s %6.1f us per sample (%.1f anchors)\n", one[k].name, per / 1e3,
+               per / anchor);
         aip__host_series_free(&s);
     }
     char cmd[128];
