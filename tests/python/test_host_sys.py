@@ -8,12 +8,13 @@ import glob
 import json
 import os
 import sqlite3
+import textwrap
 import time
 
 import aiprof  # noqa: F401
 from aiprof import profiler as P
 
-from conftest import result_dirs, trace_of
+from conftest import result_dirs, run_python, trace_of
 
 HS = P.HostSystem
 
@@ -134,3 +135,29 @@ def test_not_called_uncollected(recwarn):
     _profile(cfg, lambda: None)
     said = [str(w.message) for w in recwarn if "not collected" in str(w.message)]
     assert not [m for m in said if "host_sys" in m or "sys_io" in m], said
+
+
+def test_dynamic_profile_host_sys():
+    """profiler_config.json's experimental_config host_sys / sys_io strings
+    (dynamic profiling, dp.start) reach the sampler."""
+    with open("start_config.json", "w") as f:
+        json.dump({"activities": ["CPU"], "prof_dir": "./started", "analyse": True,
+                   "active": 2, "warmup": 0, "start_step": 0,
+                   "experimental_config": {"host_sys": ["cpu", "mem"], "sys_io": True}}, f)
+    code = textwrap.dedent("""
+        import time
+        from aiprof.profiler import dynamic_profile as dp
+        dp.init("profiler_config_path")
+        for step in range(6):
+            if step == 2:
+                dp.start("start_config.json")
+            t0 = time.thread_time()
+            while time.thread_time() - t0 < 0.05:
+                pass
+            dp.step()
+    """)
+    run_python(code)
+    (rd,) = glob.glob("started/*_ascend_pt")
+    tables = _tables(_db(rd))
+    assert {"CPU_USAGE", "HOST_MEM_USAGE", "NIC"} <= tables, tables
+    assert not tables & {"HOST_DISK_USAGE", "HOST_NETWORK_USAGE"}, tables
