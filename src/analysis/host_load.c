@@ -96,6 +96,15 @@ static void derive_cpu(aip__host_series *s, const aip__host_sample **v, size_t n
     s->cpu_sys_ns = s->cpu_ns - s->cpu_user_ns;
 }
 
+/* A thread's CPU time between two of its samples: the scheduler's run time
+ * when both have it, else the tick counts. */
+static uint64_t thread_delta(const aip__host_sample *a, const aip__host_sample *b)
+{
+    if (a->flags & b->flags & AIP_HOSTF_PRECISE)
+        return d(b->v[3], a->v[3]);
+    return d(b->v[0], a->v[0]) + d(b->v[1], a->v[1]);
+}
+
 /* Per core: each thread's CPU time in an interval goes to the core it ran
  * on at the interval's end.  Samples of one instant share a ts. */
 static aip_status derive_cores(aip__host_series *s, const aip__host_sample **v, size_t n)
@@ -114,14 +123,20 @@ static aip_status derive_cores(aip__host_series *s, const aip__host_sample **v, 
         double busy[1024] = {0};
         uint32_t top = 0;
         for (size_t b = j; b < k; b++) {
+            /* The task directory lists threads in the same order each time:
+             * try the same place in the previous instant first (linear in
+             * the threads rather than quadratic). */
             const aip__host_sample *a = NULL;
+            size_t same = i + (b - j);
+            if (same < j && v[same]->index == v[b]->index)
+                a = v[same];
             for (size_t x = i; x < j && !a; x++)
                 if (v[x]->index == v[b]->index)
                     a = v[x];
             uint64_t core = v[b]->v[2];
             if (!a || core >= 1024)
                 continue;
-            busy[core] += (double)(d(v[b]->v[0], a->v[0]) + d(v[b]->v[1], a->v[1]));
+            busy[core] += (double)thread_delta(a, v[b]);
             if (core + 1 > top)
                 top = (uint32_t)core + 1;
         }
@@ -145,24 +160,18 @@ static aip_status derive_cores(aip__host_series *s, const aip__host_sample **v, 
         size_t t = 0;
         while (t < s->n_threads && s->threads[t].tid != v[i]->index)
             t++;
-        if (t == s->n_threads) {
-            void *g = realloc(s->threads, (t + 1) * sizeof *s->threads);
-            if (!g)
-                return aip__fail(AIP_ERR_NOMEM, "no memory for the per-thread CPU totals");
-            s->threads = g;
-            s->threads[t] = (struct aip__host_thread){v[i]->index, 0};
-            s->n_threads++;
-            /* cpu_ns holds the first value until the end (below) */
-            s->threads[t].cpu_ns = v[i]->v[0] + v[i]->v[1];
+        if (t < s->n_threads)
             continue;
-        }
-    }
-    for (size_t t = 0; t < s->n_threads; t++) {
-        uint64_t first = s->threads[t].cpu_ns, last = first;
-        for (size_t i = 0; i < n; i++)
-            if (v[i]->index == s->threads[t].tid)
-                last = v[i]->v[0] + v[i]->v[1];
-        s->threads[t].cpu_ns = d(last, first);
+        const aip__host_sample *last = v[i];
+        for (size_t j = i + 1; j < n; j++)
+            if (v[j]->index == v[i]->index)
+                last = v[j];
+        void *g = realloc(s->threads, (t + 1) * sizeof *s->threads);
+        if (!g)
+            return aip__fail(AIP_ERR_NOMEM, "no memory for the per-thread CPU totals");
+        s->threads = g;
+        s->threads[t] = (struct aip__host_thread){v[i]->index, thread_delta(v[i], last)};
+        s->n_threads++;
     }
     for (size_t a = 1; a < s->n_threads; a++) /* few threads: insertion sort, most first */
         for (size_t b = a; b > 0 && s->threads[b].cpu_ns > s->threads[b - 1].cpu_ns; b--) {

@@ -282,7 +282,8 @@ typedef struct aip__rec_comm_op {  /* name = operation ("allreduce", "MPI_Send")
 enum aip__host_what {
     AIP_HOST_PROC_CPU = 1,   /* v: user ns, system ns, process CPU ns (precise), threads,
                               * online CPUs */
-    AIP_HOST_THREAD_CPU = 2, /* index = tid; v: user ns, system ns, CPU it last ran on */
+    AIP_HOST_THREAD_CPU = 2, /* index = tid; v: user ns, system ns, CPU it last ran on,
+                              * run time ns (schedstat, with flag PRECISE) */
     AIP_HOST_MEM = 3,        /* v: RSS, VMS, shared bytes, minor, major faults, MemTotal bytes */
     AIP_HOST_DISK = 4,       /* v: read_bytes, write_bytes, rchar, wchar, syscr, syscw,
                               * cancelled_write_bytes, block I/O delay ns */
@@ -297,7 +298,8 @@ enum aip__host_what {
 enum { AIP_HOSTF_NETWORK = 0x01, /* NET: taken for host_sys NETWORK */
        AIP_HOSTF_NIC = 0x02,     /* NET / ROCE: taken for sys_io */
        AIP_HOSTF_DELAYACCT = 0x04,   /* DISK: the kernel counts block I/O delay */
-       AIP_HOSTF_PRECISE = 0x08 };   /* PROC_CPU: v[2] holds CLOCK_PROCESS_CPUTIME_ID */
+       AIP_HOSTF_PRECISE = 0x08 };   /* PROC_CPU: v[2] holds CLOCK_PROCESS_CPUTIME_ID;
+                                      * THREAD_CPU: v[3] holds the run time */
 #define AIP_HOST_VALUES 8
 /* HOST_SAMPLE STATUS v[4] bits: sources the sampler could not read (each
  * also logged once), and facts worth a note. */

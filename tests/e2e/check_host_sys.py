@@ -47,8 +47,7 @@ need(cpu <= burn + 2 * period + 10_000_000 and cpu <= span * 1.01 + 5_000_000,
 need(dump["cpu_ns"] >= burn, "whole-trace CPU below the burn")
 need(dump["cpu_user_ns"] + dump["cpu_sys_ns"] == dump["cpu_ns"], "user + system != total")
 main = [t for t in dump["threads"] if t[0] == dump["pid"]]
-need(main and main[0][1] >= burn - 30_000_000,
-     f"main thread CPU {main} below the burn {burn} (tick resolution 10 ms)")
+need(main and main[0][1] >= burn, f"main thread CPU {main} below the burn {burn}")
 
 # Memory: RSS grows by the touched block (page-granular, allocator slack).
 base = dump["mem"][0][1]
@@ -112,7 +111,10 @@ for (u,) in con.execute("SELECT usage FROM CPU_USAGE"):
 # the per-core rows hold the burn too: usage% x interval summed over cores
 core_ns = sum(u / 100 * period for (u,) in con.execute(
     "SELECT usage FROM CPU_USAGE WHERE timestampNs >= ? AND timestampNs < ?", (b0, b1)))
-need(core_ns >= 0.8 * burn - 2 * period, f"per-core CPU over the burn {core_ns} of {burn}")
+# (intervals starting in the burn: the one holding its start is not among
+# them, at most a period of it)
+need(core_ns >= 0.97 * burn - period - 5_000_000,
+     f"per-core CPU over the burn {core_ns} of {burn}")
 mem = [u for (u,) in con.execute("SELECT usage FROM HOST_MEM_USAGE")]
 need(all(u is None or 0 <= u <= 100 for u in mem), "HOST_MEM_USAGE usage out of range")
 

@@ -127,8 +127,10 @@ static void test_series(void)
         /* 10 ms of CPU per 20 ms interval, 3/4 user by the tick counts */
         uint64_t cpu[8] = {i * 30 * MS, i * 10 * MS, i * 10 * MS, 2, 4};
         hs(&e, AIP_HOST_PROC_CPU, ts, 0, 0, AIP_HOSTF_PRECISE, cpu);
-        uint64_t t1[8] = {i * 6 * MS, i * 2 * MS, 1}, t2[8] = {i * 2 * MS, 0, 1};
-        hs(&e, AIP_HOST_THREAD_CPU, ts, 0, 10, 0, t1); /* both threads on core 1 */
+        /* both threads on core 1; thread 10 has its run time (9 ms per
+         * interval, the ticks say 8), thread 11 only ticks */
+        uint64_t t1[8] = {i * 6 * MS, i * 2 * MS, 1, i * 9 * MS}, t2[8] = {i * 2 * MS, 0, 1};
+        hs(&e, AIP_HOST_THREAD_CPU, ts, 0, 10, AIP_HOSTF_PRECISE, t1);
         hs(&e, AIP_HOST_THREAD_CPU, ts, 0, 11, 0, t2);
         uint64_t mem[8] = {(i + 1) << 20, 8 << 20, 0, 10 * i, i, 4 << 20};
         hs(&e, AIP_HOST_MEM, ts, 0, 0, 0, mem);
@@ -168,12 +170,13 @@ static void test_series(void)
     ASSERT_TRUE(fabs(s.cpu[0].avg_pct - 12.5) < 1e-9); /* 50 % of one core over 4 CPUs */
     ASSERT_EQ(s.cpu_ns, 20 * MS);
     ASSERT_EQ(s.cpu_user_ns, 15 * MS);
-    ASSERT_EQ(s.n_core, 2); /* core 1 in each interval: (8 + 2) ms of 20 */
+    ASSERT_EQ(s.n_core, 2); /* core 1 in each interval: (9 + 2) ms of 20 */
     ASSERT_EQ(s.core[0].core, 1);
-    ASSERT_TRUE(fabs(s.core[0].usage_pct - 50) < 1e-9);
+    ASSERT_TRUE(fabs(s.core[0].usage_pct - 55) < 1e-9);
     ASSERT_EQ(s.n_threads, 2);
     ASSERT_EQ(s.threads[0].tid, 10);
-    ASSERT_EQ(s.threads[0].cpu_ns, 16 * MS);
+    ASSERT_EQ(s.threads[0].cpu_ns, 18 * MS);
+    ASSERT_EQ(s.threads[1].cpu_ns, 4 * MS);
     ASSERT_EQ(s.n_mem, 3);
     ASSERT_TRUE(fabs(s.mem[0].usage_pct - 25) < 1e-9);
     ASSERT_EQ(s.rss_peak, 3 << 20);
