@@ -83,6 +83,13 @@ AIPROF_TORCH_API void aiprof_torch_memory_enable(int on);
 AIPROF_TORCH_API int aiprof_torch_comm_group(uint64_t key, uint32_t id, const uint32_t *ranks,
                                              int n);
 AIPROF_TORCH_API int aiprof_torch_comm_enable(int on, int lib);
+/* mstx's automatic ranges (docs/PYTHON.md "mstx's automatic ranges"):
+ * aiprof_torch_comm_group_name() names the group at `key` for the ranges'
+ * groupName; aiprof_torch_comm_mstx(on): each recorded collective is also
+ * an mstx range in the domain "communication" with torch_npu's message.
+ * @return 0, or -1. */
+AIPROF_TORCH_API int aiprof_torch_comm_group_name(uint64_t key, const char *name);
+AIPROF_TORCH_API int aiprof_torch_comm_mstx(int on);
 
 /* The last error of this library ("" if none). */
 AIPROF_TORCH_API const char *aiprof_torch_error(void);

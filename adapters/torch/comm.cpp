@@ -15,6 +15,11 @@
  * records the op when the Work's future completes — the collective's real
  * end, on the thread that completes it.  Point-to-point calls are left to
  * the Python wrappers (their peer and tag are global there).
+ *
+ * With mstx on (aiprof_torch_comm_mstx), each such collective is also an
+ * mstx range over the same span, in the domain "communication", whose
+ * message is the JSON text torch_npu's ProcessGroupHCCL writes
+ * (profiler/_mstx_auto.py says what is in it and why).
  */
 #include "aiprof_torch.h"
 
@@ -26,6 +31,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -37,8 +43,9 @@ extern "C" void aiprof__torch_set_error(const char *msg);
 namespace {
 
 struct Group {
-    uint32_t id;
+    uint32_t id = AIP_COMM_NO_GROUP;
     std::vector<uint32_t> ranks; /* group rank -> global rank */
+    std::string name;            /* for mstx's groupName */
 };
 
 std::mutex g_lock;
@@ -46,10 +53,12 @@ std::unordered_map<uint64_t, Group> g_groups; /* ProcessGroup address -> group *
 at::CallbackHandle g_cb = at::INVALID_CALLBACK_HANDLE;
 bool g_enabled = false;
 int g_lib = AIP_COMM_LIB_OTHER;
+std::atomic<bool> g_mstx{false};
 
 struct Pending : at::ObserverContext {
     aip_comm_op_info op{};
     std::string name, dtype;
+    uint64_t range = 0; /* its mstx range, 0: none */
 };
 
 /* Bytes, count and dtype of a tensor or (nested) tensor list. */
@@ -90,22 +99,52 @@ const char *py_dtype(const std::string &d)
     return nullptr;
 }
 
-/* Which input holds this rank's part, which the root; the op's name. */
+/* Which input holds this rank's part, which the root; the op's name, and
+ * the HCCL operator torch_npu's mstx range names (as the Python wrappers'
+ * _HCCL_OPS do). */
 struct Kind {
-    const char *op, *name;
+    const char *op, *name, *hccl;
     int data, root; /* input indices, -1 none */
 };
 const Kind kKinds[] = {
-    {"c10d::allreduce_", "all_reduce", 0, -1},
-    {"c10d::broadcast_", "broadcast", 0, 2},
-    {"c10d::reduce_", "reduce", 0, 3},
-    {"c10d::allgather_", "all_gather", 1, -1},
-    {"c10d::gather_", "gather", 1, 3},
-    {"c10d::scatter_", "scatter", 0, 3},
-    {"c10d::reduce_scatter_", "reduce_scatter", 1, -1},
-    {"c10d::alltoall_", "all_to_all", 1, -1},
-    {"c10d::barrier", "barrier", -1, -1},
+    {"c10d::allreduce_", "all_reduce", "HcclAllreduce", 0, -1},
+    {"c10d::broadcast_", "broadcast", "HcclBroadcast", 0, 2},
+    {"c10d::reduce_", "reduce", "HcclReduce", 0, 3},
+    {"c10d::allgather_", "all_gather", "HcclAllGather", 1, -1},
+    {"c10d::gather_", "gather", "HcclGather", 1, 3},
+    {"c10d::scatter_", "scatter", "HcclScatter", 0, 3},
+    {"c10d::reduce_scatter_", "reduce_scatter", "HcclReduceScatter", 1, -1},
+    {"c10d::alltoall_", "all_to_all", "HcclAlltoAllV", 1, -1},
+    {"c10d::barrier", "barrier", "HcclBarrier", -1, -1},
 };
+
+/* The seed's dataType of a torch dtype name (Python's), "na" for others. */
+const char *hccl_type(const char *py)
+{
+    static const std::pair<const char *, const char *> names[] = {
+        {"int8", "int8"},    {"int16", "int16"},  {"int32", "int32"}, {"int64", "int64"},
+        {"uint8", "uint8"},  {"bool", "uint8"},   {"float16", "fp16"}, {"float32", "fp32"},
+        {"float64", "fp64"}, {"bfloat16", "bfp16"}};
+    for (const auto &n : names)
+        if (py && !std::strcmp(py, n.first))
+            return n.second;
+    return "na";
+}
+
+/* torch_npu's message of a collective's range (collectives: no peers). */
+std::string mstx_message(const Kind &k, const Pending &p, const std::string &group)
+{
+    std::string esc;
+    for (char c : group) {
+        if (c == '"' || c == '\\')
+            esc += '\\';
+        esc += c;
+    }
+    const char *dt = p.dtype.empty() ? nullptr : py_dtype(p.dtype);
+    return std::string("{\"streamId\": \"N/A\",\"count\": \"") + std::to_string(p.op.count) +
+           "\",\"dataType\": \"" + hccl_type(dt) + "\",\"groupName\": \"" + esc +
+           "\",\"opName\": \"" + k.hccl + "\"}";
+}
 
 const Kind *kind_of(const char *name)
 {
@@ -140,6 +179,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
         if (mixed)
             p->dtype.clear();
         const Group *g = nullptr;
+        std::string group_name = "N/A";
         for (const c10::IValue &v : inputs)
             if (v.isCustomClass()) {
                 auto pg = v.toCustomClass<c10d::ProcessGroup>();
@@ -149,6 +189,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
                     g = &it->second; /* entries never move out of the map while held */
                 if (g) {
                     p->op.group = g->id;
+                    if (!g->name.empty())
+                        group_name = g->name;
                     if (k->root >= 0 && (size_t)k->root < inputs.size() &&
                         inputs[k->root].isInt()) {
                         int64_t r = inputs[k->root].toInt();
@@ -160,6 +202,8 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
             }
         if (p->op.group != AIP_COMM_NO_GROUP)
             p->op.seq = aip_comm_next_seq(p->op.group);
+        if (g_mstx.load(std::memory_order_relaxed))
+            p->range = aip_range_start("communication", mstx_message(*k, *p, group_name).c_str());
         p->op.start = aip_comm_ticks();
         return p;
     } catch (...) { /* inputs of another shape: not recorded */
@@ -195,6 +239,7 @@ void on_exit(const at::RecordFunction &fn, at::ObserverContext *ctx)
                 info.op.dtype = info.dtype.c_str();
             info.op.end = end;
             aip_comm_op(&info.op);
+            aip_range_end(info.range);
         };
         if (!work) { /* no Work to wait for: the launch is all there is */
             record(aip_comm_ticks());
@@ -207,6 +252,7 @@ void on_exit(const at::RecordFunction &fn, at::ObserverContext *ctx)
         }
         fut->addCallback([record](c10::ivalue::Future &) mutable { record(aip_comm_ticks()); });
     } catch (...) { /* a Work without a future: not recorded */
+        aip_range_end(p->range);
     }
 }
 
@@ -225,6 +271,23 @@ int aiprof_torch_comm_group(uint64_t key, uint32_t id, const uint32_t *ranks, in
     } catch (...) {
         return -1;
     }
+}
+
+int aiprof_torch_comm_group_name(uint64_t key, const char *name)
+{
+    try {
+        std::lock_guard<std::mutex> guard(g_lock);
+        g_groups[key].name = name ? name : "";
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+int aiprof_torch_comm_mstx(int on)
+{
+    g_mstx.store(on != 0, std::memory_order_relaxed);
+    return 0;
 }
 
 int aiprof_torch_comm_enable(int on, int lib)

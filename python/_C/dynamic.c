@@ -23,12 +23,13 @@ static void dynamic_hook(const aip_config *c, aip_session *session, int starting
         return;
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *opts = Py_BuildValue(
-        "{s:O,s:O,s:O,s:O,s:O,s:O,s:d}", "cpu",
+        "{s:O,s:O,s:O,s:O,s:O,s:O,s:d,s:O}", "cpu",
         (c->activities & AIP_ACTIVITY_CPU) ? Py_True : Py_False, "record_shapes",
         c->record_shapes ? Py_True : Py_False, "profile_memory",
         c->profile_memory ? Py_True : Py_False, "with_stack", c->with_stack ? Py_True : Py_False,
         "with_flops", c->with_flops ? Py_True : Py_False, "with_modules",
-        c->with_modules ? Py_True : Py_False, "gc_detect_threshold_ms", c->gc_detect_threshold_ms);
+        c->with_modules ? Py_True : Py_False, "gc_detect_threshold_ms", c->gc_detect_threshold_ms, "mstx",
+        c->mstx || c->profiler_level == AIP_LEVEL_NONE ? Py_True : Py_False);
     PyObject *r = opts ? PyObject_CallFunction(hook_fn, "OO", starting ? Py_True : Py_False, opts)
                        : NULL;
     if (!r)

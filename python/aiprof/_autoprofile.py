@@ -291,7 +291,7 @@ def _run_torch_imported(module):
                             _env_flag("AIPROF_RUN_PROFILE_MEMORY"),
                             _env_flag("AIPROF_RUN_WITH_STACK"),
                             _env_flag("AIPROF_RUN_WITH_MODULES"), False,
-                            _env_flag("AIPROF_RUN_WITH_FLOPS"))
+                            _env_flag("AIPROF_RUN_WITH_FLOPS"), _env_flag("AIPROF_RUN_MSTX"))
     _run["collectors"] = collectors
     collectors.set_recording(True if _run["mode"] == "whole" else bool(_run["C"].is_recording()))
     # The controller saves the trace after the interpreter is gone: the

@@ -157,6 +157,8 @@ aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary
     st = aip__summary_device_build(s);
     if (!st)
         st = aip__summary_host_build(s);
+    if (!st)
+        st = aip__summary_mstx_build(s);
     if (st) {
         aip__summary_free(s);
         return st;
@@ -196,6 +198,7 @@ void aip__summary_free(aip__summary_data *s)
         aip__mem_timeline_free(&s->mem);
     aip__summary_device_free(s);
     aip__summary_host_free(s);
+    aip__summary_mstx_free(s);
     s->ops = NULL;
     s->step_ns = NULL;
     s->has_mem = 0;
@@ -299,6 +302,7 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
     }
     aip__summary_device_text(s, o);
     aip__summary_host_text(s, o);
+    aip__summary_mstx_text(s, o);
     AIP_OUT_LIT(o, "\nMemory:");
     if (!m->n_mem_peaks && !s->n_dev_mem)
         AIP_OUT_LIT(o, " no memory records");

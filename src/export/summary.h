@@ -40,6 +40,15 @@ typedef struct aip__sum_device {
     int64_t error_ns;          /* alignment error bound, -1 = unknown */
 } aip__sum_device;
 
+/* mstx ranges of one domain and message, every process together
+ * (summary_mstx.c). */
+typedef struct aip__sum_range {
+    const char *domain, *name; /* into a process's string blob */
+    size_t dlen, nlen;
+    uint64_t count;
+    int64_t total_ns, max_ns;
+} aip__sum_range;
+
 /* Device memory of one device of one process (device_memory.h totals). */
 typedef struct aip__sum_devmem {
     int64_t pid;
@@ -75,6 +84,9 @@ typedef struct aip__summary_data {
     size_t n_dev_mem;
     aip__host_series *host;    /* per process (summary_host.c) */
     size_t n_host;
+    aip__sum_range *mstx_ranges; /* by total time, longest first */
+    size_t n_mstx_ranges;
+    uint64_t mstx_marks, mstx_unended; /* marks; range starts without end */
 } aip__summary_data;
 
 /* aip__summary_build() : the facts of `dir`'s model (its info says which
@@ -92,6 +104,11 @@ aip_status aip__summary_host_build(aip__summary_data *s);
 void aip__summary_host_free(aip__summary_data *s);
 void aip__summary_host_text(const aip__summary_data *s, aip__out *o);
 void aip__summary_host_html(const aip__summary_data *s, aip__out *o);
+/* summary_mstx.c : the mstx ranges, their text and HTML sections. */
+aip_status aip__summary_mstx_build(aip__summary_data *s);
+void aip__summary_mstx_free(aip__summary_data *s);
+void aip__summary_mstx_text(const aip__summary_data *s, aip__out *o);
+void aip__summary_mstx_html(const aip__summary_data *s, aip__out *o);
 /* The device memory peaks: text lines, or the rows of the HTML table. */
 void aip__summary_devmem_text(const aip__summary_data *s, aip__out *o);
 void aip__summary_devmem_html(const aip__summary_data *s, aip__out *o);

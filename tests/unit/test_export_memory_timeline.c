@@ -2,7 +2,8 @@
  * test_export_memory_timeline.c — the memory timeline files for a profile
  * whose records are known (rich_profile.h): the coalesced JSON and the raw
  * events byte for byte, gzip round trip, the HTML page (self-contained,
- * escaped), device selection, and bad arguments.
+ * escaped), device selection, bad arguments, and the summary (its mstx
+ * ranges section included).
  */
 #include "aip_test.h"
 #include "rich_profile.h"
@@ -141,11 +142,17 @@ static void test_summary(void)
     /* terminal safety: the newline inside a name does not start a line */
     ASSERT_TRUE(strstr(t, "quote\"comma,=cmd?</script>") != NULL);
     ASSERT_TRUE(strstr(t, "bad??utf8") != NULL);
+    /* mstx: the cross-thread start/end range and the push/pop one, by total */
+    ASSERT_TRUE(strstr(t, "\nmstx ranges: 2 in 2 (domain, message) groups, 1 mark(s), "
+                          "0 start(s) without end\n"));
+    ASSERT_TRUE(strstr(t, "  0.020        1        0.020        0.020  default        "
+                          "cross-thread\n         0.001        1        0.001        0.001  io"
+                          "             dataloader\n"));
     free(t);
     char *h = aip_test_slurp(html, NULL);
     ASSERT_TRUE(h != NULL);
     ASSERT_TRUE(strstr(h, "id=\"step-chart\"") && strstr(h, "id=\"memory-chart\"") &&
-                strstr(h, "id=\"top-ops\""));
+                strstr(h, "id=\"top-ops\"") && strstr(h, "<table id=\"mstx-ranges\">"));
     ASSERT_TRUE(strstr(h, "quote&quot;comma,=cmd\n&lt;/script&gt;&lt;b&gt;&amp;amp;"));
     ASSERT_TRUE(strstr(h, "</script>") == NULL && strstr(h, "<b>&amp;") == NULL);
     ASSERT_TRUE(strstr(h, "bad\xef\xbf\xbd\xef\xbf\xbdutf8") != NULL);

@@ -14,7 +14,9 @@ steps and after the profile:
     frame evaluator (CPython 3.11), else global nn.Module forward hooks,
     feeding the module path;
   - gc_detect_threshold: a gc.callbacks entry;
-  - torch.distributed calls as communication operations (_distributed.py).
+  - torch.distributed calls as communication operations (_distributed.py);
+  - with mstx on: the ranges torch_npu adds by itself (communication,
+    DataLoader fetches, torch.save: _mstx_auto.py).
 """
 import gc
 import os
@@ -23,7 +25,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _distributed, _memory_labels, _torch_bridge
+from . import _distributed, _memory_labels, _mstx_auto, _torch_bridge
 
 # aiprof's own calls (profile.step(), the collectors) are no python_function
 # events: they are the profiler's, not the program's (pystack_text.c).
@@ -32,13 +34,14 @@ _C.tracer_own_dir(os.path.dirname(os.path.dirname(__file__)) + os.sep)
 
 class Collectors:
     def __init__(self, cpu, record_shapes, profile_memory, with_stack, with_modules, gc_on,
-                 with_flops=False):
+                 with_flops=False, mstx=False):
         self.ops = _torch_bridge.OpCapture(record_shapes, with_stack, with_modules,
                                            profile_memory, with_flops) if cpu else None
         self.cpu = cpu
         self.with_stack = cpu and with_stack
         self.with_modules = cpu and with_modules
         self.gc_on = gc_on
+        self.mstx = mstx
         self.recording = False
         self._tracer = False
         self._module_handles = None
@@ -57,6 +60,8 @@ class Collectors:
         self._set_tracer(recording and self.with_stack)
         self._set_modules(recording and torch_ops and self.with_modules)
         self._set_gc(recording and self.gc_on)
+        # Before _distributed: it tells the adapter whether to add the ranges.
+        _mstx_auto.set_on(recording and self.mstx, _distributed.install)
         if self.cpu or not recording:
             _distributed.set_recording(recording)
         if self._labels is not None:

@@ -22,6 +22,10 @@ buckets included — from their launch to the completion of their Work;
 the wrappers then record point-to-point calls only.  Both name a group by
 the address of its C++ ProcessGroup, so they share its id and sequence.
 
+With mstx on, each recorded call is also an mstx range in the domain
+"communication" (_mstx_auto.py; the adapter's collectives get theirs in
+the adapter), even where the trace records no CPU activity.
+
 prepare() gives the rank to libaiprof (profiler_info_{rank}.json) and
 profiler_metadata.json's parallel_group_info, as torch_npu writes it:
 {group key: {"group_name", "group_rank", "global_ranks"}}.
@@ -32,6 +36,7 @@ import json
 import sys
 
 from .. import _C
+from . import _mstx_auto
 
 _LIBS = {"mpi": 1, "gloo": 2, "nccl": 3, "hccl": 4}
 _COLL, _SEND, _RECV = 1, 2, 3
@@ -85,6 +90,7 @@ def prepare():
 
 _adapter_comm = None            # the adapter's comm capture (ctypes functions), or False
 _adapter_on = False             # it records the collectives now
+_adapter_mstx = False           # and gives them their mstx ranges
 
 
 def _adapter():
@@ -99,6 +105,10 @@ def _adapter():
                 lib.aiprof_torch_comm_group.argtypes = [
                     ctypes.c_uint64, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32),
                     ctypes.c_int]
+                if hasattr(lib, "aiprof_torch_comm_mstx"):
+                    lib.aiprof_torch_comm_mstx.argtypes = [ctypes.c_int]
+                    lib.aiprof_torch_comm_group_name.argtypes = [ctypes.c_uint64,
+                                                                 ctypes.c_char_p]
                 _adapter_comm = lib
         except Exception:
             _adapter_comm = False
@@ -116,15 +126,22 @@ def _cpp_address(pg):
         return None
 
 
-def set_recording(on):
-    global _on, _adapter_on
-    d = _dist() if on else None
+def install():
+    """The wrappers in place if torch.distributed is initialised (mstx's
+    ranges need them even where the trace records no CPU activity)."""
+    d = _dist()
     if d is not None and not _installed:
         _install()
         try:  # dynamic profiling has no prepare(): the next traces get the rank
             _C.set_rank(d.get_rank())
         except Exception:
             pass
+    return d
+
+
+def set_recording(on):
+    global _on, _adapter_on
+    d = install() if on else None
     _on = bool(on) and _installed
     lib = _adapter() if (on and d is not None) or _adapter_on else False
     if not lib:
@@ -138,6 +155,13 @@ def set_recording(on):
     elif _adapter_on:
         lib.aiprof_torch_comm_enable(0, 0)
         _adapter_on = False
+    _set_adapter_mstx(lib, _adapter_on and _mstx_auto.comm_on)
+
+
+def _set_adapter_mstx(lib, on):
+    global _adapter_mstx
+    if hasattr(lib, "aiprof_torch_comm_mstx"):
+        _adapter_mstx = lib.aiprof_torch_comm_mstx(int(on)) == 0 and on
 
 
 def _group(d, pg):
@@ -157,7 +181,48 @@ def _group(d, pg):
         if cpp and gid is not None and key < _KEY_BASE:
             arr = (ctypes.c_uint32 * max(len(ranks), 1))(*ranks)
             cpp.aiprof_torch_comm_group(key, gid, arr, len(ranks))
+            if hasattr(cpp, "aiprof_torch_comm_group_name"):
+                cpp.aiprof_torch_comm_group_name(key, name.encode("utf-8", "replace"))
     return g
+
+
+def _group_names(d, pg):
+    """(name, global ranks) of a group, for mstx's groupName and peers,
+    without registering it (nothing may record communication)."""
+    if pg is None:
+        pg = d.distributed_c10d._get_default_group()
+    g = _groups.get(pg)
+    if g is not None:
+        return g[1], g[2]
+    name, _, _, ranks = _group_info(d, pg)
+    return name, ranks
+
+
+# torch.distributed's function -> the HCCL operator torch_npu's range names
+# (opName); gather has no HCCL operator (torch_npu runs it as sends and
+# receives), barrier none with data here (torch_npu all-reduces one float).
+_HCCL_OPS = {
+    "all_reduce": "HcclAllreduce", "broadcast": "HcclBroadcast", "reduce": "HcclReduce",
+    "all_gather": "HcclAllGather", "all_gather_into_tensor": "HcclAllGather",
+    "_all_gather_base": "HcclAllGather", "gather": "HcclGather", "scatter": "HcclScatter",
+    "reduce_scatter": "HcclReduceScatter", "reduce_scatter_tensor": "HcclReduceScatter",
+    "_reduce_scatter_base": "HcclReduceScatter", "all_to_all": "HcclAlltoAllV",
+    "all_to_all_single": "HcclAlltoAll", "barrier": "HcclBarrier",
+    "send": "HcclSend", "isend": "HcclSend", "recv": "HcclRecv", "irecv": "HcclRecv",
+}
+
+
+def _mstx_message(d, attr, kind, a, group_arg, peer, count, dtype):
+    name, ranks = _group_names(d, a.get(group_arg))
+    op = _HCCL_OPS.get(attr, attr)
+    if attr == "all_to_all_single" and (a.get("output_split_sizes") or
+                                        a.get("input_split_sizes")):
+        op = "HcclAlltoAllV"
+    # peers are group ranks in the message, global ones in torch.distributed's call
+    rank = ranks.index(peer) if peer is not None and peer in ranks else -1
+    return _mstx_auto.comm_message(op, count, dtype, name,
+                                   src=rank if kind == _RECV else None,
+                                   dst=rank if kind == _SEND else None)
 
 
 def _tensor(t):
@@ -177,7 +242,12 @@ class _Work:
         self._work, self._record = work, record
 
     def wait(self, *args, **kwargs):
-        r = self._work.wait(*args, **kwargs)
+        try:
+            r = self._work.wait(*args, **kwargs)
+        except BaseException:
+            if self._record is not None:
+                self._record(None)   # its mstx range ends; the op waits for a wait() that works
+            raise
         rec, self._record = self._record, None
         if rec is not None:
             rec(_C.comm_ticks())
@@ -187,7 +257,8 @@ class _Work:
         return getattr(self._work, name)
 
 
-def _wrap(d, fn, name, kind, what, group_arg, root_arg=None, peer_arg=None, async_default=False):
+def _wrap(d, fn, attr, name, kind, what, group_arg, root_arg=None, peer_arg=None,
+          async_default=False):
     """A wrapper recording fn.  what(bound args) -> tensors of this rank's
     part; group_arg / root_arg / peer_arg name parameters."""
     import inspect
@@ -195,31 +266,46 @@ def _wrap(d, fn, name, kind, what, group_arg, root_arg=None, peer_arg=None, asyn
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if not _on or (kind == _COLL and _adapter_on) or not _C.comm_recording():
+        comm = _on and not (kind == _COLL and _adapter_on) and _C.comm_recording()
+        mstx = _mstx_auto.comm_on and not (kind == _COLL and _adapter_mstx)
+        if not comm and not mstx:
             return fn(*args, **kwargs)
         try:
             b = sig.bind(*args, **kwargs)
             b.apply_defaults()
             a = b.arguments
-            gid, gname, ranks, lib = _group(d, a.get(group_arg))
+            gid, gname, ranks, lib = _group(d, a.get(group_arg)) if comm else (None,) * 4
             nbytes, count, dtype = _tensor(what(a)) if what else (0, 0, None)
             root = a.get(root_arg, -1) if root_arg else -1
             peer = a.get(peer_arg, -1) if peer_arg else -1
             tag = a.get("tag", -1) if kind != _COLL else -1
             nb = bool(a.get("async_op", async_default))
-            seq = _C.comm_next_seq(gid) if kind == _COLL and gid is not None else 0
+            seq = _C.comm_next_seq(gid) if comm and kind == _COLL and gid is not None else 0
+            msg = _mstx_message(d, attr, kind, a, group_arg, peer, count, dtype) if mstx \
+                else None
         except Exception:   # arguments torch will reject: let it say so
             return fn(*args, **kwargs)
+        rid = _mstx_auto.range_start(msg, _mstx_auto.DOMAIN_COMM) if msg else 0
         start = _C.comm_ticks()
-        r = fn(*args, **kwargs)
+        try:
+            r = fn(*args, **kwargs)
+        except BaseException:
+            _mstx_auto.range_end(rid)
+            raise
         end = _C.comm_ticks()
         if kind == _RECV and peer in (None, -1) and isinstance(r, int):
             peer = r    # recv(src=None) returns the sender
 
+        ended = []
+
         def record(at, peer=peer):
-            _C.comm_op(name, start, at, -1 if gid is None else gid, kind, lib, nbytes, count,
-                       dtype, seq, -1 if peer is None else peer, -1 if root is None else root,
-                       -1 if tag is None else tag, nb)
+            if comm and at is not None:
+                _C.comm_op(name, start, at, -1 if gid is None else gid, kind, lib, nbytes,
+                           count, dtype, seq, -1 if peer is None else peer,
+                           -1 if root is None else root, -1 if tag is None else tag, nb)
+            if not ended:   # once, though a failed wait() may be followed by another
+                ended.append(True)
+                _mstx_auto.range_end(rid)
         if nb and r is not None and hasattr(r, "wait"):
             return _Work(r, record)
         record(end)
@@ -261,7 +347,7 @@ def _install():
         fn = getattr(c10d, attr, None)
         if fn is None or hasattr(fn, "_aiprof_original"):
             continue
-        w = _wrap(d, fn, name, kind, what, group, root, peer,
+        w = _wrap(d, fn, attr, name, kind, what, group, root, peer,
                   async_default=attr in ("isend", "irecv"))
         setattr(c10d, attr, w)
         if getattr(d, attr, None) is fn:

@@ -38,7 +38,7 @@ def _hook(starting, options):
         _collectors = Collectors(options["cpu"], options["record_shapes"],
                                  options["profile_memory"], options["with_stack"],
                                  options["with_modules"], gc_ms >= 0,
-                                 options["with_flops"])
+                                 options["with_flops"], options.get("mstx", False))
         # The library's session decides what records; the hooks check it
         # on every event, so they are simply on for the whole collection.
         _collectors.set_recording(True)

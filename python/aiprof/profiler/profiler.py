@@ -173,7 +173,7 @@ class _KinetoProfile:
         gc_on = self.experimental_config.with_gc
         self._collectors = Collectors(cpu, self.record_shapes, self.profile_memory,
                                       self.with_stack, self.with_modules, gc_on,
-                                      self.with_flops)
+                                      self.with_flops, self.experimental_config.mstx)
         self._handler_error = None
         self._session_error = None
         self._call_session(self._session.start)

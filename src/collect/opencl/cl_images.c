@@ -142,12 +142,14 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue q, 
 
 /* ---- image allocations -------------------------------------------------- */
 
-static void image_made(cl_context ctx, cl_mem mem)
+/* Memory objects whose size OpenCL computes (images, pipes): asked of the
+ * object itself. */
+void aip__cl_mem_made_sized(cl_context ctx, cl_mem mem, uint8_t kind)
 {
     size_t size = 0;
     if (aip__cl_real()->clGetMemObjectInfo(mem, CL_MEM_SIZE, sizeof size, &size, NULL) ==
         CL_SUCCESS)
-        aip__cl_mem_made(ctx, mem, size, AIP_DEVMEM_IMAGE);
+        aip__cl_mem_made(ctx, mem, size, kind);
 }
 
 AIP_CL_EXPORT cl_mem CL_API_CALL clCreateImage(cl_context ctx, cl_mem_flags flags,
@@ -155,31 +157,14 @@ AIP_CL_EXPORT cl_mem CL_API_CALL clCreateImage(cl_context ctx, cl_mem_flags flag
                                                const cl_image_desc *desc, void *host_ptr,
                                                cl_int *errcode_ret)
 {
-    const aip__cl_api *cl = aip__cl_real();
-    if (!cl->clCreateImage) {
-        if (errcode_ret)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    cl_mem mem = cl->clCreateImage(ctx, flags, format, desc, host_ptr, errcode_ret);
-    if (mem && aip__dev_recording())
-        image_made(ctx, mem);
-    return mem;
+    AIP_CL_CREATE_MEM(clCreateImage, AIP_DEVMEM_IMAGE, ctx, errcode_ret, flags, format, desc,
+                      host_ptr);
 }
 
 AIP_CL_EXPORT cl_mem CL_API_CALL clCreateImageWithProperties(
     cl_context ctx, const cl_mem_properties *props, cl_mem_flags flags,
     const cl_image_format *format, const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret)
 {
-    const aip__cl_api *cl = aip__cl_real();
-    if (!cl->clCreateImageWithProperties) {
-        if (errcode_ret)
-            *errcode_ret = CL_INVALID_OPERATION;
-        return NULL;
-    }
-    cl_mem mem =
-        cl->clCreateImageWithProperties(ctx, props, flags, format, desc, host_ptr, errcode_ret);
-    if (mem && aip__dev_recording())
-        image_made(ctx, mem);
-    return mem;
+    AIP_CL_CREATE_MEM(clCreateImageWithProperties, AIP_DEVMEM_IMAGE, ctx, errcode_ret, props,
+                      flags, format, desc, host_ptr);
 }

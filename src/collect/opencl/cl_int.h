@@ -54,7 +54,8 @@
     X(clEnqueueReadImage) X(clEnqueueWriteImage) X(clEnqueueCopyImage)                       \
     X(clEnqueueCopyImageToBuffer) X(clEnqueueCopyBufferToImage) X(clEnqueueFillImage)        \
     X(clEnqueueMapImage) X(clEnqueueMigrateMemObjects) X(clCreateImage)                      \
-    X(clCreateImageWithProperties) X(clGetImageInfo)
+    X(clCreateImageWithProperties) X(clGetImageInfo) X(clEnqueueNativeKernel)             \
+    X(clEnqueueWaitForEvents) X(clCreateImage2D) X(clCreateImage3D) X(clCreatePipe)
 // clang-format on
 
 typedef struct aip__cl_api {
@@ -201,6 +202,21 @@ static inline long long aip__cl_outstanding(void)
  * while recording: record the allocation, and its free when OpenCL
  * destroys the object.  `kind`: enum aip__devmem_kind. */
 void aip__cl_mem_made(cl_context ctx, cl_mem mem, size_t size, uint8_t kind);
+void aip__cl_mem_made_sized(cl_context ctx, cl_mem mem, uint8_t kind); /* CL_MEM_SIZE asked */
+
+/* The body of an interposed constructor of a memory object whose size
+ * OpenCL computes (images, pipes): the real call, then the allocation. */
+#define AIP_CL_CREATE_MEM(fn, kind, ctx, errcode_ret, ...)                                         \
+    const aip__cl_api *cl = aip__cl_real();                                                        \
+    if (!cl->fn) {                                                                                 \
+        if (errcode_ret)                                                                           \
+            *errcode_ret = CL_INVALID_OPERATION;                                                   \
+        return NULL;                                                                               \
+    }                                                                                              \
+    cl_mem mem = cl->fn(ctx, __VA_ARGS__, errcode_ret);                                            \
+    if (mem && aip__dev_recording())                                                               \
+        aip__cl_mem_made_sized(ctx, mem, kind);                                                    \
+    return mem
 
 /* aip__cl_svm_freed() : an SVM allocation made while recording is freed:
  * record it with the size it had (nothing for pointers not allocated so). */

@@ -91,6 +91,11 @@ def main():
                              for t in reads), f"reads: {reads[:1]}")
         image_copies = [t for t in tasks if t[0] in ("clEnqueueWriteImage", "clEnqueueReadImage")]
         expect(all(t[6] == "16384" for t in image_copies), f"image copies: {image_copies}")
+        if "image2d_bytes" in info:  # clCreateImage2D: an allocation of its size
+            expect(any(int(m[1]) == info["image2d_bytes"] for m in d["memory"]),
+                   f"no {info['image2d_bytes']}-byte allocation for clCreateImage2D")
+        native = [t for t in tasks if t[0] == "clEnqueueNativeKernel"]
+        expect(all(t[1] == "NativeKernel" for t in native), f"native kernels: {native}")
         allocs = sum(1 for m in d["memory"] if int(m[1]) > 0)
         frees = sum(1 for m in d["memory"] if int(m[1]) < 0)
         expect(allocs >= 4 and allocs == frees, f"memory: {allocs} allocations, {frees} frees")

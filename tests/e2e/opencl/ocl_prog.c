@@ -26,6 +26,7 @@
  * change.  Without an OpenCL platform it prints "no platform" and exits 0.
  */
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -141,6 +142,12 @@ static double checksum(cl_command_queue q, cl_mem m)
         s += h[i] * (double)(i % 7 + 1);
     free(h);
     return s;
+}
+
+/* The native kernel: runs on the device's host thread, on a copy of arg. */
+static void CL_CALLBACK native_add(void *arg)
+{
+    *(int *)arg += 1;
 }
 
 static void mode_accuracy(void)
@@ -276,6 +283,20 @@ static void mode_accuracy(void)
         CHECK(clEnqueueMigrateMemObjects(q, 1, &img, 0, 0, NULL, &ev));
         timed("clEnqueueMigrateMemObjects", ev);
         clReleaseMemObject(img);
+        /* The OpenCL 1.1 constructors: allocations like any image. */
+        cl_mem img2 = clCreateImage2D(ctx, CL_MEM_READ_WRITE, &fmt, 16, 16, 0, NULL, &err);
+        CHECK(err);
+        fprintf(out, "image2d_bytes %d\n", 16 * 16 * 16);
+        clReleaseMemObject(img2);
+    }
+    /* A native kernel (a host function the device runs), where it can. */
+    cl_device_exec_capabilities exec = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof exec, &exec, NULL);
+    if (exec & CL_EXEC_NATIVE_KERNEL) {
+        int arg = 41;
+        STEP_BEGIN();
+        CHECK(clEnqueueNativeKernel(q, native_add, &arg, sizeof arg, 0, NULL, NULL, 0, NULL, &ev));
+        timed("clEnqueueNativeKernel", ev);
     }
     /* Profiling info asked by the application on the queue without it. */
     CHECK(clEnqueueMarkerWithWaitList(plain, 0, NULL, &ev));
