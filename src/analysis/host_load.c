@@ -40,6 +40,7 @@ void aip__host_series_free(aip__host_series *s)
     free(s->mem);
     free(s->disk);
     free(s->net);
+    free(s->net_if);
     free(s->nic);
     free(s->roce);
     free(s->threads);
@@ -372,6 +373,13 @@ static aip_status d_net(const aip__process *p, aip__host_series *s, const aip__h
     return st;
 }
 
+static aip_status d_net_if(const aip__process *p, aip__host_series *s,
+                           const aip__host_sample **v, size_t n)
+{
+    (void)p;
+    return derive_ports(s, v, n, &s->net_if, &s->n_net_if);
+}
+
 static aip_status d_nic(const aip__process *p, aip__host_series *s, const aip__host_sample **v,
                         size_t n)
 {
@@ -391,7 +399,8 @@ aip_status aip__host_derive(const aip__process *p, aip__host_series *s)
     static const struct { uint8_t what, flag; deriver fn; } steps[] = {
         {AIP_HOST_PROC_CPU, 0, d_cpu},      {AIP_HOST_THREAD_CPU, 0, d_cores},
         {AIP_HOST_MEM, 0, d_mem},           {AIP_HOST_DISK, 0, d_disk},
-        {AIP_HOST_NET, AIP_HOSTF_NETWORK, d_net}, {AIP_HOST_NET, AIP_HOSTF_NIC, d_nic},
+        {AIP_HOST_NET, AIP_HOSTF_NETWORK, d_net}, {AIP_HOST_NET, AIP_HOSTF_NETWORK, d_net_if},
+        {AIP_HOST_NET, AIP_HOSTF_NIC, d_nic},
         {AIP_HOST_ROCE, 0, d_roce}};
     memset(s, 0, sizeof *s);
     if (!p->host.n)

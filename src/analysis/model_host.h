@@ -83,6 +83,7 @@ typedef struct aip__host_series {
     aip__host_mem *mem;   size_t n_mem;
     aip__host_disk *disk; size_t n_disk;
     aip__host_net *net;   size_t n_net;
+    aip__host_nic *net_if; size_t n_net_if; /* per interface, NET samples for NETWORK */
     aip__host_nic *nic;   size_t n_nic;   /* NET samples taken for sys_io */
     aip__host_nic *roce;  size_t n_roce;
     struct aip__host_thread { uint64_t tid, cpu_ns; } *threads; /* by CPU time, most first */

@@ -126,8 +126,41 @@ static int64_t span_ns(const aip__host_series *h)
     return t;
 }
 
-static void host_lines(const aip__summary_data *s, const aip__host_series *h, aip__out *o,
-                       int html)
+/* Per interface: bytes received and sent over the trace (its intervals). */
+static void if_lines(const aip__summary_data *s, const aip__host_series *h, size_t pi,
+                     aip__out *o, const char *li, const char *eli)
+{
+    const aip__process *p = &s->m->procs[pi];
+    for (size_t i = 0; i < h->n_net_if; i++) {
+        uint32_t name = h->net_if[i].name;
+        int first = 1;
+        for (size_t k = 0; k < i && first; k++)
+            first = h->net_if[k].name != name;
+        if (!first)
+            continue;
+        double rx = 0, tx = 0;
+        for (size_t k = i; k < h->n_net_if; k++)
+            if (h->net_if[k].name == name) {
+                rx += h->net_if[k].rx_byte_rate * (double)h->net_if[k].dt / 1e9;
+                tx += h->net_if[k].tx_byte_rate * (double)h->net_if[k].dt / 1e9;
+            }
+        size_t len;
+        const char *t = aip__model_str(p, name, &len);
+        aip__out_printf(o, "%s  ", li);
+        if (*li == '<')
+            aip__out_html(o, t, len);
+        else
+            aip__summary_put_term(o, t, len, 32);
+        AIP_OUT_LIT(o, ": received ");
+        aip__summary_put_bytes(o, bytes_d(rx));
+        AIP_OUT_LIT(o, ", sent ");
+        aip__summary_put_bytes(o, bytes_d(tx));
+        aip__out_printf(o, "%s", eli);
+    }
+}
+
+static void host_lines(const aip__summary_data *s, const aip__host_series *h, size_t pi,
+                       aip__out *o, int html)
 {
     const char *li = html ? "<li>" : "  ", *eli = html ? "</li>\n" : "\n";
     if (h->n_cpu) {
@@ -180,6 +213,7 @@ static void host_lines(const aip__summary_data *s, const aip__host_series *h, ai
         AIP_OUT_LIT(o, "/s, peak ");
         aip__summary_put_bytes(o, bytes_d(peak));
         aip__out_printf(o, "/s%s", eli);
+        if_lines(s, h, pi, o, li, eli);
     }
     if (h->n_nic)
         aip__out_printf(o, "%sNIC (sys_io): %zu interval(s) of the interfaces, nic.csv%s", li,
@@ -201,7 +235,7 @@ void aip__summary_host_text(const aip__summary_data *s, aip__out *o)
             continue;
         aip__out_printf(o, "\nHost system, pid %lld (host_sys / sys_io):\n",
                         (long long)s->m->procs[i].pid);
-        host_lines(s, &s->host[i], o, 0);
+        host_lines(s, &s->host[i], i, o, 0);
     }
 }
 
@@ -281,7 +315,7 @@ void aip__summary_host_html(const aip__summary_data *s, aip__out *o)
             continue;
         aip__out_printf(o, "<h2>Host system, pid %lld</h2>\n<ul id=\"host-%zu\">\n",
                         (long long)s->m->procs[i].pid, i);
-        host_lines(s, &s->host[i], o, 1);
+        host_lines(s, &s->host[i], i, o, 1);
         AIP_OUT_LIT(o, "</ul>\n");
         curves(o, &s->host[i], i);
     }

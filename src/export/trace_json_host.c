@@ -11,7 +11,8 @@
  *   Memory Usage (10) "Memory Usage" {"Usage(%)"} (RSS of MemTotal) and
  *                     "Process Memory" {"RSS(MB)","VMS(MB)","Shared(MB)"}
  *   Network Usage (11) "Network Usage" {"Usage(%)"} (when a link speed is
- *                     known) and "Network Speed" {"Speed(B/s)"}
+ *                     known), "Network Speed" {"Speed(B/s)"}, and per
+ *                     interface "<interface>" {"Rx(B/s)","Tx(B/s)"}
  *   Disk Usage (12)   "Disk Usage" {"Usage(%)"} (with delay accounting) and
  *                     "Disk I/O" {"Read(B/s)","Write(B/s)"}
  *   NIC (21), RoCE (22) "Port <funcId>/Rx" and "/Tx" {"Rx Dropped Rate",
@@ -121,6 +122,20 @@ static void net_layer(aip__tj *w, const aip__process *p, const aip__host_series 
         }
         counter(w, "Network Speed", lp, s->net[i].ts);
         val(w, 1, "Speed(B/s)", s->net[i].speed);
+        end(w);
+    }
+    for (size_t i = 0; i < s->n_net_if; i++) {
+        const aip__host_nic *r = &s->net_if[i];
+        aip__tj_begin(w);
+        AIP_OUT_LIT(w->o, "{\"ph\":\"C\",\"name\":");
+        aip__tj_put_id(w, r->name);
+        AIP_OUT_LIT(w->o, ",\"pid\":");
+        aip__out_i64(w->o, lp);
+        AIP_OUT_LIT(w->o, ",\"tid\":0,\"ts\":");
+        aip__tj_ts(w, r->ts);
+        AIP_OUT_LIT(w->o, ",\"args\":{");
+        val(w, 1, "Rx(B/s)", r->rx_byte_rate);
+        val(w, 0, "Tx(B/s)", r->tx_byte_rate);
         end(w);
     }
 }

@@ -127,6 +127,10 @@ need(rows[0][:12] == ["Device_id", "Timestamp(us)", "Bandwidth(MB/s)",
                       "txError rate(%)", "txDropped rate(%)", "funcId"], f"nic.csv {rows[0]}")
 need(rows[0][12] == "Interface" and len(rows) > 1, "nic.csv rows")
 
+net_pid = [p for p, n in names.items() if n == "Network Usage"][0]
+ifaces = {r[12] for r in rows[1:]}
+need(ifaces <= counters[net_pid], f"per-interface counters {counters[net_pid]} lack {ifaces}")
+
 text = open(summary_path).read()
 for s in ("Host system, pid", "CPU: ", "Memory: RSS", "Disk: storage", "Sampler: "):
     need(s in text, f"summary lacks {s!r}")

@@ -190,6 +190,7 @@ static void test_series(void)
     ASSERT_EQ(s.n_net, 1);
     ASSERT_TRUE(fabs(s.net[0].speed - 125000) < 1e-6);
     ASSERT_TRUE(fabs(s.net[0].usage_pct - 100) < 1e-9);
+    ASSERT_EQ(s.n_net_if, 3); /* per interface, loopback included: as the NIC rows */
     /* NIC rows: lo twice, eth0 once (its second interval was reset) */
     ASSERT_EQ(s.n_nic, 3);
     const aip__host_nic *eth = NULL;
