@@ -654,6 +654,20 @@ AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_opt
 AIP_API aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
                                        size_t *bad_dirs);
 
+/*! aip_cluster_analyse_mpi() : aip_cluster_analyse() as one process of an
+ *  MPI job (`mpirun -np K aiprof cluster --mpi DIR`): the rank directories
+ *  are split across the K processes, each analyses and reads its share, and
+ *  process 0 writes the same outputs a single process would, byte for byte,
+ *  and the verdict to its `report_fd` (the others' is not used).  MPI comes
+ *  from the plugin `plugin` (NULL: $AIPROF_CLUSTER_MPI or
+ *  libaiprof_cluster_mpi.so on the library path), loaded only here: libaiprof
+ *  never links MPI.  Every process returns process 0's status and
+ *  `bad_dirs`; `process` (may be NULL) receives this process's number.
+ *  Without the plugin or MPI: AIP_ERR_NOT_FOUND / AIP_ERR_UNSUPPORTED,
+ *  naming what is missing.  docs/CLUSTER.md. */
+AIP_API aip_status aip_cluster_analyse_mpi(const char *dir, long jobs, int quiet, int report_fd,
+                                           size_t *bad_dirs, const char *plugin, int *process);
+
 /*! aip_export_trace() : trace_view.json of a result directory's raw data,
  *  in `trace_format` (aip_trace_format), written to `path` (gzip when it
  *  ends in .gz is the caller's business: the text is plain JSON).  The

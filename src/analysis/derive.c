@@ -78,6 +78,8 @@ static void compute_extent(aip__model *m)
             extend(m, &have, p->dev_memory.v[i].ts, p->dev_memory.v[i].ts);
         for (size_t i = 0; i < p->comm_ops.n; i++)
             extend(m, &have, p->comm_ops.v[i].start, p->comm_ops.v[i].end);
+        for (size_t i = 0; i < p->osrt.n; i++)
+            extend(m, &have, p->osrt.v[i].start, p->osrt.v[i].end);
     }
 }
 
@@ -106,6 +108,7 @@ aip_status aip__model_derive(aip__model *m)
         if (!s)
             s = aip__ranges_pair(p);
         aip__comm_sort(p);
+        aip__osrt_sort(p);
     }
     if (s)
         return s;

@@ -64,6 +64,7 @@ static void process_free(aip__process *p)
     aip__array_free(p->comm_groups.v);
     aip__array_free(p->comm_ops.v);
     aip__array_free(p->host.v);
+    aip__array_free(p->osrt.v);
     free(p->source);
     free(p->hostname);
     free(p->program);

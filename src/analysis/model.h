@@ -178,6 +178,7 @@ typedef struct aip__strings {
 
 #include "model_device.h"
 #include "model_host.h"
+#include "model_osrt.h"
 
 typedef struct aip__process {
     char *source;             /* raw file path */
@@ -210,6 +211,8 @@ typedef struct aip__process {
     uint64_t comm_bad_records;
     AIP_VEC(aip__host_sample) host;   /* host system samples (format 1.5), as recorded */
     uint64_t host_bad_records;
+    AIP_VEC(aip__osrt_call) osrt;        /* OS runtime calls (1.5); after derive: by start */
+    uint64_t osrt_bad_records;
     uint64_t dev_unaligned_tasks;     /* tasks of devices without clock samples */
     aip__clock_pair first_sync, last_sync;
     uint64_t n_syncs;

@@ -166,7 +166,8 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
         return sizeof(aip__rec_host_sample);
     default: {
         size_t dev = aip__device_min_size(kind), comm = aip__comm_min_size(kind);
-        return dev ? dev : comm ? comm : 8; /* unknown kinds are skipped by size */
+        size_t osrt = aip__osrt_min_size(kind);
+        return dev ? dev : comm ? comm : osrt ? osrt : 8; /* unknown kinds: skipped by size */
     }
     }
 }
@@ -313,6 +314,8 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
         return aip__comm_decode(p, ti, r, h);
     case AIP_REC_HOST_SAMPLE:
         return aip__host_decode(p, r, h);
+    case AIP_REC_OSRT:
+        return aip__osrt_decode(p, ti, r, h);
     default: /* device activity, or a newer minor's record kind (skipped) */
         return aip__device_decode(p, ti, r, h);
     }
@@ -465,6 +468,8 @@ static aip_status sort_threads(aip__process *p)
         p->dev_memory.v[i].thread = map[p->dev_memory.v[i].thread];
     for (size_t i = 0; i < p->comm_ops.n; i++)
         p->comm_ops.v[i].thread = map[p->comm_ops.v[i].thread];
+    for (size_t i = 0; i < p->osrt.n; i++)
+        p->osrt.v[i].thread = map[p->osrt.v[i].thread];
     free(old_tid);
     free(map);
     return AIP_OK;

@@ -8,6 +8,8 @@
 #ifndef AIP_CLI_H
 #define AIP_CLI_H
 
+#include <stddef.h>
+
 /* Exit codes of every subcommand. */
 #define AIP_EXIT_OK 0
 #define AIP_EXIT_FAILED 1   /* something could not be done */
@@ -17,6 +19,11 @@
  * --help hint on stderr; @return AIP_EXIT_USAGE. */
 int cli_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* cli_install_root() (run_cmd.c) : the directory above bin/aiprof, where
+ * lib/ holds the libraries aiprof loads (libaiprof_preload.so,
+ * libaiprof_mpi.so, libaiprof_cluster_mpi.so); -1 if unknown. */
+int cli_install_root(char *out, size_t cap);
 
 /* cli_analyse() : `aiprof analyse ...` (analyse_cmd.c); argv[0] is "analyse". */
 int cli_analyse(int argc, char **argv);

@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 /* <install root> from /proc/self/exe: bin/aiprof → root. */
-static int install_root(char *out, size_t cap)
+int cli_install_root(char *out, size_t cap)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -170,7 +170,7 @@ int cli_run(int argc, char **argv)
     const char *pre = getenv("AIPROF_PRELOAD");
     if (pre && *pre) {
         snprintf(preload, sizeof preload, "%s", pre);
-    } else if (install_root(root, sizeof root) == 0) {
+    } else if (cli_install_root(root, sizeof root) == 0) {
         snprintf(preload, sizeof preload, "%s/lib/libaiprof_preload.so", root);
         snprintf(pypath, sizeof pypath, "%s/python", root);
     } else {
@@ -231,6 +231,8 @@ int cli_run(int argc, char **argv)
         setenv("AIPROF_RUN_WITH_MODULES", o.with_modules ? "1" : "0", 1);
         setenv("AIPROF_RUN_WITH_FLOPS", o.with_flops ? "1" : "0", 1);
         setenv("AIPROF_RUN_MSTX", o.no_mstx ? "0" : "1", 1);
+        if (o.host_sys)
+            setenv("AIPROF_RUN_HOST_SYS", o.host_sys, 1);
         if (o.children)
             setenv("AIPROF_RUN_CHILDREN", "1", 1);
         char max_bytes[32];

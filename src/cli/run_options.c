@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef struct run_option {
     const char *name;      /* "--dir" */
@@ -39,6 +40,9 @@ static const run_option options[] = {
      "stop writing raw data at SIZE bytes (suffix K, M, G or T:\n"
      "512M, 4G; at least 1M; 0 = no cap; default 4G); the program\n"
      "runs on and what is not written is counted as dropped"},
+    {"--host-sys", NULL, NULL, "LIST", FIELD(host_sys), 0,
+     "host system data, comma-separated: cpu, mem, disk, network,\n"
+     "osrt (osrt: blocking libc/pthread calls, docs/OSRT.md)"},
     {"--record-shapes", NULL, NULL, NULL, FIELD(record_shapes), 1,
      "record input shapes of framework ops"},
     {"--with-stack", NULL, NULL, NULL, FIELD(with_stack), 1, "record call stacks"},
@@ -161,6 +165,22 @@ static const run_option *find(const char *arg)
     return NULL;
 }
 
+/* A comma-separated list of torch_npu's HostSystem names, any case. */
+static int host_sys_ok(const char *s)
+{
+    static const char *const names[] = {"cpu", "mem", "disk", "network", "osrt"};
+    do {
+        size_t n = strcspn(s, ",");
+        int known = 0;
+        for (size_t i = 0; i < sizeof names / sizeof *names && !known; i++)
+            known = n == strlen(names[i]) && !strncasecmp(s, names[i], n);
+        if (!known)
+            return 0;
+        s += n;
+    } while (*s++ == ',');
+    return 1;
+}
+
 int run_options_parse(int argc, char **argv, run_options *o)
 {
     memset(o, 0, sizeof *o);
@@ -200,6 +220,9 @@ int run_options_parse(int argc, char **argv, run_options *o)
     if (o->max_size && parse_size(o->max_size, &o->max_bytes))
         return usage(o, "--max-size needs a size in bytes, with K, M, G or T (512M, 4G), at "
                      "least 1M, or 0 for no cap; not '%s'", o->max_size);
+    if (o->host_sys && !host_sys_ok(o->host_sys))
+        return usage(o, "--host-sys needs a comma-separated list of cpu, mem, disk, network "
+                     "and osrt, not '%s'", o->host_sys);
     if (o->config && (o->delay || o->duration))
         return usage(o, "--config (dynamic mode) cannot be combined with --delay/--duration",
                      NULL);

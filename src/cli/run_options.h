@@ -13,6 +13,7 @@
 typedef struct run_options {
     const char *dir, *delay, *duration, *config; /* point into argv; NULL when not given */
     const char *max_size;
+    const char *host_sys;  /* --host-sys: "cpu,mem,disk,network,osrt" (checked), NULL: none */
     unsigned long long max_bytes; /* --max-size in bytes (RUN_DEFAULT_MAX_BYTES if not given), 0 = none */
     int record_shapes, with_stack, profile_memory, with_modules, with_flops;
     int no_mstx, children;

@@ -14,6 +14,7 @@
 #include "fs.h"
 #include "clock.h"
 #include "intern.h"
+#include "osrt.h"
 #include "session_log.h"
 #include "collect/host/host_sampler.h"
 
@@ -254,6 +255,8 @@ aip_status aip__trace_begin(aip_session *s)
     }
     s->trace_open = 1;
     aip__dev_trace_started(device_requested(&s->cfg));
+    if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
+        aip__osrt_trace_started();
     aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
     return AIP_OK;
 }
@@ -265,6 +268,7 @@ aip_status aip__trace_end(aip_session *s, int save)
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
     aip__host_sampler_stop(); /* its last sample while recording is on */
+    aip__osrt_trace_stopping();
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */
     s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;

@@ -14,6 +14,7 @@
  * gc_detect_threshold (or any GC record).
  */
 #include "db_pytorch.h"
+#include "osrt_export.h"
 #include "text_escape.h"
 #include "error.h"
 #include "host_uid.h"
@@ -173,6 +174,8 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
         s = aip__db_write_comm(&d, m, &dev);
     if (!s)
         s = aip__db_write_host(&d, m);
+    if (!s)
+        s = aip__db_write_osrt(&d, m, &api);
     if (!s)
         small_tables(&d, m);
     aip__db_insert ins;

@@ -5,6 +5,7 @@
  * that does not exist here, a collector aiprof does not have.
  */
 #include "summary.h"
+#include "osrt_export.h"
 #include "error.h"
 
 #include <stdarg.h>
@@ -80,9 +81,6 @@ static void config_notes(aip__summary_data *s)
     if (in->profiler_level < AIP_LEVEL1)
         note(s, "api_statistic.csv not written: it needs profiler_level Level1 or Level2 "
              "(this profile: %s)", aip_profiler_level_name(in->profiler_level));
-    if (in->host_sys & AIP_HOST_SYS_OSRT)
-        note(s, "host_sys OSRT requested, but aiprof does not intercept OS runtime calls: no OS "
-             "Runtime API data");
     if (in->sys_interconnection)
         note(s, "sys_interconnection: no PCIe / HCCS / interconnect counter source on this host "
              "(docs/HOST_SYS.md says what was looked for): not collected");
@@ -320,6 +318,7 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         aip__out_printf(o, " (%llu records)\n", (unsigned long long)pk->records);
     }
     aip__summary_devmem_text(s, o);
+    aip__summary_osrt_text(s, o);
     AIP_OUT_LIT(o, "\nNot collected / problems:");
     if (!s->n_notes)
         AIP_OUT_LIT(o, " none");

@@ -7,6 +7,7 @@
  * `</script>` or `<img onerror=...>` is shown, never run).
  */
 #include "summary.h"
+#include "osrt_export.h"
 #include "svg_chart.h"
 
 #include <stdio.h>
@@ -141,6 +142,8 @@ aip_status aip__summary_html(const aip__summary_data *s, aip__out *o)
         aip__summary_mstx_html(s, o);
     if (!st)
         st = memory(s, o);
+    if (!st)
+        aip__summary_osrt_html(s, o);
     if (st)
         return st;
     AIP_OUT_LIT(o, "<h2>Not collected / problems</h2>\n<ul id=\"notes\">\n");

@@ -35,6 +35,7 @@
  */
 #include "export.h"
 #include "trace_json_int.h"
+#include "osrt_export.h"
 #include "text_escape.h"
 #include "error.h"
 
@@ -536,6 +537,7 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
         aip__trace_device_layers(&w, p);
         aip__trace_comm_layer(&w, p);
         aip__trace_host_layers(&w, p);
+        aip__trace_osrt_layer(&w, p);
         aip__esc_free(&w.esc);
     }
     aip__esc_free(&w.esc);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,6 +128,25 @@ static void at_exit(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* --host-sys's list (checked by `aiprof run`) as aip_host_sys bits. */
+static unsigned host_sys_bits(const char *s)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"cpu", AIP_HOST_SYS_CPU}, {"mem", AIP_HOST_SYS_MEM}, {"disk", AIP_HOST_SYS_DISK},
+        {"network", AIP_HOST_SYS_NETWORK}, {"osrt", AIP_HOST_SYS_OSRT}};
+    unsigned bits = 0;
+    while (s && *s) {
+        size_t n = strcspn(s, ",");
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+            if (n == strlen(names[i].name) && !strncasecmp(s, names[i].name, n))
+                bits |= names[i].bit;
+        s += n;
+        if (*s == ',')
+            s++;
+    }
+    return bits;
+}
+
 __attribute__((constructor)) static void aiprof_preload_init(void)
 {
     const char *m = getenv("AIPROF_RUN_MODE");
@@ -160,6 +180,7 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
     cfg.with_modules = env_flag("AIPROF_RUN_WITH_MODULES");
     cfg.with_flops = env_flag("AIPROF_RUN_WITH_FLOPS");
     cfg.mstx = !getenv("AIPROF_RUN_MSTX") || env_flag("AIPROF_RUN_MSTX");
+    cfg.host_sys = host_sys_bits(getenv("AIPROF_RUN_HOST_SYS")); /* --host-sys */
     const char *max_size = getenv("AIPROF_RUN_MAX_SIZE"); /* bytes; --max-size */
     if (max_size)
         cfg.max_raw_bytes = strtoull(max_size, NULL, 10);

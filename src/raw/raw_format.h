@@ -65,8 +65,13 @@ enum aip__record_kind {
     AIP_REC_COMM_GROUP = 18,       /* a communicator / process group and its ranks */
     AIP_REC_COMM_OP = 19,          /* one collective or point-to-point operation */
     /* format 1.5: host system samples (docs/RAW_FORMAT.md "Host samples") */
-    AIP_REC_HOST_SAMPLE = 20       /* /proc and /sys counters read by the host sampler */
+    AIP_REC_HOST_SAMPLE = 20,      /* /proc and /sys counters read by the host sampler */
+    /* format 1.5: OS runtime calls (docs/RAW_FORMAT.md "OS runtime records") */
+    AIP_REC_OSRT = 21              /* one blocking libc / libpthread call */
 };
+
+/* OSRT flags (record header `flags`, format 1.5). */
+enum { AIP_OSRTF_FAILED = 0x01 };  /* the call reported failure; `error` says why */
 
 /* Communication op kinds, libraries and flags (format 1.4). */
 enum aip__comm_kind { AIP_COMM_COLLECTIVE = 1, AIP_COMM_SEND = 2, AIP_COMM_RECV = 3,
@@ -324,6 +329,14 @@ typedef struct aip__rec_host_sample { /* name: see enum aip__host_what, else 0 *
     uint64_t v[AIP_HOST_VALUES];   /* cumulative counters and gauges */
 } aip__rec_host_sample;
 
+typedef struct aip__rec_osrt {    /* name = the function ("read", "pthread_mutex_lock") */
+    aip__rec_header h;
+    uint64_t start, end;           /* ticks, on the chunk's thread */
+    int64_t result;                /* its return value (a pointer's address) */
+    int32_t error;                 /* errno (pthread: the returned code) of a failed call, else 0 */
+    uint32_t reserved;
+} aip__rec_osrt;
+
 typedef struct aip__rec_thread_name {
     aip__rec_header h;
     uint64_t ts;
@@ -361,6 +374,7 @@ _Static_assert(sizeof(aip__rec_device_clock) == 40, "device clock layout");
 _Static_assert(sizeof(aip__rec_comm_group) == 24, "comm group layout");
 _Static_assert(sizeof(aip__rec_comm_op) == 72, "comm op layout");
 _Static_assert(sizeof(aip__rec_host_sample) == 88, "host sample layout");
+_Static_assert(sizeof(aip__rec_osrt) == 40, "osrt layout");
 _Static_assert(sizeof(aip__clock_pair) == 24, "clock layout");
 _Static_assert(sizeof(aip__stats_entry) == 24, "stats layout");
 

@@ -119,6 +119,11 @@ static int add_dir(aip__cluster *c, const char *path)
     return 0;
 }
 
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 /* Depth-first; a rank directory's insides are not searched again. */
 static int walk(aip__cluster *c, const char *path, int depth)
 {
@@ -151,13 +156,10 @@ static int walk(aip__cluster *c, const char *path, int depth)
             n++;
     }
     closedir(d);
-    /* Sorted, so the order (and every output) does not depend on readdir. */
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && strcmp(subs[j - 1], subs[j]) > 0; j--) {
-            char *t = subs[j];
-            subs[j] = subs[j - 1];
-            subs[j - 1] = t;
-        }
+    /* Sorted, so the order (and every output) does not depend on readdir;
+     * qsort: a job's thousands of rank directories may share one folder. */
+    if (n)
+        qsort(subs, n, sizeof *subs, by_text);
     for (size_t i = 0; i < n; i++) {
         if (!err) {
             if (ends_with(subs[i], "ascend_pt"))
@@ -307,8 +309,17 @@ static json_t *read_summary_json(aip__rank_dir *r, const char *path, const char 
                              (long long)st.st_size, COMM_JSON_MAX >> 20);
         return NULL;
     }
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
+    /* One read and json_loadb: json_load_file reads a character at a time,
+     * the larger part of the cross-rank pass at 1,000 ranks. */
+    char *text = NULL;
+    size_t size = 0;
+    json_error_t err = {.line = 0, .text = ""};
+    json_t *j = NULL;
+    if (aip__read_file(path, COMM_JSON_MAX, &text, &size) == AIP_OK)
+        j = json_loadb(text, size, 0, &err);
+    else
+        snprintf(err.text, sizeof err.text, "%s", aip_last_error());
+    free(text);
     if (!j || !json_is_object(j)) {
         aip__cluster_problem(r,
                              "ASCEND_PROFILER_OUTPUT/%s is truncated or not JSON (line %d: %s)",
@@ -499,25 +510,25 @@ static int by_rank(const void *a, const void *b)
 
 static void free_cluster(aip__cluster *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        aip__rank_dir *r = &c->r[i];
-        for (size_t k = 0; k < r->n_cols; k++)
-            free(r->cols[k]);
-        free(r->cols);
-        for (size_t j = 0; j < r->n_rows; j++) {
-            free(r->rows[j].step);
-            free(r->rows[j].v);
-        }
-        free(r->rows);
-        json_decref(r->comm);
-        json_decref(r->matrix);
-        free(r->path);
-    }
+    for (size_t i = 0; i < c->n; i++)
+        aip__rank_dir_free(&c->r[i]);
     free(c->r);
+}
+
+/* --mpi: the directories this process reads (all, in a single process). */
+static int mine(const aip__cluster *c, size_t i)
+{
+    return i % (size_t)c->parts == (size_t)c->part;
 }
 
 aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
                                size_t *bad_dirs)
+{
+    return aip__cluster_run(dir, jobs, quiet, report_fd, bad_dirs, NULL);
+}
+
+aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd,
+                            size_t *bad_dirs, aip__cluster_mpi *mpi)
 {
     if (bad_dirs)
         *bad_dirs = 0;
@@ -528,17 +539,24 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
         s = aip__existing_dir(dir, "cluster directory");
     if (s)
         return s;
-    aip__cluster c = {.dir = dir, .quiet = quiet, .fd = report_fd};
+    aip__cluster c = {.dir = dir, .quiet = quiet, .fd = report_fd, .parts = 1};
+    if (mpi)
+        aip__cluster_mpi_share(mpi, &c.part, &c.parts);
     int err = ends_with(dir, "ascend_pt") ? add_dir(&c, dir) : walk(&c, dir, 1);
     for (size_t i = 0; !err && i < c.n; i++)
-        check_rank(&c.r[i]);
+        if (mine(&c, i))
+            check_rank(&c.r[i]); /* the others' r->analyse stays 0: not analysed here */
     if (!err)
         analyse_ranks(&c, jobs);
     for (size_t i = 0; !err && i < c.n; i++)
-        err = read_rank(&c, &c.r[i]);
-    if (err) {
+        if (mine(&c, i))
+            err = read_rank(&c, &c.r[i]);
+    s = err ? aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories") : AIP_OK;
+    if (mpi) /* the shares to process 0; the others are done */
+        s = aip__cluster_gather(&c, mpi, s);
+    if (s || c.part) {
         free_cluster(&c);
-        return aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories");
+        return s;
     }
     if (c.n) /* qsort(NULL, 0, ...) is undefined */
         qsort(c.r, c.n, sizeof *c.r, by_rank);

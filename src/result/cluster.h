@@ -20,6 +20,9 @@ typedef struct aip__step_trace_row {
     double *v;  /* one per column */
 } aip__step_trace_row;
 
+/* One rank directory.  Every field travels between the processes of
+ * `aiprof cluster --mpi`: a field added here gets its line in wire_rank()
+ * (cluster_wire.c). */
 typedef struct aip__rank_dir {
     char *path;
     long rank;         /* -1: none found */
@@ -40,6 +43,7 @@ typedef struct aip__cluster {
     aip__rank_dir *r;
     size_t n, cap;
     int quiet, fd;
+    int part, parts; /* --mpi: this process reads r[i] with i % parts == part */
 } aip__cluster;
 
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
@@ -66,5 +70,29 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
 
 /* aip__cluster_verdict() : the per-rank table and the slow ranks, to c->fd. */
 void aip__cluster_verdict(const aip__cluster *c, size_t used);
+
+/* aip__cluster_run() : aip_cluster_analyse(); with `mpi` (cluster_mpi.c) as
+ * one process of an MPI job: this process reads its share of the rank
+ * directories, and only process 0 writes the outputs and the verdict. */
+typedef struct aip__cluster_mpi aip__cluster_mpi;
+aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd,
+                            size_t *bad_dirs, aip__cluster_mpi *mpi);
+void aip__cluster_mpi_share(const aip__cluster_mpi *m, int *part, int *parts);
+aip_status aip__cluster_gather(aip__cluster *c, aip__cluster_mpi *m, aip_status s);
+
+/* cluster_wire.c: one rank directory's results as bytes (--mpi).
+ * aip__rank_dir_pack(): a malloc'd buffer.  aip__rank_dir_unpack(): a
+ * new rank directory from `buf`, `used` its bytes; AIP_ERR_CORRUPT when
+ * short or damaged.  aip__rank_dir_free(): everything it holds. */
+aip_status aip__rank_dir_pack(aip__rank_dir *r, unsigned char **buf, size_t *len);
+aip_status aip__rank_dir_unpack(const unsigned char *buf, size_t len, size_t *used,
+                                aip__rank_dir *r);
+void aip__rank_dir_free(aip__rank_dir *r);
+/* A process's share of `c` (or `status`'s error) as bytes, and process 0's
+ * unpacking of process `from`'s share into `c`. */
+aip_status aip__cluster_pack_share(aip__cluster *c, aip_status status, unsigned char **buf,
+                                   size_t *len);
+aip_status aip__cluster_unpack_share(aip__cluster *c, int from, const unsigned char *buf,
+                                     size_t len);
 
 #endif

@@ -137,33 +137,36 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
 }
 
 /* Group membership as msprof-analyze builds it: the ranks that list an op
- * whose name ends in "@<group>", per type, in order of first appearance. */
-static int add_group(json_t *groups, const char *type, const char *group, long rank)
+ * whose name ends in "@<group>", per type, in order of first appearance.
+ * `index` finds a group's entry by type and group (a hash, not a scan:
+ * a 1,000-rank job lists tens of thousands of ops); the ranks come in
+ * rank order, each with all its ops at once, so a rank already in a set is
+ * its last member. */
+static int add_group(json_t *groups, json_t *index, const char *type, const char *group,
+                     long rank)
 {
-    json_t *entry = NULL;
-    size_t i;
-    json_t *g;
-    json_array_foreach(groups, i, g)
-        if (!strcmp(json_string_value(json_object_get(g, "type")), type) &&
-            !strcmp(json_string_value(json_object_get(g, "group_name")), group))
-            entry = g;
+    json_t *of_type = json_object_get(index, type);
+    if (!of_type && json_object_set_new(index, type, of_type = json_object()))
+        return -1;
+    json_t *entry = json_object_get(of_type, group);
     if (!entry) {
         entry = json_pack("{s:s, s:[], s:s, s:s, s:s}", "type", type, "rank_set", "group_name",
                           group, "group_id", "", "pg_name", "");
-        if (!entry || json_array_append_new(groups, entry))
+        if (!entry || json_object_set(of_type, group, entry) ||
+            json_array_append_new(groups, entry))
             return -1;
     }
     json_t *set = json_object_get(entry, "rank_set");
-    json_array_foreach(set, i, g)
-        if (json_integer_value(g) == rank)
-            return 0;
+    size_t n = json_array_size(set);
+    if (n && json_integer_value(json_array_get(set, n - 1)) == rank)
+        return 0;
     return json_array_append_new(set, json_integer(rank));
 }
 
 aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
 {
-    json_t *groups = json_array();
-    int err = !groups;
+    json_t *groups = json_array(), *index = json_object();
+    int err = !groups || !index;
     static const char *const types[] = {"collective", "p2p"};
     /* collective groups first, then p2p, as msprof-analyze lists them */
     for (size_t t = 0; t < 2; t++)
@@ -179,7 +182,7 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
                     if (!strncmp(op, "Total", 5))
                         continue;
                     if (!err)
-                        err = add_group(groups, types[t], at ? at + 1 : op, r->rank) != 0;
+                        err = add_group(groups, index, types[t], at ? at + 1 : op, r->rank) != 0;
                 }
         }
     json_t *root = err ? NULL : json_object();
@@ -202,6 +205,7 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
     json_decref(lists[0]);
     json_decref(lists[1]);
     json_decref(groups);
+    json_decref(index);
     json_decref(root);
     return s;
 }

@@ -125,5 +125,6 @@ grep -qx "  -h, --help          show this help" "$TMP/help"
 grep -qx "  --max-size SIZE     stop writing raw data at SIZE bytes (suffix K, M, G or T:" "$TMP/help"
 grep -qx "  --mpi               record MPI calls (libaiprof_mpi.so); the default when" "$TMP/help"
 grep -qx "  --no-mpi            do not record MPI calls, even under mpirun" "$TMP/help"
-[ "$(grep -c "^  -" "$TMP/help")" = 16 ]
+grep -qx '  --host-sys LIST     host system data, comma-separated: cpu, mem, disk, network,' "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 17 ]
 echo "e2e aiprof run: 1 passed, 0 failed"

@@ -216,6 +216,25 @@ def host_file():
             chunk(EVENTS, b"".join(recs), 9) + chunk(END))
 
 
+def osrt(name, s, e, result=0, err=0, flags=None, size=40):
+    flags = (1 if err else 0) if flags is None else flags
+    return struct.pack("<BBHIQQqiI", 21, flags, size, name, s, e, result, err, 0)[:size]
+
+
+def osrt_file():
+    """OS runtime calls (format 1.5): good and failed calls on two threads,
+    and hostile ones (inverted times, extreme values, unknown flags, a
+    name id beyond the strings); a record too short for its kind spoils its
+    chunk only."""
+    names = [b"read", b"pthread_mutex_lock", b"nanosleep"]
+    recs = [osrt(3, 100, 20_000_100), osrt(1, 5, 7, -1, 9), osrt(2, 50, 40),
+            osrt(1, 0, 2**64 - 1, -2**63, -2**31, flags=0xff), osrt(2**32 - 1, 1, 2)]
+    return (header(1, 5) + info() + strings(1, names) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, b"".join(recs), 1) + chunk(EVENTS, osrt(2, 10, 50_000_010), 2) +
+            chunk(EVENTS, osrt(1, 1, 2)[:32].replace(b"\x28\x00", b"\x20\x00", 1), 3) +
+            chunk(END))
+
+
 def stats(entries):
     return chunk(STATS, struct.pack("<II", len(entries), 0) +
                  b"".join(struct.pack("<QQQ", *e) for e in entries))
@@ -294,6 +313,9 @@ def main(out):
         "device_hostile.raw": device_hostile(),
         "comm.raw": comm_file(),
         "host.raw": host_file(),
+
+
+        "osrt.raw": osrt_file(),
         "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
         chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),
     }

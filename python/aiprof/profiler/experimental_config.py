@@ -232,12 +232,10 @@ class _ExperimentalConfig:
         # record_op_args is not here: its directory is written, from host
         # data (_op_args_note says what it holds).
         # host_sys CPU/MEM/DISK/NETWORK and sys_io are sampled from /proc
-        # and /sys (docs/HOST_SYS.md); OSRT is not.
+        # and /sys (docs/HOST_SYS.md), OSRT intercepted (docs/OSRT.md).
         for name in ("l2_cache", "op_attr", "sys_interconnection"):
             if getattr(self, "_" + name):
                 off.append(name)
-        if HostSystem.OSRT in self._host_sys:
-            off.append("host_sys=osrt")
         return off
 
     def _op_args_note(self, record_shapes):
