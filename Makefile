@@ -5,8 +5,12 @@
 #   make test     install missing packages (as root), build and run every test,
 #                 including ASan+UBSan and TSan builds
 #   make bench    print the benchmark figures
+#   PYTHON=...    the Python to build aiprof._C and the PyTorch adapter for (its
+#                 torch's headers, libraries and ABI; default /usr/bin/python3)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD ?= build
+PYTHON ?=
+PY_FLAG = $(if $(PYTHON),-DPython3_EXECUTABLE=$(shell command -v $(PYTHON)))
 
 .PHONY: all deps build demo test bench clean
 
@@ -16,7 +20,7 @@ deps:
 	@bash scripts/install_deps.sh
 
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(PY_FLAG) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
 demo:

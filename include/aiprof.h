@@ -654,19 +654,41 @@ AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_opt
 AIP_API aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
                                        size_t *bad_dirs);
 
-/*! aip_cluster_analyse_mpi() : aip_cluster_analyse() as one process of an
+/*! Options of aip_cluster_run() (aip_cluster_options_init() first). */
+typedef struct aip_cluster_options {
+    long jobs;        /*!< rank directories analysed in parallel processes; <= 0: one at a
+                           time in this process */
+    int quiet;        /*!< no progress lines, no progress bar */
+    int report_fd;    /*!< the verdict and the directories not used; -1: none */
+    int progress_fd;  /*!< a terminal: one updating progress line there instead of a line
+                           per directory on report_fd; -1: none */
+    int html;         /*!< also cluster_analysis_output/cluster_report.html */
+} aip_cluster_options;
+
+/*! aip_cluster_options_init() : the defaults: one at a time, no report,
+ *  no progress bar, no HTML. */
+AIP_API void aip_cluster_options_init(aip_cluster_options *o);
+
+/*! aip_cluster_run() : aip_cluster_analyse() with options; it also writes
+ *  cluster_analysis.db (ClusterStepTraceTime, CommunicationGroupMapping,
+ *  HostInfo, RankDeviceMap, ClusterBaseInfo) and reports slow links from
+ *  the link matrix between global ranks (docs/CLUSTER.md). */
+AIP_API aip_status aip_cluster_run(const char *dir, const aip_cluster_options *o,
+                                   size_t *bad_dirs);
+
+/*! aip_cluster_run_mpi() : aip_cluster_run() as one process of an
  *  MPI job (`mpirun -np K aiprof cluster --mpi DIR`): the rank directories
  *  are split across the K processes, each analyses and reads its share, and
  *  process 0 writes the same outputs a single process would, byte for byte,
- *  and the verdict to its `report_fd` (the others' is not used).  MPI comes
+ *  and the verdict to its `report_fd` (the others are quiet).  MPI comes
  *  from the plugin `plugin` (NULL: $AIPROF_CLUSTER_MPI or
  *  libaiprof_cluster_mpi.so on the library path), loaded only here: libaiprof
  *  never links MPI.  Every process returns process 0's status and
  *  `bad_dirs`; `process` (may be NULL) receives this process's number.
  *  Without the plugin or MPI: AIP_ERR_NOT_FOUND / AIP_ERR_UNSUPPORTED,
  *  naming what is missing.  docs/CLUSTER.md. */
-AIP_API aip_status aip_cluster_analyse_mpi(const char *dir, long jobs, int quiet, int report_fd,
-                                           size_t *bad_dirs, const char *plugin, int *process);
+AIP_API aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *o,
+                                       size_t *bad_dirs, const char *plugin, int *process);
 
 /*! aip_export_trace() : trace_view.json of a result directory's raw data,
  *  in `trace_format` (aip_trace_format), written to `path` (gzip when it

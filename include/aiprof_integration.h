@@ -188,6 +188,15 @@ typedef struct aip_comm_op_info {
  *  load is the whole cost of a wrapper while nothing records. */
 AIP_API int aip_comm_recording(void);
 
+/*! aip_comm_set_drain() : `drain` is called when a trace stops, on the
+ *  stopping thread, while the trace still records: a collector whose
+ *  operations are recorded by completion callbacks on other threads (the
+ *  torch adapter: a Work's future) waits there, bounded, for the callbacks
+ *  of operations that have already completed, so that an op that ended
+ *  inside the trace is not lost to the race with the stop.  NULL removes
+ *  it; one drain per process. */
+AIP_API void aip_comm_set_drain(void (*drain)(void));
+
 /*! aip_comm_ticks() : the recording clock, in the ticks that
  *  aip_comm_op_info's start and end take. */
 AIP_API uint64_t aip_comm_ticks(void);

@@ -32,9 +32,12 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -54,6 +57,44 @@ at::CallbackHandle g_cb = at::INVALID_CALLBACK_HANDLE;
 bool g_enabled = false;
 int g_lib = AIP_COMM_LIB_OTHER;
 std::atomic<bool> g_mstx{false};
+
+/* A collective whose record its future's callback owes.  c10d's Future
+ * wakes its waiters before it runs its callbacks: DDP's reducer (or the
+ * program) can return from wait() and reach the profiler's step or stop
+ * while the record is still to be written on gloo's thread.  A trace that
+ * stops waits (drain(), bounded) for those already complete. */
+struct Owed {
+    c10::intrusive_ptr<c10::ivalue::Future> fut;
+    std::atomic<bool> recorded{false};
+};
+std::mutex g_owed_lock;
+std::vector<std::shared_ptr<Owed>> g_owed;
+constexpr auto kDrainBound = std::chrono::seconds(1);
+
+void prune_owed() /* g_owed_lock held */
+{
+    std::vector<std::shared_ptr<Owed>> keep;
+    for (auto &o : g_owed)
+        if (!o->recorded.load(std::memory_order_acquire))
+            keep.push_back(std::move(o));
+    g_owed.swap(keep);
+}
+
+/* aip_comm_set_drain's drain: on the stopping thread, while recording. */
+void drain()
+{
+    std::vector<std::shared_ptr<Owed>> owed;
+    {
+        std::lock_guard<std::mutex> guard(g_owed_lock);
+        prune_owed();
+        owed = g_owed;
+    }
+    auto deadline = std::chrono::steady_clock::now() + kDrainBound;
+    for (auto &o : owed) /* still in flight (not completed): not waited for */
+        while (!o->recorded.load(std::memory_order_acquire) && o->fut->completed() &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+}
 
 struct Pending : at::ObserverContext {
     aip_comm_op_info op{};
@@ -250,7 +291,20 @@ void on_exit(const at::RecordFunction &fn, at::ObserverContext *ctx)
             record(aip_comm_ticks());
             return;
         }
-        fut->addCallback([record](c10::ivalue::Future &) mutable { record(aip_comm_ticks()); });
+        auto owed = std::make_shared<Owed>();
+        owed->fut = fut;
+        {
+            std::lock_guard<std::mutex> guard(g_owed_lock);
+            if (g_owed.size() >= 64)
+                prune_owed();
+            g_owed.push_back(owed);
+        }
+        fut->addCallback([record, owed](c10::ivalue::Future &) mutable {
+            record(aip_comm_ticks());
+            /* The future keeps this callback (and so `owed`, which keeps the
+             * future) only until it has run it: no lasting cycle. */
+            owed->recorded.store(true, std::memory_order_release);
+        });
     } catch (...) { /* a Work without a future: not recorded */
         aip_range_end(p->range);
     }
@@ -297,6 +351,7 @@ int aiprof_torch_comm_enable(int on, int lib)
         if (g_cb == at::INVALID_CALLBACK_HANDLE) {
             if (!on)
                 return 0;
+            aip_comm_set_drain(drain);
             g_cb = at::addGlobalCallback(at::RecordFunctionCallback(&on_enter, &on_exit)
                                              .needsInputs(true)
                                              .needsOutputs(true)

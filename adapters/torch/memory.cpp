@@ -20,6 +20,7 @@
  * per block showed in profiles).
  */
 #include "aiprof_torch.h"
+#include "torch_compat.h"
 
 #include <aiprof.h>
 
@@ -177,7 +178,9 @@ void tracked_delete(void *ptr)
 struct TrackingAllocator final : c10::Allocator {
     c10::Allocator *orig = nullptr;
 
-    c10::DataPtr allocate(size_t n) const override
+    /* torch >= 2.3: not const (torch_compat.h; the 2.x side is not
+     * compiled on the build machines) */
+    c10::DataPtr allocate(size_t n) AIP_ALLOCATE_CONST override
     {
         c10::DataPtr p = orig->allocate(n);
         void *data = p.get();
@@ -196,6 +199,13 @@ struct TrackingAllocator final : c10::Allocator {
     }
 
     c10::DeleterFnPtr raw_deleter() const override { return &tracked_delete; }
+
+#if AIP_ALLOCATOR_HAS_COPY_DATA /* torch >= 2.3 (torch_compat.h): not compiled here */
+    void copy_data(void *dest, const void *src, size_t count) const override
+    {
+        orig->copy_data(dest, src, count);
+    }
+#endif
 };
 
 TrackingAllocator g_wrapper;

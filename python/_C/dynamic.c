@@ -6,7 +6,9 @@
  * collectors living in this package (PyTorch ops, call stacks, module
  * paths, GC): the library calls a hook when a collection starts and ends,
  * and the hook calls the Python function set with dynamic_set_hook(fn),
- * fn(starting: bool, options: dict).
+ * fn(starting: bool, options: dict); at a start, a dict it returns holds
+ * metadata entries {key: JSON text} for the collection's
+ * profiler_metadata.json.
  *
  * dynamic_step() releases the GIL (saving and analysing a collection can
  * take a while), so the hook takes it back.  The hook is never run after
@@ -16,6 +18,25 @@
 #include "aiprof_C.h"
 
 static PyObject *hook_fn; /* strong reference, or NULL */
+
+/* What the hook returned at a collection's start: {key: JSON text} for
+ * profiler_metadata.json (torch.distributed's parallel_group_info).  An
+ * entry that cannot be added is a warning: the collection goes on. */
+static void add_metadata(aip_session *session, PyObject *entries)
+{
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(entries, &pos, &k, &v)) {
+        const char *key = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        const char *text = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        if (!key || !text || aip_session_add_metadata_json(session, key, text)) {
+            PyErr_Clear();
+            if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "aiprof: metadata %R not added: %s",
+                                 k, key && text ? aip_last_error() : "not a str: str entry"))
+                PyErr_Clear();
+        }
+    }
+}
 
 static void dynamic_hook(const aip_config *c, aip_session *session, int starting, void *data)
 {
@@ -34,6 +55,8 @@ static void dynamic_hook(const aip_config *c, aip_session *session, int starting
                        : NULL;
     if (!r)
         PyErr_WriteUnraisable(hook_fn); /* a collector problem never stops training */
+    else if (starting && PyDict_Check(r))
+        add_metadata(session, r);
     Py_XDECREF(r);
     Py_XDECREF(opts);
     PyGILState_Release(g);

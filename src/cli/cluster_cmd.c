@@ -1,7 +1,7 @@
 /*
- * cluster_cmd.c — `aiprof cluster DIR [-q]`: the cross-rank analysis of a
+ * cluster_cmd.c — `aiprof cluster DIR [-j N] [--html] [-q]`: the cross-rank analysis of a
  * distributed job's rank result directories (msprof-analyze's `cluster`),
- * done by libaiprof's aip_cluster_analyse() (src/result/cluster.c).  The
+ * done by libaiprof's aip_cluster_run() (src/result/cluster.c).  The
  * verdict goes to stdout; a directory that could not be used is named
  * there too and makes the exit status 1, like a failed directory in
  * `aiprof analyse`, while the others are still analysed.
@@ -20,24 +20,36 @@
 
 static void cluster_usage(FILE *f)
 {
-    fputs("Usage: aiprof cluster DIR [-j N] [-q]\n"
-          "       mpirun -np K aiprof cluster --mpi DIR [-j N] [-q]\n"
+    fputs("Usage: aiprof cluster DIR [-j N] [--html] [-q]\n"
+          "       mpirun -np K aiprof cluster --mpi DIR [-j N] [--html] [-q]\n"
           "\n"
           "Cross-rank analysis of a distributed job, as msprof-analyze's\n"
           "`cluster -m all` does it.  DIR holds the ranks' result directories at any\n"
           "depth (up to 10): *ascend_pt directories with profiler_info_{rank}.json.\n"
           "Those not analysed yet are analysed first (like `aiprof analyse`); then\n"
-          "only each rank's ASCEND_PROFILER_OUTPUT/step_trace_time.csv and\n"
-          "communication.json are read.  Writes DIR/cluster_analysis_output/:\n"
+          "only each rank's summaries are read (ASCEND_PROFILER_OUTPUT/\n"
+          "step_trace_time.csv, communication.json, communication_matrix.json,\n"
+          "profiler_metadata.json, the host and devices of ascend_pytorch_profiler_N.db).\n"
+          "Writes DIR/cluster_analysis_output/:\n"
           "  cluster_step_trace_time.csv  one row per rank and step: Step, Type, Index,\n"
-          "                               then the ranks' step_trace_time columns (us)\n"
-          "  communication_group.json     the collective and p2p groups' ranks\n"
-          "and prints the verdict: per rank its Computing, its deviation from the\n"
-          "ranks' median, Communication(Not Overlapped), Free, and at how many\n"
-          "collectives it had the shortest elapse time (it arrived last); a rank\n"
-          "whose Computing is more than 5% above the median is named slow.  A\n"
-          "directory that cannot be used (no rank, analysis failed, truncated CSV or\n"
-          "JSON, a rank found twice, a run not overlapping the others in time) is\n"
+          "                               then the ranks' step_trace_time columns (us);\n"
+          "                               DP/PP/TP Index with distributed_args, \"stage\"\n"
+          "                               rows for pipeline-parallel (pp*) groups\n"
+          "  communication_group.json     the collective and p2p groups' ranks, with\n"
+          "                               group_id/pg_name from parallel_group_info\n"
+          "  cluster_analysis.db          ClusterStepTraceTime, CommunicationGroupMapping,\n"
+          "                               HostInfo, RankDeviceMap, ClusterBaseInfo\n"
+          "                               (msprof-analyze's schemas)\n"
+          "  cluster_report.html          with --html\n"
+          "and prints the verdict: per rank its Computing, Free, Communication(Not\n"
+          "Overlapped), its Computing + Free against the ranks' median, and at how\n"
+          "many collectives it had the shortest elapse time (it arrived last); a\n"
+          "rank more than 5% of the step above the median that also arrived last\n"
+          "at its share of the collectives is named slow.  Then the link matrix\n"
+          "between global ranks: per transport, a link more than 5% below the\n"
+          "links' mean bandwidth (when max - min exceeds 5% of it) is named slow.\n"
+          "A directory that cannot be used (no rank, analysis failed, truncated CSV\n"
+          "or JSON, a rank found twice, a run not overlapping the others in time) is\n"
           "named with the reason and the rest is analysed.\n"
           "\n"
           "Options:\n"
@@ -50,7 +62,11 @@ static void cluster_usage(FILE *f)
           "                and prints the verdict; -j then defaults to 1 per process.\n"
           "                Needs lib/libaiprof_cluster_mpi.so (built where MPI was\n"
           "                found; $AIPROF_CLUSTER_MPI names another) and Open MPI\n"
-          "  -q, --quiet   no progress messages\n"
+          "      --html    also write cluster_analysis_output/cluster_report.html: the\n"
+          "                per-rank step breakdown as stacked bars and the link matrix\n"
+          "                as a heat map, slow ranks and links in red (no network needed)\n"
+          "  -q, --quiet   no progress (on a terminal a one-line bar on stderr, else a\n"
+          "                line per directory analysed)\n"
           "  -h, --help    show this help\n"
           "\n"
           "Exit status: 0 all directories used, 1 some not used or nothing written,\n"
@@ -80,7 +96,7 @@ int cli_cluster(int argc, char **argv)
 {
     long jobs = 0;
     const char *dir = NULL;
-    int quiet = 0, only_paths = 0, mpi = 0;
+    int quiet = 0, only_paths = 0, mpi = 0, html = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_paths || a[0] != '-' || !a[1]) {
@@ -96,6 +112,8 @@ int cli_cluster(int argc, char **argv)
             quiet = 1;
         } else if (!strcmp(a, "--mpi")) {
             mpi = 1;
+        } else if (!strcmp(a, "--html")) {
+            html = 1;
         } else if (!strcmp(a, "-j") || !strcmp(a, "--jobs") || !strncmp(a, "--jobs=", 7) ||
                    (a[1] == 'j' && a[2])) {
             const char *val = !strncmp(a, "--jobs=", 7) ? a + 7
@@ -122,16 +140,22 @@ int cli_cluster(int argc, char **argv)
 #endif
     if (!jobs) /* --mpi: the job's processes already share the CPUs */
         jobs = mpi ? 1 : parse_jobs(NULL);
+    aip_cluster_options o;
+    aip_cluster_options_init(&o);
+    o.jobs = jobs;
+    o.quiet = quiet;
+    o.report_fd = STDOUT_FILENO;
+    o.progress_fd = !quiet && isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
+    o.html = html;
     aip_status s;
     int process = 0;
     if (mpi) {
         char root[PATH_MAX], plugin[PATH_MAX + 64] = "";
         if (cli_install_root(root, sizeof root) == 0)
             snprintf(plugin, sizeof plugin, "%s/lib/libaiprof_cluster_mpi.so", root);
-        s = aip_cluster_analyse_mpi(dir, jobs, quiet, STDOUT_FILENO, &bad,
-                                    plugin[0] ? plugin : NULL, &process);
+        s = aip_cluster_run_mpi(dir, &o, &bad, plugin[0] ? plugin : NULL, &process);
     } else {
-        s = aip_cluster_analyse(dir, jobs, quiet, STDOUT_FILENO, &bad);
+        s = aip_cluster_run(dir, &o, &bad);
     }
     if (s) {
         if (process == 0) /* one message for the job */

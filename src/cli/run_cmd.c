@@ -212,6 +212,12 @@ int cli_run(int argc, char **argv)
                  preload);
         if (access(lib, R_OK) == 0)
             prepend_env("LD_PRELOAD", lib);
+        /* The CUDA driver loads it too and calls its InitializeInjection
+         * at cuInit, so that CUPTI starts in programs that load CUDA only
+         * later (nvcc's static cudart, torch's lazy init; docs/CUDA.md). */
+        char abs[PATH_MAX];
+        if (!getenv("CUDA_INJECTION64_PATH") && realpath(lib, abs))
+            setenv("CUDA_INJECTION64_PATH", abs, 1);
         if (mpi[0])
             prepend_env("LD_PRELOAD", mpi);
         if (!pre && access(pypath, R_OK) == 0)

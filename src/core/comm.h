@@ -30,6 +30,11 @@
  * activity).  One relaxed load. */
 int aip__comm_recording(void);
 
+/* aip__comm_trace_stopping() : a trace stops (still recording): the
+ * collector's drain (aip_comm_set_drain) waits for completed operations
+ * whose records are still owed. */
+void aip__comm_trace_stopping(void);
+
 /* aip__comm_group() : register a group once per process: its name, this
  * process's rank in it, and its members' global ranks (`ranks[i]` = global
  * rank of group rank i; NULL if unknown).  Same key: same id (the rest is

@@ -9,6 +9,8 @@
 #include "clock.h"
 #include "comm.h"
 
+#include <stdatomic.h>
+
 #define SAME(a, b) ((int)(a) == (int)(b))
 _Static_assert(SAME(AIP_COMM_OP_COLLECTIVE, AIP_COMM_COLLECTIVE) &&
                    SAME(AIP_COMM_OP_SEND, AIP_COMM_SEND) && SAME(AIP_COMM_OP_RECV, AIP_COMM_RECV) &&
@@ -23,6 +25,17 @@ _Static_assert(AIP_COMM_NO_GROUP == AIP_COMM_NONE && AIP_COMM_NO_RANK == AIP_RAW
                "public 'none' values are the raw format's");
 
 int aip_comm_recording(void) { return aip__comm_recording(); }
+
+static _Atomic(void (*)(void)) comm_drain;
+
+void aip_comm_set_drain(void (*drain)(void)) { atomic_store(&comm_drain, drain); }
+
+void aip__comm_trace_stopping(void)
+{
+    void (*drain)(void) = atomic_load(&comm_drain);
+    if (drain)
+        drain();
+}
 
 uint64_t aip_comm_ticks(void) { return aip__ticks(); }
 

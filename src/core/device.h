@@ -78,6 +78,10 @@ void aip__dev_task(const aip__dev_task_info *ti);
 
 /* Device memory: `bytes` > 0 allocated, < 0 freed (the size it had). */
 void aip__dev_memory(uint32_t device, uint64_t address, int64_t bytes, uint8_t mem_kind);
+/* The same at host tick `ticks`, for a back end that learns of it later
+ * (CUPTI's memory records come in buffers, after the fact). */
+void aip__dev_memory_at(uint32_t device, uint64_t address, int64_t bytes, uint8_t mem_kind,
+                        uint64_t ticks);
 
 /* A clock sample: the device clock read `device_ns` between host ticks
  * t0 and t1 (the analyser uses the midpoint, error bound half the gap). */
@@ -121,6 +125,11 @@ typedef struct aip__dev_trace_device {
 size_t aip__dev_trace_devices(aip__dev_trace_device *out, size_t cap);
 /* "device_and_host_timer", "measured_offset", "same_clock" or "none". */
 const char *aip__dev_sync_method_name(uint8_t method);
+
+/* Why the open trace records no device data although it asked for it
+ * ("no device data can be collected (OpenCL: ...; CUDA: ...)"), or NULL
+ * (profiler_info.json's aiprof.device_status). */
+const char *aip__dev_trace_status(void);
 
 /* Called by the session (trace.c). */
 void aip__dev_trace_started(int device_requested);

@@ -302,6 +302,12 @@ void aip__dev_task(const aip__dev_task_info *ti)
 
 void aip__dev_memory(uint32_t device, uint64_t address, int64_t bytes, uint8_t mem_kind)
 {
+    aip__dev_memory_at(device, address, bytes, mem_kind, aip__ticks());
+}
+
+void aip__dev_memory_at(uint32_t device, uint64_t address, int64_t bytes, uint8_t mem_kind,
+                        uint64_t ticks)
+{
     aip__tstate *t = dev_state();
     if (!t || device == AIP_DEV_NONE)
         return;
@@ -311,7 +317,7 @@ void aip__dev_memory(uint32_t device, uint64_t address, int64_t bytes, uint8_t m
         return;
     memset(r, 0, sizeof *r);
     aip__rec_set_header(&r->h, AIP_REC_DEVICE_MEMORY, 0, sizeof *r, 0);
-    r->ts = aip__ticks();
+    r->ts = ticks;
     r->address = address;
     r->bytes = bytes;
     r->device_id = device;
@@ -408,14 +414,15 @@ void aip__dev_backend_register(const aip__dev_backend_ops *ops)
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* Why a trace that asked for device activity gets none: said once per
- * process (collect/README.md), in the trace's log (the Python package
- * warns once on stderr, from aip_device_status). */
+/* Why the open trace, which asked for device activity, gets none ("" =
+ * it gets some, or did not ask): written into its profiler_info.json
+ * (aip__dev_trace_status) and, once per process, into its log
+ * (collect/README.md; the Python package warns once on stderr, from
+ * aip_device_status). */
+static char trace_why[600];
+
 static void say_why_nothing(const aip__dev_backend_ops *const *b, int n)
 {
-    if (status_logged)
-        return;
-    status_logged = 1;
     char why[512] = "";
     size_t len = 0;
     int working = 0;
@@ -428,14 +435,24 @@ static void say_why_nothing(const aip__dev_backend_ops *const *b, int n)
         len += (size_t)snprintf(why + len, len < sizeof why ? sizeof why - len : 0, "%s%s: %s",
                                 len ? "; " : "", b[i]->name, st);
     }
+    trace_why[0] = 0;
     if (working)
         return;
     if (!n)
-        aip__log("INFO", "device activity requested, but this libaiprof has no device back end "
-                         "(built without OpenCL/CUDA headers): only host data is collected");
+        snprintf(trace_why, sizeof trace_why,
+                 "this libaiprof has no device back end (built without OpenCL/CUDA headers)");
     else
-        aip__log("INFO", "device activity requested, but no device data can be collected (%s); "
-                         "only host data is collected", why);
+        snprintf(trace_why, sizeof trace_why, "no device data can be collected (%s)", why);
+    if (status_logged)
+        return;
+    status_logged = 1;
+    aip__log("INFO", "device activity requested, but %s; only host data is collected",
+             trace_why);
+}
+
+const char *aip__dev_trace_status(void)
+{
+    return trace_why[0] ? trace_why : NULL;
 }
 
 /* A copy of the registered back ends (registration may come from any
@@ -451,6 +468,7 @@ static int backends_now(const aip__dev_backend_ops **out)
 
 void aip__dev_trace_started(int device_requested)
 {
+    trace_why[0] = 0;
     if (!device_requested)
         return;
     const aip__dev_backend_ops *b[MAX_BACKENDS];

@@ -6,6 +6,7 @@
  * downstream tools read.  Clock pairs taken at start and stop let every
  * output show absolute times.
  */
+#include "host_uid.h"
 #include "session_int.h"
 #include "clock.h"
 #include "env.h"
@@ -173,6 +174,13 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
     json_object_set_new(a, "worker_name", json_string(worker));
     json_object_set_new(a, "pid", json_integer((json_int_t)getpid()));
     json_object_set_new(a, "hostname", json_string(aip__hostname()));
+    /* which ranks share a clock, for aiprof cluster (docs/CLUSTER.md) */
+    uint64_t uid = aip__host_uid();
+    if (uid) {
+        char text[24];
+        snprintf(text, sizeof text, "%llu", (unsigned long long)uid);
+        json_object_set_new(a, "host_uid", json_string(text));
+    }
     json_object_set_new(a, "program", json_string(program));
     json_object_set_new(a, "clock", json_string(aip__clock_name()));
     json_object_set_new(a, "first_step", json_integer(s->trace_first_step + s->step_offset));
@@ -184,6 +192,8 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
         json_object_set_new(a, "raw_bytes", json_integer((json_int_t)end->bytes));
         if (s->n_trace_devices)
             json_object_set_new(a, "devices", devices_json(s));
+        else if (aip__dev_trace_status())
+            json_object_set_new(a, "device_status", json_string(aip__dev_trace_status()));
     }
     json_object_set_new(root, "aiprof", a);
     return root;

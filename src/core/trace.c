@@ -7,6 +7,7 @@
  * on unprofiled; nothing here aborts.
  */
 #include "session_int.h"
+#include "comm.h"
 #include "device.h"
 #include "domain_filter.h"
 #include "env.h"
@@ -268,6 +269,7 @@ aip_status aip__trace_end(aip_session *s, int save)
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
     aip__host_sampler_stop(); /* its last sample while recording is on */
+    aip__comm_trace_stopping(); /* collectives completed, their records still owed */
     aip__osrt_trace_stopping();
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */
     s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);

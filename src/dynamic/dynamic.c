@@ -167,6 +167,10 @@ static aip_status start_collection(aip__dyn_config *cfg, int from_start)
         aip__dyn_config_free(c);
         return st;
     }
+    /* The hook first: what it adds to the session (Python's
+     * parallel_group_info) gives way to the config file's metadata. */
+    if (dynamic.hook)
+        dynamic.hook(&c->cfg, s, 1, dynamic.hook_data);
     if (c->metadata) {
         const char *key;
         json_t *v;
@@ -178,8 +182,6 @@ static aip_status start_collection(aip__dyn_config *cfg, int from_start)
             free(text);
         }
     }
-    if (dynamic.hook)
-        dynamic.hook(&c->cfg, s, 1, dynamic.hook_data);
     st = aip_session_start(s);
     if (st) {
         aip__dyn_log_write(&dynamic.log, "ERROR", "cannot start a collection: %s", aip_last_error());

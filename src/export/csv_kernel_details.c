@@ -20,9 +20,10 @@
  *   Duration(us): end − start, exactly the device's own duration.  Wait
  *   Time(us): start − the end of the previous task on the same queue (0 for
  *   a queue's first task, and when tasks overlap on an out-of-order queue).
- * - Block Num: work-groups of a kernel (OpenCL: Π ceil(global / local);
- *   CUDA: the grid's blocks); N/A when the local size was left to the
- *   runtime, and for tasks that are not kernels.
+ * - Block Num: work-groups of a kernel, Π ceil(global / local) (CUDA's
+ *   back end records global = grid x block, local = block: the grid's
+ *   blocks); N/A when the local size was left to the runtime, and for
+ *   tasks that are not kernels.
  * - Input Shapes / Input Data Types: the launching op's, when recorded.
  * - Model ID, OP State, Mix Block Num, HF32 Eligible, Input Formats and the
  *   Output columns have no meaning for these back ends or were not
@@ -51,12 +52,9 @@ static uint64_t block_num(const aip__process *p, const aip__device_task *t)
     uint64_t n = 1;
     for (int i = 0; i < 3; i++) {
         uint64_t g = t->global[i] ? t->global[i] : 1, l = t->local[i];
-        if (d->backend == AIP_BACKEND_CUDA)
-            n *= g;
-        else if (d->backend == AIP_BACKEND_OPENCL && l)
-            n *= (g + l - 1) / l;
-        else
+        if (!l)
             return 0;
+        n *= (g + l - 1) / l;
     }
     return n;
 }

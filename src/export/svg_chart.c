@@ -175,3 +175,63 @@ void aip__svg_bar_chart(aip__out *o, const aip__svg_bars *c)
     axes(o, &f, c->x_label, c->y_label, 0);
     AIP_OUT_LIT(o, "</svg>\n");
 }
+
+void aip__svg_stacked_bars(aip__out *o, const aip__svg_stack *c)
+{
+    frame f = {0, c->n ? (double)c->n : 1, 0, 1, c->width, c->height};
+    double ymax = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        double t = 0;
+        for (size_t l = 0; l < c->layers; l++)
+            t += c->values[l][i] > 0 ? c->values[l][i] : 0;
+        ymax = t > ymax ? t : ymax;
+    }
+    /* headroom above the tallest bar for the legend (top right) */
+    double plot_h = c->height - MT - MB, legend_h = 15.0 * (double)c->layers + 10;
+    f.y1 = ymax > 0 ? ymax * (plot_h > 2 * legend_h ? plot_h / (plot_h - legend_h) : 1.05) : 1;
+    svg_open(o, c->id, c->width, c->height);
+    double slot = (double)(c->width - ML - MR) / (c->n ? (double)c->n : 1);
+    size_t every = c->n > 40 ? (c->n + 39) / 40 : 1; /* at most ~40 labels */
+    for (size_t i = 0; i < c->n; i++) {
+        double x = px(&f, (double)i) + slot * 0.1, base = 0;
+        int mark = c->mark && c->mark[i];
+        aip__out_printf(o, "<g class=\"stack%s\">", mark ? " marked" : "");
+        for (size_t l = 0; l < c->layers; l++) {
+            double v = c->values[l][i] > 0 ? c->values[l][i] : 0;
+            double y = py(&f, base + v);
+            AIP_OUT_LIT(o, "<rect class=\"seg\" fill=\"");
+            aip__out_html_str(o, c->colors[l]);
+            aip__out_printf(o, "\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>",
+                            x, y, slot * 0.8, py(&f, base) - y);
+            aip__out_html_str(o, c->labels[i]);
+            AIP_OUT_LIT(o, " ");
+            aip__out_html_str(o, c->names[l]);
+            aip__out_printf(o, ": %.3f</title></rect>", v);
+            base += v;
+        }
+        if (mark)
+            aip__out_printf(o, "<rect fill=\"none\" stroke=\"red\" stroke-width=\"2\" x=\"%.1f\" "
+                            "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+                            x, py(&f, base), slot * 0.8, py(&f, 0) - py(&f, base));
+        AIP_OUT_LIT(o, "</g>\n");
+        if (i % every == 0) {
+            aip__out_printf(o, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"11\"%s>",
+                            x + slot * 0.4, c->height - MB + 16,
+                            mark ? " font-weight=\"bold\" fill=\"red\"" : "");
+            aip__out_html_str(o, c->labels[i]);
+            AIP_OUT_LIT(o, "</text>\n");
+        }
+    }
+    axes(o, &f, c->x_label, c->y_label, 0);
+    AIP_OUT_LIT(o, "<g class=\"legend\" font-size=\"11\">");
+    for (size_t l = 0; l < c->layers; l++) {
+        int y = MT + 4 + 15 * (int)l;
+        aip__out_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"",
+                        c->width - MR - 250, y);
+        aip__out_html_str(o, c->colors[l]);
+        aip__out_printf(o, "\"/><text x=\"%d\" y=\"%d\">", c->width - MR - 235, y + 9);
+        aip__out_html_str(o, c->names[l]);
+        AIP_OUT_LIT(o, "</text>");
+    }
+    AIP_OUT_LIT(o, "</g></svg>\n");
+}

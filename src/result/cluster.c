@@ -15,6 +15,8 @@
  * The per-rank tables are kept in memory: a few rows per rank and step.
  */
 #include "cluster.h"
+#include "cluster_comm.h"
+#include "cluster_links.h"
 #include "error.h"
 #include "fs.h"
 
@@ -114,7 +116,7 @@ static int add_dir(aip__cluster *c, const char *path)
         return -1;
     r->rank = find_rank(path);
     r->ts = dir_ts(path);
-    r->first_us = r->last_us = NAN;
+    r->first_us = r->last_us = r->clock_offset_us = NAN;
     c->n++;
     return 0;
 }
@@ -428,7 +430,11 @@ static void analysed(aip__cluster *c, aip__rank_dir *r, int ok, int fd)
  * memory blow-up cannot take the cluster pass down. */
 static void analyse_ranks(aip__cluster *c, long jobs)
 {
-    size_t n = c->n, next = 0, running = 0;
+    size_t n = c->n, next = 0, running = 0, total = 0, done = 0;
+    for (size_t i = 0; i < n; i++)
+        total += c->r[i].analyse && !c->r[i].problem[0];
+    if (total)
+        aip__cluster_progress(c, "analysed", 0, total);
     pid_t *pids = calloc(n ? n : 1, sizeof *pids);
     int *fds = malloc((n ? n : 1) * sizeof *fds);
     if (!pids || !fds)
@@ -438,7 +444,7 @@ static void analyse_ranks(aip__cluster *c, long jobs)
             next++;
         if (next < n && (long)running < (jobs > 0 ? jobs : 1)) {
             aip__rank_dir *r = &c->r[next];
-            if (!c->quiet)
+            if (!c->quiet && c->progress_fd < 0) /* a terminal gets the bar instead */
                 aip__cluster_say(c, "analysing %s (rank %ld)\n", r->path, r->rank);
             int p[2] = {-1, -1};
             pid_t pid = -1;
@@ -459,6 +465,7 @@ static void analyse_ranks(aip__cluster *c, long jobs)
                 o.quiet = 1;
                 if (aip_analyse_dir(r->path, &o) != AIP_OK)
                     aip__cluster_problem(r, "analysis failed: %s", aip_last_error());
+                aip__cluster_progress(c, "analysed", ++done, total);
             } else {
                 pids[next] = pid;
                 fds[next] = p[0];
@@ -481,6 +488,7 @@ static void analyse_ranks(aip__cluster *c, long jobs)
                 pids[i] = 0;
                 running--;
                 analysed(c, &c->r[i], WIFEXITED(status) && WEXITSTATUS(status) == 0, fds[i]);
+                aip__cluster_progress(c, "analysed", ++done, total);
             }
     }
     free(pids);
@@ -497,7 +505,9 @@ static int read_rank(aip__cluster *c, aip__rank_dir *r)
         return -1;
     if (!r->problem[0])
         read_comm(c, r, comm);
-    return 0;
+    if (r->problem[0])
+        return 0;
+    return aip__cluster_comm_host(r) ? -1 : aip__cluster_read_meta(c, r);
 }
 
 static int by_rank(const void *a, const void *b)
@@ -513,6 +523,17 @@ static void free_cluster(aip__cluster *c)
     for (size_t i = 0; i < c->n; i++)
         aip__rank_dir_free(&c->r[i]);
     free(c->r);
+    free(c->slow);
+    aip__cluster_parallel_free(&c->par);
+}
+
+void aip_cluster_options_init(aip_cluster_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->report_fd = -1;
+    o->progress_fd = -1;
 }
 
 /* --mpi: the directories this process reads (all, in a single process). */
@@ -524,12 +545,28 @@ static int mine(const aip__cluster *c, size_t i)
 aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
                                size_t *bad_dirs)
 {
-    return aip__cluster_run(dir, jobs, quiet, report_fd, bad_dirs, NULL);
+    aip_cluster_options o;
+    aip_cluster_options_init(&o);
+    o.jobs = jobs;
+    o.quiet = quiet;
+    o.report_fd = report_fd;
+    return aip_cluster_run(dir, &o, bad_dirs);
 }
 
-aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd,
-                            size_t *bad_dirs, aip__cluster_mpi *mpi)
+aip_status aip_cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs)
 {
+    return aip__cluster_run(dir, opt, bad_dirs, NULL);
+}
+
+aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
+                            aip__cluster_mpi *mpi)
+{
+    aip_cluster_options dflt;
+    if (!opt) {
+        aip_cluster_options_init(&dflt);
+        opt = &dflt;
+    }
+    long jobs = opt->jobs;
     if (bad_dirs)
         *bad_dirs = 0;
     if (!dir)
@@ -539,7 +576,8 @@ aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd
         s = aip__existing_dir(dir, "cluster directory");
     if (s)
         return s;
-    aip__cluster c = {.dir = dir, .quiet = quiet, .fd = report_fd, .parts = 1};
+    aip__cluster c = {.dir = dir, .quiet = opt->quiet, .fd = opt->report_fd,
+                      .progress_fd = opt->quiet ? -1 : opt->progress_fd, .parts = 1};
     if (mpi)
         aip__cluster_mpi_share(mpi, &c.part, &c.parts);
     int err = ends_with(dir, "ascend_pt") ? add_dir(&c, dir) : walk(&c, dir, 1);
@@ -549,8 +587,10 @@ aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd
     if (!err)
         analyse_ranks(&c, jobs);
     for (size_t i = 0; !err && i < c.n; i++)
-        if (mine(&c, i))
+        if (mine(&c, i)) {
             err = read_rank(&c, &c.r[i]);
+            aip__cluster_progress(&c, "read", i + 1, c.n);
+        }
     s = err ? aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories") : AIP_OK;
     if (mpi) /* the shares to process 0; the others are done */
         s = aip__cluster_gather(&c, mpi, s);
@@ -562,14 +602,26 @@ aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd
         qsort(c.r, c.n, sizeof *c.r, by_rank);
     aip__cluster_drop_duplicates(&c);
     aip__cluster_drop_other_jobs(&c);
+    aip__cluster_check_columns(&c);
     char out_dir[PATH_MAX];
+    aip__cluster_links links = {0};
     s = aip__join(out_dir, sizeof out_dir, dir, OUT_DIR);
+    if (!s)
+        s = aip__cluster_parallel_build(&c);
+    if (!s && !(c.slow = calloc(c.n ? c.n : 1, 1)))
+        s = aip__fail(AIP_ERR_NOMEM, "out of memory");
     if (!s && aip__cluster_first_used(&c)) { /* no output folder for nothing */
         s = aip__mkdirs(out_dir);
         if (!s)
             s = aip__cluster_write_step_trace(&c, out_dir);
         if (!s)
             s = aip__cluster_write_groups(&c, out_dir);
+        if (!s)
+            s = aip__cluster_comm(&c, out_dir);
+        if (!s)
+            s = aip__cluster_write_db(&c, out_dir);
+        if (!s)
+            s = aip__cluster_links_build(&c, &links);
     }
     size_t used = 0, bad = 0;
     for (size_t i = 0; i < c.n; i++) {
@@ -595,8 +647,18 @@ aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd
     if (!s) {
         aip__cluster_say(&c, "%zu ranks analysed, %zu directories not used; %s/\n", used, bad,
                          out_dir);
+        if (c.par.ptd_problem[0])
+            aip__cluster_say(&c, "distributed_args not used (no DP/PP/TP Index): %s\n",
+                             c.par.ptd_problem);
         aip__cluster_verdict(&c, used);
+        aip__cluster_links_verdict(&c, &links);
+        if (opt->html) {
+            s = aip__cluster_write_html(&c, &links, c.slow, out_dir);
+            if (!s)
+                aip__cluster_say(&c, "report: %s/cluster_report.html\n", out_dir);
+        }
     }
+    aip__cluster_links_free(&links);
     if (bad_dirs)
         *bad_dirs = bad;
     free_cluster(&c);

@@ -1,8 +1,11 @@
 /*
- * cluster.h — the cross-rank pass of `aiprof cluster` (aip_cluster_analyse,
+ * cluster.h — the cross-rank pass of `aiprof cluster` (aip_cluster_run,
  * include/aiprof.h): cluster.c finds, analyses and reads the rank directories
  * into a cluster, cluster_check.c drops those of other runs, cluster_report.c
- * writes cluster_analysis_output/ and the verdict.
+ * writes cluster_analysis_output/'s CSV and JSON and the verdict,
+ * cluster_meta.c / cluster_parallel.c read the ranks' metadata, hosts and
+ * parallel groups, cluster_db.c writes cluster_analysis.db, cluster_links.c
+ * the link matrix and slow links, cluster_html.c the --html report.
  */
 #ifndef AIP_CLUSTER_H
 #define AIP_CLUSTER_H
@@ -36,7 +39,32 @@ typedef struct aip__rank_dir {
     json_t *matrix;           /* communication_matrix.json, NULL if absent */
     double first_us, last_us; /* span of its collectives' start times; NAN if none */
     int analyse;              /* no step_trace_time.csv yet, FRAMEWORK/ there */
+    char *host;               /* "hostname/host_uid" of profiler_info; NULL: unknown */
+    double clock_offset_us;   /* its clock minus the reference's (cluster_comm.c); NAN: none */
+    long clock_samples;       /* -1 reference's host, 0 not aligned, N collectives used */
+    /* cluster_meta.c (read with the summaries; serialised for --mpi
+     * in cluster_wire.c too): profiler_metadata.json, the host and the devices */
+    json_t *meta;             /* profiler_metadata.json, NULL if absent/unreadable */
+    char *host_uid;           /* HOST_INFO's hostUid, NULL if unknown */
+    char *host_name;          /* HOST_INFO's hostName, else profiler_info's hostname */
+    long long *devices;       /* RANK_DEVICE_MAP's deviceIds (-1: no device) */
+    size_t n_devices;         /* 0: the rank has no ascend_pytorch_profiler db */
 } aip__rank_dir;
+
+/* What the ranks' profiler_metadata.json say about the job
+ * (cluster_parallel.c), built once after the ranks are chosen. */
+typedef struct aip__cluster_parallel {
+    json_t *dist_args;        /* distributed_args of the first rank having them (borrowed) */
+    int ptd_ok;               /* DP/PP/TP Index columns are written */
+    char ptd_problem[256];    /* why distributed_args gave no columns; "" */
+    long (*ptd)[3];           /* per rank id < n_ptd: DP, PP, TP index; -1: NA */
+    size_t n_ptd;
+    json_t *groups;           /* comm_group_parallel_info: [{type, rank_set, group_name,
+                                 group_id, pg_name}] */
+    json_t *seen_sets;        /* per group: its ranks as the files list them */
+    long **stages;            /* msprof-analyze's pipeline stages: rank lists */
+    size_t *stage_len, n_stages;
+} aip__cluster_parallel;
 
 typedef struct aip__cluster {
     const char *dir;
@@ -44,6 +72,9 @@ typedef struct aip__cluster {
     size_t n, cap;
     int quiet, fd;
     int part, parts; /* --mpi: this process reads r[i] with i % parts == part */
+    int progress_fd;          /* a terminal: one updating line; -1 none */
+    aip__cluster_parallel par;
+    unsigned char *slow;      /* per r[i]: named slow by the verdict */
 } aip__cluster;
 
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
@@ -68,6 +99,32 @@ void aip__cluster_drop_other_jobs(aip__cluster *c);
 aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir);
 aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
 
+/* cluster_meta.c: profiler_metadata.json and the host/devices of rank r
+ * (ascend_pytorch_profiler_{rank}.db's HOST_INFO and RANK_DEVICE_MAP, as
+ * msprof-analyze reads them; without that db profiler_info's hostname).
+ * @return -1 out of memory only. */
+int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r);
+void aip__cluster_free_meta(aip__rank_dir *r);
+
+/* cluster_parallel.c: c->par from the used ranks (after the drops);
+ * msprof-analyze's double_hash(). @return AIP_ERR_NOMEM or AIP_OK. */
+aip_status aip__cluster_parallel_build(aip__cluster *c);
+void aip__cluster_parallel_free(aip__cluster_parallel *p);
+unsigned long long aip__cluster_double_hash(const char *s);
+/* Rows of ranks whose step_trace_time.csv columns differ from the first
+ * used rank's get a problem (before anything is written). */
+void aip__cluster_check_columns(aip__cluster *c);
+
+/* cluster_db.c: cluster_analysis.db's ClusterStepTraceTime,
+ * CommunicationGroupMapping, HostInfo, RankDeviceMap, ClusterBaseInfo
+ * (only these tables are dropped and created; others in the file stay). */
+aip_status aip__cluster_write_db(const aip__cluster *c, const char *out_dir);
+
+/* aip__cluster_progress() : `done` of `total` directories `what`
+ * ("analysed", "read"): an updating line on a terminal (c->progress_fd),
+ * else nothing; done == total ends the line. */
+void aip__cluster_progress(const aip__cluster *c, const char *what, size_t done, size_t total);
+
 /* aip__cluster_verdict() : the per-rank table and the slow ranks, to c->fd. */
 void aip__cluster_verdict(const aip__cluster *c, size_t used);
 
@@ -75,7 +132,7 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used);
  * one process of an MPI job: this process reads its share of the rank
  * directories, and only process 0 writes the outputs and the verdict. */
 typedef struct aip__cluster_mpi aip__cluster_mpi;
-aip_status aip__cluster_run(const char *dir, long jobs, int quiet, int report_fd,
+aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt,
                             size_t *bad_dirs, aip__cluster_mpi *mpi);
 void aip__cluster_mpi_share(const aip__cluster_mpi *m, int *part, int *parts);
 aip_status aip__cluster_gather(aip__cluster *c, aip__cluster_mpi *m, aip_status s);

@@ -1,5 +1,5 @@
 /*
- * cluster_mpi.c — aip_cluster_analyse_mpi(): `mpirun -np K aiprof cluster
+ * cluster_mpi.c — aip_cluster_run_mpi(): `mpirun -np K aiprof cluster
  * --mpi DIR`, the cross-rank pass as one MPI job.  Every process finds the
  * same rank directories (the walk is sorted, so the same order); process p
  * analyses and reads those with index i % K == p (cluster.c), packs them
@@ -112,8 +112,8 @@ typedef struct outcome {
     char error[512];
 } outcome;
 
-aip_status aip_cluster_analyse_mpi(const char *dir, long jobs, int quiet, int report_fd,
-                                   size_t *bad_dirs, const char *plugin, int *process)
+aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
+                               const char *plugin, int *process)
 {
     if (bad_dirs)
         *bad_dirs = 0;
@@ -130,7 +130,15 @@ aip_status aip_cluster_analyse_mpi(const char *dir, long jobs, int quiet, int re
     if (process)
         *process = m.me;
     size_t bad = 0;
-    s = aip__cluster_run(dir, jobs, quiet || m.me, m.me ? -1 : report_fd, &bad, &m);
+    aip_cluster_options run;
+    aip_cluster_options_init(&run);
+    if (opt)
+        run = *opt;
+    if (m.me) { /* process 0 speaks for the job */
+        run.quiet = 1;
+        run.report_fd = run.progress_fd = -1;
+    }
+    s = aip__cluster_run(dir, &run, &bad, &m);
     outcome o;
     memset(&o, 0, sizeof o);
     o.status = (int32_t)s;

@@ -6,6 +6,7 @@
  * in the cluster (cluster.h) are used.
  */
 #include "cluster.h"
+#include "cluster_comm.h"
 #include "error.h"
 #include "fs.h"
 
@@ -90,10 +91,7 @@ const aip__rank_dir *aip__cluster_first_used(const aip__cluster *c)
     return NULL;
 }
 
-/* msprof-analyze's columns: Step, Type, Index, then the ranks' own columns
- * in their order; one "rank" row per rank and step.  ("stage" rows exist
- * only for pipeline-parallel groups named pp*, which these runs lack.) */
-aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
+void aip__cluster_check_columns(aip__cluster *c)
 {
     const aip__rank_dir *ref = aip__cluster_first_used(c);
     for (size_t i = 0; ref && i < c->n; i++) {
@@ -107,6 +105,81 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
             aip__cluster_problem(r, "step_trace_time.csv has other columns than rank %ld's",
                                  ref->rank);
     }
+}
+
+static void put_values(FILE *f, const double *v, size_t n)
+{
+    char num[64];
+    for (size_t k = 0; k < n; k++) {
+        aip__cluster_fmt_double(num, sizeof num, v[k]);
+        fprintf(f, ",%s", num);
+    }
+}
+
+static int stage_of(const aip__cluster_parallel *p, long rank)
+{
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t k = 0; k < p->stage_len[s]; k++)
+            if (p->stages[s][k] == rank)
+                return (int)s;
+    return -1;
+}
+
+/* msprof-analyze's "stage" rows (text mode): per (step, stage), in order of
+ * first appearance over the rank rows, the max of every column over the
+ * stage's ranks; Index is the stage as Python prints a tuple ("(0, 2)",
+ * "(3,)"; ranks in no stage make a stage "()"). */
+static void stage_rows(FILE *f, const aip__cluster *c)
+{
+    const aip__cluster_parallel *p = &c->par;
+    const aip__rank_dir *ref = aip__cluster_first_used(c);
+    double *mx = ref ? malloc((ref->n_cols + 1) * sizeof *mx) : NULL;
+    for (size_t i = 0; mx && p->n_stages && i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        int st = stage_of(p, r->rank);
+        for (size_t j = 0; j < r->n_rows; j++) {
+            int seen = 0;
+            for (size_t i2 = 0; i2 <= i && !seen; i2++) {
+                const aip__rank_dir *o = &c->r[i2];
+                if (o->problem[0] || stage_of(p, o->rank) != st)
+                    continue;
+                for (size_t j2 = 0; j2 < (i2 == i ? j : o->n_rows) && !seen; j2++)
+                    seen = !strcmp(o->rows[j2].step, r->rows[j].step);
+            }
+            if (seen)
+                continue;
+            memcpy(mx, r->rows[j].v, r->n_cols * sizeof *mx);
+            for (size_t i2 = i + 1; i2 < c->n; i2++) {
+                const aip__rank_dir *o = &c->r[i2];
+                if (o->problem[0] || stage_of(p, o->rank) != st)
+                    continue;
+                for (size_t j2 = 0; j2 < o->n_rows; j2++)
+                    if (!strcmp(o->rows[j2].step, r->rows[j].step))
+                        for (size_t k = 0; k < r->n_cols; k++)
+                            mx[k] = o->rows[j2].v[k] > mx[k] ? o->rows[j2].v[k] : mx[k];
+            }
+            /* csv.writer quotes a cell holding a comma: "(0, 2)", "(3,)", () */
+            fprintf(f, st >= 0 ? "%s,stage,\"(" : "%s,stage,(", r->rows[j].step);
+            for (size_t k = 0; st >= 0 && k < p->stage_len[st]; k++)
+                fprintf(f, "%s%ld", k ? ", " : "", p->stages[st][k]);
+            fputs(st < 0 ? ")" : p->stage_len[st] == 1 ? ",)\"" : ")\"", f);
+            put_values(f, mx, r->n_cols);
+            fputs(p->ptd_ok ? ",NA,NA,NA\n" : "\n", f);
+        }
+    }
+    free(mx);
+}
+
+/* msprof-analyze's columns: Step, Type, Index, then the ranks' own columns
+ * in their order (+ DP/PP/TP Index with distributed_args); one "rank" row
+ * per rank and step, then the "stage" rows of pipeline-parallel jobs. */
+aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
+{
+    aip__cluster_check_columns(c);
+    const aip__rank_dir *ref = aip__cluster_first_used(c);
+    const aip__cluster_parallel *p = &c->par;
     char path[PATH_MAX];
     if (aip__join(path, sizeof path, out_dir, "cluster_step_trace_time.csv"))
         return AIP_ERR_PATH;
@@ -116,96 +189,54 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
     fputs("Step,Type,Index", f);
     for (size_t k = 0; ref && k < ref->n_cols; k++)
         fprintf(f, ",%s", ref->cols[k]);
-    fputc('\n', f);
-    char num[64];
+    fputs(p->ptd_ok ? ",DP Index,PP Index,TP Index\n" : "\n", f);
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
         if (r->problem[0])
             continue;
+        int have = p->ptd_ok && r->rank >= 0 && (size_t)r->rank < p->n_ptd &&
+                   p->ptd[r->rank][0] >= 0;
         for (size_t j = 0; j < r->n_rows; j++) {
             fprintf(f, "%s,rank,%ld", r->rows[j].step, r->rank);
-            for (size_t k = 0; k < r->n_cols; k++) {
-                aip__cluster_fmt_double(num, sizeof num, r->rows[j].v[k]);
-                fprintf(f, ",%s", num);
-            }
+            put_values(f, r->rows[j].v, r->n_cols);
+            if (have)
+                fprintf(f, ",%ld,%ld,%ld", p->ptd[r->rank][0], p->ptd[r->rank][1],
+                        p->ptd[r->rank][2]);
+            else if (p->ptd_ok)
+                fputs(",NA,NA,NA", f);
             fputc('\n', f);
         }
     }
+    stage_rows(f, c);
     if (fclose(f))
         return aip__fail(AIP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     return AIP_OK;
 }
 
-/* Group membership as msprof-analyze builds it: the ranks that list an op
- * whose name ends in "@<group>", per type, in order of first appearance.
- * `index` finds a group's entry by type and group (a hash, not a scan:
- * a 1,000-rank job lists tens of thousands of ops); the ranks come in
- * rank order, each with all its ops at once, so a rank already in a set is
- * its last member. */
-static int add_group(json_t *groups, json_t *index, const char *type, const char *group,
-                     long rank)
-{
-    json_t *of_type = json_object_get(index, type);
-    if (!of_type && json_object_set_new(index, type, of_type = json_object()))
-        return -1;
-    json_t *entry = json_object_get(of_type, group);
-    if (!entry) {
-        entry = json_pack("{s:s, s:[], s:s, s:s, s:s}", "type", type, "rank_set", "group_name",
-                          group, "group_id", "", "pg_name", "");
-        if (!entry || json_object_set(of_type, group, entry) ||
-            json_array_append_new(groups, entry))
-            return -1;
-    }
-    json_t *set = json_object_get(entry, "rank_set");
-    size_t n = json_array_size(set);
-    if (n && json_integer_value(json_array_get(set, n - 1)) == rank)
-        return 0;
-    return json_array_append_new(set, json_integer(rank));
-}
-
+/* communication_group.json: the rank sets per type and
+ * comm_group_parallel_info, as cluster_parallel.c built them. */
 aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
 {
-    json_t *groups = json_array(), *index = json_object();
-    int err = !groups || !index;
-    static const char *const types[] = {"collective", "p2p"};
-    /* collective groups first, then p2p, as msprof-analyze lists them */
-    for (size_t t = 0; t < 2; t++)
-        for (size_t i = 0; !err && i < c->n; i++) {
-            const aip__rank_dir *r = &c->r[i];
-            if (r->problem[0] || !r->comm)
-                continue;
-            const char *step, *op;
-            json_t *sv, *ov;
-            json_object_foreach(r->comm, step, sv)
-                json_object_foreach(json_object_get(sv, types[t]), op, ov) {
-                    const char *at = strrchr(op, '@');
-                    if (!strncmp(op, "Total", 5))
-                        continue;
-                    if (!err)
-                        err = add_group(groups, index, types[t], at ? at + 1 : op, r->rank) != 0;
-                }
-        }
-    json_t *root = err ? NULL : json_object();
+    json_t *root = json_object();
     json_t *lists[2] = {json_array(), json_array()};
     size_t i;
     json_t *g;
-    json_array_foreach(groups, i, g)
+    json_array_foreach(c->par.groups, i, g) /* the sets seen, before parallel_group_info */
         json_array_append(
             lists[strcmp(json_string_value(json_object_get(g, "type")), "collective") != 0],
-            json_object_get(g, "rank_set"));
+            json_array_get(c->par.seen_sets, i));
     aip_status s = AIP_ERR_NOMEM;
     char path[PATH_MAX];
-    if (root && lists[0] && lists[1] && groups && !json_object_set(root, "collective", lists[0]) &&
+    if (root && lists[0] && lists[1] && c->par.groups &&
+        !json_object_set(root, "collective", lists[0]) &&
         !json_object_set(root, "p2p", lists[1]) &&
-        !json_object_set(root, "comm_group_parallel_info", groups)) {
+        !json_object_set(root, "comm_group_parallel_info", c->par.groups)) {
         s = aip__join(path, sizeof path, out_dir, "communication_group.json");
         if (!s && json_dump_file(root, path, 0))
             s = aip__fail(AIP_ERR_IO, "%s: cannot write", path);
     }
     json_decref(lists[0]);
     json_decref(lists[1]);
-    json_decref(groups);
-    json_decref(index);
     json_decref(root);
     return s;
 }
@@ -379,6 +410,8 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
                          r->rank, b / 1e3, col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
                          (b - med) / 1e3, med / 1e3, 100 * (b - med) / step, step / 1e3,
                          100 * AIP__CLUSTER_SLOW_SPREAD);
+        if (c->slow)
+            c->slow[i] = 1;
         if (n_ops)
             aip__cluster_say(c,
                              "; it arrived last at %zu of %zu collectives (shortest "
@@ -394,6 +427,7 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
                          med / 1e3, 100 * AIP__CLUSTER_SLOW_SPREAD, step / 1e3,
                          n_ops ? " while arriving last at its share of the collectives" : "");
     advisor_rule(c);
+    aip__cluster_comm_verdict(c);
     free(v);
     free(votes);
 }

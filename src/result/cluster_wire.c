@@ -315,6 +315,27 @@ static void w_texts(wire *w, char ***v, size_t *n)
         w_str(w, &(*v)[i]);
 }
 
+/* An array of n numbers, NULL when n is 0. */
+static void w_lls(wire *w, long long **v, size_t *n)
+{
+    w_size(w, n);
+    if (w->unpack) {
+        *v = NULL;
+        if (w->err || *n > (w->len - w->at) / 8) {
+            w->err = w->err ? w->err : AIP_ERR_CORRUPT;
+            *n = 0;
+            return;
+        }
+        if (*n && !(*v = calloc(*n, sizeof **v))) {
+            w->err = AIP_ERR_NOMEM;
+            *n = 0;
+            return;
+        }
+    }
+    for (size_t i = 0; i < *n && !w->err; i++)
+        w_ll(w, &(*v)[i]);
+}
+
 /* step_trace_time.csv's rows: each its Step cell and n_cols numbers. */
 static void w_rows(wire *w, aip__step_trace_row **rows, size_t *n, size_t n_cols)
 {
@@ -358,9 +379,16 @@ static void wire_rank(wire *w, aip__rank_dir *r)
     w_double(w, &r->first_us);
     w_double(w, &r->last_us);
     w_int(w, &r->analyse);
+    w_str(w, &r->host);
+    w_double(w, &r->clock_offset_us);
+    w_long(w, &r->clock_samples);
+    w_json(w, &r->meta);
+    w_str(w, &r->host_uid);
+    w_str(w, &r->host_name);
+    w_lls(w, &r->devices, &r->n_devices);
 }
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(aip__rank_dir) == 480,
+_Static_assert(sizeof(aip__rank_dir) == 544,
                "aip__rank_dir changed: serialise the new field in wire_rank() "
                "(cluster_wire.c), then update this size");
 #endif
@@ -409,6 +437,8 @@ void aip__rank_dir_free(aip__rank_dir *r)
     json_decref(r->comm);
     json_decref(r->matrix);
     free(r->path);
+    free(r->host);
+    aip__cluster_free_meta(r);
     memset(r, 0, sizeof *r);
 }
 

@@ -1,12 +1,14 @@
 """make_cluster_dirs.py — synthetic rank result directories for `aiprof
 cluster`, without MPI.
 
-  make_cluster_dirs.py DIR SLOW EXTRA_FREE_US
+  make_cluster_dirs.py DIR SLOW EXTRA_FREE_US [OFFSET_US]
       Four small directories (already analysed: profiler_info_{rank}.json,
       ASCEND_PROFILER_OUTPUT/step_trace_time.csv and communication.json).
       Rank SLOW (-1: none) has EXTRA_FREE_US more Free per step and arrives
-      last at every collective (shortest elapse).  test_cluster_synthetic.sh
-      checks its numbers.
+      last at every collective (shortest elapse); the split of each
+      collective is known (four()'s comment), and with OFFSET_US ranks 2-3
+      are on a second host whose clock is OFFSET_US ahead.
+      test_cluster_synthetic.sh checks its numbers.
 
   make_cluster_dirs.py DIR SLOW EXTRA_FREE_US --ranks N [--steps S]
       N realistic, already analysed rank directories as aiprof writes them
@@ -45,11 +47,22 @@ PER_NODE = 8
 MB = float(1 << 20)
 
 
-def four(top, slow, extra):
+def four(top, slow, extra, offset=None):
+    """Every collective ends at the same moment on every rank (its step's
+    base + k * 10 ms); rank r starts it 5 + r ms before that, the slow rank
+    1 ms before, so the split is known: wait (4 + r) ms for the others, 0
+    for the slow rank, transit 1 ms, idle 0.  The ranks are on host "h0"
+    (profiler_info's aiprof.hostname); with `offset` (us), ranks 2 and 3 are
+    on host "h1" whose clock reads `offset` more, and rank 3 leaves the
+    first collective 0.5 ms late (its idle), an outlier the clock
+    estimate's median must ignore."""
     for rank in range(4):
         d = os.path.join(top, "n%d" % (rank // 2), "w%d_2026010100000000%d_ascend_pt" % (rank, rank))
         os.makedirs(os.path.join(d, "ASCEND_PROFILER_OUTPUT"))
-        open(os.path.join(d, "profiler_info_%d.json" % rank), "w").write("{}")
+        host = "h1" if offset is not None and rank >= 2 else "h0"
+        shift = offset if host == "h1" else 0.0
+        with open(os.path.join(d, "profiler_info_%d.json" % rank), "w") as f:
+            json.dump({"aiprof": {"hostname": host}}, f)
         rows = []
         comm = {}
         for step in range(3):
@@ -60,15 +73,18 @@ def four(top, slow, extra):
             ops = {}
             for k in range(4):
                 elapse = 1.0 if rank == slow else 5.0 + rank
+                end = 1.7e15 + step * 1e5 + k * 1e4
+                late = 0.5 if offset is not None and rank == 3 and step == 0 and k == 0 else 0.0
                 ops["hcom_allReduce__%d_0_1@world" % (step * 4 + k)] = {
-                    "Communication Time Info": {"Start Timestamp(us)": 1.7e15 + step * 1e5 + k,
-                                                "Elapse Time(ms)": elapse}}
+                    "Communication Time Info": {"Start Timestamp(us)": end - elapse * 1e3 + shift,
+                                                "Elapse Time(ms)": elapse + late}}
             ops["Total Op Info"] = {}
             comm["step%d" % step] = {"collective": ops,
                                      "p2p": {"hcom_send__%d_0_1@pair%d" % (step, rank // 2): {}}}
-        open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w").write(
-            HEAD + "".join(rows))
-        json.dump(comm, open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "communication.json"), "w"))
+        with open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"), "w") as f:
+            f.write(HEAD + "".join(rows))
+        with open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "communication.json"), "w") as f:
+            json.dump(comm, f)
 
 
 def noise(*keys):
@@ -278,7 +294,7 @@ def main(argv):
     top, slow, extra = argv[1], int(argv[2]), float(argv[3])
     opts = argv[4:]
     if "--ranks" not in opts:
-        four(top, slow, extra)
+        four(top, slow, extra, float(opts[0]) if opts else None)
         return
     n = int(opts[opts.index("--ranks") + 1])
     steps = int(opts[opts.index("--steps") + 1]) if "--steps" in opts else 3

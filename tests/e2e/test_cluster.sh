@@ -4,12 +4,15 @@
 # directories two levels below DIR, analysed by `aiprof cluster -j 2`: the
 # verdict names rank 2 and no other rank; cluster_step_trace_time.csv has one row per rank and step with the
 # rank's own values and communication_group.json the world group
-# (tests/e2e/check_cluster.py).  Then bad directories are added — a
-# truncated step_trace_time.csv, no profiler_info_{rank}.json, the same
+# and cluster_communication(_matrix).json / the ClusterCommunication* tables
+# the split of every collective (rank 2's peers wait for it), the bytes the
+# program sent per op and per ring link (tests/e2e/check_cluster.py).
+# Then bad directories are added — a truncated step_trace_time.csv, no profiler_info_{rank}.json, the same
 # rank from an older run, a run from another job (its collectives shifted
 # by a day) — and each is named with its reason, exit status 1, while the
-# four good ranks are still analysed and rank 2 still named.  --help and
-# usage errors: exit 0 and 2.
+# four good ranks are still analysed and rank 2 still named.  --html:
+# the report, cluster_analysis.db and the link matrix's bytes per ring link
+# (tests/e2e/check_cluster_mpi.py).  --help and usage errors: exit 0 and 2.
 # Skipped with a message when aiprof was built without MPI or mpirun is missing.
 set -u
 BUILD=$1
@@ -35,7 +38,7 @@ MPIRUN=(mpirun -np 4 --oversubscribe)
 export OMPI_MCA_btl=self,vader # this host's shared memory only
 mkdir -p "$T/job/node0"
 if ! "${MPIRUN[@]}" "$BUILD/bin/mpi_train" --steps 3 --params 20000 --ring 300 \
-     --compute-ms 2 --slow-rank 2 --slow-ms 5 --dir "$T/job/node0" >"$T.log" 2>&1; then
+     --compute-ms 2 --slow-rank 2 --slow-ms 20 --dir "$T/job/node0" >"$T.log" 2>&1; then
   cat "$T.log"; rm -f "$T.log"; echo "FAIL: mpi_train failed"; exit 1
 fi
 rm -f "$T.log"
@@ -52,7 +55,10 @@ check_verdict() { # LOG: rank 2 named slow, no other rank
 [ "$(grep -c '^analysing ' "$T/out1.log")" = 4 ] || { cat "$T/out1.log"; echo "FAIL: not 4 analysed"; fail=1; }
 [ $rc = 0 ] || { cat "$T/out1.log"; echo "FAIL: aiprof cluster exit $rc"; fail=1; }
 check_verdict "$T/out1.log"
-python3 "$SRC/tests/e2e/check_cluster.py" "$T/job" 4 || fail=1
+python3 "$SRC/tests/e2e/check_cluster.py" "$T/job" 4 3 20000 300 2 || fail=1
+# --html, cluster_analysis.db and the link matrix (bytes per ring link = what was sent)
+"$AIPROF" cluster --html -q "$T/job" >"$T/html.log" 2>&1 || { cat "$T/html.log"; echo "FAIL: --html"; fail=1; }
+python3 "$SRC/tests/e2e/check_cluster_mpi.py" "$T/job" 3 300 2 || fail=1
 
 # Bad directories beside the good ones (the good ones are analysed already).
 BAD="$T/job/node1"
@@ -93,6 +99,6 @@ done
 grep -q "4 directories not used" "$T/out2.log" || { echo "FAIL: count of not used"; fail=1; }
 # the second run's rows: the four good ranks only
 cp -r "$T/job/cluster_analysis_output" "$T/job/node0/"
-python3 "$SRC/tests/e2e/check_cluster.py" "$T/job/node0" 4 || fail=1
+python3 "$SRC/tests/e2e/check_cluster.py" "$T/job/node0" 4 3 20000 300 2 || fail=1
 [ $fail = 0 ] && echo "PASS"
 exit $fail

@@ -8,7 +8,11 @@
 # Python's float text (0.000 → 0.0, 1010.000 → 1010.0), the groups are the
 # world collective and the two p2p pairs; a directory with neither
 # step_trace_time.csv nor FRAMEWORK/ is named, and one whose raw data
-# cannot be analysed (-j 2: in a child) with the analysis's error.
+# cannot be analysed (-j 2: in a child) with the analysis's error.  The
+# wait / transit / idle split of every collective is the one the
+# generator's times give, to the ns, on one host and on two hosts whose
+# clocks differ by 2750.5 us (recovered by the median of the collectives'
+# end times despite an outlier).
 set -u
 BUILD=$1
 SRC=$2
@@ -49,6 +53,99 @@ names = [(x["type"], x["group_name"]) for x in g["comm_group_parallel_info"]]
 if names != [("collective", "world"), ("p2p", "pair0"), ("p2p", "pair1")]:
     print("FAIL: comm_group_parallel_info", names); sys.exit(1)
 PY
+
+# Wait vs transit: every collective ends together; rank r started it
+# (5 + r) ms before, the slow rank 1 ms before: wait (4 + r) ms, the slow
+# rank 0, transit 1 ms, idle 0, to the ns (make_cluster_dirs.py).
+check_split() { # OUT_DIR [late rank 3 at the first collective]
+  python3 - "$1" "${2:-0}" <<'PY'
+import json, sqlite3, sys
+out, late = sys.argv[1], sys.argv[2] == "1"
+cc = json.load(open(out + "/cluster_communication.json"))
+ops = cc["(0, 1, 2, 3)"]
+bad = []
+n = 0
+for step, d in ops.items():
+    for op, ranks in d.items():
+        if op.startswith("Total"):
+            continue
+        for r, info in ranks.items():
+            r = int(r)
+            t = info["Communication Time Info"]
+            w = 0.0 if r == 1 else 4.0 + r
+            idle = 0.5 if late and r == 3 and op == "hcom_allReduce__0_0_1@world" else 0.0
+            want = {"Wait Time(ms)": w, "Synchronization Time(ms)": w, "Transit Time(ms)": 1.0,
+                    "Idle Time(ms)": idle, "Wait Time Ratio": round(w / (w + 1), 4)}
+            got = {k: t.get(k) for k in want}
+            if got != want or "Split" in t:
+                bad.append((step, op, r, got, want))
+            n += 1
+tot = ops["step0"]["Total Op Info@world"]["2"]["Communication Time Info"]
+if tot["Wait Time(ms)"] != 24.0 or tot["Transit Time(ms)"] != 4.0 or tot["Wait Time Ratio"] != 0.8571:
+    bad.append(("total", tot))
+db = sqlite3.connect(out + "/cluster_analysis.db")
+rows = db.execute("SELECT wait_time, transit_time, idle_time FROM ClusterCommunicationTime "
+                  "WHERE rank_id = 0 AND hccl_op_name = 'hcom_allReduce__5_0_1'").fetchall()
+if rows != [(4.0, 1.0, 0.0)]:
+    bad.append(("db", rows))
+if n != 48 or bad:
+    print("FAIL: split", n, bad[:4]); sys.exit(1)
+PY
+}
+check_split "$OUT" || fail=1
+grep -q "^clocks: every rank on rank 0's host (h0/): one clock, offset 0" "$T/slow.log" ||
+  { cat "$T/slow.log"; echo "FAIL: one host, one clock"; fail=1; }
+# Ranks 2 and 3 on host h1 whose clock reads 2750.5 us more; rank 3 leaves
+# the first collective 0.5 ms late (an outlier): the median recovers the
+# offset exactly and the split is the one-host split.
+mkdir -p "$T/hosts/cluster_analysis_output"
+python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/hosts" 1 2000 2750.5
+# cluster_analysis.db already there with another writer's table and a stale
+# one of ours: the other stays, ours is replaced with msprof-analyze's columns
+python3 -c 'import sqlite3, sys; d = sqlite3.connect(sys.argv[1]); d.execute("CREATE TABLE NotAiprofs(hostUid TEXT, hostName TEXT)"); d.execute("INSERT INTO NotAiprofs VALUES (1, 2)"); d.execute("CREATE TABLE ClusterCommunicationTime(old INTEGER)"); d.commit()' "$T/hosts/cluster_analysis_output/cluster_analysis.db"
+"$AIPROF" cluster "$T/hosts" >"$T/hosts.log" 2>&1 || { cat "$T/hosts.log"; echo "FAIL: two hosts"; fail=1; }
+for r in 2 3; do
+  grep -q "^clock: rank $r (host h1/) runs +2750.500 us from rank 0's clock (median over 24 collective ends" "$T/hosts.log" ||
+    { cat "$T/hosts.log"; echo "FAIL: rank $r's clock offset"; fail=1; }
+done
+check_split "$T/hosts/cluster_analysis_output" 1 || fail=1
+python3 - "$T/hosts/cluster_analysis_output/cluster_analysis.db" <<'PY' || fail=1
+import sqlite3, sys
+d = sqlite3.connect(sys.argv[1])
+cols = [r[1] for r in d.execute("PRAGMA table_info(ClusterCommunicationTime)")]
+want = ["step", "rank_id", "hccl_op_name", "group_name", "start_timestamp", "elapsed_time",
+        "transit_time", "wait_time", "synchronization_time", "idle_time",
+        "synchronization_time_ratio", "wait_time_ratio"]
+if cols != want or d.execute("SELECT count(*) FROM NotAiprofs").fetchone()[0] != 1:
+    print("FAIL: cluster_analysis.db", cols); sys.exit(1)
+PY
+grep -q "^slow rank: 1 " "$T/hosts.log" || { cat "$T/hosts.log"; echo "FAIL: two hosts: rank 1 not slow"; fail=1; }
+
+# A start that is no clock reading (1e19 us) on rank 0: that collective is
+# not split on any rank, each says why, the others still are.
+mkdir -p "$T/odd"
+python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/odd" 1 2000
+python3 - "$T/odd" <<'PY'
+import glob, json, sys
+p = glob.glob(sys.argv[1] + "/*/w0_*/ASCEND_PROFILER_OUTPUT/communication.json")[0]
+c = json.load(open(p))
+c["step1"]["collective"]["hcom_allReduce__5_0_1@world"]["Communication Time Info"]["Start Timestamp(us)"] = 1e19
+json.dump(c, open(p, "w"))
+PY
+"$AIPROF" cluster "$T/odd" >"$T/odd.log" 2>&1 || { cat "$T/odd.log"; echo "FAIL: odd start: exit"; fail=1; }
+python3 - "$T/odd/cluster_analysis_output/cluster_communication.json" <<'PY' || fail=1
+import json, sys
+ops = json.load(open(sys.argv[1]))["(0, 1, 2, 3)"]
+notes = {int(r): v["Communication Time Info"].get("Split")
+         for r, v in ops["step1"]["hcom_allReduce__5_0_1@world"].items()}
+want = {0: "not split: its start or elapse time is not a usable number"}
+want.update({r: "not split: on 3 of the 4 ranks of group world" for r in (1, 2, 3)})
+split = sum("Split" not in v["Communication Time Info"] for d in ops.values()
+            for op, ranks in d.items() if not op.startswith("Total") for v in ranks.values())
+if notes != want or split != 44:
+    print("FAIL: odd start", notes, split); sys.exit(1)
+PY
+grep -q "^   0                 11          1 " "$T/odd.log" || { cat "$T/odd.log"; echo "FAIL: odd start: counts"; fail=1; }
 
 run small 1 500
 grep -q "^no slow rank" "$T/small.log" || { cat "$T/small.log"; echo "FAIL: +0.5 ms named"; fail=1; }

@@ -47,6 +47,16 @@ static void fill(aip__rank_dir *r)
     }
     r->comm = json_loads(JSON, 0, NULL);
     r->matrix = NULL; /* absent: must stay absent */
+    r->host = strdup("node3/4f2a");
+    r->clock_offset_us = -2750.5;
+    r->clock_samples = 12;
+    r->meta = json_loads("{\"distributed_args\": {\"tensor_model_parallel_size\": 2}}", 0, NULL);
+    r->host_uid = strdup("4f2a");
+    r->host_name = NULL; /* absent: must stay absent */
+    r->n_devices = 2;
+    r->devices = calloc(2, sizeof *r->devices);
+    r->devices[0] = -1;
+    r->devices[1] = 7;
     r->first_us = 1.7e15 + 0.5;
     r->last_us = NAN;
     r->analyse = 1;
@@ -96,6 +106,17 @@ static void check_same(const aip__rank_dir *a, const aip__rank_dir *b)
     ASSERT_TRUE(same_bits(a->first_us, b->first_us));
     ASSERT_TRUE(same_bits(a->last_us, b->last_us));
     ASSERT_EQ(a->analyse, b->analyse);
+    ASSERT_TRUE(same_text(a->host, b->host));
+    ASSERT_TRUE(same_bits(a->clock_offset_us, b->clock_offset_us));
+    ASSERT_EQ(a->clock_samples, b->clock_samples);
+    ASSERT_EQ(!a->meta, !b->meta);
+    if (a->meta)
+        ASSERT_TRUE(json_equal(a->meta, b->meta));
+    ASSERT_TRUE(same_text(a->host_uid, b->host_uid));
+    ASSERT_TRUE(same_text(a->host_name, b->host_name));
+    ASSERT_EQ(a->n_devices, b->n_devices);
+    for (size_t i = 0; i < a->n_devices; i++)
+        ASSERT_EQ(a->devices[i], b->devices[i]);
 }
 
 static void test_round_trip(void)
@@ -118,7 +139,7 @@ static void test_round_trip(void)
     ASSERT_EQ(aip__rank_dir_pack(&a, &buf, &len), AIP_OK);
     ASSERT_EQ(aip__rank_dir_unpack(buf, len, &used, &b), AIP_OK);
     check_same(&a, &b);
-    ASSERT_TRUE(b.path == NULL && b.cols == NULL && b.rows == NULL);
+    ASSERT_TRUE(b.path == NULL && b.cols == NULL && b.rows == NULL && b.host == NULL);
     aip__rank_dir_free(&b);
     free(buf);
 }

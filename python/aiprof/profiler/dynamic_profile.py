@@ -18,6 +18,7 @@ see aiprof/_autoprofile.py.
 import atexit
 
 from .. import _C
+from . import _distributed
 from ._collectors import Collectors
 from ._validate import check_path
 
@@ -28,7 +29,10 @@ _collectors = None
 
 def _hook(starting, options):
     """Called by libaiprof when a collection starts (before its first step)
-    and when it ends."""
+    and when it ends.  At a start it returns the metadata the collection's
+    profiler_metadata.json gets from here: torch.distributed's
+    parallel_group_info, as a profile started in code writes it (a
+    "metadata" entry of the config file wins)."""
     global _collectors
     if _collectors is not None:
         _collectors.stop()
@@ -42,6 +46,10 @@ def _hook(starting, options):
         # The library's session decides what records; the hooks check it
         # on every event, so they are simply on for the whole collection.
         _collectors.set_recording(True)
+        groups = _distributed.prepare()  # None without torch.distributed
+        if groups is not None:
+            return {"parallel_group_info": groups}
+    return None
 
 
 def init(path):

@@ -1,0 +1,76 @@
+/*
+ * cluster_comm.h — the cross-rank communication pass of `aiprof cluster`
+ * (docs/CLUSTER.md "Wait, transit and idle"): cluster_comm.c matches each
+ * collective across the ranks of its group, aligns the hosts' clocks and
+ * splits every rank's elapse time into wait, transit and idle;
+ * cluster_comm_json.c writes cluster_communication.json and
+ * cluster_communication_matrix.json in msprof-analyze's text layout;
+ * cluster_comm_db.c writes the ClusterCommunication* tables of
+ * cluster_analysis.db; cluster_comm_verdict.c reads each rank's host and
+ * says what was found.  All of it reads only the per-rank summaries the
+ * cluster holds (r->comm, r->matrix, r->host).
+ */
+#ifndef AIP_CLUSTER_COMM_H
+#define AIP_CLUSTER_COMM_H
+
+#include "cluster.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* The note a rank's op gets in its "Communication Time Info" (and in the
+ * verdict's counts) when its elapse time could not be split: the split
+ * fields stay 0 as in the per-rank files, where 0 means "not split". */
+#define AIP__CC_NOTE "Split"
+
+/* aip__cc_split() : one collective's split on aligned clocks (ns).  Ranks
+ * i = 0..n-1 were inside it over [start[i], end[i]]; A = the last start
+ * (the last participant's arrival), E = the earliest end.  Per rank:
+ * wait = the part of [start, end] before A, transit = the part in
+ * [A, E], idle = the rest, so wait + transit + idle = end - start exactly
+ * and each is >= 0, also when clock error or a rooted collective that
+ * releases a rank early puts E before A (transit 0 then). */
+void aip__cc_split(const int64_t *start, const int64_t *end, size_t n, int64_t *wait,
+                   int64_t *transit, int64_t *idle);
+
+/* aip__cc_median() : the median of v[0..n-1] (sorted in place; n > 0;
+ * the lower middle for an even n, so that it is one of the values). */
+int64_t aip__cc_median(int64_t *v, size_t n);
+
+/* aip__cluster_comm_host() : r->host from the rank's
+ * profiler_info_{rank}.json ("aiprof": host_uid and hostname); NULL when
+ * it names neither (the rank is then its own clock).  0, or -1 for no
+ * memory. */
+int aip__cluster_comm_host(aip__rank_dir *r);
+
+/* aip__cluster_comm() : match, align and split (cluster_comm.c), fill the
+ * split into the ranks' r->comm, set r->clock_offset_us, then write
+ * cluster_communication.json, cluster_communication_matrix.json and the
+ * ClusterCommunication* tables into out_dir.  Nothing is written when no
+ * rank has communication. */
+aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir);
+
+/* aip__cluster_comm_verdict() : the clocks and each rank's wait / transit
+ * / idle over its split collectives, to c->fd. */
+void aip__cluster_comm_verdict(const aip__cluster *c);
+
+/* aip__cc_tree() (cluster_comm_json.c) : the content of
+ * cluster_communication.json (matrix 0) or cluster_communication_matrix.json
+ * (matrix 1) from the split r->comm / r->matrix; *dropped counts matrix
+ * links whose end maps to no global rank.  NULL: no memory. */
+json_t *aip__cc_tree(const aip__cluster *c, int matrix, size_t *dropped);
+
+/* aip__cc_dump_python() : Python's json.dumps() text of `v` (", " and ": "
+ * separators, non-ASCII as \uXXXX, reals as repr()); -1 on a write error. */
+int aip__cc_dump_python(const json_t *v, FILE *f);
+/* aip__cc_write_python() : out_dir/name holding aip__cc_dump_python(v). */
+aip_status aip__cc_write_python(const char *out_dir, const char *name, const json_t *v);
+
+/* aip__cluster_comm_write_db() (cluster_comm_db.c) : ClusterCommunicationTime,
+ * ClusterCommunicationBandwidth and ClusterCommunicationMatrix of
+ * out_dir/cluster_analysis.db from the two trees; the database is opened
+ * (created if missing) and only these tables are replaced. */
+aip_status aip__cluster_comm_write_db(const aip__cluster *c, const char *out_dir,
+                                      const json_t *comm, const json_t *matrix);
+
+#endif

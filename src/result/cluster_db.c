@@ -1,0 +1,378 @@
+/*
+ * cluster_db.c — `aiprof cluster`'s share of cluster_analysis.db:
+ * ClusterStepTraceTime, CommunicationGroupMapping, HostInfo, RankDeviceMap
+ * and ClusterBaseInfo, with msprof-analyze's exact schemas (its
+ * TablesConfig through DBManager.create_tables, and pandas' to_sql for
+ * CommunicationGroupMapping) and rows as its db mode fills them.  The
+ * cross-rank communication tables go into the same file from their own
+ * writer; each writer opens the file (created 0640 if missing, never
+ * through a symbolic link), drops and creates only its own tables, in one
+ * transaction, so the order of the writers does not matter.  Values are
+ * bound parameters, never pasted into SQL.
+ *
+ * Differences, on purpose: where msprof-analyze pads the DP/PP/TP Index
+ * columns with 0 because no distributed_args were given, aiprof leaves
+ * them NULL (0 would be a made-up index).  CommunicationGroup (a table
+ * msprof-analyze has a layout for but never writes) is not written.
+ */
+#include "cluster.h"
+#include "error.h"
+#include "fs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The DDL as msprof-analyze issues it, text for text. */
+static const char *const ddl[][2] = {
+    {"ClusterStepTraceTime",
+     "CREATE TABLE IF NOT EXISTS ClusterStepTraceTime(step TEXT,type TEXT,\"index\" TEXT,"
+     "computing NUMERIC,communication_not_overlapped NUMERIC,overlapped NUMERIC,"
+     "communication NUMERIC,free NUMERIC,stage NUMERIC,bubble NUMERIC,"
+     "communication_not_overlapped_and_exclude_receive NUMERIC,preparing NUMERIC,"
+     "dp_index INTEGER,pp_index INTEGER,tp_index INTEGER)"},
+    {"CommunicationGroupMapping", "CREATE TABLE \"CommunicationGroupMapping\" (\n\"type\" TEXT,\n"
+                                  "  \"rank_set\" TEXT,\n  \"group_name\" TEXT,\n"
+                                  "  \"group_id\" TEXT,\n  \"pg_name\" TEXT\n)"},
+    {"HostInfo", "CREATE TABLE IF NOT EXISTS HostInfo(hostUid TEXT,hostName TEXT)"},
+    {"RankDeviceMap", "CREATE TABLE IF NOT EXISTS RankDeviceMap(rankId INTEGER,deviceId "
+                      "INTEGER,hostUid TEXT,profilePath TEXT)"},
+    {"ClusterBaseInfo", "CREATE TABLE IF NOT EXISTS ClusterBaseInfo(key TEXT,value TEXT)"},
+};
+
+/* step_trace_time.csv's columns in ClusterStepTraceTime's order. */
+static const char *const step_cols[] = {
+    "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication", "Free", "Stage",
+    "Bubble", "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
+#define N_STEP_COLS (sizeof step_cols / sizeof *step_cols)
+
+typedef struct dbw {
+    sqlite3 *db;
+    aip_status s;
+    const char *path;
+} dbw;
+
+static void fail(dbw *w, const char *what)
+{
+    if (!w->s)
+        w->s = aip__fail(AIP_ERR_IO, "%s: %s: %s", w->path, what, sqlite3_errmsg(w->db));
+}
+
+static void exec(dbw *w, const char *sql)
+{
+    if (!w->s && sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        fail(w, sql);
+}
+
+static sqlite3_stmt *prep(dbw *w, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    if (!w->s && sqlite3_prepare_v2(w->db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail(w, sql);
+    return q;
+}
+
+static void run(dbw *w, sqlite3_stmt *q)
+{
+    if (!w->s && q && sqlite3_step(q) != SQLITE_DONE)
+        fail(w, "insert");
+    if (q) {
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+    }
+}
+
+static void bind_text(sqlite3_stmt *q, int i, const char *s)
+{
+    if (s)
+        sqlite3_bind_text(q, i, s, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static void bind_index(sqlite3_stmt *q, int i, const aip__cluster_parallel *p, long rank, int k)
+{
+    if (!p->ptd_ok)
+        sqlite3_bind_null(q, i);
+    else if (rank >= 0 && (size_t)rank < p->n_ptd && p->ptd[rank][k] >= 0)
+        sqlite3_bind_int64(q, i, p->ptd[rank][k]);
+    else
+        sqlite3_bind_text(q, i, "NA", -1, SQLITE_STATIC);
+}
+
+static int col_at(const aip__rank_dir *r, const char *name)
+{
+    for (size_t k = 0; k < r->n_cols; k++)
+        if (!strcmp(r->cols[k], name))
+            return (int)k;
+    return -1;
+}
+
+static int stage_of(const aip__cluster_parallel *p, long rank)
+{
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t k = 0; k < p->stage_len[s]; k++)
+            if (p->stages[s][k] == rank)
+                return (int)s;
+    return -1;
+}
+
+static void stage_rows(dbw *w, sqlite3_stmt *q, const aip__cluster *c)
+{
+    const aip__cluster_parallel *p = &c->par;
+    const aip__rank_dir *ref = aip__cluster_first_used(c);
+    if (!p->n_stages || !ref)
+        return;
+    /* per (step, stage) in order of first appearance: the max of each
+     * column over the stage's ranks (ranks in no stage: stage "()") */
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        int st = stage_of(p, r->rank);
+        for (size_t j = 0; j < r->n_rows; j++) {
+            int seen = 0; /* this (step, stage) came up at an earlier rank */
+            for (size_t i2 = 0; i2 < i && !seen; i2++) {
+                const aip__rank_dir *o = &c->r[i2];
+                if (o->problem[0] || stage_of(p, o->rank) != st)
+                    continue;
+                for (size_t j2 = 0; j2 < o->n_rows && !seen; j2++)
+                    seen = !strcmp(o->rows[j2].step, r->rows[j].step);
+            }
+            for (size_t j2 = 0; j2 < j && !seen; j2++)
+                seen = !strcmp(r->rows[j2].step, r->rows[j].step);
+            if (seen)
+                continue;
+            double mx[N_STEP_COLS];
+            int have[N_STEP_COLS] = {0};
+            for (size_t i2 = i; i2 < c->n; i2++) {
+                const aip__rank_dir *o = &c->r[i2];
+                if (o->problem[0] || stage_of(p, o->rank) != st)
+                    continue;
+                for (size_t j2 = 0; j2 < o->n_rows; j2++) {
+                    if (strcmp(o->rows[j2].step, r->rows[j].step))
+                        continue;
+                    for (size_t k = 0; k < N_STEP_COLS; k++) {
+                        int at = col_at(o, step_cols[k]);
+                        if (at >= 0 && (!have[k] || o->rows[j2].v[at] > mx[k])) {
+                            mx[k] = o->rows[j2].v[at];
+                            have[k] = 1;
+                        }
+                    }
+                }
+            }
+            char idx[4096] = "(";
+            size_t n = 1;
+            for (size_t k = 0; st >= 0 && k < p->stage_len[st] && n < sizeof idx - 24; k++)
+                n += (size_t)snprintf(idx + n, sizeof idx - n, "%s%ld", k ? "," : "",
+                                      p->stages[st][k]);
+            snprintf(idx + n, sizeof idx - n, ")");
+            bind_text(q, 1, r->rows[j].step[0] ? r->rows[j].step : NULL);
+            bind_text(q, 2, "stage");
+            bind_text(q, 3, idx);
+            for (size_t k = 0; k < N_STEP_COLS; k++)
+                if (have[k])
+                    sqlite3_bind_double(q, 4 + (int)k, mx[k]);
+            for (int k = 0; k < 3; k++)
+                if (p->ptd_ok)
+                    sqlite3_bind_text(q, 13 + k, "NA", -1, SQLITE_STATIC);
+            run(w, q);
+        }
+    }
+}
+
+static void step_trace(dbw *w, const aip__cluster *c)
+{
+    sqlite3_stmt *q = prep(w, "INSERT INTO ClusterStepTraceTime VALUES "
+                              "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (size_t i = 0; q && i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        int at[N_STEP_COLS];
+        for (size_t k = 0; k < N_STEP_COLS; k++)
+            at[k] = col_at(r, step_cols[k]);
+        char idx[24];
+        snprintf(idx, sizeof idx, "%ld", r->rank);
+        for (size_t j = 0; j < r->n_rows; j++) {
+            bind_text(q, 1, r->rows[j].step[0] ? r->rows[j].step : NULL);
+            bind_text(q, 2, "rank");
+            bind_text(q, 3, idx);
+            for (size_t k = 0; k < N_STEP_COLS; k++)
+                if (at[k] >= 0)
+                    sqlite3_bind_double(q, 4 + (int)k, r->rows[j].v[at[k]]);
+            for (int k = 0; k < 3; k++)
+                bind_index(q, 13 + k, &c->par, r->rank, k);
+            run(w, q);
+        }
+    }
+    if (q)
+        stage_rows(w, q, c);
+    sqlite3_finalize(q);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int t = strcmp(json_string_value(json_object_get(x, "type")),
+                   json_string_value(json_object_get(y, "type")));
+    return t ? t
+             : strcmp(json_string_value(json_object_get(x, "group_name")),
+                      json_string_value(json_object_get(y, "group_name")));
+}
+
+/* The recipe's rows: grouped (so sorted) by type and group_name, rank_set
+ * as "(0,1,2)". */
+static void group_mapping(dbw *w, const aip__cluster *c)
+{
+    size_t n = json_array_size(c->par.groups);
+    json_t **g = malloc((n ? n : 1) * sizeof *g);
+    if (!g) {
+        w->s = w->s ? w->s : aip__fail(AIP_ERR_NOMEM, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        g[i] = json_array_get(c->par.groups, i);
+    qsort(g, n, sizeof *g, cmp_group);
+    sqlite3_stmt *q = prep(w, "INSERT INTO CommunicationGroupMapping VALUES (?,?,?,?,?)");
+    for (size_t i = 0; q && i < n; i++) {
+        json_t *set = json_object_get(g[i], "rank_set");
+        size_t len = 2 + 21 * json_array_size(set), at = 1, k;
+        char *text = malloc(len + 1);
+        json_t *v;
+        if (!text) {
+            w->s = w->s ? w->s : aip__fail(AIP_ERR_NOMEM, "out of memory");
+            break;
+        }
+        text[0] = '(';
+        json_array_foreach(set, k, v)
+            at += (size_t)snprintf(text + at, len - at, "%s%lld", k ? "," : "",
+                                   (long long)json_integer_value(v));
+        snprintf(text + at, len + 1 - at, ")");
+        bind_text(q, 1, json_string_value(json_object_get(g[i], "type")));
+        bind_text(q, 2, text);
+        bind_text(q, 3, json_string_value(json_object_get(g[i], "group_name")));
+        bind_text(q, 4, json_string_value(json_object_get(g[i], "group_id")));
+        bind_text(q, 5, json_string_value(json_object_get(g[i], "pg_name")));
+        run(w, q);
+        free(text);
+    }
+    sqlite3_finalize(q);
+    free(g);
+}
+
+static int same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* HostInfo: one row per host, in rank order; RankDeviceMap: a row per
+ * device of every rank that has its ascend_pytorch_profiler db. */
+static void hosts(dbw *w, const aip__cluster *c)
+{
+    sqlite3_stmt *h = prep(w, "INSERT INTO HostInfo VALUES (?,?)");
+    sqlite3_stmt *d = prep(w, "INSERT INTO RankDeviceMap VALUES (?,?,?,?)");
+    for (size_t i = 0; h && d && i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        int dup = !r->host_uid && !r->host_name;
+        for (size_t k = 0; k < i && !dup; k++)
+            dup = !c->r[k].problem[0] && same(c->r[k].host_uid, r->host_uid) &&
+                  same(c->r[k].host_name, r->host_name);
+        if (!dup) {
+            bind_text(h, 1, r->host_uid);
+            bind_text(h, 2, r->host_name);
+            run(w, h);
+        }
+        char abs[PATH_MAX]; /* msprof-analyze gives the directory's absolute path */
+        const char *where = realpath(r->path, abs) ? abs : r->path;
+        for (size_t k = 0; k < r->n_devices; k++) {
+            sqlite3_bind_int64(d, 1, r->rank);
+            sqlite3_bind_int64(d, 2, r->devices[k]);
+            bind_text(d, 3, r->host_uid);
+            bind_text(d, 4, where);
+            run(w, d);
+        }
+    }
+    sqlite3_finalize(h);
+    sqlite3_finalize(d);
+}
+
+/* ClusterBaseInfo: distributed_args without "rank", as json.dumps writes
+ * them (", " and ": " separators, ASCII). */
+static void base_info(dbw *w, const aip__cluster *c)
+{
+    json_t *args = c->par.dist_args ? json_copy(c->par.dist_args) : NULL;
+    if (!args)
+        return;
+    json_object_del(args, "rank");
+    char *text = json_dumps(args, JSON_ENSURE_ASCII | JSON_INDENT(0) | JSON_PRESERVE_ORDER);
+    json_decref(args);
+    if (!text) {
+        w->s = w->s ? w->s : aip__fail(AIP_ERR_NOMEM, "out of memory");
+        return;
+    }
+    sqlite3_stmt *q = prep(w, "INSERT INTO ClusterBaseInfo VALUES (?,?)");
+    if (q) {
+        bind_text(q, 1, "distributed_args");
+        bind_text(q, 2, text);
+        run(w, q);
+    }
+    sqlite3_finalize(q);
+    free(text);
+}
+
+aip_status aip__cluster_write_db(const aip__cluster *c, const char *out_dir)
+{
+    char path[PATH_MAX];
+    aip_status s = aip__join(path, sizeof path, out_dir, "cluster_analysis.db");
+    if (!s)
+        s = aip__path_no_symlink(path);
+    if (s)
+        return s;
+    struct stat st;
+    if (lstat(path, &st)) { /* created here: our mode, O_NOFOLLOW */
+        int fd = aip__open_output(path);
+        if (fd < 0)
+            return AIP_ERR_IO;
+        close(fd);
+    } else if (!S_ISREG(st.st_mode)) {
+        return aip__fail(AIP_ERR_IO, "%s is %s, not a database file", path,
+                         aip__file_kind(st.st_mode));
+    }
+    dbw w = {NULL, AIP_OK, path};
+    if (sqlite3_open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+        SQLITE_OK) {
+        fail(&w, "cannot open");
+        sqlite3_close(w.db);
+        return w.s;
+    }
+    sqlite3_busy_timeout(w.db, 10000); /* the other writer, in another process */
+    exec(&w, "BEGIN IMMEDIATE");
+    char sql[128];
+    for (size_t t = 0; t < sizeof ddl / sizeof *ddl; t++) {
+        snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", ddl[t][0]);
+        exec(&w, sql);
+        /* msprof-analyze creates HostInfo, RankDeviceMap and ClusterBaseInfo
+         * only when it has rows for them */
+        exec(&w, ddl[t][1]);
+    }
+    step_trace(&w, c);
+    group_mapping(&w, c);
+    hosts(&w, c);
+    base_info(&w, c);
+    if (!c->par.dist_args)
+        exec(&w, "DROP TABLE ClusterBaseInfo");
+    exec(&w, "COMMIT");
+    if (w.s) /* nothing of ours half-written; the other writer's tables stay */
+        sqlite3_exec(w.db, "ROLLBACK", NULL, NULL, NULL);
+    if (sqlite3_close(w.db) != SQLITE_OK && !w.s)
+        w.s = aip__fail(AIP_ERR_IO, "%s: close failed", path);
+    return w.s;
+}
