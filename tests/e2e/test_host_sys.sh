@@ -88,4 +88,14 @@ AIPROF_HOST_SYS_PERIOD_MS=0 "$B/prog_host_sys" "$TMP/bad" 10 1 1 >"$TMP/bout"
 bdir=$(head -1 "$TMP/bout")
 "$B/dump_host" "$bdir" | /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); assert d['period_ns']==20_000_000, d['period_ns']"
 grep -q "AIPROF_HOST_SYS_PERIOD_MS=0 is not" "$bdir"/logs/*.log
+# Under `aiprof run --host-sys` (no code change): the sampler runs too.
+"$B/aiprof" run --host-sys cpu,mem --dir "$TMP/run" -- "$B/prog_ticker" 200 >/dev/null 2>&1
+rdir=$(ls -d "$TMP"/run/*_ascend_pt | head -1)
+/usr/bin/python3 - "$rdir" <<'PY'
+import glob, sqlite3, sys
+con = sqlite3.connect(glob.glob(sys.argv[1] + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler*.db")[0])
+t = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+assert {"CPU_USAGE", "HOST_MEM_USAGE"} <= t and "HOST_DISK_USAGE" not in t, t
+assert con.execute("SELECT count(*) FROM HOST_MEM_USAGE").fetchone()[0] >= 5
+PY
 echo "test_host_sys: ok"
