@@ -251,10 +251,12 @@ typedef struct aip_config {
     int record_op_args;          /* default 0 */
     int mstx;                    /* default 0 (alias msprof_tx); Level_none forces 1 */
     double gc_detect_threshold_ms; /* < 0 = None (default, off); >= 0 ms */
-    unsigned host_sys;           /* aip_host_sys bits; default 0 */
+    unsigned host_sys;           /* aip_host_sys bits; default 0.  CPU/MEM/DISK/NETWORK:
+                                  * a sampler thread reads /proc every 20 ms
+                                  * (AIPROF_HOST_SYS_PERIOD_MS), docs/HOST_SYS.md */
     const char *const *mstx_domain_include; /* NULL-terminated list or NULL */
     const char *const *mstx_domain_exclude; /* ignored (with a warning) if include set */
-    int sys_io;                  /* default 0 */
+    int sys_io;                  /* default 0; the host's NICs and RDMA ports (HOST_SYS.md) */
     int sys_interconnection;     /* default 0 */
 
     /* aiprof's own knobs */

@@ -63,6 +63,7 @@ static void process_free(aip__process *p)
         free(p->comm_groups.v[i].ranks);
     aip__array_free(p->comm_groups.v);
     aip__array_free(p->comm_ops.v);
+    aip__array_free(p->host.v);
     aip__array_free(p->osrt.v);
     free(p->source);
     free(p->hostname);

@@ -177,6 +177,7 @@ typedef struct aip__strings {
     } while (0)
 
 #include "model_device.h"
+#include "model_host.h"
 #include "model_osrt.h"
 
 typedef struct aip__process {
@@ -208,6 +209,8 @@ typedef struct aip__process {
     AIP_VEC(aip__comm_group_info) comm_groups; /* indexed by raw group id */
     AIP_VEC(aip__comm_event) comm_ops;   /* after derive: by start time */
     uint64_t comm_bad_records;
+    AIP_VEC(aip__host_sample) host;   /* host system samples (format 1.5), as recorded */
+    uint64_t host_bad_records;
     AIP_VEC(aip__osrt_call) osrt;        /* OS runtime calls (1.5); after derive: by start */
     uint64_t osrt_bad_records;
     uint64_t dev_unaligned_tasks;     /* tasks of devices without clock samples */
@@ -398,6 +401,14 @@ static inline const aip__comm_group_info *aip__model_comm_group(const aip__proce
     return id < p->comm_groups.n && p->comm_groups.v[id].present ? &p->comm_groups.v[id]
                                                                    : NULL;
 }
+
+/* --- host_load.c ----------------------------------------------------- */
+/* aip__host_decode() : one HOST_SAMPLE record (size already checked). */
+aip_status aip__host_decode(aip__process *p, const uint8_t *r, const aip__rec_header *h);
+/* aip__host_derive() : the series of p's host samples (model_host.h);
+ * zeroed and AIP_OK without samples.  Free with aip__host_series_free. */
+aip_status aip__host_derive(const aip__process *p, aip__host_series *s);
+void aip__host_series_free(aip__host_series *s);
 
 /* --- device_align.c --------------------------------------------------- */
 /* aip__device_align() : device times of p to wall-clock ns from the

@@ -162,6 +162,8 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
         return 16;
     case AIP_REC_MEMORY_CATEGORY_PROPOSED: case AIP_REC_PYFUNC:
         return 40;
+    case AIP_REC_HOST_SAMPLE:
+        return sizeof(aip__rec_host_sample);
     default: {
         size_t dev = aip__device_min_size(kind), comm = aip__comm_min_size(kind);
         size_t osrt = aip__osrt_min_size(kind);
@@ -310,6 +312,8 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
     case AIP_REC_COMM_GROUP:
     case AIP_REC_COMM_OP:
         return aip__comm_decode(p, ti, r, h);
+    case AIP_REC_HOST_SAMPLE:
+        return aip__host_decode(p, r, h);
     case AIP_REC_OSRT:
         return aip__osrt_decode(p, ti, r, h);
     default: /* device activity, or a newer minor's record kind (skipped) */

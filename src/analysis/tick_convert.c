@@ -115,6 +115,8 @@ void aip__ticks_convert(aip__process *p, const aip__model *m)
         if (o->end < o->start)
             o->end = o->start;
     }
+    for (size_t i = 0; i < p->host.n; i++)
+        p->host.v[i].ts = to_wall(&c, p->host.v[i].ts);
     for (size_t i = 0; i < p->osrt.n; i++) {
         aip__osrt_call *o = &p->osrt.v[i];
         o->start = to_wall(&c, o->start);

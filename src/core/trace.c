@@ -17,6 +17,7 @@
 #include "intern.h"
 #include "osrt.h"
 #include "session_log.h"
+#include "collect/host/host_sampler.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -261,6 +262,7 @@ aip_status aip__trace_begin(aip_session *s)
     aip__dev_trace_started(device_requested(&s->cfg));
     if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
         aip__osrt_trace_started();
+    aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
     return AIP_OK;
 }
 
@@ -270,6 +272,7 @@ aip_status aip__trace_end(aip_session *s, int save)
         return AIP_OK;
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
+    aip__host_sampler_stop(); /* its last sample while recording is on */
     aip__comm_trace_stopping(); /* collectives completed, their records still owed */
     aip__osrt_trace_stopping();
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */

@@ -173,6 +173,8 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
     if (!s && dev.map)
         s = aip__db_write_comm(&d, m, &dev);
     if (!s)
+        s = aip__db_write_host(&d, m);
+    if (!s)
         s = aip__db_write_osrt(&d, m, &api);
     if (!s)
         small_tables(&d, m);

@@ -28,6 +28,10 @@ aip_status aip__db_write_memory(aip__db *d, const aip__model *m, aip__db_strings
  * (strings in msprof's range, as the device tables). */
 int aip__db_has_comm(const aip__model *m);
 aip_status aip__db_write_comm(aip__db *d, const aip__model *m, aip__db_strings *dev_strings);
+/* db_host.c : CPU_USAGE, HOST_MEM_USAGE, HOST_DISK_USAGE,
+ * HOST_NETWORK_USAGE, NIC and ROCE from the host samples (host_sys,
+ * sys_io); nothing without them. */
+aip_status aip__db_write_host(aip__db *d, const aip__model *m);
 /* aip__db_has_device() : any runtime call or device task in m. */
 int aip__db_has_device(const aip__model *m);
 /* aip__db_write_device() : the device tables, after the API tables (it adds

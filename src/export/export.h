@@ -32,6 +32,10 @@ aip_status aip__export_step_trace(const aip__model *m, aip__out *o);
  * communication ops were recorded; src/analysis/comm_derive.c). */
 aip_status aip__export_communication(const aip__model *m, aip__out *o);
 aip_status aip__export_communication_matrix(const aip__model *m, aip__out *o);
+/* csv_nic.c : nic.csv / roce.csv, the host's interfaces and RDMA ports
+ * (sys_io, docs/HOST_SYS.md). */
+aip_status aip__export_nic_csv(const aip__model *m, aip__out *o);
+aip_status aip__export_roce_csv(const aip__model *m, aip__out *o);
 
 /* csv_memory.c : memory_record.csv and operator_memory.csv (profile_memory). */
 aip_status aip__export_memory_record(const aip__model *m, aip__out *o);

@@ -81,12 +81,11 @@ static void config_notes(aip__summary_data *s)
     if (in->profiler_level < AIP_LEVEL1)
         note(s, "api_statistic.csv not written: it needs profiler_level Level1 or Level2 "
              "(this profile: %s)", aip_profiler_level_name(in->profiler_level));
-    if (in->host_sys & ~(unsigned)AIP_HOST_SYS_OSRT)
-        note(s, "host_sys requested, but aiprof has no host system sampler: no CPU/memory/disk/"
-             "network/OS runtime usage was recorded");
-    if (in->l2_cache || in->sys_io || in->sys_interconnection || in->op_attr)
-        note(s, "%s%s%s%s need a device (CANN): not collected", in->l2_cache ? "l2_cache " : "",
-             in->sys_io ? "sys_io " : "", in->sys_interconnection ? "sys_interconnection " : "",
+    if (in->sys_interconnection)
+        note(s, "sys_interconnection: no PCIe / HCCS / interconnect counter source on this host "
+             "(docs/HOST_SYS.md says what was looked for): not collected");
+    if (in->l2_cache || in->op_attr)
+        note(s, "%s%sneed a device (CANN): not collected", in->l2_cache ? "l2_cache " : "",
              in->op_attr ? "op_attr " : "");
 }
 
@@ -155,6 +154,8 @@ aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary
     }
     st = aip__summary_device_build(s);
     if (!st)
+        st = aip__summary_host_build(s);
+    if (!st)
         st = aip__summary_mstx_build(s);
     if (st) {
         aip__summary_free(s);
@@ -194,6 +195,7 @@ void aip__summary_free(aip__summary_data *s)
     if (s->has_mem)
         aip__mem_timeline_free(&s->mem);
     aip__summary_device_free(s);
+    aip__summary_host_free(s);
     aip__summary_mstx_free(s);
     s->ops = NULL;
     s->step_ns = NULL;
@@ -297,6 +299,7 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         AIP_OUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
     }
     aip__summary_device_text(s, o);
+    aip__summary_host_text(s, o);
     aip__summary_mstx_text(s, o);
     AIP_OUT_LIT(o, "\nMemory:");
     if (!m->n_mem_peaks && !s->n_dev_mem)

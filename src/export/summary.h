@@ -82,6 +82,8 @@ typedef struct aip__summary_data {
     size_t n_devices;
     aip__sum_devmem *dev_mem;  /* by process, then device id */
     size_t n_dev_mem;
+    aip__host_series *host;    /* per process (summary_host.c) */
+    size_t n_host;
     aip__sum_range *mstx_ranges; /* by total time, longest first */
     size_t n_mstx_ranges;
     uint64_t mstx_marks, mstx_unended; /* marks; range starts without end */
@@ -96,6 +98,12 @@ aip_status aip__summary_device_build(aip__summary_data *s);
 void aip__summary_device_free(aip__summary_data *s);
 void aip__summary_device_text(const aip__summary_data *s, aip__out *o);
 void aip__summary_device_html(const aip__summary_data *s, aip__out *o);
+/* summary_host.c : the host system facts (host_sys, sys_io), their notes,
+ * text and HTML sections (with the CPU and RSS curves). */
+aip_status aip__summary_host_build(aip__summary_data *s);
+void aip__summary_host_free(aip__summary_data *s);
+void aip__summary_host_text(const aip__summary_data *s, aip__out *o);
+void aip__summary_host_html(const aip__summary_data *s, aip__out *o);
 /* summary_mstx.c : the mstx ranges, their text and HTML sections. */
 aip_status aip__summary_mstx_build(aip__summary_data *s);
 void aip__summary_mstx_free(aip__summary_data *s);

@@ -137,6 +137,8 @@ aip_status aip__summary_html(const aip__summary_data *s, aip__out *o)
     if (!st)
         aip__summary_device_html(s, o);
     if (!st)
+        aip__summary_host_html(s, o);
+    if (!st)
         aip__summary_mstx_html(s, o);
     if (!st)
         st = memory(s, o);

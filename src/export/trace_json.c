@@ -536,6 +536,7 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
         gc_events(&w, p);
         aip__trace_device_layers(&w, p);
         aip__trace_comm_layer(&w, p);
+        aip__trace_host_layers(&w, p);
         aip__trace_osrt_layer(&w, p);
         aip__esc_free(&w.esc);
     }

@@ -53,6 +53,11 @@ void aip__trace_device_layers(aip__tj *w, const aip__process *p);
  * without ops. */
 void aip__trace_comm_layer(aip__tj *w, const aip__process *p);
 
+/* aip__trace_host_layers() (trace_json_host.c) : the host_sys / sys_io
+ * counter layers of p's host samples (CPU, Memory, Network, Disk Usage,
+ * NIC, RoCE); nothing without samples. */
+void aip__trace_host_layers(aip__tj *w, const aip__process *p);
+
 /* aip__trace_put_cstr() : `s` as a JSON string, escaped like every other
  * string of the trace (text_escape.h). */
 void aip__trace_put_cstr(aip__out *o, const char *s);

@@ -64,6 +64,8 @@ enum aip__record_kind {
     /* format 1.4: communication (docs/RAW_FORMAT.md "Communication records") */
     AIP_REC_COMM_GROUP = 18,       /* a communicator / process group and its ranks */
     AIP_REC_COMM_OP = 19,          /* one collective or point-to-point operation */
+    /* format 1.5: host system samples (docs/RAW_FORMAT.md "Host samples") */
+    AIP_REC_HOST_SAMPLE = 20,      /* /proc and /sys counters read by the host sampler */
     /* format 1.5: OS runtime calls (docs/RAW_FORMAT.md "OS runtime records") */
     AIP_REC_OSRT = 21              /* one blocking libc / libpthread call */
 };
@@ -279,6 +281,54 @@ typedef struct aip__rec_comm_op {  /* name = operation ("allreduce", "MPI_Send")
     uint16_t reserved;
 } aip__rec_comm_op;
 
+/* Format 1.5 host samples (src/collect/host): what a HOST_SAMPLE carries
+ * (`what`), and its flags.  Counters are cumulative, as the kernel gives
+ * them; the analyser turns two samples into a rate. */
+enum aip__host_what {
+    AIP_HOST_PROC_CPU = 1,   /* v: user ns, system ns, process CPU ns (precise), threads,
+                              * online CPUs */
+    AIP_HOST_THREAD_CPU = 2, /* index = tid; v: user ns, system ns, CPU it last ran on,
+                              * run time ns (schedstat, with flag PRECISE) */
+    AIP_HOST_MEM = 3,        /* v: RSS, VMS, shared bytes, minor, major faults, MemTotal bytes */
+    AIP_HOST_DISK = 4,       /* v: read_bytes, write_bytes, rchar, wchar, syscr, syscw,
+                              * cancelled_write_bytes, block I/O delay ns */
+    AIP_HOST_NET = 5,        /* name = interface; index = speed Mb/s (UINT32_MAX unknown);
+                              * v: rx bytes, packets, errors, drops, tx bytes, packets,
+                              * errors, drops */
+    AIP_HOST_ROCE = 6,       /* name = "device/port"; index = rate Mb/s (UINT32_MAX
+                              * unknown); v as NET (drops: discards) */
+    AIP_HOST_STATUS = 7      /* v: samples taken, periods missed, largest lag ns, sampler
+                              * CPU ns, sources unreadable (bits), period ns */
+};
+enum { AIP_HOSTF_NETWORK = 0x01, /* NET: taken for host_sys NETWORK */
+       AIP_HOSTF_NIC = 0x02,     /* NET / ROCE: taken for sys_io */
+       AIP_HOSTF_DELAYACCT = 0x04,   /* DISK: the kernel counts block I/O delay */
+       AIP_HOSTF_PRECISE = 0x08 };   /* PROC_CPU: v[2] holds CLOCK_PROCESS_CPUTIME_ID;
+                                      * THREAD_CPU: v[3] holds the run time */
+#define AIP_HOST_VALUES 8
+/* HOST_SAMPLE STATUS v[4] bits: sources the sampler could not read (each
+ * also logged once), and facts worth a note. */
+enum {
+    AIP_HOSTSRC_STAT = 1u << 0,     /* /proc/self/stat */
+    AIP_HOSTSRC_TASK = 1u << 1,     /* /proc/self/task */
+    AIP_HOSTSRC_STATM = 1u << 2,    /* /proc/self/statm */
+    AIP_HOSTSRC_IO = 1u << 3,       /* /proc/self/io */
+    AIP_HOSTSRC_NETDEV = 1u << 4,   /* /proc/net/dev */
+    AIP_HOSTSRC_MEMINFO = 1u << 5,  /* /proc/meminfo */
+    AIP_HOSTSRC_NO_RDMA = 1u << 6,  /* sys_io: no /sys/class/infiniband (not an error) */
+    AIP_HOSTSRC_IFACE_GONE = 1u << 7, /* an interface disappeared while sampling */
+    AIP_HOSTSRC_THREADS_CUT = 1u << 8 /* more threads than AIP_HOST_MAX_THREADS */
+};
+
+typedef struct aip__rec_host_sample { /* name: see enum aip__host_what, else 0 */
+    aip__rec_header h;
+    uint64_t ts;                   /* ticks when the sample was read */
+    uint8_t what;                  /* enum aip__host_what */
+    uint8_t reserved[3];
+    uint32_t index;                /* tid, or link speed; see enum aip__host_what */
+    uint64_t v[AIP_HOST_VALUES];   /* cumulative counters and gauges */
+} aip__rec_host_sample;
+
 typedef struct aip__rec_osrt {    /* name = the function ("read", "pthread_mutex_lock") */
     aip__rec_header h;
     uint64_t start, end;           /* ticks, on the chunk's thread */
@@ -323,6 +373,7 @@ _Static_assert(sizeof(aip__rec_device_memory) == 40, "device memory layout");
 _Static_assert(sizeof(aip__rec_device_clock) == 40, "device clock layout");
 _Static_assert(sizeof(aip__rec_comm_group) == 24, "comm group layout");
 _Static_assert(sizeof(aip__rec_comm_op) == 72, "comm op layout");
+_Static_assert(sizeof(aip__rec_host_sample) == 88, "host sample layout");
 _Static_assert(sizeof(aip__rec_osrt) == 40, "osrt layout");
 _Static_assert(sizeof(aip__clock_pair) == 24, "clock layout");
 _Static_assert(sizeof(aip__stats_entry) == 24, "stats layout");

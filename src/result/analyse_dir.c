@@ -39,7 +39,9 @@ enum {
     W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
     W_DATABASE = 1u << 11,     /* built by SQLite at the aip__out's path (aip__out_target) */
     W_DEVICE = 1u << 12,       /* device tasks were recorded */
-    W_COMM = 1u << 13          /* communication ops were recorded */
+    W_COMM = 1u << 13,         /* communication ops were recorded */
+    W_NIC = 1u << 14,          /* sys_io interface samples were recorded */
+    W_ROCE = 1u << 15          /* sys_io RDMA port samples were recorded */
 };
 
 typedef struct exporter {
@@ -58,6 +60,8 @@ static const exporter exporters[] = {
     {"step_trace_time.csv", W_TEXT, aip__export_step_trace},
     {"communication.json", W_TEXT | W_COMM, aip__export_communication},
     {"communication_matrix.json", W_TEXT | W_COMM, aip__export_communication_matrix},
+    {"nic.csv", W_TEXT | W_NIC, aip__export_nic_csv},
+    {"roce.csv", W_TEXT | W_ROCE, aip__export_roce_csv},
     {"op_statistic.csv", W_TEXT, aip__export_op_statistic},
     {"api_statistic.csv", W_TEXT | W_LEVEL1, aip__export_api_statistic},
     {"memory_record.csv", W_TEXT | W_MEMORY, aip__export_memory_record},
@@ -91,6 +95,18 @@ static int has_comm_ops(const aip__model *m)
     return 0;
 }
 
+/* Host samples of `what` with `flag` (any flag when 0), e.g. sys_io's. */
+static int has_host(const aip__model *m, uint8_t what, uint8_t flag)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        for (size_t k = 0; k < m->procs[i].host.n; k++) {
+            const aip__host_sample *h = &m->procs[i].host.v[k];
+            if (h->what == what && (!flag || (h->flags & flag)))
+                return 1;
+        }
+    return 0;
+}
+
 static int enabled(const exporter *e, const aip__model *m, unsigned export_type, unsigned which)
 {
     if (which == AIP_OUTPUTS_TRACE_VIEW)
@@ -102,6 +118,10 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
     if ((e->when & W_DEVICE) && !has_device_tasks(m))
         return 0;
     if ((e->when & W_COMM) && !has_comm_ops(m))
+        return 0;
+    if ((e->when & W_NIC) && !has_host(m, AIP_HOST_NET, AIP_HOSTF_NIC))
+        return 0;
+    if ((e->when & W_ROCE) && !has_host(m, AIP_HOST_ROCE, 0))
         return 0;
     /* The switch decides; a profile that lost its profiler_info.json still
      * shows the memory records it has. */

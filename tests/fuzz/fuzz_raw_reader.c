@@ -91,6 +91,8 @@ static void analyse(void)
             aip__export_api_statistic(&m, &o);
             aip__export_memory_record(&m, &o);
             aip__export_operator_memory(&m, &o);
+            aip__export_nic_csv(&m, &o);
+            aip__export_roce_csv(&m, &o);
             aip__mem_timeline t;
             if (aip__mem_timeline_build(&m, "cpu", &t) == AIP_OK) {
                 aip__mem_timeline_html(&t, &o);

@@ -188,6 +188,34 @@ def comm_file():
             chunk(EVENTS, b"".join(recs), 1) + chunk(END))
 
 
+def hs(what, ts, v, index=0, name=0, flags=0):
+    v = list(v) + [0] * (8 - len(v))
+    return struct.pack("<BBHIQB3xI8Q", 20, flags, 88, name, ts, what, index, *v)
+
+
+def host_file():
+    """Host samples (format 1.5): every kind over three instants, then
+    hostile ones (unknown kinds, counters going backwards, a core number
+    past any table, a time that does not advance, an undefined name)."""
+    names = [b"eth0", b"lo", b"mlx5_0/1"]
+    recs = []
+    for i, ts in enumerate((1000, 21000, 41000)):
+        recs += [hs(1, ts, [i * 10**7, i * 10**6, i * 11 * 10**6, 3, 8], flags=8),
+                 hs(2, ts, [i * 10**7, 0, i % 2, i * 11 * 10**6], index=77, flags=8),
+                 hs(2, ts, [i * 10**6, 0, 5000], index=78),
+                 hs(3, ts, [2**20 * (i + 1), 2**22, 4096, 100 * i, i, 2**33]),
+                 hs(4, ts, [4096 * i, 8192 * i, 1, 2, 3, 4, 0, 10**6 * i], flags=4),
+                 hs(5, ts, [1000 * i, 10 * i, i, 0, 2000 * i, 20 * i, 0, i], 1000, 1, 3),
+                 hs(5, ts, [500 * i, 5 * i, 0, 0, 500 * i, 5 * i, 0, 0], 2**32 - 1, 2, 3),
+                 hs(6, ts, [4000 * i, 40 * i, 0, 0, 4000 * i, 40 * i, 0, 0], 100000, 3, 2)]
+    recs += [hs(0, 50000, []), hs(99, 50000, [1]), hs(1, 41000, [0, 0, 0, 0, 0]),
+             hs(5, 60000, [0] * 8, 1000, 1, 3), hs(5, 60000, [2**64 - 1] * 8, 7, 999, 2),
+             hs(3, 70000, [2**64 - 1] * 6), hs(4, 70000, [2**64 - 1] * 8, flags=4),
+             hs(7, 80000, [3, 1, 5 * 10**7, 10**5, 2**8 | 2**6, 2 * 10**7])]
+    return (header(1, 5) + info() + strings(1, names) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, b"".join(recs), 9) + chunk(END))
+
+
 def osrt(name, s, e, result=0, err=0, flags=None, size=40):
     flags = (1 if err else 0) if flags is None else flags
     return struct.pack("<BBHIQQqiI", 21, flags, size, name, s, e, result, err, 0)[:size]
@@ -284,6 +312,9 @@ def main(out):
         "device_full.raw": device_file(),
         "device_hostile.raw": device_hostile(),
         "comm.raw": comm_file(),
+        "host.raw": host_file(),
+
+
         "osrt.raw": osrt_file(),
         "clock_backwards.raw": header() + info() + clock(1000, 5000, 9000) + clock(10, 1, 2) +
         chunk(EVENTS, op(0, 2**63, 2**64 - 1) + op(0, 0, 1), 1),

@@ -18,7 +18,8 @@ shift || true
 [ -f "$SRC/tests/fuzz/$TARGET.c" ] || { echo "no such target: $TARGET" >&2; exit 2; }
 mkdir -p "$OUT/corpus" "$OUT/artifacts"
 srcs=$(ls "$SRC"/src/common/*.c "$SRC"/src/core/*.c "$SRC"/src/raw/*.c "$SRC"/src/analysis/*.c \
-          "$SRC"/src/result/*.c "$SRC"/src/export/*.c "$SRC"/src/dynamic/*.c 2>/dev/null)
+          "$SRC"/src/result/*.c "$SRC"/src/export/*.c "$SRC"/src/dynamic/*.c \
+          "$SRC"/src/collect/host/*.c 2>/dev/null)
 inc=""
 for d in include src src/common src/raw src/core src/analysis src/result src/export src/dynamic; do
   inc="$inc -I$SRC/$d"

@@ -231,12 +231,11 @@ class _ExperimentalConfig:
             off.append(f"aic_metrics={self._aic_metrics}")
         # record_op_args is not here: its directory is written, from host
         # data (_op_args_note says what it holds).
-        for name in ("l2_cache", "op_attr", "sys_io", "sys_interconnection"):
+        # host_sys CPU/MEM/DISK/NETWORK and sys_io are sampled from /proc
+        # and /sys (docs/HOST_SYS.md), OSRT intercepted (docs/OSRT.md).
+        for name in ("l2_cache", "op_attr", "sys_interconnection"):
             if getattr(self, "_" + name):
                 off.append(name)
-        not_here = [h for h in self._host_sys if h != HostSystem.OSRT]  # OSRT: docs/OSRT.md
-        if not_here:
-            off.append("host_sys=" + ",".join(not_here))
         return off
 
     def _op_args_note(self, record_shapes):
