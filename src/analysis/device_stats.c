@@ -90,7 +90,11 @@ typedef struct stat_vec {
 
 static aip_status process_groups(stat_vec *g, const aip__process *p)
 {
-    size_t n_keys = N_KINDS + p->strings.n_ent;
+    /* + 1: a kernel whose name is no string id takes key N_KINDS + 0,
+     * which must exist even when the process has no strings at all
+     * (found by fuzz_raw_reader: tests/fuzz/corpus_fuzz_raw_reader/
+     * regress_device_no_strings.raw). */
+    size_t n_keys = N_KINDS + p->strings.n_ent + 1;
     uint32_t *map = calloc(n_keys, sizeof *map);
     if (!map)
         return aip__fail(AIP_ERR_NOMEM, "no memory for device task statistics");

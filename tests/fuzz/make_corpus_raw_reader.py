@@ -4,6 +4,9 @@
 Usage: make_corpus_raw_reader.py [OUT_DIR]
 Small raw files (docs/RAW_FORMAT.md) covering every chunk type and record
 kind, plus the damaged and foreign inputs the reader must survive.
+Files named regress_*.raw are not written here: they are inputs libFuzzer
+found (tests/fuzz/run_libfuzzer.sh's artifacts), kept as they were found as
+regression cases of the bug their name says.
 """
 import json
 import os
