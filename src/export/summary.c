@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void note(aip__summary_data *s, const char *fmt, ...) AIP_PRINTF(2, 3);
-static void note(aip__summary_data *s, const char *fmt, ...)
+void aip__summary_note(aip__summary_data *s, const char *fmt, ...)
 {
     if (s->n_notes >= AIP_SUMMARY_NOTES)
         return;
@@ -51,41 +50,41 @@ static void config_notes(aip__summary_data *s)
 {
     const aip__profiler_info_data *in = s->info;
     if (!in->found) {
-        note(s, "profiler_info.json not found (%s): the collection switches are unknown",
+        aip__summary_note(s, "profiler_info.json not found (%s): the collection switches are unknown",
              in->problem);
         return;
     }
     if ((in->activities & AIP_ACTIVITY_DEVICES) && !has_device_data(s->m))
-        note(s, "%s activity requested, but no device activity was recorded (no device back end "
+        aip__summary_note(s, "%s activity requested, but no device activity was recorded (no device back end "
              "found a device, or the program ran no device work): no kernel_details.csv, no "
              "device columns in operator_details.csv, no device tables",
              in->activities & AIP_ACTIVITY_NPU ? "NPU" : in->activities & AIP_ACTIVITY_CUDA
              ? "CUDA" : "XPU");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
-        note(s, "CPU activity off: no framework ops were recorded");
+        aip__summary_note(s, "CPU activity off: no framework ops were recorded");
     if (in->has_config && !in->profile_memory)
-        note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
+        aip__summary_note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
              "operator_memory.csv or memory timeline");
     if (in->has_config && !in->record_shapes && !in->with_flops) /* with_flops records them */
-        note(s, "input shapes not recorded (record_shapes=False)");
+        aip__summary_note(s, "input shapes not recorded (record_shapes=False)");
     if (in->has_config && !in->with_stack)
-        note(s, "call stacks not recorded (with_stack=False)");
+        aip__summary_note(s, "call stacks not recorded (with_stack=False)");
     if (in->has_config && in->with_flops)
-        note(s, "with_flops: FLOPs are estimated, as torch.profiler does, for aten::mm, addmm, "
+        aip__summary_note(s, "with_flops: FLOPs are estimated, as torch.profiler does, for aten::mm, addmm, "
              "bmm, baddbmm, conv2d, mul and add only (trace \"flops\" args)");
     if (!in->gc_detect)
-        note(s, "GC passes not recorded (gc_detect_threshold=None)");
+        aip__summary_note(s, "GC passes not recorded (gc_detect_threshold=None)");
     if (!in->mstx)
-        note(s, "mstx ranges and marks not recorded unless mstx=True (only record_function "
+        aip__summary_note(s, "mstx ranges and marks not recorded unless mstx=True (only record_function "
              "scopes are)");
     if (in->profiler_level < AIP_LEVEL1)
-        note(s, "api_statistic.csv not written: it needs profiler_level Level1 or Level2 "
+        aip__summary_note(s, "api_statistic.csv not written: it needs profiler_level Level1 or Level2 "
              "(this profile: %s)", aip_profiler_level_name(in->profiler_level));
     if (in->sys_interconnection)
-        note(s, "sys_interconnection: no PCIe / HCCS / interconnect counter source on this host "
+        aip__summary_note(s, "sys_interconnection: no PCIe / HCCS / interconnect counter source on this host "
              "(docs/HOST_SYS.md says what was looked for): not collected");
     if (in->l2_cache || in->op_attr)
-        note(s, "%s%sneed a device (CANN): not collected", in->l2_cache ? "l2_cache " : "",
+        aip__summary_note(s, "%s%sneed a device (CANN): not collected", in->l2_cache ? "l2_cache " : "",
              in->op_attr ? "op_attr " : "");
 }
 
@@ -93,26 +92,26 @@ static void data_notes(aip__summary_data *s)
 {
     const aip__model *m = s->m;
     if (m->dropped_events)
-        note(s, "%llu events were dropped while recording (buffer cap reached): the trace has "
+        aip__summary_note(s, "%llu events were dropped while recording (buffer cap reached): the trace has "
              "gaps", (unsigned long long)m->dropped_events);
     if (m->info.texts_cut)
-        note(s, "%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
+        aip__summary_note(s, "%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
              "that length when recorded", (unsigned long long)m->info.texts_cut,
              AIP_RAW_STRING_MAX_LEN);
     if (m->invalid_utf8_texts)
-        note(s, "%llu recorded text(s) are not valid UTF-8: each invalid byte is written as "
+        aip__summary_note(s, "%llu recorded text(s) are not valid UTF-8: each invalid byte is written as "
              "U+FFFD in the outputs", (unsigned long long)m->invalid_utf8_texts);
     for (size_t i = 0; i < m->n_procs; i++) {
         const aip__process *p = &m->procs[i];
         if (p->raw.truncated_bytes)
-            note(s, "pid %lld: the raw file ends in %llu bytes of an incomplete chunk (the "
+            aip__summary_note(s, "pid %lld: the raw file ends in %llu bytes of an incomplete chunk (the "
                  "program stopped while writing); all before was recovered", (long long)p->pid,
                  (unsigned long long)p->raw.truncated_bytes);
         else if (!p->raw.clean_end)
-            note(s, "pid %lld: the recording did not stop cleanly (no END chunk)",
+            aip__summary_note(s, "pid %lld: the recording did not stop cleanly (no END chunk)",
                  (long long)p->pid);
         if (p->raw.corrupt_chunks || p->bad_event_chunks)
-            note(s, "pid %lld: %llu damaged chunk(s) skipped", (long long)p->pid,
+            aip__summary_note(s, "pid %lld: %llu damaged chunk(s) skipped", (long long)p->pid,
                  (unsigned long long)(p->raw.corrupt_chunks + p->bad_event_chunks));
     }
 }

@@ -92,6 +92,9 @@ typedef struct aip__summary_data {
 /* aip__summary_build() : the facts of `dir`'s model (its info says which
  * switches were on). */
 aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary_data *s);
+/* aip__summary_note() : one more note (not collected / problems); past
+ * AIP_SUMMARY_NOTES the rest are dropped. */
+void aip__summary_note(aip__summary_data *s, const char *fmt, ...) AIP_PRINTF(2, 3);
 void aip__summary_free(aip__summary_data *s);
 /* summary_device.c : the device facts, their text and HTML sections. */
 aip_status aip__summary_device_build(aip__summary_data *s);

@@ -11,24 +11,12 @@
 #include "summary.h"
 #include "svg_chart.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHART_POINTS 1500
-
-static void note(aip__summary_data *s, const char *fmt, ...) AIP_PRINTF(2, 3);
-static void note(aip__summary_data *s, const char *fmt, ...)
-{
-    if (s->n_notes >= AIP_SUMMARY_NOTES)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, ap);
-    va_end(ap);
-}
 
 static void notes(aip__summary_data *s)
 {
@@ -39,7 +27,7 @@ static void notes(aip__summary_data *s)
         long long pid = (long long)s->m->procs[i].pid;
         any |= s->m->procs[i].host.n > 0;
         if (h->missed)
-            note(s, "pid %lld: the host sampler missed %llu of its %.0f ms periods (largest "
+            aip__summary_note(s, "pid %lld: the host sampler missed %llu of its %.0f ms periods (largest "
                     "lag %.1f ms); those rates span longer intervals", pid,
                  (unsigned long long)h->missed, (double)h->period_ns / 1e6,
                  (double)h->max_lag_ns / 1e6);
@@ -52,24 +40,24 @@ static void notes(aip__summary_data *s)
             {AIP_HOSTSRC_MEMINFO, "MemTotal of /proc/meminfo (memory %)"}};
         for (size_t k = 0; k < sizeof src / sizeof src[0]; k++)
             if (h->sources_bad & src[k].bit)
-                note(s, "pid %lld: host_sys could not read %s; those figures are missing", pid,
+                aip__summary_note(s, "pid %lld: host_sys could not read %s; those figures are missing", pid,
                      src[k].what);
         if (h->sources_bad & AIP_HOSTSRC_IFACE_GONE)
-            note(s, "pid %lld: a network interface disappeared while sampling; its figures end "
+            aip__summary_note(s, "pid %lld: a network interface disappeared while sampling; its figures end "
                     "there", pid);
         if (h->sources_bad & AIP_HOSTSRC_THREADS_CUT)
-            note(s, "pid %lld: more threads than the host sampler follows one by one: per-core "
+            aip__summary_note(s, "pid %lld: more threads than the host sampler follows one by one: per-core "
                     "CPU figures leave the rest out", pid);
         if ((h->sources_bad & AIP_HOSTSRC_NO_RDMA) && in->sys_io)
-            note(s, "sys_io: no RDMA device here (no /sys/class/infiniband): no RoCE figures");
+            aip__summary_note(s, "sys_io: no RDMA device here (no /sys/class/infiniband): no RoCE figures");
         if (h->n_disk && !h->disk_has_usage)
-            note(s, "Disk Usage(%%) is N/A: the kernel's delay accounting is off "
+            aip__summary_note(s, "Disk Usage(%%) is N/A: the kernel's delay accounting is off "
                     "(kernel.task_delayacct); read/write rates are recorded");
     }
     unsigned sampled = in->host_sys & (AIP_HOST_SYS_CPU | AIP_HOST_SYS_MEM | AIP_HOST_SYS_DISK |
                                        AIP_HOST_SYS_NETWORK);
     if ((sampled || in->sys_io) && !any)
-        note(s, "host_sys / sys_io requested, but no host samples were recorded (the trace "
+        aip__summary_note(s, "host_sys / sys_io requested, but no host samples were recorded (the trace "
                 "ended before the first one, or the sampler could not start: see the log)");
 }
 

@@ -106,6 +106,14 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
 int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_free_meta(aip__rank_dir *r);
 
+/* aip__cluster_stage_rows() : msprof-analyze's "stage" rows: per (step,
+ * stage) in order of first appearance over the rank rows, the max of every
+ * column (the first used rank's columns, which every used rank has) over
+ * the stage's ranks; `stage` indexes c->par.stages, -1 for the ranks in no
+ * stage.  emit() gets each; nothing without stages.  -1: no memory. */
+typedef void (*aip__stage_row_fn)(void *ctx, const char *step, int stage, const double *v);
+int aip__cluster_stage_rows(const aip__cluster *c, aip__stage_row_fn emit, void *ctx);
+
 /* cluster_parallel.c: c->par from the used ranks (after the drops);
  * msprof-analyze's double_hash(). @return AIP_ERR_NOMEM or AIP_OK. */
 aip_status aip__cluster_parallel_build(aip__cluster *c);

@@ -113,77 +113,46 @@ static int col_at(const aip__rank_dir *r, const char *name)
     return -1;
 }
 
-static int stage_of(const aip__cluster_parallel *p, long rank)
+typedef struct db_stage {
+    dbw *w;
+    sqlite3_stmt *q;
+    const aip__cluster *c;
+    int at[N_STEP_COLS]; /* each column's place in the ranks' columns; -1 none */
+} db_stage;
+
+/* One "stage" row (aip__cluster_stage_rows); index "(0,1)". */
+static void stage_row(void *ctx, const char *step, int st, const double *v)
 {
-    for (size_t s = 0; s < p->n_stages; s++)
-        for (size_t k = 0; k < p->stage_len[s]; k++)
-            if (p->stages[s][k] == rank)
-                return (int)s;
-    return -1;
+    db_stage *ds = ctx;
+    const aip__cluster_parallel *p = &ds->c->par;
+    char idx[4096] = "(";
+    size_t n = 1;
+    for (size_t k = 0; st >= 0 && k < p->stage_len[st] && n < sizeof idx - 24; k++)
+        n += (size_t)snprintf(idx + n, sizeof idx - n, "%s%ld", k ? "," : "", p->stages[st][k]);
+    snprintf(idx + n, sizeof idx - n, ")");
+    sqlite3_stmt *q = ds->q;
+    bind_text(q, 1, step[0] ? step : NULL);
+    bind_text(q, 2, "stage");
+    bind_text(q, 3, idx);
+    for (size_t k = 0; k < N_STEP_COLS; k++)
+        if (ds->at[k] >= 0)
+            sqlite3_bind_double(q, 4 + (int)k, v[ds->at[k]]);
+    for (int k = 0; k < 3; k++)
+        if (p->ptd_ok)
+            sqlite3_bind_text(q, 13 + k, "NA", -1, SQLITE_STATIC);
+    run(ds->w, q);
 }
 
 static void stage_rows(dbw *w, sqlite3_stmt *q, const aip__cluster *c)
 {
-    const aip__cluster_parallel *p = &c->par;
     const aip__rank_dir *ref = aip__cluster_first_used(c);
-    if (!p->n_stages || !ref)
+    if (!ref)
         return;
-    /* per (step, stage) in order of first appearance: the max of each
-     * column over the stage's ranks (ranks in no stage: stage "()") */
-    for (size_t i = 0; i < c->n; i++) {
-        const aip__rank_dir *r = &c->r[i];
-        if (r->problem[0])
-            continue;
-        int st = stage_of(p, r->rank);
-        for (size_t j = 0; j < r->n_rows; j++) {
-            int seen = 0; /* this (step, stage) came up at an earlier rank */
-            for (size_t i2 = 0; i2 < i && !seen; i2++) {
-                const aip__rank_dir *o = &c->r[i2];
-                if (o->problem[0] || stage_of(p, o->rank) != st)
-                    continue;
-                for (size_t j2 = 0; j2 < o->n_rows && !seen; j2++)
-                    seen = !strcmp(o->rows[j2].step, r->rows[j].step);
-            }
-            for (size_t j2 = 0; j2 < j && !seen; j2++)
-                seen = !strcmp(r->rows[j2].step, r->rows[j].step);
-            if (seen)
-                continue;
-            double mx[N_STEP_COLS];
-            int have[N_STEP_COLS] = {0};
-            for (size_t i2 = i; i2 < c->n; i2++) {
-                const aip__rank_dir *o = &c->r[i2];
-                if (o->problem[0] || stage_of(p, o->rank) != st)
-                    continue;
-                for (size_t j2 = 0; j2 < o->n_rows; j2++) {
-                    if (strcmp(o->rows[j2].step, r->rows[j].step))
-                        continue;
-                    for (size_t k = 0; k < N_STEP_COLS; k++) {
-                        int at = col_at(o, step_cols[k]);
-                        if (at >= 0 && (!have[k] || o->rows[j2].v[at] > mx[k])) {
-                            mx[k] = o->rows[j2].v[at];
-                            have[k] = 1;
-                        }
-                    }
-                }
-            }
-            char idx[4096] = "(";
-            size_t n = 1;
-            for (size_t k = 0; st >= 0 && k < p->stage_len[st] && n < sizeof idx - 24; k++)
-                n += (size_t)snprintf(idx + n, sizeof idx - n, "%s%ld", k ? "," : "",
-                                      p->stages[st][k]);
-            snprintf(idx + n, sizeof idx - n, ")");
-            bind_text(q, 1, r->rows[j].step[0] ? r->rows[j].step : NULL);
-            bind_text(q, 2, "stage");
-            bind_text(q, 3, idx);
-            for (size_t k = 0; k < N_STEP_COLS; k++)
-                if (have[k])
-                    sqlite3_bind_double(q, 4 + (int)k, mx[k]);
-            for (int k = 0; k < 3; k++)
-                if (p->ptd_ok)
-                    sqlite3_bind_text(q, 13 + k, "NA", -1, SQLITE_STATIC);
-            run(w, q);
-        }
-    }
+    db_stage ds = {w, q, c, {0}};
+    for (size_t k = 0; k < N_STEP_COLS; k++)
+        ds.at[k] = col_at(ref, step_cols[k]);
+    if (aip__cluster_stage_rows(c, stage_row, &ds) && !w->s)
+        w->s = aip__fail(AIP_ERR_NOMEM, "no memory for the stage rows of %s", w->path);
 }
 
 static void step_trace(dbw *w, const aip__cluster *c)

@@ -470,3 +470,56 @@ void aip__cluster_parallel_free(aip__cluster_parallel *p)
     free(p->stage_len);
     memset(p, 0, sizeof *p);
 }
+
+/* ---- stage rows ---- */
+
+static int stage_of(const aip__cluster_parallel *p, long rank)
+{
+    for (size_t s = 0; s < p->n_stages; s++)
+        for (size_t k = 0; k < p->stage_len[s]; k++)
+            if (p->stages[s][k] == rank)
+                return (int)s;
+    return -1;
+}
+
+int aip__cluster_stage_rows(const aip__cluster *c, aip__stage_row_fn emit, void *ctx)
+{
+    const aip__cluster_parallel *p = &c->par;
+    const aip__rank_dir *ref = aip__cluster_first_used(c);
+    if (!ref || !p->n_stages)
+        return 0;
+    double *mx = malloc((ref->n_cols + 1) * sizeof *mx);
+    if (!mx)
+        return -1;
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        if (r->problem[0])
+            continue;
+        int st = stage_of(p, r->rank);
+        for (size_t j = 0; j < r->n_rows; j++) {
+            int seen = 0; /* this (step, stage) came up at an earlier row */
+            for (size_t i2 = 0; i2 <= i && !seen; i2++) {
+                const aip__rank_dir *o = &c->r[i2];
+                if (o->problem[0] || stage_of(p, o->rank) != st)
+                    continue;
+                for (size_t j2 = 0; j2 < (i2 == i ? j : o->n_rows) && !seen; j2++)
+                    seen = !strcmp(o->rows[j2].step, r->rows[j].step);
+            }
+            if (seen)
+                continue;
+            memcpy(mx, r->rows[j].v, r->n_cols * sizeof *mx);
+            for (size_t i2 = i + 1; i2 < c->n; i2++) {
+                const aip__rank_dir *o = &c->r[i2];
+                if (o->problem[0] || stage_of(p, o->rank) != st)
+                    continue;
+                for (size_t j2 = 0; j2 < o->n_rows; j2++)
+                    if (!strcmp(o->rows[j2].step, r->rows[j].step))
+                        for (size_t k = 0; k < r->n_cols; k++)
+                            mx[k] = o->rows[j2].v[k] > mx[k] ? o->rows[j2].v[k] : mx[k];
+            }
+            emit(ctx, r->rows[j].step, st, mx);
+        }
+    }
+    free(mx);
+    return 0;
+}

@@ -116,60 +116,32 @@ static void put_values(FILE *f, const double *v, size_t n)
     }
 }
 
-static int stage_of(const aip__cluster_parallel *p, long rank)
+typedef struct csv_stage {
+    FILE *f;
+    const aip__cluster *c;
+    size_t n_cols;
+} csv_stage;
+
+/* One "stage" row (aip__cluster_stage_rows); Index is the stage as Python
+ * prints a tuple ("(0, 2)", "(3,)"; ranks in no stage: "()"), which
+ * csv.writer quotes when it holds a comma. */
+static void stage_row(void *ctx, const char *step, int st, const double *v)
 {
-    for (size_t s = 0; s < p->n_stages; s++)
-        for (size_t k = 0; k < p->stage_len[s]; k++)
-            if (p->stages[s][k] == rank)
-                return (int)s;
-    return -1;
+    csv_stage *cs = ctx;
+    const aip__cluster_parallel *p = &cs->c->par;
+    fprintf(cs->f, st >= 0 ? "%s,stage,\"(" : "%s,stage,(", step);
+    for (size_t k = 0; st >= 0 && k < p->stage_len[st]; k++)
+        fprintf(cs->f, "%s%ld", k ? ", " : "", p->stages[st][k]);
+    fputs(st < 0 ? ")" : p->stage_len[st] == 1 ? ",)\"" : ")\"", cs->f);
+    put_values(cs->f, v, cs->n_cols);
+    fputs(p->ptd_ok ? ",NA,NA,NA\n" : "\n", cs->f);
 }
 
-/* msprof-analyze's "stage" rows (text mode): per (step, stage), in order of
- * first appearance over the rank rows, the max of every column over the
- * stage's ranks; Index is the stage as Python prints a tuple ("(0, 2)",
- * "(3,)"; ranks in no stage make a stage "()"). */
 static void stage_rows(FILE *f, const aip__cluster *c)
 {
-    const aip__cluster_parallel *p = &c->par;
     const aip__rank_dir *ref = aip__cluster_first_used(c);
-    double *mx = ref ? malloc((ref->n_cols + 1) * sizeof *mx) : NULL;
-    for (size_t i = 0; mx && p->n_stages && i < c->n; i++) {
-        const aip__rank_dir *r = &c->r[i];
-        if (r->problem[0])
-            continue;
-        int st = stage_of(p, r->rank);
-        for (size_t j = 0; j < r->n_rows; j++) {
-            int seen = 0;
-            for (size_t i2 = 0; i2 <= i && !seen; i2++) {
-                const aip__rank_dir *o = &c->r[i2];
-                if (o->problem[0] || stage_of(p, o->rank) != st)
-                    continue;
-                for (size_t j2 = 0; j2 < (i2 == i ? j : o->n_rows) && !seen; j2++)
-                    seen = !strcmp(o->rows[j2].step, r->rows[j].step);
-            }
-            if (seen)
-                continue;
-            memcpy(mx, r->rows[j].v, r->n_cols * sizeof *mx);
-            for (size_t i2 = i + 1; i2 < c->n; i2++) {
-                const aip__rank_dir *o = &c->r[i2];
-                if (o->problem[0] || stage_of(p, o->rank) != st)
-                    continue;
-                for (size_t j2 = 0; j2 < o->n_rows; j2++)
-                    if (!strcmp(o->rows[j2].step, r->rows[j].step))
-                        for (size_t k = 0; k < r->n_cols; k++)
-                            mx[k] = o->rows[j2].v[k] > mx[k] ? o->rows[j2].v[k] : mx[k];
-            }
-            /* csv.writer quotes a cell holding a comma: "(0, 2)", "(3,)", () */
-            fprintf(f, st >= 0 ? "%s,stage,\"(" : "%s,stage,(", r->rows[j].step);
-            for (size_t k = 0; st >= 0 && k < p->stage_len[st]; k++)
-                fprintf(f, "%s%ld", k ? ", " : "", p->stages[st][k]);
-            fputs(st < 0 ? ")" : p->stage_len[st] == 1 ? ",)\"" : ")\"", f);
-            put_values(f, mx, r->n_cols);
-            fputs(p->ptd_ok ? ",NA,NA,NA\n" : "\n", f);
-        }
-    }
-    free(mx);
+    csv_stage cs = {f, c, ref ? ref->n_cols : 0};
+    aip__cluster_stage_rows(c, stage_row, &cs);
 }
 
 /* msprof-analyze's columns: Step, Type, Index, then the ranks' own columns

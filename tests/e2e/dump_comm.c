@@ -8,12 +8,7 @@
  *
  *   dump_comm RESULT_DIR
  */
-#include "model.h"
-
-#include <dirent.h>
-#include <limits.h>
-#include <stdio.h>
-#include <string.h>
+#include "dump_raw.h"
 
 static const char *S(const aip__process *p, uint32_t id)
 {
@@ -50,41 +45,5 @@ static void dump(const aip__process *p)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: dump_comm RESULT_DIR\n");
-        return 2;
-    }
-    char fw[PATH_MAX];
-    snprintf(fw, sizeof fw, "%s/FRAMEWORK", argv[1]);
-    DIR *d = opendir(fw);
-    if (!d) {
-        fprintf(stderr, "dump_comm: %s: cannot open\n", fw);
-        return 1;
-    }
-    int status = 0, files = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 5 || strcmp(e->d_name + n - 4, ".raw"))
-            continue;
-        char path[PATH_MAX + 300];
-        snprintf(path, sizeof path, "%s/%s", fw, e->d_name);
-        aip__model m;
-        aip__model_init(&m);
-        if (aip__model_load_raw(&m, path) || aip__model_derive(&m)) {
-            fprintf(stderr, "dump_comm: %s: %s\n", path, aip_last_error());
-            status = 1;
-        } else {
-            for (size_t i = 0; i < m.n_procs; i++)
-                dump(&m.procs[i]);
-            files++;
-        }
-        aip__model_free(&m);
-    }
-    closedir(d);
-    if (!files && !status) {
-        fprintf(stderr, "dump_comm: no raw file in %s\n", fw);
-        status = 1;
-    }
-    return status;
+    return dump_raw_main(argc, argv, "dump_comm", dump);
 }
