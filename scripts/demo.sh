@@ -80,7 +80,8 @@ if [ -x "$BUILD/bin/mpi_train" ] && command -v mpirun >/dev/null; then
   done
   echo
   echo "== aiprof cluster $OUT/mpi: the ranks side by side, the slow rank =="
-  "$BUILD/bin/aiprof" cluster -q "$OUT/mpi" || true
+  "$BUILD/bin/aiprof" cluster -q --html "$OUT/mpi" || true
+  echo "  cluster report: $OUT/mpi/cluster_analysis_output/cluster_report.html"
 fi
 echo
 echo "All results are under $OUT/"
