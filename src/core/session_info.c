@@ -234,6 +234,14 @@ json_t *aip__profiler_metadata(const aip_session *s)
     return o;
 }
 
+int aip__metadata_has_any(const aip_session *s)
+{
+    pthread_mutex_lock(&meta_lock);
+    int any = json_object_size(s->metadata) > 0;
+    pthread_mutex_unlock(&meta_lock);
+    return any;
+}
+
 aip_status aip__metadata_write(const aip_session *s)
 {
     char path[PATH_MAX];

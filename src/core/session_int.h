@@ -69,5 +69,6 @@ aip_status aip__write_json_file(const char *path, json_t *value);
 aip_status aip__metadata_add(aip_session *s, const char *key, json_t *value, size_t bytes,
                              size_t cap);
 aip_status aip__metadata_write(const aip_session *s);
+int aip__metadata_has_any(const aip_session *s);
 
 #endif

@@ -255,9 +255,10 @@ aip_status aip__trace_begin(aip_session *s)
         return st;
     }
     s->trace_open = 1;
-    /* Now too, not only at the end: a program that dies or leaves with
-     * _exit keeps its metadata (added ones rewrite it, session.c). */
-    if (aip__metadata_write(s))
+    /* Now too, not only at the end, when there is some: a program that
+     * dies or leaves with _exit keeps its metadata (added ones rewrite it,
+     * session.c).  None: no file to write at start (start() stays cheap). */
+    if (aip__metadata_has_any(s) && aip__metadata_write(s))
         aip__warn("profiler_metadata.json not written at trace start: %s", aip_last_error());
     aip__dev_trace_started(device_requested(&s->cfg));
     if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
