@@ -139,8 +139,8 @@ static void describe_device(tbuf *b, uint32_t dev_name, uint32_t q0, uint32_t q1
     aip__rec_device d = {{AIP_REC_DEVICE, 0, sizeof d, dev_name}, 0, 0, AIP_DEVKIND_GPU,
                          AIP_BACKEND_OPENCL, 0, 0};
     rec(b, &d, sizeof d);
-    aip__rec_device_queue qa = {{AIP_REC_DEVICE_QUEUE, 0, sizeof qa, q0}, 0, 0};
-    aip__rec_device_queue qb = {{AIP_REC_DEVICE_QUEUE, 0, sizeof qb, q1}, 0, 1};
+    aip__rec_device_queue qa = {{AIP_REC_DEVICE_QUEUE, 0, sizeof qa, q0}, 0, 0, 0};
+    aip__rec_device_queue qb = {{AIP_REC_DEVICE_QUEUE, 0, sizeof qb, q1}, 0, 1, 0};
     rec(b, &qa, sizeof qa);
     rec(b, &qb, sizeof qb);
 }

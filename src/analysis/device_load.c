@@ -1,6 +1,7 @@
 /*
  * device_load.c — device records of an EVENTS chunk into the process
- * (raw format 1.4, docs/RAW_FORMAT.md "Device records").
+ * (raw format 1.4, DEVICE_QUEUE's native id 1.6; docs/RAW_FORMAT.md
+ * "Device records").
  *
  * Called by model_load.c for record kinds 12-17 once the chunk's sizes
  * were checked.  Devices and queues are tables indexed by their raw ids
@@ -18,7 +19,7 @@ size_t aip__device_min_size(uint8_t kind)
 {
     switch (kind) {
     case AIP_REC_DEVICE: return sizeof(aip__rec_device);
-    case AIP_REC_DEVICE_QUEUE: return sizeof(aip__rec_device_queue);
+    case AIP_REC_DEVICE_QUEUE: return AIP_REC_DEVICE_QUEUE_SIZE_1_4; /* 1.6 adds native_id1 */
     case AIP_REC_DEVICE_TASK: return sizeof(aip__rec_device_task);
     case AIP_REC_DEVICE_API: return sizeof(aip__rec_device_api);
     case AIP_REC_DEVICE_MEMORY: return sizeof(aip__rec_device_memory);
@@ -66,8 +67,9 @@ static aip_status decode_device(aip__process *p, const uint8_t *r, const aip__re
 
 static aip_status decode_queue(aip__process *p, const uint8_t *r, const aip__rec_header *h)
 {
-    aip__rec_device_queue q;
-    memcpy(&q, r, sizeof q);
+    /* A 1.4/1.5 record ends before native_id1: it reads as "no native id". */
+    aip__rec_device_queue q = {0};
+    memcpy(&q, r, h->size < sizeof q ? AIP_REC_DEVICE_QUEUE_SIZE_1_4 : sizeof q);
     if (q.queue_id >= AIP_RAW_MAX_QUEUES || q.device_id >= AIP_RAW_MAX_DEVICES) {
         p->dev_bad_records++;
         return AIP_OK;
@@ -80,6 +82,8 @@ static aip_status decode_queue(aip__process *p, const uint8_t *r, const aip__rec
     qu->present = 1;
     qu->device = q.device_id;
     qu->label = name_id(h->name);
+    qu->has_native = q.native_id1 != 0;
+    qu->native = q.native_id1 ? q.native_id1 - 1 : 0;
     return AIP_OK;
 }
 

@@ -149,6 +149,12 @@ aip_status aip__device_overlap(const aip__process *p, uint32_t device, aip__over
     return AIP_OK;
 }
 
+uint64_t aip__queue_stream_id(const aip__process *p, uint32_t queue)
+{
+    const aip__queue *q = queue < p->queues.n ? &p->queues.v[queue] : NULL;
+    return q && q->present && q->has_native ? q->native : queue;
+}
+
 const char *aip__task_type_name(const aip__process *p, const aip__device_task *k)
 {
     switch (k->kind) {

@@ -90,6 +90,11 @@ aip_status aip__device_overlap(const aip__process *p, uint32_t device, aip__over
  * device's kind of core (aip__dev_kind_name: "GPU", "CPU", ...); a copy is
  * msprof's "MEMCPY_ASYNC"; the others say what they are. */
 const char *aip__task_type_name(const aip__process *p, const aip__device_task *k);
+/* The stream id the outputs show for queue `queue` (kernel_details' Stream
+ * ID, TASK.streamId, the timeline's "Physic Stream Id"): the back end's own
+ * number when it has one (the CUDA stream id), else aiprof's queue id
+ * (OpenCL queues have no number). */
+uint64_t aip__queue_stream_id(const aip__process *p, uint32_t queue);
 /* msprof's memcpy operation (ENUM_MEMCPY_OPERATION) of a copy direction:
  * 0 host to host, 1 host to device, 2 device to host, 3 device to device,
  * 65535 other; and its name. */

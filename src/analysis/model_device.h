@@ -53,6 +53,8 @@ typedef struct aip__queue {
     uint8_t present;
     uint32_t device;           /* raw device id */
     uint32_t label;            /* string id */
+    uint8_t has_native;        /* the back end numbers its queues itself (CUDA) */
+    uint64_t native;           /* that number (the CUDA stream id) when has_native */
     uint64_t tasks;
 } aip__queue;
 

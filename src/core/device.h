@@ -48,8 +48,15 @@ uint32_t aip__dev_device(uint8_t backend, uint64_t key, const char *name, const 
 /* aip__dev_queue() : register a queue (cl_command_queue, CUDA stream) of
  * `device` once per process; `label` names it in the outputs ("" = "queue
  * <id>").  Same key: same id.  A key may be reused after the application
- * released its queue: aip__dev_queue_forget() first. */
+ * released its queue: aip__dev_queue_forget() first.
+ * aip__dev_queue_native() : the same for a back end that numbers its
+ * queues itself (CUDA's stream id): `native_id` is what the outputs show
+ * as the stream id (AIP_DEV_NO_NATIVE = none: they show aiprof's id, as
+ * aip__dev_queue does).  The first registration of a key decides it. */
+#define AIP_DEV_NO_NATIVE UINT64_MAX
 uint32_t aip__dev_queue(uint32_t device, uint64_t key, const char *label);
+uint32_t aip__dev_queue_native(uint32_t device, uint64_t key, const char *label,
+                               uint64_t native_id);
 void aip__dev_queue_forget(uint64_t key);
 
 /* aip__dev_correlation() : a new correlation id (process-wide, from 1). */

@@ -43,6 +43,7 @@ typedef struct dev_entry {
 
 typedef struct queue_entry {
     uint32_t device, label;
+    uint64_t native_id1;        /* the back end's number + 1, 0 = none */
     _Atomic uint32_t described;
 } queue_entry;
 
@@ -117,6 +118,12 @@ static size_t qslot(uint64_t key)
 
 uint32_t aip__dev_queue(uint32_t device, uint64_t key, const char *label)
 {
+    return aip__dev_queue_native(device, key, label, AIP_DEV_NO_NATIVE);
+}
+
+uint32_t aip__dev_queue_native(uint32_t device, uint64_t key, const char *label,
+                               uint64_t native_id)
+{
     if (device >= atomic_load_explicit(&n_devs, memory_order_acquire))
         return AIP_DEV_NONE;
     pthread_mutex_lock(&reg_lock);
@@ -149,6 +156,7 @@ uint32_t aip__dev_queue(uint32_t device, uint64_t key, const char *label)
     }
     queues[id].device = device;
     queues[id].label = aip_intern(label);
+    queues[id].native_id1 = native_id == AIP_DEV_NO_NATIVE ? 0 : native_id + 1;
     atomic_store_explicit(&queues[id].described, 0, memory_order_relaxed);
     qslots[free_slot].key = key;
     qslots[free_slot].id1 = id + 1;
@@ -224,6 +232,7 @@ static void describe_queue(aip__tstate *t, uint32_t queue)
     if (known) {
         q.device = queues[queue].device;
         q.label = queues[queue].label;
+        q.native_id1 = queues[queue].native_id1;
     }
     pthread_mutex_unlock(&reg_lock);
     if (!known || !claim(&queues[queue].described, t->gen))
@@ -237,6 +246,7 @@ static void describe_queue(aip__tstate *t, uint32_t queue)
     aip__rec_set_header(&r->h, AIP_REC_DEVICE_QUEUE, 0, sizeof *r, q.label);
     r->device_id = q.device;
     r->queue_id = queue;
+    r->native_id1 = q.native_id1;
     aip__commit(t, sizeof *r);
 }
 

@@ -8,7 +8,9 @@
  * - Step Id: only when the profile has steps (the seed adds the column
  *   with a schedule); the number of the task's step (device_steps.c),
  *   empty for a task outside every step.
- * - Device_id: the device's raw id.  Stream ID: its queue's id.  Task ID:
+ * - Device_id: the device's raw id.  Stream ID: the queue's own number
+ *   where the back end has one (the CUDA stream id), else aiprof's queue
+ *   id (OpenCL; aip__queue_stream_id).  Task ID:
  *   the task's number on its queue in start order, from 0, as Ascend
  *   numbers tasks per stream (device_tracks.c; the same number as the
  *   timeline's "Task Id" and the database's TASK.taskId).
@@ -97,7 +99,7 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     d = aip__fmt_u64(d + 5, ps->tracks.task_id[ti]);
     *d++ = ',';
     if (t->queue < p->queues.n) {
-        d = aip__fmt_u64(d, t->queue);
+        d = aip__fmt_u64(d, aip__queue_stream_id(p, t->queue));
     } else {
         memcpy(d, "N/A", 3);
         d += 3;

@@ -14,7 +14,8 @@
  * - TASK: one row per device task: deviceId = the raw device id,
  *   connectionId = its launching call's (NULL when none was recorded),
  *   globalTaskId counted across the model from 0, globalPid = the process,
- *   taskType into STRING_IDS (aip__task_type_name), streamId = the queue id,
+ *   taskType into STRING_IDS (aip__task_type_name), streamId = the stream
+ *   id (aip__queue_stream_id: the CUDA stream id, else the queue id),
  *   taskId = its number on the queue (the timeline's "Task Id"); contextId
  *   and modelId have no meaning outside Ascend: NULL;
  * - COMPUTE_TASK_INFO: one row per kernel: name and opType = the kernel's
@@ -180,7 +181,8 @@ static void task_rows(dev_writer *w)
             aip__db_i64(&w->ins, 4, gid);
             aip__db_i64(&w->ins, 5, p->pid);
             opt_i64(&w->ins, 6, type_id(w, aip__task_type_name(p, k)));
-            opt_i64(&w->ins, 8, k->queue < AIP_RAW_MAX_QUEUES ? (int64_t)k->queue : -1);
+            opt_i64(&w->ins, 8, k->queue < AIP_RAW_MAX_QUEUES
+                                    ? (int64_t)aip__queue_stream_id(p, k->queue) : -1);
             aip__db_i64(&w->ins, 9, t.task_id[i]);
             aip__db_row(&w->ins);
         }

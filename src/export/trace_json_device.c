@@ -9,8 +9,9 @@
  * - "Ascend Hardware" (label "NPU <device>", sort index 14, pid
  *   (pid<<10)|(14<<5)|device), one per device with tasks: one thread per
  *   queue named after it (tid = the queue's id, as msprof's tid is the
- *   stream id), an X event per task with msprof's args and ours (work sizes,
- *   bytes); the device's own name, vendor and kind ride in process_name's
+ *   stream id), an X event per task with msprof's args ("Physic Stream Id"
+ *   = aip__queue_stream_id: the CUDA stream id, else the queue id) and ours
+ *   (work sizes, bytes); the device's own name, vendor and kind ride in process_name's
  *   args.  Tasks of one out-of-order queue that run at once go to sibling
  *   threads of the queue (device_tracks.h: slices must nest, a task is
  *   never inside another);
@@ -134,7 +135,7 @@ static void task_args(aip__tj *w, const aip__process *p, const aip__device_task 
     aip__trace_put_cstr(w->o, aip__task_type_name(p, k));
     AIP_OUT_LIT(w->o, ",\"Physic Stream Id\":");
     if (k->queue < p->queues.n)
-        aip__out_u64(w->o, k->queue);
+        aip__out_u64(w->o, aip__queue_stream_id(p, k->queue));
     else
         AIP_OUT_LIT(w->o, "\"N/A\"");
     AIP_OUT_LIT(w->o, ",\"Task Id\":");

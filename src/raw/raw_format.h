@@ -21,7 +21,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 5
+#define AIP_RAW_VERSION_MINOR 6
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -213,7 +213,11 @@ typedef struct aip__rec_device_queue { /* name = queue label ("queue 3", "stream
     aip__rec_header h;
     uint32_t device_id;
     uint32_t queue_id;             /* process-wide, from 0 */
+    /* 1.6: the back end's own number of the queue + 1 (CUDA stream id + 1),
+     * 0 = it has none (OpenCL).  1.4/1.5 records end before it (16 bytes). */
+    uint64_t native_id1;
 } aip__rec_device_queue;
+#define AIP_REC_DEVICE_QUEUE_SIZE_1_4 16
 
 typedef struct aip__rec_device_task { /* name = kernel or operation name */
     aip__rec_header h;
@@ -366,7 +370,7 @@ _Static_assert(sizeof(aip__rec_thread_name) == 16, "thread name layout");
 _Static_assert(sizeof(aip__rec_memory_category) == 40, "memory category layout");
 _Static_assert(sizeof(aip__rec_pyfunc) == 40, "pyfunc layout");
 _Static_assert(sizeof(aip__rec_device) == 24, "device layout");
-_Static_assert(sizeof(aip__rec_device_queue) == 16, "device queue layout");
+_Static_assert(sizeof(aip__rec_device_queue) == 24, "device queue layout");
 _Static_assert(sizeof(aip__rec_device_task) == 96, "device task layout");
 _Static_assert(sizeof(aip__rec_device_api) == 40, "device api layout");
 _Static_assert(sizeof(aip__rec_device_memory) == 40, "device memory layout");

@@ -102,8 +102,12 @@ def device(dev, name, vendor, kind=2, backend=1):
     return struct.pack("<BBHIIIBBHI", 12, 0, 24, name, dev, vendor, kind, backend, 0, 0)
 
 
-def dqueue(dev, q, label):
-    return struct.pack("<BBHIII", 13, 0, 16, label, dev, q)
+def dqueue(dev, q, label, native_id1=None, size=24):
+    """A DEVICE_QUEUE: the 16-byte 1.4/1.5 layout without native_id1, else
+    1.6's (size > 24: a later minor's trailing bytes)."""
+    if native_id1 is None:
+        return struct.pack("<BBHIII", 13, 0, 16, label, dev, q)
+    return struct.pack("<BBHIIIQ", 13, 0, size, label, dev, q, native_id1) + b"\0" * (size - 24)
 
 
 def dtask(name, dev, q, kind, s, e, corr=0, queued=0, submit=0, direction=0, nbytes=0,
@@ -141,6 +145,23 @@ def device_file():
             clock(2_000_000, 1_000_000, 1_700_000_000_001_000_000) + chunk(END))
 
 
+def device_cuda_file():
+    """Format 1.6 queues with native ids (CUDA streams 7 and 13), one
+    without (0), one of a later minor's size, and a 1.5 record beside them."""
+    names = [b"kernel", b"cudaLaunchKernel", b"NVIDIA GPU", b"NVIDIA", b"stream 7",
+             b"stream 13", b"queue 2"]
+    host = op(1, 100, 400) + dapi(2, 120, 130, 1) + dapi(2, 140, 150, 2)
+    dev = (device(0, 3, 4, backend=2) + dqueue(0, 0, 5, 7 + 1) + dqueue(0, 1, 6, 13 + 1, 32) +
+           dqueue(0, 2, 7, 0) + dqueue(0, 3, 7) + dclock(100, 5_000_100, 2) +
+           dtask(1, 0, 0, 1, 5_000_135, 5_000_300, corr=1) +
+           dtask(1, 0, 1, 1, 5_000_155, 5_000_170, corr=2) +
+           dtask(1, 0, 2, 1, 5_000_175, 5_000_180) + dtask(1, 0, 3, 1, 5_000_185, 5_000_190) +
+           dclock(400, 5_000_400, 2))
+    return (header(1, 6) + info() + strings(1, names) + clock(0, 0, 1_700_000_000_000_000_000) +
+            chunk(EVENTS, host, 1) + chunk(EVENTS, dev, 2) +
+            clock(2_000_000, 1_000_000, 1_700_000_000_001_000_000) + chunk(END))
+
+
 def device_hostile():
     """Device records a forged file may hold: ids beyond the tables, tasks
     ending before they start or at 0, undescribed devices and queues,
@@ -148,6 +169,7 @@ def device_hostile():
     with huge error bounds."""
     recs = [device(63, 1, 2**32 - 1), device(64, 1, 1), device(2**32 - 1, 0, 0),
             dqueue(0, 4095, 1), dqueue(0, 4096, 1), dqueue(70, 1, 1),
+            dqueue(0, 5, 1, 2**64 - 1), dqueue(0, 4096, 1, 8), dqueue(0, 6, 1, 1, 48),
             dtask(1, 0, 0, 1, 0, 5), dtask(1, 0, 0, 1, 9, 3), dtask(1, 64, 0, 1, 1, 2),
             dtask(1, 5, 2**32 - 1, 1, 1, 2**63 - 1, corr=7),
             dtask(1, 0, 9, 99, 2**63 - 2, 2**63 - 1, corr=7, queued=2**63, submit=1),
@@ -314,6 +336,7 @@ def main(out):
               struct.pack("<QQQ", 3, 0, 9)) + strings(1, [b"s"]) + chunk(EVENTS, op(1, 1, 2), 1),
         "device_full.raw": device_file(),
         "device_hostile.raw": device_hostile(),
+        "device_cuda.raw": device_cuda_file(),
         "comm.raw": comm_file(),
         "host.raw": host_file(),
 

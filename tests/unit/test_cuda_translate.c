@@ -30,6 +30,7 @@
 #include "collect/cuda/cuda_int.h"
 
 #include <limits.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,11 +210,61 @@ static void check_kernel_details(const char *dir, uint32_t dev)
     ASSERT_STREQ(at(&c, (size_t)add, "Block Num"), "64");
     ASSERT_STREQ(at(&c, (size_t)h2d, "Type"), "MEMCPY_ASYNC");
     ASSERT_STREQ(at(&c, (size_t)h2d, "Duration(us)"), "4.000");
-    /* streams 7 and 13 are two queues: the kernel and the H2D copy share one */
-    ASSERT_STREQ(at(&c, (size_t)k, "Stream ID"), at(&c, (size_t)h2d, "Stream ID"));
-    ASSERT_TRUE(strcmp(at(&c, (size_t)k, "Stream ID"), at(&c, (size_t)add, "Stream ID")) != 0);
-    ASSERT_STREQ(at(&c, (size_t)add, "Stream ID"), at(&c, (size_t)p2p, "Stream ID"));
+    /* Stream ID is the CUDA stream the buffer named, not aiprof's queue id */
+    ASSERT_STREQ(at(&c, (size_t)k, "Stream ID"), "7");
+    ASSERT_STREQ(at(&c, (size_t)h2d, "Stream ID"), "7");
+    ASSERT_STREQ(at(&c, (size_t)d2h, "Stream ID"), "7");
+    ASSERT_STREQ(at(&c, (size_t)set, "Stream ID"), "7");
+    ASSERT_STREQ(at(&c, (size_t)add, "Stream ID"), "13");
+    ASSERT_STREQ(at(&c, (size_t)p2p, "Stream ID"), "13");
     csv_free(&c);
+}
+
+/* The database's TASK.streamId and the timeline's "Physic Stream Id": the
+ * CUDA streams too (4 tasks on stream 7, 2 on stream 13). */
+static void check_stream_ids(const char *dir)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db", dir);
+    sqlite3 *db = NULL;
+    ASSERT_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT streamId, count(*) FROM TASK GROUP BY streamId "
+                                     "ORDER BY streamId", -1, &st, NULL), SQLITE_OK);
+    static const long long want[][2] = {{7, 4}, {13, 2}};
+    size_t n = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        if (n < 2) {
+            ASSERT_EQ(sqlite3_column_int64(st, 0), want[n][0]);
+            ASSERT_EQ(sqlite3_column_int64(st, 1), want[n][1]);
+        }
+        n++;
+    }
+    ASSERT_EQ(n, 2u);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    snprintf(path, sizeof path, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", dir);
+    size_t len = 0;
+    char *trace = aip_test_slurp(path, &len);
+    ASSERT_TRUE(trace != NULL);
+    if (!trace)
+        return;
+    size_t on[2] = {0, 0}, other = 0;
+    for (const char *q = trace; (q = strstr(q, "\"Physic Stream Id\":")) != NULL;) {
+        q += strlen("\"Physic Stream Id\":");
+        long v = strtol(q, NULL, 10);
+        if (v == 7)
+            on[0]++;
+        else if (v == 13)
+            on[1]++;
+        else
+            other++;
+    }
+    ASSERT_EQ(on[0], 4u);
+    ASSERT_EQ(on[1], 2u);
+    ASSERT_EQ(other, 0u);
+    free(trace);
 }
 
 /* String id `id` of p as a C string (a copy, for the assertions). */
@@ -291,6 +342,7 @@ static void test_buffer_into_outputs(void)
     aip_config c;
     base_config(&c, tmp);
     c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_CUDA;
+    c.export_type = AIP_EXPORT_TEXT | AIP_EXPORT_DB;
     aip_session *s = start_new(&c);
     ASSERT_TRUE(s != NULL);
     if (!s)
@@ -340,6 +392,7 @@ static void test_buffer_into_outputs(void)
     ASSERT_EQ(load(dir, &m), 0);
     if (dir && m.n_procs == 1) {
         check_kernel_details(dir, dev);
+        check_stream_ids(dir);
         check_links(&m);
         const aip__device *d = aip__model_device(&m.procs[0], dev);
         ASSERT_TRUE(d != NULL);

@@ -122,13 +122,14 @@ static uint32_t device_of(aip__cuda_tctx *c, uint32_t ord)
 }
 
 /* A stream's queue key: above every user-space pointer (OpenCL's keys are
- * cl_command_queue pointers), one per device ordinal and stream id. */
+ * cl_command_queue pointers), one per device ordinal and stream id.  The
+ * stream id is the queue's native id: the outputs' Stream ID. */
 static uint32_t queue_of(uint32_t dev, uint32_t ord, uint32_t stream)
 {
     char label[32];
     snprintf(label, sizeof label, "stream %u", stream);
     uint64_t key = 0xC0DA000000000000ull | ((uint64_t)(ord & 0xffff) << 32) | stream;
-    return aip__dev_queue(dev, key, label);
+    return aip__dev_queue_native(dev, key, label, stream);
 }
 
 /* The kernel's name as the outputs show it, cached per CUPTI name pointer
