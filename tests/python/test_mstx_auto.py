@@ -72,8 +72,16 @@ def _originals():
             torch.serialization.save)
 
 
+# torch.save's failure is a C++ exception (c10::Error) thrown in libtorch;
+# under a preloaded ASan runtime, whose __cxa_throw interceptor was never
+# resolved (libstdc++ comes after it), any C++ throw aborts the process
+# (test_distributed.py says the same of gloo).  The normal run covers it.
+_CXX_THROW_OK = "libasan" not in os.environ.get("LD_PRELOAD", "")
+
+
 def _work(tmp_path, workers):
-    """3 batches, one torch.save of a model, one torch.save that fails."""
+    """3 batches, one torch.save of a model, one torch.save that fails
+    (not under a preloaded ASan: _CXX_THROW_OK)."""
     import torch
     from torch.utils.data import DataLoader
     got = [b.tolist() for b in DataLoader(_Data(), batch_size=2, num_workers=workers)]
@@ -81,8 +89,9 @@ def _work(tmp_path, workers):
     model = torch.nn.Linear(3, 2)
     assert torch.save(model, str(tmp_path / "model.pt")) is None
     assert isinstance(torch.load(str(tmp_path / "model.pt")), torch.nn.Linear)
-    with pytest.raises((FileNotFoundError, RuntimeError)):   # the program's error, unchanged
-        torch.save(model.state_dict(), str(tmp_path / "no" / "such" / "dir.pt"))
+    if _CXX_THROW_OK:
+        with pytest.raises((FileNotFoundError, RuntimeError)):   # the program's error, unchanged
+            torch.save(model.state_dict(), str(tmp_path / "no" / "such" / "dir.pt"))
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -94,7 +103,8 @@ def test_dataloader_and_save_ranges(tmp_path, workers):
     assert _originals() == before          # and given back at stop
     (d,) = result_dirs("./out")
     # 3 batches and the call that finds the epoch over; 2 saves (one failed)
-    want = [("dataloader", "default")] * 4 + [("save_checkpoint", "default")] * 2
+    want = [("dataloader", "default")] * 4 + [("save_checkpoint", "default")] * (
+        2 if _CXX_THROW_OK else 1)
     assert _mstx_ranges(d) == want
     assert _db_ranges(d) == [m for m, _ in want]
 
