@@ -74,7 +74,10 @@ def test_host_sys_tables_and_figures():
     mem_total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     usage = [u for (u,) in con.execute("SELECT usage FROM HOST_MEM_USAGE ORDER BY timestampNs")]
     rise = (max(usage) - usage[0]) / 100 * mem_total
-    assert 0.9 * nbytes <= rise <= nbytes + (48 << 20), (rise, nbytes)
+    # (not under a preloaded ASan: its allocator serves the block partly
+    # from memory it already holds, quarantined frees included)
+    if "libasan" not in os.environ.get("LD_PRELOAD", ""):
+        assert 0.9 * nbytes <= rise <= nbytes + (48 << 20), (rise, nbytes)
     # the trace's layers, with msprof's sort indices
     trace = trace_of(rd)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace

@@ -316,8 +316,10 @@ def test_summary_counts_the_ranges(tmp_path):
             aiprof.mstx.mark("here")
     (d,) = result_dirs("./out")
     head, rows = _summary_rows(d)
-    assert head.startswith("mstx ranges: 6 in 2 (domain, message) groups, 1 mark(s), 0 start")
-    assert rows == {("default", "dataloader"): 4, ("default", "save_checkpoint"): 2}
+    saves = 2 if _CXX_THROW_OK else 1
+    assert head.startswith("mstx ranges: %d in 2 (domain, message) groups, 1 mark(s), 0 start"
+                           % (4 + saves))
+    assert rows == {("default", "dataloader"): 4, ("default", "save_checkpoint"): saves}
     subprocess.run([CLI, "summary", d, "--html", "s.html", "--no-text"], check=True,
                    capture_output=True, timeout=60)
     page = open("s.html", encoding="utf-8").read()
@@ -338,6 +340,9 @@ print("done")
 
 @needs_torch
 @pytest.mark.skipif(not os.path.exists(CLI), reason="the aiprof CLI is not built")
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="aiprof run puts its library first in LD_PRELOAD, which a "
+                           "preloaded ASan refuses (the normal run covers it)")
 @pytest.mark.parametrize("no_mstx", [False, True])
 def test_aiprof_run(tmp_path, no_mstx):
     """`aiprof run` records mstx unless --no-mstx: the automatic ranges too."""
