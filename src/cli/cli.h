@@ -25,6 +25,11 @@ int cli_usage_error(const char *command, const char *fmt, ...)
  * libaiprof_mpi.so, libaiprof_cluster_mpi.so); -1 if unknown. */
 int cli_install_root(char *out, size_t cap);
 
+/* cli_is_static_program() (elf_static.c) : 1 when `cmd` (a path, or a name
+ * looked up on PATH as execvp does) is a 64-bit ELF program without a
+ * dynamic loader, which LD_PRELOAD cannot reach; 0 otherwise or unknown. */
+int cli_is_static_program(const char *cmd);
+
 /* cli_analyse() : `aiprof analyse ...` (analyse_cmd.c); argv[0] is "analyse". */
 int cli_analyse(int argc, char **argv);
 

@@ -270,8 +270,15 @@ int cli_run(int argc, char **argv)
         fclose(f);
     }
     unlink(list);
-    if (!n && code != 127)
-        fprintf(stderr, "aiprof run: the program produced no profile%s\n",
-                o.config ? " (no collection was triggered by profiler_config.json)" : "");
+    if (!n && code != 127) {
+        if (cli_is_static_program(command[0]))
+            fprintf(stderr, "aiprof run: the program produced no profile: %s is statically "
+                            "linked, and LD_PRELOAD (how aiprof run loads libaiprof) works "
+                            "for dynamically linked programs only; link it dynamically, or "
+                            "link libaiprof in and use its API\n", command[0]);
+        else
+            fprintf(stderr, "aiprof run: the program produced no profile%s\n",
+                    o.config ? " (no collection was triggered by profiler_config.json)" : "");
+    }
     return code;
 }

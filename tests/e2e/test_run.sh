@@ -127,4 +127,20 @@ grep -qx "  --mpi               record MPI calls (libaiprof_mpi.so); the default
 grep -qx "  --no-mpi            do not record MPI calls, even under mpirun" "$TMP/help"
 grep -qx '  --host-sys LIST     host system data, comma-separated: cpu, mem, disk, network,' "$TMP/help"
 [ "$(grep -c "^  -" "$TMP/help")" = 17 ]
+# A statically linked program: LD_PRELOAD cannot reach it; it runs as it
+# would, and the message says why there is no profile (where the C library
+# has a static form: libc6-dev's libc.a).
+printf '#include <stdio.h>\nint main(void) { puts("static ran"); return 3; }\n' >"$TMP/st.c"
+if cc -static -o "$TMP/st" "$TMP/st.c" 2>/dev/null; then
+  set +e
+  "$AIPROF" run --dir "$TMP/static_out" -- "$TMP/st" >"$TMP/st.out" 2>"$TMP/st.err"
+  rc=$?
+  set -e
+  [ $rc = 3 ] || { echo "static program: exit $rc, want its own 3"; exit 1; }
+  grep -qx "static ran" "$TMP/st.out"
+  grep -q "st is statically linked, and LD_PRELOAD (how aiprof run loads libaiprof) works for dynamically linked programs only" "$TMP/st.err" ||
+    { cat "$TMP/st.err"; echo "static program: no reason given"; exit 1; }
+else
+  echo "(no static C library: the static-program check is skipped)"
+fi
 echo "e2e aiprof run: 1 passed, 0 failed"
