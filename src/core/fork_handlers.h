@@ -27,6 +27,8 @@ typedef enum aip__fork_slot {
                         * ends before the fork, so the child's process is as
                         * single-threaded as the program left it */
     AIP_FORK_SESSION,  /* session.c: session lock; the child forgets the active session */
+    AIP_FORK_META,     /* session_info.c: metadata lock (held while the file is written,
+                        * which may log) */
     AIP_FORK_LOG,      /* session_log.c: log lock; the child closes the parent's trace log */
     AIP_FORK_DOMAIN,   /* domain_filter.c: filter lock */
     AIP_FORK_DEVICE,   /* record_device.c: device/queue registry lock (interns under it) */

@@ -6,6 +6,7 @@
  * downstream tools read.  Clock pairs taken at start and stop let every
  * output show absolute times.
  */
+#include "fork_handlers.h"
 #include "host_uid.h"
 #include "session_int.h"
 #include "clock.h"
@@ -206,6 +207,14 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
  * a trace is open, and at trace end.  One lock for all of it: few, small
  * and rare. */
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void meta_fork_lock(void) { pthread_mutex_lock(&meta_lock); }
+static void meta_fork_unlock(void) { pthread_mutex_unlock(&meta_lock); }
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+    aip__fork_register(AIP_FORK_META, meta_fork_lock, meta_fork_unlock, meta_fork_unlock);
+}
 
 aip_status aip__metadata_add(aip_session *s, const char *key, json_t *value, size_t bytes,
                              size_t cap)
