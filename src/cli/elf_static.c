@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The file execvp() would run: `cmd` itself when it has a '/', else the
@@ -35,6 +36,9 @@ int cli_is_static_program(const char *cmd)
 {
     char path[PATH_MAX];
     if (!cmd || resolve(cmd, path, sizeof path))
+        return 0;
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) /* a FIFO would block the read */
         return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
