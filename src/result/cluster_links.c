@@ -230,6 +230,15 @@ void aip__cluster_links_free(aip__cluster_links *l)
 }
 
 /* The rule per transport: returns the number of slow links marked. */
+/* Whether the verdict named `rank` slow (c->slow, per directory). */
+static int rank_named_slow(const aip__cluster *c, long rank)
+{
+    for (size_t i = 0; c->slow && i < c->n; i++)
+        if (c->r[i].rank == rank && !c->r[i].problem[0] && c->slow[i])
+            return 1;
+    return 0;
+}
+
 static size_t judge(const aip__cluster *c, aip__cluster_links *l, const char *tr)
 {
     double sum = 0, lo = INFINITY, hi = -INFINITY;
@@ -272,11 +281,17 @@ static size_t judge(const aip__cluster *c, aip__cluster_links *l, const char *tr
             continue;
         x->slow = 1;
         slow++;
+        /* A link's time is its ops' elapse, waiting included (point-to-point
+         * ops are not split): one end being a slow rank explains it too. */
+        char why[96] = "";
+        long end = rank_named_slow(c, x->dst) ? x->dst : rank_named_slow(c, x->src) ? x->src : -1;
+        if (end >= 0)
+            snprintf(why, sizeof why, "; rank %ld is slow: the time includes waiting for it", end);
         aip__cluster_say(c,
                          "slow link: %ld->%ld %s — %.4f GB/s (%.6f MB in %.6f ms, %zu "
-                         "records), %.1f%% below the %s links' median %.4f GB/s (limit %.0f%%)\n",
+                         "records), %.1f%% below the %s links' median %.4f GB/s (limit %.0f%%)%s\n",
                          x->src, x->dst, tr, x->gbps, x->mb, x->ms, x->records,
-                         100 * (med - x->gbps) / med, tr, med, 100 * SLOW_LINK_RATIO);
+                         100 * (med - x->gbps) / med, tr, med, 100 * SLOW_LINK_RATIO, why);
     }
     return slow;
 }

@@ -55,6 +55,10 @@ check_verdict() { # LOG: rank 2 named slow, no other rank
 [ "$(grep -c '^analysing ' "$T/out1.log")" = 4 ] || { cat "$T/out1.log"; echo "FAIL: not 4 analysed"; fail=1; }
 [ $rc = 0 ] || { cat "$T/out1.log"; echo "FAIL: aiprof cluster exit $rc"; fail=1; }
 check_verdict "$T/out1.log"
+# A slow link with the slow rank at one end says its time includes waiting for it.
+if grep -E "^slow link: (2->[0-9]+|[0-9]+->2) " "$T/out1.log" | grep -vq "; rank 2 is slow: "; then
+  grep "^slow link" "$T/out1.log"; echo "FAIL: a slow link to or from rank 2 without the note"; fail=1
+fi
 python3 "$SRC/tests/e2e/check_cluster.py" "$T/job" 4 3 20000 300 2 || fail=1
 # --html, cluster_analysis.db and the link matrix (bytes per ring link = what was sent)
 "$AIPROF" cluster --html -q "$T/job" >"$T/html.log" 2>&1 || { cat "$T/html.log"; echo "FAIL: --html"; fail=1; }
