@@ -27,6 +27,7 @@
 #include "device.h"
 #include "model.h"
 #include "csv_read.h"
+#include "own_profile.h"
 #include "collect/cuda/cuda_int.h"
 
 #include <limits.h>
@@ -156,24 +157,6 @@ static void device_buffer(cbuf *c)
     put(c, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     /* impossible times: dropped */
     put_kernel(c, "backwards", 7, 0, at_us(100), at_us(99), 1, 1, 1);
-}
-
-static int load(const char *dir, aip__model *m)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", dir, (int)getpid());
-    aip__model_init(m);
-    return aip__model_load_raw(m, path) || aip__model_derive(m);
-}
-
-static const char *analysed_dir(aip_session *s)
-{
-    aip_analyse_options o;
-    aip_analyse_options_init(&o);
-    o.quiet = 1;
-    if (aip_analyse_dir(aip_session_result_dir(s), &o) != AIP_OK)
-        return NULL;
-    return aip_session_result_dir(s);
 }
 
 static int row_of(const csv *c, const char *name)
@@ -389,7 +372,7 @@ static void test_buffer_into_outputs(void)
     const char *dir = analysed_dir(s);
     ASSERT_TRUE(dir != NULL);
     aip__model m;
-    ASSERT_EQ(load(dir, &m), 0);
+    ASSERT_EQ(load_own_raw(dir, &m), 0);
     if (dir && m.n_procs == 1) {
         check_kernel_details(dir, dev);
         check_stream_ids(dir);

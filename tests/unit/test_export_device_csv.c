@@ -23,6 +23,7 @@
 #include "device.h"
 #include "model.h"
 #include "csv_read.h"
+#include "own_profile.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -116,24 +117,6 @@ static void record_steps(aip_session *s)
         aip__dev_api_end("clFinish", t, 0, dev);
         ASSERT_EQ(aip_session_step(s), AIP_OK);
     }
-}
-
-static int load(const char *dir, aip__model *m)
-{
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", dir, (int)getpid());
-    aip__model_init(m);
-    return aip__model_load_raw(m, path) || aip__model_derive(m);
-}
-
-static const char *analysed_dir(aip_session *s)
-{
-    aip_analyse_options o;
-    aip_analyse_options_init(&o);
-    o.quiet = 1;
-    if (aip_analyse_dir(aip_session_result_dir(s), &o) != AIP_OK)
-        return NULL;
-    return aip_session_result_dir(s);
 }
 
 static void check_kernel_details(const char *dir, const aip__model *m)
@@ -343,7 +326,7 @@ static void test_device_csv_columns(void)
     const char *dir = analysed_dir(s);
     ASSERT_TRUE(dir != NULL);
     aip__model m;
-    ASSERT_EQ(load(dir, &m), 0);
+    ASSERT_EQ(load_own_raw(dir, &m), 0);
     if (dir && m.n_procs == 1) {
         check_kernel_details(dir, &m);
         check_operator_details(dir);
@@ -384,7 +367,7 @@ static void test_device_csv_without_steps(void)
     ASSERT_STREQ(at(&st, 0, "Step"), "");
     ASSERT_STREQ(at(&st, 0, "Computing"), us3(rec[0].dur));
     aip__model m;
-    ASSERT_EQ(load(dir, &m), 0);
+    ASSERT_EQ(load_own_raw(dir, &m), 0);
     ASSERT_EQ(m.n_step_rows, 1);
     if (m.n_step_rows == 1 && m.n_procs == 1) {
         const aip__device_task *t = &m.procs[0].dev_tasks.v[0];
@@ -432,7 +415,7 @@ static void test_overlapping_tasks(void)
     const char *dir = analysed_dir(s);
     ASSERT_TRUE(dir != NULL);
     aip__model m;
-    ASSERT_EQ(load(dir, &m), 0);
+    ASSERT_EQ(load_own_raw(dir, &m), 0);
     csv k;
     ASSERT_EQ(csv_read(&k, dir, "kernel_details.csv"), 0);
     ASSERT_EQ(k.rows, 3);
