@@ -148,6 +148,29 @@ void aip__tj_meta_sort(aip__tj *w, const char *what, int64_t pid, uint64_t tid, 
     AIP_OUT_LIT(w->o, "}}");
 }
 
+int64_t aip__tj_layer_pid(int64_t pid, unsigned sort, uint32_t device)
+{
+    if (device <= AIP__TJ_HOST_DEVICE)
+        return (int64_t)(((uint64_t)pid << 10) | ((uint64_t)sort << 5) | device);
+    return (int64_t)(((uint64_t)pid << 16) | ((uint64_t)sort << 6) | device);
+}
+
+void aip__tj_layer_meta(aip__tj *w, int64_t lpid, const char *name, const char *label,
+                        unsigned sort)
+{
+    aip__tj_meta_str(w, "process_name", lpid, 0, "name", name);
+    aip__tj_meta_str(w, "process_labels", lpid, 0, "labels", label);
+    aip__tj_meta_sort(w, "process_sort_index", lpid, 0, sort);
+}
+
+void aip__tj_thread_meta(aip__tj *w, int64_t lpid, uint64_t tid)
+{
+    char n[40];
+    snprintf(n, sizeof n, "Thread %llu", (unsigned long long)tid);
+    aip__tj_meta_str(w, "thread_name", lpid, tid, "name", n);
+    aip__tj_meta_sort(w, "thread_sort_index", lpid, tid, tid);
+}
+
 /* `first`: the first process, whose process_name carries the run-wide
  * facts in torch_npu's form (an array has no top-level keys). */
 static void process_meta(aip__tj *w, const aip__process *p, int first)
@@ -453,11 +476,8 @@ static void gc_events(aip__tj *w, const aip__process *p)
 {
     if (!p->gc.n)
         return;
-    /* torch_npu's formatted pid for the host GC layer: (pid<<10)|(1<<5)|31. */
-    int64_t gpid = (int64_t)(((uint64_t)p->pid << 10) | (1u << 5) | 31u);
-    aip__tj_meta_str(w, "process_name", gpid, 0, "name", "Python GC");
-    aip__tj_meta_str(w, "process_labels", gpid, 0, "labels", "CPU");
-    aip__tj_meta_sort(w, "process_sort_index", gpid, 0, 1);
+    int64_t gpid = aip__tj_layer_pid(p->pid, 1, AIP__TJ_HOST_DEVICE);
+    aip__tj_layer_meta(w, gpid, "Python GC", "CPU", 1);
     uint8_t *named = calloc(p->n_threads ? p->n_threads : 1, 1);
     for (size_t i = 0; i < p->gc.n; i++) {
         const aip__gc_ev *g = &p->gc.v[i];

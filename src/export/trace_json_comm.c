@@ -25,7 +25,6 @@
 #include <string.h>
 
 #define SORT_COMMUNICATION 16
-#define HOST_DEVICE_ID 31
 #define NO_GROUP AIP_RAW_MAX_GROUPS          /* the track of ops of no group */
 #define LANE_STRIDE (AIP_RAW_MAX_GROUPS + 1) /* tid = group + lane * stride */
 
@@ -136,11 +135,8 @@ void aip__trace_comm_layer(aip__tj *w, const aip__process *p)
     aip__comm_name *names;
     if ((w->status = aip__comm_op_names(p, &names)))
         return;
-    int64_t cpid = (int64_t)(((uint64_t)p->pid << 10) | (SORT_COMMUNICATION << 5) |
-                             HOST_DEVICE_ID);
-    aip__tj_meta_str(w, "process_name", cpid, 0, "name", "Communication");
-    aip__tj_meta_str(w, "process_labels", cpid, 0, "labels", "CPU");
-    aip__tj_meta_sort(w, "process_sort_index", cpid, 0, SORT_COMMUNICATION);
+    int64_t cpid = aip__tj_layer_pid(p->pid, SORT_COMMUNICATION, AIP__TJ_HOST_DEVICE);
+    aip__tj_layer_meta(w, cpid, "Communication", "CPU", SORT_COMMUNICATION);
     lane_set *sets = NULL;
     size_t n_sets = 0, cap_sets = 0;
     for (size_t i = 0; i < p->comm_ops.n && !w->status; i++) {

@@ -46,14 +46,6 @@
 #define SORT_CANN 7
 #define SORT_HARDWARE 14
 #define SORT_OVERLAP 31
-#define HOST_DEVICE_ID 31
-
-static int64_t layer_pid(int64_t pid, unsigned sort, uint32_t device)
-{
-    if (device <= HOST_DEVICE_ID)
-        return (int64_t)(((uint64_t)pid << 10) | ((uint64_t)sort << 5) | device);
-    return (int64_t)(((uint64_t)pid << 16) | ((uint64_t)sort << 6) | device);
-}
 
 /* Raw string `id` as a JSON string with `prefix` (plain ASCII) before it. */
 static void put_id_prefixed(aip__tj *w, const char *prefix, uint32_t id)
@@ -77,19 +69,14 @@ static void api_layer(aip__tj *w, const aip__process *p, int64_t conn_base)
 {
     if (!p->dev_api.n)
         return;
-    int64_t cpid = layer_pid(p->pid, SORT_CANN, HOST_DEVICE_ID);
-    aip__tj_meta_str(w, "process_name", cpid, 0, "name", "CANN");
-    aip__tj_meta_str(w, "process_labels", cpid, 0, "labels", "CPU");
-    aip__tj_meta_sort(w, "process_sort_index", cpid, 0, SORT_CANN);
+    int64_t cpid = aip__tj_layer_pid(p->pid, SORT_CANN, AIP__TJ_HOST_DEVICE);
+    aip__tj_layer_meta(w, cpid, "CANN", "CPU", SORT_CANN);
     /* dev_api is sorted by thread, then start: one group per thread */
     for (size_t i = 0; i < p->dev_api.n; i++) {
         const aip__device_call *c = &p->dev_api.v[i];
         uint64_t tid = p->threads[c->thread].tid;
         if (!i || c->thread != p->dev_api.v[i - 1].thread) {
-            char n[40];
-            snprintf(n, sizeof n, "Thread %llu", (unsigned long long)tid);
-            aip__tj_meta_str(w, "thread_name", cpid, tid, "name", n);
-            aip__tj_meta_sort(w, "thread_sort_index", cpid, tid, tid);
+            aip__tj_thread_meta(w, cpid, tid);
             aip__tj_prefix(w, cpid, tid);
         }
         aip__tj_begin(w);
@@ -228,8 +215,8 @@ static void task_flows(aip__tj *w, const aip__process *p, const aip__device_task
         e[0] = '"';
         e[1] = 0;
     }
-    flow_point(w, "s", 0, "HostToDevice", name, id, layer_pid(p->pid, SORT_CANN, HOST_DEVICE_ID),
-               p->threads[c->thread].tid, c->start);
+    int64_t cpid = aip__tj_layer_pid(p->pid, SORT_CANN, AIP__TJ_HOST_DEVICE);
+    flow_point(w, "s", 0, "HostToDevice", name, id, cpid, p->threads[c->thread].tid, c->start);
     flow_point(w, "f", 1, "HostToDevice", name, id, dpid, dtid, k->start);
 }
 
@@ -287,7 +274,7 @@ static void queue_thread(aip__tj *w, const aip__process *p, size_t q, uint32_t l
 static void device_layer(aip__tj *w, const aip__process *p, const aip__dev_tracks *t, uint32_t d,
                          int64_t conn_base)
 {
-    int64_t pid = layer_pid(p->pid, SORT_HARDWARE, d);
+    int64_t pid = aip__tj_layer_pid(p->pid, SORT_HARDWARE, d);
     device_meta(w, p, d, pid, "Ascend Hardware", SORT_HARDWARE);
     uint8_t *seen = calloc(t->n_queues, 1); /* queues with tasks of device d */
     if (!seen) {
@@ -339,7 +326,7 @@ static void overlap_layer(aip__tj *w, const aip__process *p, uint32_t d)
             w->status = s;
         return;
     }
-    int64_t pid = layer_pid(p->pid, SORT_OVERLAP, d);
+    int64_t pid = aip__tj_layer_pid(p->pid, SORT_OVERLAP, d);
     device_meta(w, p, d, pid, "Overlap Analysis", SORT_OVERLAP);
     for (unsigned tid = 0; tid < 4; tid++) {
         aip__tj_meta_str(w, "thread_name", pid, tid, "name", overlap_names[tid]);

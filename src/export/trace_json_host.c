@@ -29,18 +29,14 @@
 
 #include <stdio.h>
 
-#define HOST_DEVICE_ID 31
-
 static int64_t layer_pid(const aip__process *p, unsigned sort)
 {
-    return (int64_t)(((uint64_t)p->pid << 10) | (sort << 5) | HOST_DEVICE_ID);
+    return aip__tj_layer_pid(p->pid, sort, AIP__TJ_HOST_DEVICE);
 }
 
 static void layer(aip__tj *w, int64_t lpid, const char *name, unsigned sort)
 {
-    aip__tj_meta_str(w, "process_name", lpid, 0, "name", name);
-    aip__tj_meta_str(w, "process_labels", lpid, 0, "labels", "CPU");
-    aip__tj_meta_sort(w, "process_sort_index", lpid, 0, sort);
+    aip__tj_layer_meta(w, lpid, name, "CPU", sort);
 }
 
 /* `{"ph":"C","name":NAME,"pid":P,"tid":0,"ts":T,"args":{` */

@@ -42,6 +42,18 @@ void aip__tj_meta_str(aip__tj *w, const char *what, int64_t pid, uint64_t tid, c
                       const char *value);
 void aip__tj_meta_sort(aip__tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index);
 
+/* The layers torch_npu adds beside a process (Python GC, CANN,
+ * Communication, OS Runtime API, CPU Usage, a device's hardware...) have a
+ * pid of their own: pid << 10 | sort << 5 | device, device 31 being the
+ * host; a device id above 31 takes pid << 16 | sort << 6 | device. */
+#define AIP__TJ_HOST_DEVICE 31u
+int64_t aip__tj_layer_pid(int64_t pid, unsigned sort, uint32_t device);
+/* A layer's process_name, process_labels and process_sort_index. */
+void aip__tj_layer_meta(aip__tj *w, int64_t lpid, const char *name, const char *label,
+                        unsigned sort);
+/* A thread of a layer without a name of its own: "Thread TID", sorted by tid. */
+void aip__tj_thread_meta(aip__tj *w, int64_t lpid, uint64_t tid);
+
 /* aip__trace_device_layers() (trace_json_device.c) : the device layers of
  * process `p` (its CANN-style runtime API process, one hardware process
  * per device, the Overlap Analysis process) with their flows; nothing

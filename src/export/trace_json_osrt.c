@@ -18,17 +18,13 @@
 #include <string.h>
 
 #define SORT_OS_RUNTIME_API 13
-#define HOST_DEVICE_ID 31
 
 void aip__trace_osrt_layer(aip__tj *w, const aip__process *p)
 {
     if (!p->osrt.n)
         return;
-    int64_t opid =
-        (int64_t)(((uint64_t)p->pid << 10) | (SORT_OS_RUNTIME_API << 5) | HOST_DEVICE_ID);
-    aip__tj_meta_str(w, "process_name", opid, 0, "name", "OS Runtime API");
-    aip__tj_meta_str(w, "process_labels", opid, 0, "labels", "CPU");
-    aip__tj_meta_sort(w, "process_sort_index", opid, 0, SORT_OS_RUNTIME_API);
+    int64_t opid = aip__tj_layer_pid(p->pid, SORT_OS_RUNTIME_API, AIP__TJ_HOST_DEVICE);
+    aip__tj_layer_meta(w, opid, "OS Runtime API", "CPU", SORT_OS_RUNTIME_API);
     uint8_t *named = calloc(p->n_threads ? p->n_threads : 1, 1);
     if (!named) {
         if (!w->status)
@@ -40,10 +36,7 @@ void aip__trace_osrt_layer(aip__tj *w, const aip__process *p)
         uint64_t tid = p->threads[c->thread].tid;
         if (!named[c->thread]) {
             named[c->thread] = 1;
-            char tname[40];
-            snprintf(tname, sizeof tname, "Thread %llu", (unsigned long long)tid);
-            aip__tj_meta_str(w, "thread_name", opid, tid, "name", tname);
-            aip__tj_meta_sort(w, "thread_sort_index", opid, tid, tid);
+            aip__tj_thread_meta(w, opid, tid);
         }
         aip__tj_prefix(w, opid, tid);
         aip__tj_begin(w);
