@@ -507,7 +507,7 @@ static int read_rank(aip__cluster *c, aip__rank_dir *r)
         read_comm(c, r, comm);
     if (r->problem[0])
         return 0;
-    return aip__cluster_comm_host(r) ? -1 : aip__cluster_read_meta(c, r);
+    return aip__cluster_read_meta(c, r);
 }
 
 static int by_rank(const void *a, const void *b)

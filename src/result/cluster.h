@@ -39,7 +39,8 @@ typedef struct aip__rank_dir {
     json_t *matrix;           /* communication_matrix.json, NULL if absent */
     double first_us, last_us; /* span of its collectives' start times; NAN if none */
     int analyse;              /* no step_trace_time.csv yet, FRAMEWORK/ there */
-    char *host;               /* "hostname/host_uid" of profiler_info; NULL: unknown */
+    char *host;               /* "hostname/host_uid" of profiler_info (cluster_meta.c), the key
+                                 of its clock; NULL: unknown */
     double clock_offset_us;   /* its clock minus the reference's (cluster_comm.c); NAN: none */
     long clock_samples;       /* -1 reference's host, 0 not aligned, N collectives used */
     /* cluster_meta.c (read with the summaries; serialised for --mpi

@@ -37,12 +37,6 @@ void aip__cc_split(const int64_t *start, const int64_t *end, size_t n, int64_t *
  * the lower middle for an even n, so that it is one of the values). */
 int64_t aip__cc_median(int64_t *v, size_t n);
 
-/* aip__cluster_comm_host() : r->host from the rank's
- * profiler_info_{rank}.json ("aiprof": host_uid and hostname); NULL when
- * it names neither (the rank is then its own clock).  0, or -1 for no
- * memory. */
-int aip__cluster_comm_host(aip__rank_dir *r);
-
 /* aip__cluster_comm() : match, align and split (cluster_comm.c), fill the
  * split into the ranks' r->comm, set r->clock_offset_us, then write
  * cluster_communication.json, cluster_communication_matrix.json and the

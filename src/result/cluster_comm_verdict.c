@@ -1,8 +1,8 @@
 /*
  * cluster_comm_verdict.c — the per-rank side of the communication pass of
- * `aiprof cluster` (cluster_comm.h): which host a rank ran on (its clock:
- * profiler_info's aiprof.hostname and host_uid), and what the verdict says
- * of the clocks and of each rank's wait, transit and idle time.
+ * `aiprof cluster` (cluster_comm.h): what the verdict says of the clocks
+ * (each rank's host, r->host, is read with its metadata: cluster_meta.c)
+ * and of each rank's wait, transit and idle time.
  */
 #include "cluster_comm.h"
 #include "fs.h"
@@ -11,30 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the host of a rank ------------------------------------------------ */
-
-int aip__cluster_comm_host(aip__rank_dir *r)
-{
-    char name[64], path[PATH_MAX];
-    snprintf(name, sizeof name, "profiler_info_%ld.json", r->rank);
-    if (r->rank < 0 || aip__join(path, sizeof path, r->path, name))
-        return 0;
-    json_t *j = json_load_file(path, 0, NULL);
-    json_t *a = json_object_get(j, "aiprof");
-    const char *uid = json_string_value(json_object_get(a, "host_uid"));
-    const char *host = json_string_value(json_object_get(a, "hostname"));
-    int err = 0;
-    if (uid || host) {
-        size_t n = strlen(uid ? uid : "") + strlen(host ? host : "") + 2;
-        if (!(r->host = malloc(n)))
-            err = -1;
-        else /* both: two machines may share a name, or clone a MAC */
-            snprintf(r->host, n, "%s/%s", host ? host : "", uid ? uid : "");
-    }
-    json_decref(j);
-    return err;
-}
 
 /* ---- verdict -------------------------------------------------------------- */
 

@@ -107,6 +107,21 @@ static json_t *load_json(const aip__cluster *c, const char *path, const char *lo
     return j;
 }
 
+/* r->host, the key of the rank's clock for the communication pass
+ * (cluster_comm.c): "hostname/host_uid" of profiler_info's "aiprof" block,
+ * both because two machines may share a name, or clone a MAC; NULL when it
+ * names neither (the rank is then its own clock).  -1: no memory. */
+static int clock_host(aip__rank_dir *r, const char *host, const char *uid)
+{
+    if (!host && !uid)
+        return 0;
+    size_t n = strlen(uid ? uid : "") + strlen(host ? host : "") + 2;
+    if (!(r->host = malloc(n)))
+        return -1;
+    snprintf(r->host, n, "%s/%s", host ? host : "", uid ? uid : "");
+    return 0;
+}
+
 int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r)
 {
     char path[PATH_MAX], name[64], out[PATH_MAX];
@@ -115,13 +130,13 @@ int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r)
     snprintf(name, sizeof name, "profiler_info_%ld.json", r->rank);
     if (!aip__join(path, sizeof path, r->path, name)) {
         json_t *info = load_json(c, path, "the rank's host name is unknown");
-        const char *host =
-            json_string_value(json_object_get(json_object_get(info, "aiprof"), "hostname"));
-        if (host && !(r->host_name = strdup(host))) {
-            json_decref(info);
-            return -1;
-        }
+        json_t *a = json_object_get(info, "aiprof");
+        const char *host = json_string_value(json_object_get(a, "hostname"));
+        const char *uid = json_string_value(json_object_get(a, "host_uid"));
+        int nomem = (host && !(r->host_name = strdup(host))) || clock_host(r, host, uid);
         json_decref(info);
+        if (nomem)
+            return -1;
     }
     snprintf(name, sizeof name, "ascend_pytorch_profiler_%ld.db", r->rank);
     if (aip__join(out, sizeof out, r->path, "ASCEND_PROFILER_OUTPUT") ||
