@@ -155,6 +155,19 @@ uint64_t aip__queue_stream_id(const aip__process *p, uint32_t queue)
     return q && q->present && q->has_native ? q->native : queue;
 }
 
+uint64_t aip__task_groups(const aip__device_task *k, uint32_t g[3])
+{
+    if (k->kind != AIP_TASK_KERNEL || !k->global[0] || !k->local[0])
+        return 0;
+    uint64_t n = 1;
+    for (int j = 0; j < 3; j++) {
+        uint32_t gl = k->global[j] ? k->global[j] : 1, lo = k->local[j] ? k->local[j] : 1;
+        g[j] = gl / lo + (gl % lo != 0);
+        n *= g[j];
+    }
+    return n;
+}
+
 const char *aip__task_type_name(const aip__process *p, const aip__device_task *k)
 {
     switch (k->kind) {

@@ -95,6 +95,12 @@ const char *aip__task_type_name(const aip__process *p, const aip__device_task *k
  * number when it has one (the CUDA stream id), else aiprof's queue id
  * (OpenCL queues have no number). */
 uint64_t aip__queue_stream_id(const aip__process *p, uint32_t queue);
+/* A kernel's work-groups (blocks) per dimension into g[3], and their
+ * product: Π ceil(global / local), a dimension past the kernel's own
+ * (global and local 0) counting one group; 0 when not known: not a kernel,
+ * no work size, or the local size left to the runtime (local[0] 0).  For
+ * kernel_details' Block Num and COMPUTE_TASK_INFO's blockNum / gridDim. */
+uint64_t aip__task_groups(const aip__device_task *k, uint32_t g[3]);
 /* msprof's memcpy operation (ENUM_MEMCPY_OPERATION) of a copy direction:
  * 0 host to host, 1 host to device, 2 device to host, 3 device to device,
  * 65535 other; and its name. */

@@ -45,20 +45,11 @@
     "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"        \
     "Output Formats"
 
-/* Work-groups (blocks) of a kernel, 0 when not known. */
+/* Work-groups (blocks) of a kernel of a known device, 0 when not known. */
 static uint64_t block_num(const aip__process *p, const aip__device_task *t)
 {
-    const aip__device *d = aip__model_device(p, t->device);
-    if (t->kind != AIP_TASK_KERNEL || !d || !t->global[0])
-        return 0;
-    uint64_t n = 1;
-    for (int i = 0; i < 3; i++) {
-        uint64_t g = t->global[i] ? t->global[i] : 1, l = t->local[i];
-        if (!l)
-            return 0;
-        n *= (g + l - 1) / l;
-    }
-    return n;
+    uint32_t g[3];
+    return aip__model_device(p, t->device) ? aip__task_groups(t, g) : 0;
 }
 
 /* The shapes and dtypes of the op whose call launched t: 0 when unknown. */

@@ -222,15 +222,10 @@ static void compute_rows(dev_writer *w)
             opt_i64(&w->ins, 0, name);
             aip__db_i64(&w->ins, 1, gid);
             /* work-groups per dimension: known with the local size only */
-            int groups = k->local[0] != 0;
             uint32_t g[3];
-            int64_t blocks = 1;
-            for (int j = 0; j < 3 && groups; j++) {
-                uint32_t gl = k->global[j] ? k->global[j] : 1, lo = k->local[j] ? k->local[j] : 1;
-                g[j] = gl / lo + (gl % lo != 0);
-                blocks *= g[j];
-            }
-            opt_i64(&w->ins, 2, groups ? blocks : -1);
+            uint64_t blocks = aip__task_groups(k, g);
+            int groups = blocks != 0;
+            opt_i64(&w->ins, 2, groups ? (int64_t)blocks : -1);
             opt_i64(&w->ins, 4, type_id(w, aip__task_type_name(p, k)));
             opt_i64(&w->ins, 5, name);
             opt_i64(&w->ins, 15, groups ? dims_id(w, 0, g) : -1);
