@@ -42,6 +42,8 @@
 #include <unistd.h>
 
 #define FLUSH_INTERVAL_MS 100
+#define PARK_POLL_MS 20
+#define PARK_IDLE_MS 10000
 #define STRINGS_CHUNK_BYTES (4u * 1024u * 1024u)
 /* The STATS slot: one page, at a page-aligned offset. */
 #define SLOT_BYTES 4096u
@@ -327,9 +329,22 @@ static void open_raw(void)
  * snapshot (FLUSH_INTERVAL_MS after the start) or the stop.  A short
  * profile (20 steps of a small model) then costs no file-system work until
  * its stop, as with torch.profiler, whose start writes nothing. */
+/* `ulimit -f` lowers the limit.  Asked here, on the writer thread, before
+ * its first write: a system call less in start(). */
+static void apply_fsize_limit(void)
+{
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+        (!writer.limit || (uint64_t)fsize.rlim_cur < writer.limit)) {
+        writer.limit = (uint64_t)fsize.rlim_cur;
+        writer.limit_is_cap = 0;
+    }
+}
+
 static void write_trace(void)
 {
     int opened = 0;
+    apply_fsize_limit();
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
@@ -395,6 +410,8 @@ static pthread_cond_t run_cond = PTHREAD_COND_INITIALIZER;
 static pthread_t writer_thread;
 static int thread_alive;               /* park lock */
 static int run_asked, run_done, run_quit, in_trace; /* pool lock */
+static int deep_parked;                /* pool lock: the thread waits to be woken */
+static int thread_seen;                /* pool lock: a trace was handed to this thread */
 
 static void *writer_main(void *arg)
 {
@@ -406,8 +423,31 @@ static void *writer_main(void *arg)
     aip__xfsz_block(&old);
     pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!run_asked && !run_quit)
-            pthread_cond_wait(&run_cond, &pool->lock);
+        /* start() hands a trace over without a wake-up when it can
+         * (waking a thread was some 25 us, the dearest part of a start on
+         * a 2-core machine): for PARK_IDLE_MS after a trace, the parked
+         * thread looks every PARK_POLL_MS, well inside the first flush
+         * (FLUSH_INTERVAL_MS), so that the traces of a loop of short
+         * profiles start cheaply; after that it sleeps until woken
+         * (deep_parked: the next start wakes it), so that a process that
+         * stopped profiling gets no wake-ups.  A stop or a fork wakes it. */
+        uint64_t parked_at = now_ms();
+        while (!run_asked && !run_quit) {
+            if (now_ms() - parked_at >= PARK_IDLE_MS) {
+                deep_parked = 1;
+                pthread_cond_wait(&run_cond, &pool->lock);
+                continue;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += PARK_POLL_MS * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&run_cond, &pool->lock, &ts);
+        }
+        deep_parked = 0;
         if (run_quit) { /* only ever asked of a parked thread */
             run_quit = 0;
             pthread_mutex_unlock(&pool->lock);
@@ -456,12 +496,6 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     memset(&writer, 0, sizeof writer);
     writer.limit = info->max_bytes;
     writer.limit_is_cap = info->max_bytes != 0;
-    struct rlimit fsize;
-    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
-        (!writer.limit || (uint64_t)fsize.rlim_cur < writer.limit)) {
-        writer.limit = (uint64_t)fsize.rlim_cur;
-        writer.limit_is_cap = 0;
-    }
     writer.file.fd = -1;
     if (snprintf(writer.path, sizeof writer.path, "%s", info->raw_path) >= (int)sizeof writer.path)
         return aip__fail(AIP_ERR_PATH, "raw file path too long: %s", info->raw_path);
@@ -479,13 +513,22 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
             return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
         }
         thread_alive = 1;
+        pthread_mutex_lock(&pool->lock);
+        thread_seen = 0; /* a new thread: its first trace wakes it */
+        pthread_mutex_unlock(&pool->lock);
     }
     pthread_mutex_lock(&pool->lock);
     run_done = 0;
     run_asked = 1;
     in_trace = 1;
-    pthread_cond_broadcast(&run_cond);
+    int wake = deep_parked || !thread_seen;
+    thread_seen = 1;
     pthread_mutex_unlock(&pool->lock);
+    /* Signalled after the unlock: a thread woken while the lock is still
+     * held would only block on it again.  The park lock, still held, keeps
+     * fork's park_prepare from ending the thread in between. */
+    if (wake)
+        pthread_cond_broadcast(&run_cond);
     pthread_mutex_unlock(&park_lock);
     writer.running = 1;
     return AIP_OK;
@@ -498,6 +541,8 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     if (!writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer not running");
     pthread_mutex_lock(&pool->lock);
+    if (run_asked) /* a trace shorter than the thread's look: wake it */
+        pthread_cond_broadcast(&run_cond);
     while (!run_done)
         pthread_cond_wait(&run_cond, &pool->lock);
     in_trace = 0;
@@ -572,7 +617,7 @@ static void fork_child(void)
     aip__trace_strings_free(&writer.strings);
     /* Only the forking thread goes on here: a writer busy with a trace
      * is the parent's. */
-    run_asked = run_done = run_quit = in_trace = 0;
+    run_asked = run_done = run_quit = in_trace = deep_parked = thread_seen = 0;
     pthread_cond_init(&run_cond, NULL);
 }
 
