@@ -24,6 +24,9 @@ class ProfilerActivity(Enum):
 # C_BITS stay in Python, for the warning).
 _BITS = {ProfilerActivity.CPU: 1, ProfilerActivity.NPU: 2, ProfilerActivity.CUDA: 4,
          ProfilerActivity.XPU: 8, ProfilerActivity.MTIA: 16}
+# By identity: an Enum member hashes in Python (Enum.__hash__), and
+# activity_bits runs in every profile(...).
+_BIT_OF = {id(a): b for a, b in _BITS.items()}
 C_BITS = 15
 DEVICE_BITS = 2 | 4 | 8  # AIP_ACTIVITY_DEVICES: NPU, CUDA, XPU
 
@@ -68,7 +71,7 @@ def activity_bits(activities):
                 raise ValueError(f"activities: {a!r} is not a ProfilerActivity "
                                  f"({', '.join(ProfilerActivity.__members__)})")
             a = ProfilerActivity[name]
-        bits |= _BITS[a]
+        bits |= _BIT_OF[id(a)]
     if not bits:
         raise ValueError("activities must name at least one ProfilerActivity")
     return bits

@@ -68,10 +68,15 @@ def check_callable(name, value):
     return value
 
 
+_good_paths = {}  # str paths already accepted, without '~' (which $HOME may change)
+
+
 def check_path(name, value):
     """A path parameter: str or os.PathLike.  A leading ~ or ~user is
     expanded here, as users expect (the C core takes no '~'); the result
     may only hold the characters torch_npu and the C core accept."""
+    if type(value) is str and value in _good_paths:
+        return value  # a loop making a handler per profile checks it once
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     check_str(name, value)
@@ -80,6 +85,8 @@ def check_path(name, value):
         shown = repr(value) if expanded == value else f"{value!r} (expanded to {expanded!r})"
         raise ValueError(f"{name} {shown} may only contain letters, digits and '_-./' "
                          "(a leading '~' is expanded)")
+    if expanded is value and len(_good_paths) < 256:
+        _good_paths[value] = True
     return expanded
 
 

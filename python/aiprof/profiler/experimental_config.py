@@ -63,6 +63,15 @@ _HOST_BIT = {HostSystem.CPU: 1, HostSystem.MEM: 2, HostSystem.DISK: 4,
              HostSystem.NETWORK: 8, HostSystem.OSRT: 16}
 
 
+# aip_config_init's values of the fields _session_kwargs sets (aic_metrics
+# has none: Python always names one, the C default AIP_AIC_DEFAULT means
+# "by level").
+_C_DEFAULTS = {"export_type": 1, "profiler_level": 1, "l2_cache": False, "op_attr": False,
+               "data_simplification": True, "record_op_args": False, "mstx": False,
+               "gc_detect_threshold_ms": -1.0, "host_sys": 0, "mstx_domain_include": None,
+               "mstx_domain_exclude": None, "sys_io": False, "sys_interconnection": False}
+
+
 def supported_profiler_level():
     """The levels that mean something on this machine: Level0 (the host
     data) and Level_none (the same, and it turns mstx on, as in torch_npu).
@@ -104,6 +113,9 @@ def _export_bits(value):
     return bits or _EXPORT_BIT[ExportType.Text]
 
 
+_DEFAULT_STATE = {}  # _ExperimentalConfig()'s attributes, once one is made
+
+
 class _ExperimentalConfig:
     """torch_npu.profiler._ExperimentalConfig(export_type=[ExportType.Text],
     profiler_level=ProfilerLevel.Level0, msprof_tx=False,
@@ -117,6 +129,22 @@ class _ExperimentalConfig:
                  record_op_args=False, gc_detect_threshold=None, *, mstx=False,
                  mstx_domain_include=None, mstx_domain_exclude=None, host_sys=None,
                  sys_io=False, sys_interconnection=False):
+        if (export_type is None and profiler_level is ProfilerLevel.Level0
+                and msprof_tx is False and aic_metrics is None and l2_cache is False
+                and op_attr is False and data_simplification is True
+                and record_op_args is False and gc_detect_threshold is None and mstx is False
+                and mstx_domain_include is None and mstx_domain_exclude is None
+                and host_sys is None and sys_io is False and sys_interconnection is False):
+            # The default config, made by every profile given none: a copy
+            # of the first one's state (a short profile's cost includes it).
+            if _DEFAULT_STATE:
+                self.__dict__.update(_DEFAULT_STATE)
+                self._export_type = list(self._export_type)
+                self._start_kwargs = dict(self._start_kwargs)
+                return
+            remember = True
+        else:
+            remember = False
         self._export_bits = _export_bits(ExportType.Text if export_type is None else export_type)
         self._export_type = [t for t, b in _EXPORT_BIT.items() if self._export_bits & b]
         if profiler_level not in _LEVEL_CODE:
@@ -170,6 +198,13 @@ class _ExperimentalConfig:
         self._host_sys = hosts
         self._sys_io = check_bool("sys_io", sys_io)
         self._sys_interconnection = check_bool("sys_interconnection", sys_interconnection)
+        # Made once: every start() hands them to the session, and says what
+        # is not collected (these fields do not change after __init__).
+        self._start_kwargs = {k: v for k, v in self._session_kwargs().items()
+                              if k == "aic_metrics" or _C_DEFAULTS.get(k, v) != v}
+        self._all_collected = not self._not_collected()
+        if remember:
+            _DEFAULT_STATE.update(self.__dict__)
 
     # torch_npu exposes these as properties.
     @property
@@ -220,6 +255,14 @@ class _ExperimentalConfig:
             mstx_domain_include=self._mstx_domain_include or None,
             mstx_domain_exclude=self._mstx_domain_exclude or None,
             sys_io=self._sys_io, sys_interconnection=self._sys_interconnection)
+
+    def _start_session_kwargs(self):
+        """_session_kwargs() less what equals aip_config_init's defaults
+        (fewer keywords for _C.Session to parse at start()); record_op_args
+        is read now: it is a plain attribute a script may set."""
+        if not self.record_op_args:
+            return self._start_kwargs
+        return {**self._start_kwargs, "record_op_args": True}
 
     def _not_collected(self):
         """Switches that ask for data this machine cannot give."""

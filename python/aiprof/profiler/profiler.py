@@ -153,15 +153,24 @@ class _KinetoProfile:
         self._warn_unsupported()
         dir_name, worker_name = self._result_location()
         groups = _distributed.prepare()  # the rank first: it names profiler_info_{rank}.json
+        # Only what differs from aip_config_init's defaults: the session
+        # parses fewer keywords (python/_C/session.c orders them).
+        kw = {"activities": self._activities & C_BITS, "on_trace_ready": self._c_trace_ready}
+        if dir_name is not None:
+            kw["dir_name"] = dir_name
+        if worker_name is not None:
+            kw["worker_name"] = worker_name
+        kw.update(self.experimental_config._start_session_kwargs())
         sched = self._schedule
-        self._session = _C.Session(
-            activities=self._activities & C_BITS,
-            **({} if sched is None else sched._session_kwargs()),
-            record_shapes=self.record_shapes, profile_memory=self.profile_memory,
-            with_stack=self.with_stack, with_flops=self.with_flops,
-            with_modules=self.with_modules, use_cuda=self._use_cuda,
-            dir_name=dir_name, worker_name=worker_name, on_trace_ready=self._c_trace_ready,
-            **self.experimental_config._session_kwargs())
+        if sched is not None:
+            kw.update(sched._session_kwargs())
+        for name in ("record_shapes", "profile_memory", "with_stack", "with_modules",
+                     "with_flops"):
+            if getattr(self, name):
+                kw[name] = True
+        if self._use_cuda:
+            kw["use_cuda"] = True
+        self._session = _C.Session(**kw)
         if groups is not None and not any(k == "parallel_group_info" for k, _, _ in
                                           self._metadata):
             self._session.add_metadata_json("parallel_group_info", groups)
@@ -319,6 +328,9 @@ class _KinetoProfile:
 
     def _warn_unsupported(self):
         bits = self._activities  # use_cuda has set CUDA's bit
+        cfg = self.experimental_config
+        if bits == 1 and cfg._all_collected and not cfg.record_op_args:
+            return  # CPU alone, a config this machine fully collects: nothing to say
         cpu = bool(bits & 1)
         device_ok = False
         # Once the device warning was given, only a profile without CPU
