@@ -223,6 +223,70 @@ static PyObject *py_op_context_address(PyObject *self, PyObject *unused)
     return PyLong_FromVoidPtr((void *)fn);
 }
 
+/* The PyTorch adapter's switches (aiprof_torch.h), given once by
+ * _torch_bridge.py when it loads the adapter: a profile's start flips
+ * them in one call here instead of four ctypes calls (a short profile's
+ * start() paid some 8 us for those). */
+static struct {
+    void (*configure)(int, int, unsigned, void *);
+    void (*enable)(int);
+    int (*memory_install)(void);
+    void (*memory_enable)(int);
+} adapter_fns;
+
+static PyObject *py_adapter_functions(PyObject *self, PyObject *args)
+{
+    unsigned long long f[4];
+    if (!PyArg_ParseTuple(args, "KKKK", &f[0], &f[1], &f[2], &f[3]))
+        return NULL;
+    if (!f[0] || !f[1] || !f[2] || !f[3]) {
+        PyErr_SetString(PyExc_ValueError, "_adapter_functions: a null function address");
+        return NULL;
+    }
+    adapter_fns.configure = (void (*)(int, int, unsigned, void *))(uintptr_t)f[0];
+    adapter_fns.enable = (void (*)(int))(uintptr_t)f[1];
+    adapter_fns.memory_install = (int (*)(void))(uintptr_t)f[2];
+    adapter_fns.memory_enable = (void (*)(int))(uintptr_t)f[3];
+    Py_RETURN_NONE;
+}
+
+/* _adapter_switch(on, memory, configure, record_shapes, with_flops, want)
+ * -> memory still on (0 when its install failed: the caller asks the
+ * adapter why).  With `configure`, the profile's options are set and, with
+ * `memory`, the allocator hook installed, before the switch.  The adapter
+ * takes its own locks: the GIL is released, as ctypes did. */
+static PyObject *py_adapter_switch(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    if (n != 6) {
+        PyErr_SetString(PyExc_TypeError, "_adapter_switch takes 6 arguments");
+        return NULL;
+    }
+    long v[6];
+    for (int i = 0; i < 6; i++) {
+        v[i] = PyLong_AsLong(args[i]);
+        if (v[i] == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (!adapter_fns.enable) {
+        PyErr_SetString(PyExc_RuntimeError, "_adapter_switch: no adapter functions given");
+        return NULL;
+    }
+    int on = v[0] != 0, memory = v[1] != 0;
+    aiprof_op_context_fn ctx = op_context;
+    Py_BEGIN_ALLOW_THREADS
+    if (v[2]) {
+        adapter_fns.configure((int)v[3], (int)v[4], (unsigned)v[5],
+                              v[5] ? (void *)ctx : NULL);
+        if (memory && adapter_fns.memory_install() != 0)
+            memory = 0;
+    }
+    adapter_fns.enable(on);
+    if (memory)
+        adapter_fns.memory_enable(on);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(memory);
+}
+
 static PyObject *py_thread_pause(PyObject *self, PyObject *arg)
 {
     int paused = PyObject_IsTrue(arg);
@@ -297,6 +361,10 @@ static PyMethodDef methods[] = {
     {"export_memory_timeline", (PyCFunction)(void (*)(void))py_export_memory_timeline,
      METH_VARARGS | METH_KEYWORDS,
      "export_memory_timeline(result_dir, path, device=None) -> int memory records."},
+    {"_adapter_functions", py_adapter_functions, METH_VARARGS,
+     "_adapter_functions(configure, enable, memory_install, memory_enable): addresses."},
+    {"_adapter_switch", (PyCFunction)(void (*)(void))py_adapter_switch, METH_FASTCALL,
+     "_adapter_switch(on, memory, configure, record_shapes, with_flops, want) -> memory on."},
     {"_op_context_address", py_op_context_address, METH_NOARGS,
      "address of the op-context function the PyTorch adapter calls (op_context.h)."},
     {NULL, NULL, 0, NULL},

@@ -155,6 +155,44 @@ static PyObject *py_labels_step_function(PyObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* The adapter's aiprof_torch_label(tensors, category, grads, new_pass),
+ * called with the GIL held (it reads Python objects), as ctypes' PyDLL
+ * did, without ctypes' per-call conversions: a trace's start labels the
+ * optimizers' parameters and state with it. */
+typedef int (*label_fn)(PyObject *, int, int, int);
+static label_fn label_tensors_fn;
+
+/* labels_label_function(address): that function (0: none). */
+static PyObject *py_labels_label_function(PyObject *self, PyObject *arg)
+{
+    void *p = PyLong_AsVoidPtr(arg);
+    if (!p && PyErr_Occurred())
+        return NULL;
+    label_tensors_fn = (label_fn)p;
+    Py_RETURN_NONE;
+}
+
+/* labels_label(tensors, category, grads, new_pass) -> storages labelled. */
+static PyObject *py_labels_label(PyObject *self, PyObject *const *args, Py_ssize_t n)
+{
+    if (n != 4) {
+        PyErr_SetString(PyExc_TypeError, "labels_label takes 4 arguments");
+        return NULL;
+    }
+    if (!label_tensors_fn) {
+        PyErr_SetString(PyExc_RuntimeError, "labels_label: no adapter label function given");
+        return NULL;
+    }
+    int v[3];
+    for (int i = 0; i < 3; i++) {
+        long x = PyLong_AsLong(args[i + 1]);
+        if (x == -1 && PyErr_Occurred())
+            return NULL;
+        v[i] = (int)x;
+    }
+    return PyLong_FromLong(label_tensors_fn(args[0], v[0], v[1], v[2]));
+}
+
 /* labels_generation(active, generation): labels on or off, and the trace
  * they belong to (a new trace labels everything again). */
 static PyObject *py_labels_generation(PyObject *self, PyObject *args)
@@ -190,6 +228,10 @@ static PyObject *py_labels_fast_state(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"labels_label_function", py_labels_label_function, METH_O,
+     "labels_label_function(address): the adapter's aiprof_torch_label."},
+    {"labels_label", (PyCFunction)(void (*)(void))py_labels_label, METH_FASTCALL,
+     "labels_label(tensors, category, grads, new_pass) -> storages labelled."},
     {"labels_step_function", py_labels_step_function, METH_O,
      "labels_step_function(address): the adapter's label_step for StepHook's fast path."},
     {"labels_generation", py_labels_generation, METH_VARARGS,

@@ -87,6 +87,9 @@ def adapter():
             _warned = True
             _warn_once(_problem)
         return None
+    _C._adapter_functions(*(ctypes.cast(f, ctypes.c_void_p).value for f in (
+        lib.aiprof_torch_configure, lib.aiprof_torch_enable, lib.aiprof_torch_memory_install,
+        lib.aiprof_torch_memory_enable)))
     _lib = lib
     return lib
 
@@ -202,6 +205,9 @@ def native_labels():
         _native_labels = native
         # For the optimizer-step hook's fast path (step_hook.c), called from C.
         _C.labels_step_function(ctypes.cast(native.label_step, ctypes.c_void_p).value)
+        # label() through _C: no ctypes conversions per call.
+        _C.labels_label_function(native.label_address)
+        native.label = _C.labels_label
     return _native_labels
 
 
@@ -230,27 +236,27 @@ class OpCapture:
         self.on = False
         self.lib = None
 
-    def _attach(self):
-        global _memory_problem
-        lib = adapter()
-        if lib is None or self.lib is lib:
-            return lib
-        self.lib = lib
-        lib.aiprof_torch_configure(int(self.record_shapes), int(self.with_flops), self.want,
-                                   _C._op_context_address() if self.want else None)
-        if self.profile_memory and lib.aiprof_torch_memory_install() != 0:
-            if _memory_problem is None:
-                _memory_problem = lib.aiprof_torch_error().decode()
-                _warn_once(f"profile_memory: {_memory_problem}")
-            self.profile_memory = False
-        return lib
-
     def set_recording(self, recording):
         """Called after every start/step/stop with the session's state."""
-        lib = self._attach() if recording else self.lib
-        if lib is None or recording == self.on:
+        global _memory_problem
+        if recording == self.on:
+            return
+        configure = False
+        if recording and self.lib is None:
+            # The first trace of this profile: the adapter's options are
+            # set, and its memory hook installed, in the same C call
+            # (aiprof_C.c _adapter_switch).
+            self.lib = adapter()
+            if self.lib is None:
+                return
+            configure = True
+        elif self.lib is None:
             return
         self.on = recording
-        lib.aiprof_torch_enable(int(recording))
-        if self.profile_memory:
-            lib.aiprof_torch_memory_enable(int(recording))
+        memory = _C._adapter_switch(int(recording), int(self.profile_memory), int(configure),
+                                    int(self.record_shapes), int(self.with_flops), self.want)
+        if self.profile_memory and not memory:
+            if _memory_problem is None:
+                _memory_problem = self.lib.aiprof_torch_error().decode()
+                _warn_once(f"profile_memory: {_memory_problem}")
+            self.profile_memory = False
