@@ -97,18 +97,36 @@ static aip_status make_dir(const char *prefix, const char *path)
 
 aip_status aip__path_no_symlink(const char *path) { return for_each_prefix(path, refuse_link); }
 
+/* refuse_link, remembering whether the last prefix seen (the whole path,
+ * when the walk ends) is a directory. */
+static __thread int last_is_dir;
+
+static aip_status refuse_link_note(const char *prefix, const char *path)
+{
+    struct stat st;
+    last_is_dir = 0;
+    if (lstat(prefix, &st) != 0)
+        return AIP_OK;
+    if (S_ISLNK(st.st_mode))
+        return aip__fail(AIP_ERR_SYMLINK, "refusing path %s: component %s is a symbolic link",
+                         path, prefix);
+    last_is_dir = S_ISDIR(st.st_mode);
+    return AIP_OK;
+}
+
 aip_status aip__mkdirs(const char *path)
 {
-    aip_status s = for_each_prefix(path, refuse_link);
+    last_is_dir = 0;
+    aip_status s = for_each_prefix(path, refuse_link_note);
     if (s)
         return s;
     /* The common case, a directory that exists (every trace's start asks
-     * for its base directory): refuse_link has just seen every component
-     * and none is a link, so the whole path, seen by lstat, is that
-     * directory itself and every parent is one; the mkdir of each prefix
-     * would only fail with EEXIST.  Half the system calls of a start. */
+     * for its base directory): the walk has just seen every component,
+     * none a link, and the whole path a directory; the mkdir of each
+     * prefix would only fail with EEXIST.  Half the system calls of a
+     * start. */
     struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (!last_is_dir) {
         s = for_each_prefix(path, make_dir);
         if (s)
             return s;

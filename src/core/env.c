@@ -42,6 +42,17 @@ const char *aip__hostname(void)
     return hostname;
 }
 
+void aip__localtime(time_t t, struct tm *out)
+{
+    static __thread time_t last = (time_t)-1;
+    static __thread struct tm tm;
+    if (t != last) {
+        localtime_r(&t, &tm);
+        last = t;
+    }
+    *out = tm;
+}
+
 const char *aip__program_name(void)
 {
     pthread_once(&once, init);

@@ -3,7 +3,9 @@
  */
 #include "session_log.h"
 #include "fork_handlers.h"
+#include "env.h"
 #include "fs.h"
+#include "strbuild.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,18 +26,33 @@ static unsigned long pending_lost;
 
 static void write_line(const char *level, const char *msg)
 {
+    /* "YYYY-mm-dd HH:MM:SS.mmm [LEVEL] [pid] message\n", without printf
+     * (strbuild.h): a trace's start writes one. */
     char line[1024];
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
-    localtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02d %02d:%02d:%02d.%03ld [%s] [%d] %s\n",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000, level, (int)getpid(), msg);
-    if (n < 0)
-        return;
-    if ((size_t)n >= sizeof line)
-        n = sizeof line - 1;
+    aip__localtime(ts.tv_sec, &tm);
+    aip__sb b = aip__sb_init(line, sizeof line - 1); /* room kept for the '\n' */
+    const int parts[4] = {tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec};
+    static const char seps[4] = {' ', ':', ':', '.'};
+    aip__sb_uint(&b, (unsigned long long)(tm.tm_year + 1900), 4);
+    aip__sb_mem(&b, "-", 1);
+    aip__sb_uint(&b, (unsigned long long)(tm.tm_mon + 1), 2);
+    aip__sb_mem(&b, "-", 1);
+    for (int i = 0; i < 4; i++) {
+        aip__sb_uint(&b, (unsigned long long)parts[i], 2);
+        aip__sb_mem(&b, &seps[i], 1);
+    }
+    aip__sb_uint(&b, (unsigned long long)(ts.tv_nsec / 1000000), 3);
+    aip__sb_str(&b, " [");
+    aip__sb_str(&b, level);
+    aip__sb_str(&b, "] [");
+    aip__sb_int(&b, (long long)getpid());
+    aip__sb_str(&b, "] ");
+    aip__sb_str(&b, msg);
+    size_t n = b.len; /* a message cut at the buffer's end keeps its newline */
+    line[n++] = '\n';
     pthread_mutex_lock(&lock);
     if (log_fd >= 0) {
         sigset_t old;

@@ -17,6 +17,7 @@
 #include "intern.h"
 #include "osrt.h"
 #include "session_log.h"
+#include "strbuild.h"
 #include "collect/host/host_sampler.h"
 
 #include <errno.h>
@@ -32,8 +33,10 @@ uint64_t aip__gc_threshold_ns;
 static aip_status base_dir(const aip_session *s, char *out, size_t cap)
 {
     if (s->dir_name) {
-        snprintf(out, cap, "%s", s->dir_name);
-        return AIP_OK;
+        aip__sb b = aip__sb_init(out, cap);
+        aip__sb_str(&b, s->dir_name);
+        return aip__sb_ok(&b) ? AIP_OK
+                              : aip__fail(AIP_ERR_PATH, "dir_name too long: %s", s->dir_name);
     }
     const char *work = getenv("ASCEND_WORK_PATH");
     if (work && *work) {
@@ -68,28 +71,42 @@ static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, i
     st = aip__mkdirs(base);
     if (st)
         return st;
-    char worker[300];
-    if (s->worker_name)
-        snprintf(worker, sizeof worker, "%s", s->worker_name);
-    else
-        snprintf(worker, sizeof worker, "%s_%d", aip__hostname(), (int)getpid());
+    /* {base}/{worker}_{YYYYmmddHHMMSSmmm}, without printf (strbuild.h). */
+    char prefix[PATH_MAX];
+    aip__sb b = aip__sb_init(prefix, sizeof prefix);
+    aip__sb_str(&b, base);
+    aip__sb_mem(&b, "/", 1);
+    if (s->worker_name) {
+        aip__sb_str(&b, s->worker_name);
+    } else {
+        aip__sb_str(&b, aip__hostname());
+        aip__sb_mem(&b, "_", 1);
+        aip__sb_int(&b, (long long)getpid());
+    }
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
-    localtime_r(&ts.tv_sec, &tm);
-    char stamp[96];
-    snprintf(stamp, sizeof stamp, "%04d%02d%02d%02d%02d%02d%03ld", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+    aip__localtime(ts.tv_sec, &tm);
+    aip__sb_mem(&b, "_", 1);
+    aip__sb_uint(&b, (unsigned long long)(tm.tm_year + 1900), 4);
+    const int parts[5] = {tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec};
+    for (int i = 0; i < 5; i++)
+        aip__sb_uint(&b, (unsigned long long)parts[i], 2);
+    aip__sb_uint(&b, (unsigned long long)(ts.tv_nsec / 1000000), 3);
     int defer = !s->worker_name, first = 0;
-    char prefix[PATH_MAX];
-    if (snprintf(prefix, sizeof prefix, "%s/%s_%s", base, worker, stamp) >= (int)sizeof prefix)
+    if (!aip__sb_ok(&b))
         return aip__fail(AIP_ERR_PATH, "result directory path too long under %s", base);
     if (defer && !strcmp(prefix, last_prefix))
         first = last_index + 1; /* a second trace within the same millisecond */
     for (int i = first; i < 1000; i++) {
-        int n = i ? snprintf(out, cap, "%s_%d_ascend_pt", prefix, i)
-                  : snprintf(out, cap, "%s_ascend_pt", prefix);
-        if (n < 0 || (size_t)n >= cap)
+        aip__sb o = aip__sb_init(out, cap);
+        aip__sb_str(&o, prefix);
+        if (i) {
+            aip__sb_mem(&o, "_", 1);
+            aip__sb_uint(&o, (unsigned long long)i, 0);
+        }
+        aip__sb_str(&o, "_ascend_pt");
+        if (!aip__sb_ok(&o))
             return aip__fail(AIP_ERR_PATH, "result directory path too long under %s", base);
         if (defer) {
             memcpy(last_prefix, prefix, sizeof prefix);
@@ -208,9 +225,15 @@ aip_status aip__trace_begin(aip_session *s)
     char path[PATH_MAX];
     int deferred;
     aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir, &deferred);
-    if (!st && snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%d.raw", s->result_dir,
-                        (int)getpid()) >= (int)sizeof path)
-        st = aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
+    if (!st) {
+        aip__sb b = aip__sb_init(path, sizeof path);
+        aip__sb_str(&b, s->result_dir);
+        aip__sb_str(&b, "/FRAMEWORK/aiprof_");
+        aip__sb_int(&b, (long long)getpid());
+        aip__sb_str(&b, ".raw");
+        if (!aip__sb_ok(&b))
+            st = aip__fail(AIP_ERR_PATH, "raw file path too long under %s", s->result_dir);
+    }
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
         s->result_dir[0] = '\0';

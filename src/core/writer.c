@@ -30,6 +30,7 @@
 #include "host_uid.h"
 #include "intern.h"
 #include "raw_writer.h"
+#include "strbuild.h"
 #include "trace_strings.h"
 
 #include <errno.h>
@@ -497,10 +498,14 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     writer.limit = info->max_bytes;
     writer.limit_is_cap = info->max_bytes != 0;
     writer.file.fd = -1;
-    if (snprintf(writer.path, sizeof writer.path, "%s", info->raw_path) >= (int)sizeof writer.path)
+    aip__sb b = aip__sb_init(writer.path, sizeof writer.path);
+    aip__sb_str(&b, info->raw_path);
+    if (!aip__sb_ok(&b))
         return aip__fail(AIP_ERR_PATH, "raw file path too long: %s", info->raw_path);
-    snprintf(writer.hostname, sizeof writer.hostname, "%s", info->hostname ? info->hostname : "");
-    snprintf(writer.program, sizeof writer.program, "%s", info->program ? info->program : "");
+    b = aip__sb_init(writer.hostname, sizeof writer.hostname);
+    aip__sb_str(&b, info->hostname ? info->hostname : ""); /* cut if too long, as before */
+    b = aip__sb_init(writer.program, sizeof writer.program);
+    aip__sb_str(&b, info->program ? info->program : "");
     writer.start = info->start;
     writer.prepare = info->prepare;
     writer.prepare_arg = info->prepare_arg;
