@@ -154,6 +154,7 @@ def test_back_to_back_traces_with_threads_nest_without_unmatched_pops(monkeypatc
     monkeypatch.delenv("AIPROF_QUIET", raising=False)  # the warning goes to stderr
     proc = run_python(_MLP + """
 done = threading.Event()
+iters = [0]  # worker iterations finished
 def worker():
     mo = make(); i = 0
     while not done.is_set():
@@ -161,6 +162,7 @@ def worker():
             with P.record_function("outer_aiprof"):
                 train_step(i, *mo); i += 1
                 time.sleep(0.0005)
+        iters[0] += 1
 threads = [threading.Thread(target=worker) for _ in range(8)]
 for t in threads:
     t.start()
@@ -172,6 +174,11 @@ with P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True, with_module
     for i in range(6):
         train_step(i, model, opt)
         time.sleep(0.003)
+        # Each trace must see a worker's iteration: on a loaded machine
+        # the workers may get no CPU in a few milliseconds' window.
+        seen, deadline = iters[0], time.monotonic() + 10
+        while iters[0] < seen + 2 and time.monotonic() < deadline:
+            time.sleep(0.001)
         prof.step()
 done.set()
 for t in threads:
