@@ -27,6 +27,30 @@ typedef struct aip__tj {
     size_t pfx_len;
 } aip__tj;
 
+/* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number relative
+ * to the base in exact binary fractions of a µs (Kineto: its readers
+ * compute ts + dur in float64, outbuf.h's aip__us_bin() says why); at most
+ * 36 bytes. */
+static inline char *aip__tj_fmt_ts(const aip__tj *w, char *d, int64_t ns)
+{
+    if (w->kineto)
+        return aip__fmt_us_bin(d, aip__us_bin(ns - w->base));
+    *d++ = '"';
+    d = aip__fmt_us3(d, ns);
+    *d++ = '"';
+    return d;
+}
+
+/* A `dur` value: 3-decimal µs (torch_npu), or in Kineto's form the
+ * difference of the two ends' binary units, so that ts + dur is the end's
+ * ts exactly. */
+static inline char *aip__tj_fmt_dur(const aip__tj *w, char *d, int64_t start, int64_t end)
+{
+    if (w->kineto)
+        return aip__fmt_us_bin(d, aip__us_bin(end - w->base) - aip__us_bin(start - w->base));
+    return aip__fmt_us3(d, end - start);
+}
+
 /* Pieces of events (trace_json.c).  aip__tj_begin(): the separator before
  * an event; aip__tj_put_id(): raw string `id` of the current process as a
  * JSON string; aip__tj_ts()/aip__tj_dur(): a ts / dur value in the form's
