@@ -59,27 +59,25 @@ static aip_status sort_records(aip__process *p)
         }
     }
     if (!s && p->dev_api.n > 1) {
+        /* by thread, then each thread's run by start: one pass and a check
+         * per run when the calls come as recorded (a thread's in order) */
         const aip__device_call *c = p->dev_api.v;
         for (size_t i = 0; i < p->dev_api.n; i++)
-            k[i] = (aip__sort_key){aip__sort_key_i64(c[i].start), i};
+            k[i] = (aip__sort_key){c[i].thread, i};
         s = aip__sort_keys(k, p->dev_api.n);
-        for (size_t i = 0; i < p->dev_api.n && !s; i++)
-            k[i].key = c[k[i].idx].thread;
-        if (!s)
-            s = aip__sort_keys(k, p->dev_api.n);
-        if (!s) {
-            /* runs of one thread and start: by correlation id */
-            for (size_t i = 0; i < p->dev_api.n;) {
-                size_t j = i + 1;
-                while (j < p->dev_api.n && k[j].key == k[i].key &&
-                       c[k[j].idx].start == c[k[i].idx].start)
-                    j++;
-                if (j - i > 1) /* all of k[i..j) has one key: one run */
-                    aip__sort_ties(k + i, j - i, cmp_api_tie, c);
-                i = j;
-            }
-            s = aip__permute(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, k);
+        for (size_t i = 0; i < p->dev_api.n && !s;) {
+            size_t j = i + 1;
+            while (j < p->dev_api.n && k[j].key == k[i].key)
+                j++;
+            for (size_t r = i; r < j; r++)
+                k[r].key = aip__sort_key_i64(c[k[r].idx].start);
+            s = aip__sort_keys(k + i, j - i);
+            if (!s) /* calls of one start: by correlation id */
+                aip__sort_ties(k + i, j - i, cmp_api_tie, c);
+            i = j;
         }
+        if (!s)
+            s = aip__permute(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, k);
     }
     if (!s && p->dev_memory.n > 1) {
         for (size_t i = 0; i < p->dev_memory.n; i++)
@@ -113,12 +111,38 @@ static aip_status parents_of_thread(aip__process *p, uint32_t ti, size_t first, 
 }
 
 /* Each task's launching call: the call with its correlation id (the
- * first such call, when ids repeat). */
+ * first such call, when ids repeat).  Back ends count correlation ids
+ * from 1, so they are usually dense: a table indexed by id then finds a
+ * call in one step; otherwise calls sorted by id are searched. */
 static aip_status link_tasks(aip__process *p)
 {
     size_t n = p->dev_api.n;
     if (!n || !p->dev_tasks.n)
         return AIP_OK;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = p->dev_api.v[i].correlation;
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    if (hi - lo < 4 * (uint64_t)n + 1024) {
+        size_t span = (size_t)(hi - lo) + 1;
+        int64_t *first = malloc(span * sizeof *first);
+        if (!first)
+            return aip__fail(AIP_ERR_NOMEM, "no memory to link device tasks to calls");
+        for (size_t i = 0; i < span; i++)
+            first[i] = -1;
+        for (size_t i = n; i-- > 0;) /* backwards: the first call of an id stays */
+            first[p->dev_api.v[i].correlation - lo] = (int64_t)i;
+        for (size_t i = 0; i < p->dev_tasks.n; i++) {
+            aip__device_task *t = &p->dev_tasks.v[i];
+            if (t->correlation && t->correlation >= lo && t->correlation <= hi &&
+                first[t->correlation - lo] >= 0)
+                t->api = first[t->correlation - lo];
+        }
+        free(first);
+        return AIP_OK;
+    }
     aip__sort_key *by_corr = malloc(n * sizeof *by_corr);
     if (!by_corr)
         return aip__fail(AIP_ERR_NOMEM, "no memory to link device tasks to calls");
@@ -129,16 +153,16 @@ static aip_status link_tasks(aip__process *p)
         aip__device_task *t = &p->dev_tasks.v[i];
         if (!t->correlation)
             continue;
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
+        size_t a = 0, b = n;
+        while (a < b) {
+            size_t mid = (a + b) / 2;
             if (by_corr[mid].key < t->correlation)
-                lo = mid + 1;
+                a = mid + 1;
             else
-                hi = mid;
+                b = mid;
         }
-        if (lo < n && by_corr[lo].key == t->correlation)
-            t->api = (int64_t)by_corr[lo].idx;
+        if (a < n && by_corr[a].key == t->correlation)
+            t->api = (int64_t)by_corr[a].idx;
     }
     free(by_corr);
     return s;

@@ -100,8 +100,17 @@ void aip__sort_ties(aip__sort_key *v, size_t n,
         size_t j = i + 1;
         while (j < n && v[j].key == v[i].key)
             j++;
-        if (j - i > 1)
+        if (j - i > 16) {
             qsort_r(v + i, j - i, sizeof *v, cmp_tie, &t);
+        } else {
+            for (size_t a = i + 1; a < j; a++) { /* a few: insertion */
+                aip__sort_key x = v[a];
+                size_t b = a;
+                for (; b > i && cmp_tie(&v[b - 1], &x, &t) > 0; b--)
+                    v[b] = v[b - 1];
+                v[b] = x;
+            }
+        }
         i = j;
     }
 }

@@ -4,10 +4,13 @@
  * comparison), on the inputs derive gives it: sorted, reversed, many
  * duplicates, keys spanning the whole 64 bits, negative times, tiny and
  * large arrays; and the record order derive's device tasks get (start,
- * longer first, correlation) equal to qsort's with the same comparison.
+ * longer first, correlation) equal to qsort's with the same comparison;
+ * and derive's link of tasks to calls by correlation id, with dense ids
+ * (a table) and sparse ones (a search), repeated ids and unmatched tasks.
  */
 #include "aip_test.h"
 #include "sort_keys.h"
+#include "model.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -110,12 +113,11 @@ static int tie(uint64_t a, uint64_t b, const void *ctx)
     return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
-static void test_records_ties_and_permute(void)
+static void ties_and_permute(size_t n, int64_t starts)
 {
-    size_t n = 20000;
     rec *v = calloc(n, sizeof *v), *r = calloc(n, sizeof *r);
     for (size_t i = 0; i < n; i++) {
-        v[i].start = (int64_t)(next() % 500) - 100; /* many equal starts */
+        v[i].start = (int64_t)(next() % (uint64_t)starts) - 100; /* equal starts */
         v[i].end = v[i].start + (int64_t)(next() % 5);
         v[i].corr = next() % 3;                     /* full ties too */
         v[i].original = (uint32_t)i;
@@ -141,5 +143,61 @@ static void test_records_ties_and_permute(void)
     free(r);
 }
 
+/* runs of ~40 equal starts (sorted by qsort_r) and of ~2 (by insertion) */
+static void test_records_ties_and_permute(void)
+{
+    ties_and_permute(20000, 500);
+    ties_and_permute(2000, 1000);
+}
+
+/* Calls of one thread with correlation ids `corr_of(i)`, tasks asking for
+ * ids around them: each task's call after derive is the first call (in the
+ * derived order) with its id, or none. */
+static int link_case(uint64_t (*corr_of)(size_t i), size_t n_calls, size_t n_tasks)
+{
+    aip__process p;
+    memset(&p, 0, sizeof p);
+    p.dev_api.v = calloc(n_calls, sizeof *p.dev_api.v);
+    p.dev_tasks.v = calloc(n_tasks, sizeof *p.dev_tasks.v);
+    p.dev_api.n = n_calls;
+    p.dev_tasks.n = n_tasks;
+    for (size_t i = 0; i < n_calls; i++)
+        p.dev_api.v[i] = (aip__device_call){.start = (int64_t)(next() % 1000000),
+                                            .correlation = corr_of(i), .parent_span = -1};
+    for (size_t i = 0; i < n_tasks; i++) {
+        size_t c = (size_t)(next() % (n_calls + 10));
+        p.dev_tasks.v[i] = (aip__device_task){.start = (int64_t)i, .end = (int64_t)i + 1,
+                                              .api = -1, .step = -1,
+                                              .correlation = c < n_calls ? corr_of(c) + (c % 7 == 0)
+                                                                         : 0};
+    }
+    aip__model m;
+    memset(&m, 0, sizeof m);
+    m.procs = &p;
+    m.n_procs = 1;
+    int ok = aip__device_derive(&m) == AIP_OK;
+    for (size_t i = 0; ok && i < n_tasks; i++) {
+        const aip__device_task *t = &p.dev_tasks.v[i];
+        int64_t want = -1;
+        for (size_t a = 0; t->correlation && a < n_calls && want < 0; a++)
+            if (p.dev_api.v[a].correlation == t->correlation)
+                want = (int64_t)a;
+        ok = t->api == want;
+    }
+    free(p.dev_api.v);
+    free(p.dev_tasks.v);
+    return ok;
+}
+
+static uint64_t corr_dense(size_t i) { return 1 + i / 2 * 2; } /* pairs share an id */
+static uint64_t corr_sparse(size_t i) { return 1000000007ull * (i / 2 + 1) << 8; }
+
+static void test_link_by_correlation(void)
+{
+    ASSERT_TRUE(link_case(corr_dense, 5000, 7000));
+    ASSERT_TRUE(link_case(corr_sparse, 5000, 7000));
+    ASSERT_TRUE(link_case(corr_dense, 1, 3));
+}
+
 TEST_MAIN(TEST_CASE(test_sort_orders), TEST_CASE(test_signed_key_order),
-          TEST_CASE(test_records_ties_and_permute))
+          TEST_CASE(test_records_ties_and_permute), TEST_CASE(test_link_by_correlation))
