@@ -59,30 +59,31 @@
 #define PUT(d, lit) (memcpy((d), (lit), sizeof(lit) - 1), (d) + sizeof(lit) - 1)
 
 /* Room for everything of a task's event and flows but its name (bounded:
- * numbers of at most 25 bytes, prefixes of at most 62, ids of at most 40). */
+ * numbers of at most 25 bytes, prefixes of at most 62, ids of at most 40,
+ * and the whole-word copies below writing up to 64 bytes past a piece). */
 #define TASK_ROOM 2048u
 
 typedef struct track_pfx {
+    char s[64];               /* copied whole: 64 bytes are writable after it */
     int64_t pid;
     uint64_t tid;
     uint8_t n;                /* 0: empty slot */
-    char s[63];
 } track_pfx;
 
-#define PFX_SLOTS 64u
+#define PFX_SLOTS 256u
 
+/* Prefixes: of the process's threads (the launching ops' and the CANN
+ * layer's, by thread index) and, hashed, of the device and overlap
+ * tracks. */
 typedef struct dev_writer {
     aip__tj *w;
+    track_pfx *host, *cann;   /* per thread index, NULL: no memory (hashed then) */
+    size_t n_threads;
     track_pfx pfx[PFX_SLOTS];
 } dev_writer;
 
-/* The `,"pid":P,"tid":T,"ts":` text of a track (aip__tj_prefix's). */
-static const track_pfx *pfx_of(dev_writer *dw, int64_t pid, uint64_t tid)
+static void pfx_fill(track_pfx *e, int64_t pid, uint64_t tid)
 {
-    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull + tid) * 0xC2B2AE3D27D4EB4Full;
-    track_pfx *e = &dw->pfx[h >> 58];
-    if (e->n && e->pid == pid && e->tid == tid)
-        return e;
     char *d = e->s;
     d = PUT(d, ",\"pid\":");
     d = aip__fmt_i64(d, pid);
@@ -92,12 +93,34 @@ static const track_pfx *pfx_of(dev_writer *dw, int64_t pid, uint64_t tid)
     e->pid = pid;
     e->tid = tid;
     e->n = (uint8_t)(d - e->s);
+}
+
+/* The `,"pid":P,"tid":T,"ts":` text of a track (aip__tj_prefix's). */
+static const track_pfx *pfx_of(dev_writer *dw, int64_t pid, uint64_t tid)
+{
+    uint64_t h = ((uint64_t)pid * 0x9E3779B97F4A7C15ull + tid) * 0xC2B2AE3D27D4EB4Full;
+    track_pfx *e = &dw->pfx[h >> 56];
+    if (!e->n || e->pid != pid || e->tid != tid)
+        pfx_fill(e, pid, tid);
+    return e;
+}
+
+/* The same for thread index `ti` of layer `pid` from one of the per-thread
+ * tables. */
+static inline const track_pfx *pfx_thread(dev_writer *dw, track_pfx *table, int64_t pid,
+                                          const aip__process *p, uint32_t ti)
+{
+    if (!table || ti >= dw->n_threads)
+        return pfx_of(dw, pid, p->threads[ti].tid);
+    track_pfx *e = &table[ti];
+    if (!e->n)
+        pfx_fill(e, pid, p->threads[ti].tid);
     return e;
 }
 
 static inline char *put_pfx(char *d, const track_pfx *x)
 {
-    memcpy(d, x->s, x->n);
+    memcpy(d, x->s, sizeof x->s);
     return d + x->n;
 }
 
@@ -155,7 +178,7 @@ static void api_layer(dev_writer *dw, const aip__process *p, int64_t conn_base)
         uint64_t tid = p->threads[c->thread].tid;
         if (!i || c->thread != p->dev_api.v[i - 1].thread) {
             aip__tj_thread_meta(w, cpid, tid);
-            x = pfx_of(dw, cpid, tid);
+            x = pfx_thread(dw, dw->cann, cpid, p, c->thread);
         }
         char *d = aip__out_reserve(w->o, 64);
         d = put_sep(w, d);
@@ -243,7 +266,9 @@ static char *task_args(char *d, const aip__process *p, const aip__device_task *k
 
 /* One flow end: {"ph":..,"cat":..,"name":..,"id":<id>,pid,tid,"ts":<ts>};
  * `head` is everything up to the name's closing quote, `name2` (may be
- * empty) what follows in the name. */
+ * empty) what follows in the name.  name2, id and ts are buffers of 24, 48
+ * and 40 bytes, copied whole (fixed-size copies are a few moves, a copy
+ * of a length known only at run time a call). */
 static inline char *flow_end(aip__tj *w, char *d, const char *head, size_t head_len,
                              const char *name2, size_t name2_len, const char *id,
                              size_t id_len, const track_pfx *x, const char *ts, size_t ts_len)
@@ -251,13 +276,13 @@ static inline char *flow_end(aip__tj *w, char *d, const char *head, size_t head_
     d = put_sep(w, d);
     memcpy(d, head, head_len);
     d += head_len;
-    memcpy(d, name2, name2_len);
+    memcpy(d, name2, 24); /* whole: its buffer's size */
     d += name2_len;
     d = PUT(d, "\",\"id\":");
-    memcpy(d, id, id_len);
+    memcpy(d, id, 48);
     d += id_len;
     d = put_pfx(d, x);
-    memcpy(d, ts, ts_len);
+    memcpy(d, ts, 40);
     d += ts_len;
     *d++ = '}';
     return d;
@@ -274,7 +299,7 @@ static char *task_flows(dev_writer *dw, char *d, const aip__process *p,
 {
     aip__tj *w = dw->w;
     const aip__device_call *c = &p->dev_api.v[k->api];
-    char id[48], ts[40];
+    char id[48], ts[40], num[24] = {0};
     size_t id_len;
     if (c->parent_span >= 0 && c->parent_thread < p->n_threads &&
         (size_t)c->parent_span < p->threads[c->parent_thread].n_spans) {
@@ -286,20 +311,19 @@ static char *task_flows(dev_writer *dw, char *d, const aip__process *p,
         }
         const aip__thread *th = &p->threads[c->parent_thread];
         size_t ts_len = (size_t)(aip__tj_fmt_ts(w, ts, th->spans[c->parent_span].start) - ts);
-        const track_pfx *hx = pfx_of(dw, p->pid, th->tid);
+        const track_pfx *hx = pfx_thread(dw, dw->host, p->pid, p, c->parent_thread);
         if (w->kineto)
             d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"cat\":\"async_npu\",\"name\":\"torch_to_npu"),
-                         "", 0, id, id_len, hx, ts, ts_len);
+                         num, 0, id, id_len, hx, ts, ts_len);
         else
             d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"bp\":\"e\",\"cat\":\"async_npu\","
-                                     "\"name\":\"torch_to_npu"), "", 0, id, id_len, hx, ts, ts_len);
+                                     "\"name\":\"torch_to_npu"), num, 0, id, id_len, hx, ts, ts_len);
         d = flow_end(w, d, LIT_N("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"async_npu\","
-                                 "\"name\":\"torch_to_npu"), "", 0, id, id_len, dx, kts, kts_len);
+                                 "\"name\":\"torch_to_npu"), num, 0, id, id_len, dx, kts, kts_len);
     }
     /* name "HostToDevice<n>", id n (Kineto's) or "n" (msprof's: the
      * connection id << 32, as a string) */
     uint64_t n = w->kineto ? ++w->flow_id : (uint64_t)conn << 32;
-    char num[24];
     size_t num_len = (size_t)(aip__fmt_u64(num, n) - num);
     if (w->kineto) {
         memcpy(id, num, num_len);
@@ -313,7 +337,7 @@ static char *task_flows(dev_writer *dw, char *d, const aip__process *p,
     int64_t cpid = aip__tj_layer_pid(p->pid, SORT_CANN, AIP__TJ_HOST_DEVICE);
     size_t ts_len = (size_t)(aip__tj_fmt_ts(w, ts, c->start) - ts);
     d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"cat\":\"HostToDevice\",\"name\":\"HostToDevice"),
-                 num, num_len, id, id_len, pfx_of(dw, cpid, p->threads[c->thread].tid), ts,
+                 num, num_len, id, id_len, pfx_thread(dw, dw->cann, cpid, p, c->thread), ts,
                  ts_len);
     d = flow_end(w, d, LIT_N("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"HostToDevice\","
                              "\"name\":\"HostToDevice"), num, num_len, id, id_len, dx, kts, kts_len);
@@ -463,26 +487,38 @@ void aip__trace_device_layers(aip__tj *w, const aip__process *p)
 {
     if (!p->dev_api.n && !p->dev_tasks.n)
         return;
-    dev_writer dw = {.w = w}; /* empty prefix cache */
-    int64_t conn_base = aip__dev_connection_base(w->m, p);
-    api_layer(&dw, p, conn_base);
-    if (!p->dev_tasks.n)
-        return;
-    aip__dev_tracks t;
-    aip_status s = aip__dev_tracks_build(p, &t);
-    if (s) {
+    /* on the heap: the prefix cache is 22 KiB */
+    dev_writer *dw = calloc(1, sizeof *dw);
+    if (!dw) {
         if (!w->status)
-            w->status = s;
+            w->status = aip__fail(AIP_ERR_NOMEM, "no memory for the device layers");
         return;
     }
-    uint64_t with_tasks = 0; /* raw device ids are below 64 (device_load.c) */
-    for (size_t i = 0; i < p->dev_tasks.n; i++)
-        with_tasks |= (uint64_t)1 << (p->dev_tasks.v[i].device & 63);
-    for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES; d++) {
-        if (!(with_tasks >> d & 1))
-            continue;
-        device_layer(&dw, p, &t, d, conn_base);
-        overlap_layer(&dw, p, d);
+    dw->w = w;
+    dw->n_threads = p->n_threads;
+    if (p->n_threads) { /* without them, prefixes are hashed */
+        dw->host = calloc(p->n_threads, sizeof *dw->host);
+        dw->cann = calloc(p->n_threads, sizeof *dw->cann);
     }
-    aip__dev_tracks_free(&t);
+    int64_t conn_base = aip__dev_connection_base(w->m, p);
+    api_layer(dw, p, conn_base);
+    aip__dev_tracks t;
+    aip_status s = p->dev_tasks.n ? aip__dev_tracks_build(p, &t) : AIP_OK;
+    if (s && !w->status)
+        w->status = s;
+    if (p->dev_tasks.n && !s) {
+        uint64_t with_tasks = 0; /* raw device ids are below 64 (device_load.c) */
+        for (size_t i = 0; i < p->dev_tasks.n; i++)
+            with_tasks |= (uint64_t)1 << (p->dev_tasks.v[i].device & 63);
+        for (uint32_t d = 0; d < AIP_RAW_MAX_DEVICES; d++) {
+            if (!(with_tasks >> d & 1))
+                continue;
+            device_layer(dw, p, &t, d, conn_base);
+            overlap_layer(dw, p, d);
+        }
+        aip__dev_tracks_free(&t);
+    }
+    free(dw->host);
+    free(dw->cann);
+    free(dw);
 }
