@@ -14,33 +14,80 @@
  */
 #include "model.h"
 #include "error.h"
+#include "sort_keys.h"
 
 #include <stdlib.h>
 
-static int cmp_task(const void *a, const void *b)
+/* Minor orders within equal starts (sort_keys.h): a task's longer first,
+ * as spans, then by correlation id; a call's by correlation id. */
+static int cmp_task_tie(uint64_t a, uint64_t b, const void *ctx)
 {
-    const aip__device_task *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
+    const aip__device_task *x = (const aip__device_task *)ctx + a;
+    const aip__device_task *y = (const aip__device_task *)ctx + b;
     if (x->end != y->end)
-        return x->end > y->end ? -1 : 1; /* longer first, as spans */
+        return x->end > y->end ? -1 : 1;
     return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
-static int cmp_api(const void *a, const void *b)
+static int cmp_api_tie(uint64_t a, uint64_t b, const void *ctx)
 {
-    const aip__device_call *x = a, *y = b;
-    if (x->thread != y->thread)
-        return x->thread < y->thread ? -1 : 1;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
+    const aip__device_call *x = (const aip__device_call *)ctx + a;
+    const aip__device_call *y = (const aip__device_call *)ctx + b;
     return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
-static int cmp_mem(const void *a, const void *b)
+/* Tasks by (start, longer first, correlation), calls by (thread, start,
+ * correlation), memory records by time; stable, as qsort was. */
+static aip_status sort_records(aip__process *p)
 {
-    const aip__device_mem *x = a, *y = b;
-    return (x->ts > y->ts) - (x->ts < y->ts);
+    size_t n = p->dev_tasks.n > p->dev_api.n ? p->dev_tasks.n : p->dev_api.n;
+    if (p->dev_memory.n > n)
+        n = p->dev_memory.n;
+    if (n < 2)
+        return AIP_OK;
+    aip__sort_key *k = malloc(n * sizeof *k);
+    if (!k)
+        return aip__fail(AIP_ERR_NOMEM, "no memory to sort device records");
+    aip_status s = AIP_OK;
+    if (p->dev_tasks.n > 1) {
+        for (size_t i = 0; i < p->dev_tasks.n; i++)
+            k[i] = (aip__sort_key){aip__sort_key_i64(p->dev_tasks.v[i].start), i};
+        s = aip__sort_keys(k, p->dev_tasks.n);
+        if (!s) {
+            aip__sort_ties(k, p->dev_tasks.n, cmp_task_tie, p->dev_tasks.v);
+            s = aip__permute(p->dev_tasks.v, p->dev_tasks.n, sizeof *p->dev_tasks.v, k);
+        }
+    }
+    if (!s && p->dev_api.n > 1) {
+        /* by thread, then each thread's run by start: one pass and a check
+         * per run when the calls come as recorded (a thread's in order) */
+        const aip__device_call *c = p->dev_api.v;
+        for (size_t i = 0; i < p->dev_api.n; i++)
+            k[i] = (aip__sort_key){c[i].thread, i};
+        s = aip__sort_keys(k, p->dev_api.n);
+        for (size_t i = 0; i < p->dev_api.n && !s;) {
+            size_t j = i + 1;
+            while (j < p->dev_api.n && k[j].key == k[i].key)
+                j++;
+            for (size_t r = i; r < j; r++)
+                k[r].key = aip__sort_key_i64(c[k[r].idx].start);
+            s = aip__sort_keys(k + i, j - i);
+            if (!s) /* calls of one start: by correlation id */
+                aip__sort_ties(k + i, j - i, cmp_api_tie, c);
+            i = j;
+        }
+        if (!s)
+            s = aip__permute(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, k);
+    }
+    if (!s && p->dev_memory.n > 1) {
+        for (size_t i = 0; i < p->dev_memory.n; i++)
+            k[i] = (aip__sort_key){aip__sort_key_i64(p->dev_memory.v[i].ts), i};
+        s = aip__sort_keys(k, p->dev_memory.n);
+        if (!s)
+            s = aip__permute(p->dev_memory.v, p->dev_memory.n, sizeof *p->dev_memory.v, k);
+    }
+    free(k);
+    return s;
 }
 
 /* Parents of the calls [first, last) of thread `ti` (sorted by start). */
@@ -63,52 +110,69 @@ static aip_status parents_of_thread(aip__process *p, uint32_t ti, size_t first, 
     return AIP_OK;
 }
 
-static int cmp_corr(const void *a, const void *b, void *ctx)
-{
-    const aip__device_call *v = ctx;
-    uint64_t x = v[*(const size_t *)a].correlation, y = v[*(const size_t *)b].correlation;
-    return (x > y) - (x < y);
-}
-
-/* Each task's launching call: the call with its correlation id. */
+/* Each task's launching call: the call with its correlation id (the
+ * first such call, when ids repeat).  Back ends count correlation ids
+ * from 1, so they are usually dense: a table indexed by id then finds a
+ * call in one step; otherwise calls sorted by id are searched. */
 static aip_status link_tasks(aip__process *p)
 {
     size_t n = p->dev_api.n;
     if (!n || !p->dev_tasks.n)
         return AIP_OK;
-    size_t *by_corr = malloc(n * sizeof *by_corr);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t c = p->dev_api.v[i].correlation;
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    if (hi - lo < 4 * (uint64_t)n + 1024) {
+        size_t span = (size_t)(hi - lo) + 1;
+        int64_t *first = malloc(span * sizeof *first);
+        if (!first)
+            return aip__fail(AIP_ERR_NOMEM, "no memory to link device tasks to calls");
+        for (size_t i = 0; i < span; i++)
+            first[i] = -1;
+        for (size_t i = n; i-- > 0;) /* backwards: the first call of an id stays */
+            first[p->dev_api.v[i].correlation - lo] = (int64_t)i;
+        for (size_t i = 0; i < p->dev_tasks.n; i++) {
+            aip__device_task *t = &p->dev_tasks.v[i];
+            if (t->correlation && t->correlation >= lo && t->correlation <= hi &&
+                first[t->correlation - lo] >= 0)
+                t->api = first[t->correlation - lo];
+        }
+        free(first);
+        return AIP_OK;
+    }
+    aip__sort_key *by_corr = malloc(n * sizeof *by_corr);
     if (!by_corr)
         return aip__fail(AIP_ERR_NOMEM, "no memory to link device tasks to calls");
     for (size_t i = 0; i < n; i++)
-        by_corr[i] = i;
-    qsort_r(by_corr, n, sizeof *by_corr, cmp_corr, p->dev_api.v);
-    for (size_t i = 0; i < p->dev_tasks.n; i++) {
+        by_corr[i] = (aip__sort_key){p->dev_api.v[i].correlation, i};
+    aip_status s = aip__sort_keys(by_corr, n);
+    for (size_t i = 0; i < p->dev_tasks.n && !s; i++) {
         aip__device_task *t = &p->dev_tasks.v[i];
         if (!t->correlation)
             continue;
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (p->dev_api.v[by_corr[mid]].correlation < t->correlation)
-                lo = mid + 1;
+        size_t a = 0, b = n;
+        while (a < b) {
+            size_t mid = (a + b) / 2;
+            if (by_corr[mid].key < t->correlation)
+                a = mid + 1;
             else
-                hi = mid;
+                b = mid;
         }
-        if (lo < n && p->dev_api.v[by_corr[lo]].correlation == t->correlation)
-            t->api = (int64_t)by_corr[lo];
+        if (a < n && by_corr[a].key == t->correlation)
+            t->api = (int64_t)by_corr[a].idx;
     }
     free(by_corr);
-    return AIP_OK;
+    return s;
 }
 
 static aip_status derive_process(aip__process *p)
 {
-    if (p->dev_tasks.n > 1) /* qsort wants a non-NULL array even for 0 */
-        qsort(p->dev_tasks.v, p->dev_tasks.n, sizeof *p->dev_tasks.v, cmp_task);
-    if (p->dev_api.n > 1)
-        qsort(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, cmp_api);
-    if (p->dev_memory.n > 1)
-        qsort(p->dev_memory.v, p->dev_memory.n, sizeof *p->dev_memory.v, cmp_mem);
+    aip_status s = sort_records(p);
+    if (s)
+        return s;
     for (size_t i = 0; i < p->dev_tasks.n; i++) {
         aip__device_task *t = &p->dev_tasks.v[i];
         if (t->device < p->devices.n)
@@ -116,7 +180,6 @@ static aip_status derive_process(aip__process *p)
         if (t->queue < p->queues.n)
             p->queues.v[t->queue].tasks++;
     }
-    aip_status s = AIP_OK;
     for (size_t i = 0; i < p->dev_api.n && !s;) {
         size_t j = i;
         while (j < p->dev_api.n && p->dev_api.v[j].thread == p->dev_api.v[i].thread)

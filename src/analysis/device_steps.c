@@ -35,6 +35,7 @@
 #include "model.h"
 #include "comm_derive.h"
 #include "error.h"
+#include "sort_keys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,16 +108,6 @@ typedef struct dev_task_ref {
     int64_t start, end;
 } dev_task_ref;
 
-static int cmp_ref(const void *a, const void *b)
-{
-    const dev_task_ref *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    if (x->step != y->step)
-        return x->step < y->step ? -1 : 1;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
 /* The recorded communication ops as sorted disjoint intervals: all, and
  * the receives (comm_derive.c). */
 typedef struct comm_iv {
@@ -170,9 +161,37 @@ static void fill_row(aip__step_row *row, const dev_task_ref *t, const dev_task_r
     aip__step_row_derive(row);
 }
 
+/* refs by (device, step, start), stable (three stable passes, minor key
+ * first: sort_keys.h). */
+static aip_status sort_refs(dev_task_ref *refs, size_t n)
+{
+    if (n < 2)
+        return AIP_OK;
+    aip__sort_key *k = malloc(n * sizeof *k);
+    if (!k)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the device step trace");
+    for (size_t i = 0; i < n; i++)
+        k[i] = (aip__sort_key){aip__sort_key_i64(refs[i].start), i};
+    aip_status s = aip__sort_keys(k, n);
+    for (size_t i = 0; i < n && !s; i++)
+        k[i].key = aip__sort_key_i64(refs[k[i].idx].step);
+    if (!s)
+        s = aip__sort_keys(k, n);
+    for (size_t i = 0; i < n && !s; i++)
+        k[i].key = refs[k[i].idx].device;
+    if (!s)
+        s = aip__sort_keys(k, n);
+    if (!s)
+        s = aip__permute(refs, n, sizeof *refs, k);
+    free(k);
+    return s;
+}
+
 static aip_status build_rows(aip__model *m, dev_task_ref *refs, size_t n, const comm_iv *cv)
 {
-    qsort(refs, n, sizeof *refs, cmp_ref);
+    aip_status s = sort_refs(refs, n);
+    if (s)
+        return s;
     uint64_t devices[(AIP_RAW_MAX_DEVICES + 63) / 64] = {0};
     size_t n_dev = 0;
     for (size_t i = 0; i < n; i++)

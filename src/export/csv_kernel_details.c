@@ -73,6 +73,7 @@ static int launch_fields(const aip__process *p, const aip__device_task *t, aip__
 typedef struct proc_state {
     int64_t *queue_end;       /* per queue id: the latest task end so far */
     aip__dev_tracks tracks;   /* task numbers per queue */
+    aip__us3_cache start_text; /* Start Time's leading digits */
 } proc_state;
 
 static aip_status put_task(aip__out *o, const aip__model *m, const aip__process *p,
@@ -123,7 +124,7 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     }
     d = aip__out_reserve(o, 128);
     *d++ = ',';
-    d = aip__fmt_us3(d, t->start);
+    d = aip__fmt_us3_cached(&ps->start_text, d, t->start);
     *d++ = '\t';
     *d++ = ',';
     d = aip__fmt_us3(d, t->end - t->start);

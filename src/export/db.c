@@ -221,14 +221,18 @@ static void bind_row(aip__db_insert *ins, sqlite3_stmt *st, int row, int first_p
     }
 }
 
-/* Rows [from, to) of a direct table's insert. */
+/* Rows [from, to) of a direct table's insert: the literal columns' values
+ * put into each row (the callers leave those columns unset). */
 static void direct_rows(aip__db_insert *ins, int from, int to)
 {
-    const aip__db_val *col[AIP_DB_MAX_COLS];
+    int fixed[AIP_DB_MAX_COLS], n_fixed = 0;
+    for (int i = 0; i < ins->n_cols; i++)
+        if (ins->is_fixed[i])
+            fixed[n_fixed++] = i;
     for (int r = from; r < to && !ins->d->status; r++) {
-        for (int i = 0; i < ins->n_cols; i++)
-            col[i] = ins->is_fixed[i] ? &ins->fixed[i] : &ins->vals[r][i];
-        aip__db_direct_row(ins->d, ins->direct, col, ins->n_cols);
+        for (int k = 0; k < n_fixed; k++)
+            ins->vals[r][fixed[k]] = ins->fixed[fixed[k]];
+        aip__db_direct_row(ins->d, ins->direct, ins->vals[r], ins->n_cols);
     }
     ins->rows += (uint64_t)(to - from);
     ins->d->rows += (uint64_t)(to - from);

@@ -146,7 +146,7 @@ int aip__db_direct_ok(const aip__db_table *t);
 /* The direct table `t` of d (after its CREATE TABLE), made on first use. */
 aip_status aip__db_direct_open(aip__db *d, const aip__db_table *t, aip__db_direct **out);
 /* Append a row of `n` values (integers or NULL) with the next rowid. */
-void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const *col, int n);
+void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *col, int n);
 /* Put the direct tables into the closed database file d->tmp. */
 aip_status aip__db_direct_splice(aip__db *d);
 /* Release the direct tables and remove the side file. */

@@ -63,12 +63,24 @@ static void put_be(uint8_t *p, uint64_t v, int n)
         p[i] = (uint8_t)v;
 }
 
-/* SQLite's varint: big-endian 7-bit groups, a ninth byte of 8 bits. */
-static int put_varint(uint8_t *p, uint64_t v)
+/* SQLite's varint: big-endian 7-bit groups, a ninth byte of 8 bits.
+ * (Payload sizes take one or two bytes, rowids up to four.) */
+static inline int put_varint(uint8_t *p, uint64_t v)
 {
     if (v <= 0x7f) {
         p[0] = (uint8_t)v;
         return 1;
+    }
+    if (v <= 0x3fff) {
+        p[0] = (uint8_t)(0x80 | v >> 7);
+        p[1] = (uint8_t)(v & 0x7f);
+        return 2;
+    }
+    if (v <= 0x1fffff) {
+        p[0] = (uint8_t)(0x80 | v >> 14);
+        p[1] = (uint8_t)(0x80 | (v >> 7 & 0x7f));
+        p[2] = (uint8_t)(v & 0x7f);
+        return 3;
     }
     if (v & ((uint64_t)0xff000000 << 32)) {
         p[8] = (uint8_t)v;
@@ -90,20 +102,25 @@ static int put_varint(uint8_t *p, uint64_t v)
 }
 
 /* Serial type and size of an integer, as SQLite 3.x (file format 4)
- * chooses them: 0 and 1 have no body, others the fewest bytes. */
-static int int_type(int64_t v, int *len)
+ * chooses them: 0 and 1 have no body, others the fewest bytes that hold
+ * the value with its sign: by the bit length of v or ~v (tables below),
+ * no chain of comparisons per column (millions of rows of a dozen). */
+static const uint8_t len_of_bits[65] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+    4, 4, 4, 4, 4, 4, 4, 4, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8};
+static const uint8_t type_of_len[9] = {0, 1, 2, 3, 4, 0, 5, 0, 6};
+
+static inline int int_type(int64_t v, int *len)
 {
-    if (v == 0 || v == 1) {
+    if ((uint64_t)v <= 1) {
         *len = 0;
         return 8 + (int)v;
     }
-    uint64_t u = v < 0 ? ~(uint64_t)v : (uint64_t)v;
-    if (u <= 127) return *len = 1, 1;
-    if (u <= 32767) return *len = 2, 2;
-    if (u <= 8388607) return *len = 3, 3;
-    if (u <= 2147483647) return *len = 4, 4;
-    if (u <= 0x7fffffffffffULL) return *len = 6, 5;
-    return *len = 8, 6;
+    uint64_t u = (uint64_t)(v ^ (v >> 63)); /* v, or ~v when negative */
+    int bits = u ? 64 - __builtin_clzll(u) : 0;
+    *len = len_of_bits[bits];
+    return type_of_len[*len];
 }
 
 static aip_status direct_fail(aip__db *d, aip_status code, const char *what)
@@ -227,13 +244,13 @@ static aip_status spill(aip__db *d, aip__db_direct *s)
     return AIP_OK;
 }
 
-void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const *col, int n)
+void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *col, int n)
 {
     if (d->status)
         return;
     int64_t rowid = s->rowid + 1;
     if (s->pk_col >= 0) {
-        const aip__db_val *k = col[s->pk_col];
+        const aip__db_val *k = &col[s->pk_col];
         if (k->kind != AIP_DBV_INT || (s->rows && k->u.i <= s->rowid)) {
             direct_fail(d, AIP_ERR_STATE, "a directly written table's keys are not ascending");
             return;
@@ -245,30 +262,30 @@ void aip__db_direct_row(aip__db *d, aip__db_direct *s, const aip__db_val *const 
      * so a byte each) and the bodies; 8 bytes of slack for whole-word
      * stores */
     uint8_t cell[18 + 1 + AIP_DB_MAX_COLS * 9 + 8];
-    int lens[AIP_DB_MAX_COLS], body = 0;
+    uint8_t bodies[AIP_DB_MAX_COLS * 8 + 8]; /* one pass: bodies here, copied after the header */
     uint8_t *hdr = cell + 18; /* after the largest two varints; moved below */
+    uint8_t *bp = bodies;
     hdr[0] = (uint8_t)(1 + n);
     for (int i = 0; i < n; i++) {
-        const aip__db_val *v = col[i];
-        if (v->kind == AIP_DBV_NULL || i == s->pk_col) {
+        const aip__db_val *v = &col[i];
+        if (v->kind == AIP_DBV_INT && i != s->pk_col) {
+            int len;
+            hdr[1 + i] = (uint8_t)int_type(v->u.i, &len);
+            if (len) {
+                /* big-endian, the value's low len bytes: one 8-byte store */
+                uint64_t be = __builtin_bswap64((uint64_t)v->u.i << (64 - 8 * len));
+                memcpy(bp, &be, 8);
+                bp += len;
+            }
+        } else if (v->kind == AIP_DBV_NULL || i == s->pk_col) {
             hdr[1 + i] = 0;
-            lens[i] = 0;
-        } else if (v->kind == AIP_DBV_INT) {
-            hdr[1 + i] = (uint8_t)int_type(v->u.i, &lens[i]);
         } else {
             direct_fail(d, AIP_ERR_INVALID_ARG, "a directly written table got a non-integer value");
             return;
         }
-        body += lens[i];
     }
-    uint8_t *b = hdr + 1 + n;
-    for (int i = 0; i < n; i++)
-        if (lens[i]) {
-            /* big-endian, the value's low lens[i] bytes: one 8-byte store */
-            uint64_t be = __builtin_bswap64((uint64_t)col[i]->u.i << (64 - 8 * lens[i]));
-            memcpy(b, &be, 8);
-            b += lens[i];
-        }
+    int body = (int)(bp - bodies);
+    memcpy(hdr + 1 + n, bodies, (size_t)body);
     int plen = 1 + n + body;
     uint8_t pre[18];
     int np = put_varint(pre, (uint64_t)plen);

@@ -22,6 +22,7 @@
  *   one per op; sharing keeps the table small and the join the same).
  */
 #include "db_pytorch.h"
+#include "sort_keys.h"
 #include "error.h"
 
 #include <stdio.h>
@@ -277,6 +278,34 @@ static void mstx_rows(api_writer *w, uint32_t pi)
     }
 }
 
+/* conns in cmp_conn's order: stable integer sorts from the minor key to
+ * the major one (sort_keys.h); each is one check where the order already
+ * holds (a profile's launches come by thread and time). */
+static aip_status sort_conns(api_writer *w)
+{
+    size_t n = w->n_conns;
+    if (n < 2)
+        return AIP_OK;
+    aip__sort_key *k = malloc(n * sizeof *k);
+    if (!k)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for connection ids");
+    const conn *c = w->conns;
+    for (size_t i = 0; i < n; i++)
+        k[i] = (aip__sort_key){aip__sort_key_i64(c[i].id), i};
+    aip_status s = aip__sort_keys(k, n);
+    for (int pass = 0; pass < 3 && !s; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            const conn *x = &c[k[i].idx];
+            k[i].key = pass == 0 ? (uint64_t)x->span : pass == 1 ? x->thread : x->proc;
+        }
+        s = aip__sort_keys(k, n);
+    }
+    if (!s)
+        s = aip__permute(w->conns, n, sizeof *w->conns, k);
+    free(k);
+    return s;
+}
+
 static aip_status collect_conns(api_writer *w)
 {
     const aip__model *m = w->m;
@@ -310,8 +339,7 @@ static aip_status collect_conns(api_writer *w)
         }
         base += (int64_t)p->dev_api.n;
     }
-    qsort(w->conns, w->n_conns, sizeof *w->conns, cmp_conn);
-    return AIP_OK;
+    return sort_conns(w);
 }
 
 aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *str)

@@ -71,38 +71,14 @@ void aip__tj_put_id(aip__tj *w, uint32_t id)
 /* A C string from INFO or profiler_info: escaped on the spot (rare). */
 static void put_cstr(aip__tj *w, const char *s) { aip__trace_put_cstr(w->o, s); }
 
-/* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number relative
- * to the base in exact binary fractions of a µs (Kineto: its readers
- * compute ts + dur in float64, outbuf.h's aip__us_bin() says why); at most
- * 36 bytes. */
-static char *fmt_ts(const aip__tj *w, char *d, int64_t ns)
-{
-    if (w->kineto)
-        return aip__fmt_us_bin(d, aip__us_bin(ns - w->base));
-    *d++ = '"';
-    d = aip__fmt_us3(d, ns);
-    *d++ = '"';
-    return d;
-}
-
-/* A `dur` value: 3-decimal µs (torch_npu), or in Kineto's form the
- * difference of the two ends' binary units, so that ts + dur is the end's
- * ts exactly. */
-static char *fmt_dur(const aip__tj *w, char *d, int64_t start, int64_t end)
-{
-    if (w->kineto)
-        return aip__fmt_us_bin(d, aip__us_bin(end - w->base) - aip__us_bin(start - w->base));
-    return aip__fmt_us3(d, end - start);
-}
-
 void aip__tj_ts(aip__tj *w, int64_t ns)
 {
-    aip__out_commit(w->o, fmt_ts(w, aip__out_reserve(w->o, 40), ns));
+    aip__out_commit(w->o, aip__tj_fmt_ts(w, aip__out_reserve(w->o, 40), ns));
 }
 
 void aip__tj_dur(aip__tj *w, int64_t start, int64_t end)
 {
-    aip__out_commit(w->o, fmt_dur(w, aip__out_reserve(w->o, 40), start, end));
+    aip__out_commit(w->o, aip__tj_fmt_dur(w, aip__out_reserve(w->o, 40), start, end));
 }
 
 void aip__tj_prefix(aip__tj *w, int64_t pid, uint64_t tid)
@@ -327,9 +303,9 @@ static void thread_spans(aip__tj *w, const aip__thread *t)
         }
         char *d = aip__out_reserve(w->o, w->pfx_len + 96);
         memcpy(d, w->pfx, w->pfx_len);
-        d = fmt_ts(w, d + w->pfx_len, s->start);
+        d = aip__tj_fmt_ts(w, d + w->pfx_len, s->start);
         memcpy(d, ",\"dur\":", 7);
-        d = fmt_dur(w, d + 7, s->start, s->end);
+        d = aip__tj_fmt_dur(w, d + 7, s->start, s->end);
         if (s->aux) {
             aip__out_commit(w->o, d);
             if (s->kind == AIP_SPAN_OP) {

@@ -23,9 +23,34 @@ typedef struct aip__tj {
     uint64_t flow_id;         /* Kineto's form: the last device flow id (after fwdbwd's) */
     aip_status status;        /* first non-I/O error (no memory) */
     aip__esc_cache esc;        /* strings of the current process */
+    aip__us3_cache ts_text;   /* torch_npu's ts: the leading digits kept */
     char pfx[80];             /* `,"pid":P,"tid":T,"ts":` of the current thread */
     size_t pfx_len;
 } aip__tj;
+
+/* A `ts` value: "<µs>.<3 digits>" quoted (torch_npu) or a number relative
+ * to the base in exact binary fractions of a µs (Kineto: its readers
+ * compute ts + dur in float64, outbuf.h's aip__us_bin() says why); at most
+ * 36 bytes (40 writable at d). */
+static inline char *aip__tj_fmt_ts(aip__tj *w, char *d, int64_t ns)
+{
+    if (w->kineto)
+        return aip__fmt_us_bin(d, aip__us_bin(ns - w->base));
+    *d++ = '"';
+    d = aip__fmt_us3_cached(&w->ts_text, d, ns);
+    *d++ = '"';
+    return d;
+}
+
+/* A `dur` value: 3-decimal µs (torch_npu), or in Kineto's form the
+ * difference of the two ends' binary units, so that ts + dur is the end's
+ * ts exactly. */
+static inline char *aip__tj_fmt_dur(const aip__tj *w, char *d, int64_t start, int64_t end)
+{
+    if (w->kineto)
+        return aip__fmt_us_bin(d, aip__us_bin(end - w->base) - aip__us_bin(start - w->base));
+    return aip__fmt_us3(d, end - start);
+}
 
 /* Pieces of events (trace_json.c).  aip__tj_begin(): the separator before
  * an event; aip__tj_put_id(): raw string `id` of the current process as a

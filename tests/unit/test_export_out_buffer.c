@@ -7,6 +7,7 @@
 #include "raw_builder.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static char dir[64];
@@ -139,5 +140,38 @@ static void test_refuses_symlink(void)
 static void setup(void) { rb_tempdir(dir, sizeof dir, "outbuf"); }
 static void teardown(void) { rb_rmtree(dir); }
 
-TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_file_content), TEST_CASE(test_abort_leaves_nothing),
+/* The cached µs formatter writes aip__fmt_us3's bytes for every value:
+ * runs of nearby epoch times (the cache kept, and changed at a carry into
+ * the kept digits), times below 10 ms (nothing to keep), negative and
+ * extreme values, in one stream, with the 25-byte bound. */
+static void test_us3_cached_same_bytes(void)
+{
+    static const int64_t fixed[] = {0, 1, 999, 1000, 9999999, 10000000, 10000001, -1, -1000,
+                                    -123456789, INT64_MAX, INT64_MIN, INT64_MIN + 1,
+                                    1700000000000009999, 1700000000000010000,
+                                    1699999999999999999, 1700000000000000000};
+    aip__us3_cache c = {0};
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < 200000 + sizeof fixed / sizeof fixed[0]; i++) {
+        int64_t ns;
+        if (i < sizeof fixed / sizeof fixed[0]) {
+            ns = fixed[i];
+        } else {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            /* mostly a walk over epoch ns, sometimes a jump anywhere */
+            ns = x % 50 ? 1700000000000000000ll + (int64_t)(i * 35791) % 100000000000ll
+                        : (int64_t)x;
+        }
+        char a[40], b[40];
+        memset(a, 'x', sizeof a);
+        memset(b, 'x', sizeof b);
+        char *ea = aip__fmt_us3(a, ns), *eb = aip__fmt_us3_cached(&c, b, ns);
+        ASSERT_EQ(ea - a, eb - b);
+        ASSERT_TRUE(memcmp(a, b, (size_t)(ea - a)) == 0);
+        for (size_t k = 25; k < sizeof b; k++)
+            ASSERT_EQ(b[k], 'x');
+    }
+}
+
+TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_us3_cached_same_bytes), TEST_CASE(test_file_content), TEST_CASE(test_abort_leaves_nothing),
           TEST_CASE(test_disk_full), TEST_CASE(test_refuses_symlink), TEST_CASE(teardown))
