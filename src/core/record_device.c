@@ -226,6 +226,12 @@ static void describe_device(aip__tstate *t, uint32_t device)
 
 static void describe_queue(aip__tstate *t, uint32_t queue)
 {
+    /* Already described in this trace (every task after the queue's first):
+     * what the claim below would answer, without the lock, which the
+     * runtime's callback threads took at every task. */
+    if (queue < AIP_DEV_MAX_QUEUES &&
+        atomic_load_explicit(&queues[queue].described, memory_order_relaxed) == t->gen)
+        return;
     pthread_mutex_lock(&reg_lock); /* n_queues and the entry are written under it */
     int known = queue < n_queues;
     queue_entry q = {0};
