@@ -67,11 +67,16 @@ uint64_t aip__dev_correlation(void);
  * correlation id (0 = it launched no task) and device (AIP_DEV_NONE = none). */
 uint64_t aip__dev_api_begin(void);
 void aip__dev_api_end(const char *name, uint64_t start, uint64_t correlation, uint32_t device);
+/* The same with the name already interned (aip_intern), for a back end
+ * that calls it at every enqueue and caches the id. */
+void aip__dev_api_end_id(aip_string_id name, uint64_t start, uint64_t correlation,
+                         uint32_t device);
 
 /* One device task; times in device-clock ns (0 = unknown; start and end
  * are required). */
 typedef struct aip__dev_task_info {
     const char *name;           /* kernel name, or the operation ("Memcpy HtoD") */
+    aip_string_id name_id;      /* the name interned, when the back end has it (0: `name`) */
     uint32_t device, queue;
     uint8_t kind;               /* enum aip__task_kind */
     uint8_t direction;          /* enum aip__copy_dir */

@@ -226,6 +226,12 @@ static void describe_device(aip__tstate *t, uint32_t device)
 
 static void describe_queue(aip__tstate *t, uint32_t queue)
 {
+    /* Already described in this trace (every task after the queue's first):
+     * what the claim below would answer, without the lock, which the
+     * runtime's callback threads took at every task. */
+    if (queue < AIP_DEV_MAX_QUEUES &&
+        atomic_load_explicit(&queues[queue].described, memory_order_relaxed) == t->gen)
+        return;
     pthread_mutex_lock(&reg_lock); /* n_queues and the entry are written under it */
     int known = queue < n_queues;
     queue_entry q = {0};
@@ -255,15 +261,12 @@ uint64_t aip__dev_api_begin(void)
     return aip__dev_recording() ? aip__ticks() : 0;
 }
 
-void aip__dev_api_end(const char *name, uint64_t start, uint64_t correlation, uint32_t device)
+static void api_record(aip_string_id id, uint64_t start, uint64_t end, uint64_t correlation,
+                       uint32_t device)
 {
-    if (!start)
-        return;
-    uint64_t end = aip__ticks();
     aip__tstate *t = dev_state();
     if (!t)
         return;
-    aip_string_id id = aip_intern(name); /* static names: the pointer cache answers */
     if (device != AIP_DEV_NONE)
         describe_device(t, device);
     aip__rec_device_api *r = aip__reserve(t, sizeof *r);
@@ -278,12 +281,26 @@ void aip__dev_api_end(const char *name, uint64_t start, uint64_t correlation, ui
     aip__commit(t, sizeof *r);
 }
 
+void aip__dev_api_end(const char *name, uint64_t start, uint64_t correlation, uint32_t device)
+{
+    if (!start)
+        return;
+    uint64_t end = aip__ticks(); /* the call ended before its name is looked up */
+    api_record(aip_intern(name), start, end, correlation, device);
+}
+
+void aip__dev_api_end_id(aip_string_id id, uint64_t start, uint64_t correlation, uint32_t device)
+{
+    if (start)
+        api_record(id, start, aip__ticks(), correlation, device);
+}
+
 void aip__dev_task(const aip__dev_task_info *ti)
 {
     aip__tstate *t = dev_state();
     if (!t || ti->device == AIP_DEV_NONE)
         return;
-    aip_string_id name = intern_or_empty(ti->name);
+    aip_string_id name = ti->name_id ? ti->name_id : intern_or_empty(ti->name);
     describe_device(t, ti->device);
     if (ti->queue != AIP_DEV_NONE)
         describe_queue(t, ti->queue);

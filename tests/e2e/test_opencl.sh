@@ -12,6 +12,10 @@
 #   errors    calls OpenCL rejects: the same error codes and out-parameters
 #   bad       out-of-order queue, events released at once, a queue without
 #             profiling: what the application sees is unchanged
+#   batches   commands followed in batches: two queues (one out of order)
+#             in turn, blocking reads as the only waits, pauses, a thread
+#             exiting and a program ending with commands never waited for:
+#             every enqueue recorded once, durations equal OpenCL's own
 #   SIGKILL   the tasks recorded before the kill survive
 #   no ICD    a program that finds no OpenCL platform still runs; the log
 #             says why there is no device data
@@ -33,11 +37,11 @@ trap 'rm -rf "$TMP"' EXIT
 one_result() { ls -d "$1"/*_ascend_pt | head -1; }
 
 # The reference: the program's results without aiprof.
-for mode in accuracy bad reuse errors; do
+for mode in accuracy bad reuse errors batches; do
   "$B/ocl_prog" $mode "$TMP/plain_$mode.txt" | grep checksum >"$TMP/plain_$mode.sum"
 done
 
-for mode in accuracy bad reuse errors threads; do
+for mode in accuracy bad reuse errors threads batches; do
   args=""; [ $mode = threads ] && args=100
   # aiprof run, the program unaware of aiprof
   "$B/aiprof" run --dir "$TMP/run_$mode" -- "$B/ocl_prog" $mode "$TMP/run_$mode.txt" $args \
@@ -53,7 +57,7 @@ for mode in accuracy bad reuse errors threads; do
   $CHECK $mode linked "$TMP/linked_$mode.txt" "$TMP/linked_$mode.dump" $args
 done
 # Profiling changed nothing the programs computed or saw.
-for mode in accuracy bad reuse; do
+for mode in accuracy bad reuse batches; do
   grep checksum "$TMP/run_$mode.out" | cmp - "$TMP/plain_$mode.sum"
   grep checksum "$TMP/linked_$mode.out" | cmp - "$TMP/plain_$mode.sum"
 done

@@ -28,7 +28,7 @@ static uint64_t sum_sizes(cl_uint count, const size_t *sizes)
 static aip__dev_task_info kernel_task(cl_int err, cl_kernel k, cl_uint dim, const size_t *gws,
                                       const size_t *lws)
 {
-    aip__dev_task_info ti = aip__cl_task(err == CL_SUCCESS ? aip__cl_kernel_name(k) : "",
+    aip__dev_task_info ti = aip__cl_task(err == CL_SUCCESS ? aip__cl_kernel_name_id(k) : 0,
                                          AIP_TASK_KERNEL, AIP_COPY_NONE, 0);
     for (cl_uint i = 0; i < dim && i < 3; i++) {
         ti.global[i] = gws ? clamp32(gws[i]) : 0;
@@ -61,7 +61,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem 
                                                      cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueReadBuffer, q, ev,
-                   aip__cl_task("Memcpy DtoH", AIP_TASK_MEMCPY, AIP_COPY_D2H, size), q, buf,
+                   aip__cl_task(AIP__ID("Memcpy DtoH"), AIP_TASK_MEMCPY, AIP_COPY_D2H, size), q, buf,
                    blocking, offset, size, ptr, n, wait);
 }
 
@@ -71,7 +71,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem
                                                       const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueWriteBuffer, q, ev,
-                   aip__cl_task("Memcpy HtoD", AIP_TASK_MEMCPY, AIP_COPY_H2D, size), q, buf,
+                   aip__cl_task(AIP__ID("Memcpy HtoD"), AIP_TASK_MEMCPY, AIP_COPY_H2D, size), q, buf,
                    blocking, offset, size, ptr, n, wait);
 }
 
@@ -80,7 +80,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem 
                                                      cl_uint n, const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueCopyBuffer, q, ev,
-                   aip__cl_task("Memcpy DtoD", AIP_TASK_MEMCPY, AIP_COPY_D2D, size), q, src, dst,
+                   aip__cl_task(AIP__ID("Memcpy DtoD"), AIP_TASK_MEMCPY, AIP_COPY_D2D, size), q, src, dst,
                    src_off, dst_off, size, n, wait);
 }
 
@@ -90,7 +90,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueReadBufferRect(
     size_t host_row, size_t host_slice, void *ptr, cl_uint n, const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueReadBufferRect, q, ev,
-                   aip__cl_task("Memcpy DtoH", AIP_TASK_MEMCPY, AIP_COPY_D2H, region_bytes(region)),
+                   aip__cl_task(AIP__ID("Memcpy DtoH"), AIP_TASK_MEMCPY, AIP_COPY_D2H, region_bytes(region)),
                    q, buf, blocking, buf_origin, host_origin, region, buf_row, buf_slice, host_row,
                    host_slice, ptr, n, wait);
 }
@@ -102,7 +102,7 @@ clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buf, cl_bool blocking, const
                          cl_uint n, const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueWriteBufferRect, q, ev,
-                   aip__cl_task("Memcpy HtoD", AIP_TASK_MEMCPY, AIP_COPY_H2D, region_bytes(region)),
+                   aip__cl_task(AIP__ID("Memcpy HtoD"), AIP_TASK_MEMCPY, AIP_COPY_H2D, region_bytes(region)),
                    q, buf, blocking, buf_origin, host_origin, region, buf_row, buf_slice, host_row,
                    host_slice, ptr, n, wait);
 }
@@ -113,7 +113,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueCopyBufferRect(
     cl_uint n, const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueCopyBufferRect, q, ev,
-                   aip__cl_task("Memcpy DtoD", AIP_TASK_MEMCPY, AIP_COPY_D2D, region_bytes(region)),
+                   aip__cl_task(AIP__ID("Memcpy DtoD"), AIP_TASK_MEMCPY, AIP_COPY_D2D, region_bytes(region)),
                    q, src, dst, src_origin, dst_origin, region, src_row, src_slice, dst_row,
                    dst_slice, n, wait);
 }
@@ -124,7 +124,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem 
                                                      const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueFillBuffer, q, ev,
-                   aip__cl_task("Memset", AIP_TASK_MEMSET, AIP_COPY_NONE, size), q, buf, pattern,
+                   aip__cl_task(AIP__ID("Memset"), AIP_TASK_MEMSET, AIP_COPY_NONE, size), q, buf, pattern,
                    pattern_size, offset, size, n, wait);
 }
 
@@ -147,8 +147,8 @@ AIP_CL_EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem bu
     void *p = cl->clEnqueueMapBuffer(q, buf, blocking, flags, offset, size, n, wait, l.event, &err);
     /* A map reads the device's data only when the host will read it. */
     aip__dev_task_info ti =
-        aip__cl_task("Map", AIP_TASK_MAP, flags & CL_MAP_READ ? AIP_COPY_D2H : AIP_COPY_NONE, size);
-    aip__cl_launch_end(&l, "clEnqueueMapBuffer", err, ev, &ti);
+        aip__cl_task(AIP__ID("Map"), AIP_TASK_MAP, flags & CL_MAP_READ ? AIP_COPY_D2H : AIP_COPY_NONE, size);
+    aip__cl_launch_end(&l, AIP__ID("clEnqueueMapBuffer"), err, ev, &ti);
     if (errcode_ret)
         *errcode_ret = err;
     return p;
@@ -159,21 +159,21 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_
                                                          cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueUnmapMemObject, q, ev,
-                   aip__cl_task("Unmap", AIP_TASK_MAP, AIP_COPY_NONE, 0), q, mem, ptr, n, wait);
+                   aip__cl_task(AIP__ID("Unmap"), AIP_TASK_MAP, AIP_COPY_NONE, 0), q, mem, ptr, n, wait);
 }
 
 AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n,
                                                              const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueMarkerWithWaitList, q, ev,
-                   aip__cl_task("Marker", AIP_TASK_MARKER, AIP_COPY_NONE, 0), q, n, wait);
+                   aip__cl_task(AIP__ID("Marker"), AIP_TASK_MARKER, AIP_COPY_NONE, 0), q, n, wait);
 }
 
 AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n,
                                                               const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueBarrierWithWaitList, q, ev,
-                   aip__cl_task("Barrier", AIP_TASK_BARRIER, AIP_COPY_NONE, 0), q, n, wait);
+                   aip__cl_task(AIP__ID("Barrier"), AIP_TASK_BARRIER, AIP_COPY_NONE, 0), q, n, wait);
 }
 
 AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event *ev)
@@ -184,8 +184,8 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueMarker(cl_command_queue q, cl_event *e
     if (!aip__dev_recording() || !ev || !aip__cl_launch_begin(&l, q, ev))
         return cl->clEnqueueMarker(q, ev);
     cl_int err = cl->clEnqueueMarker(q, l.event);
-    aip__dev_task_info ti = aip__cl_task("Marker", AIP_TASK_MARKER, AIP_COPY_NONE, 0);
-    aip__cl_launch_end(&l, "clEnqueueMarker", err, ev, &ti);
+    aip__dev_task_info ti = aip__cl_task(AIP__ID("Marker"), AIP_TASK_MARKER, AIP_COPY_NONE, 0);
+    aip__cl_launch_end(&l, AIP__ID("clEnqueueMarker"), err, ev, &ti);
     return err;
 }
 
@@ -208,8 +208,8 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueBarrier(cl_command_queue q)
         l.event = NULL;
         err = cl->clEnqueueBarrier(q);
     }
-    aip__dev_task_info ti = aip__cl_task("Barrier", AIP_TASK_BARRIER, AIP_COPY_NONE, 0);
-    aip__cl_launch_end(&l, "clEnqueueBarrier", err, NULL, &ti);
+    aip__dev_task_info ti = aip__cl_task(AIP__ID("Barrier"), AIP_TASK_BARRIER, AIP_COPY_NONE, 0);
+    aip__cl_launch_end(&l, AIP__ID("clEnqueueBarrier"), err, NULL, &ti);
     return err;
 }
 
@@ -220,7 +220,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueSVMMemcpy(cl_command_queue q, cl_bool 
                                                     const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueSVMMemcpy, q, ev,
-                   aip__cl_task("SVM Memcpy", AIP_TASK_MEMCPY, AIP_COPY_NONE, size), q, blocking,
+                   aip__cl_task(AIP__ID("SVM Memcpy"), AIP_TASK_MEMCPY, AIP_COPY_NONE, size), q, blocking,
                    dst, src, size, n, wait);
 }
 
@@ -230,7 +230,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueSVMMemFill(cl_command_queue q, void *p
                                                      cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueSVMMemFill, q, ev,
-                   aip__cl_task("SVM Memset", AIP_TASK_MEMSET, AIP_COPY_NONE, size), q, ptr,
+                   aip__cl_task(AIP__ID("SVM Memset"), AIP_TASK_MEMSET, AIP_COPY_NONE, size), q, ptr,
                    pattern, pattern_size, size, n, wait);
 }
 
@@ -239,7 +239,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueSVMMap(cl_command_queue q, cl_bool blo
                                                  cl_uint n, const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueSVMMap, q, ev,
-                   aip__cl_task("SVM Map", AIP_TASK_MAP,
+                   aip__cl_task(AIP__ID("SVM Map"), AIP_TASK_MAP,
                                 flags & CL_MAP_READ ? AIP_COPY_D2H : AIP_COPY_NONE, size),
                    q, blocking, flags, ptr, size, n, wait);
 }
@@ -248,7 +248,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueSVMUnmap(cl_command_queue q, void *ptr
                                                    const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueSVMUnmap, q, ev,
-                   aip__cl_task("SVM Unmap", AIP_TASK_MAP, AIP_COPY_NONE, 0), q, ptr, n, wait);
+                   aip__cl_task(AIP__ID("SVM Unmap"), AIP_TASK_MAP, AIP_COPY_NONE, 0), q, ptr, n, wait);
 }
 
 AIP_CL_EXPORT cl_int CL_API_CALL
@@ -266,8 +266,8 @@ clEnqueueSVMFree(cl_command_queue q, cl_uint count, void *ptrs[],
         for (cl_uint i = 0; i < count; i++)
             aip__cl_svm_freed(ptrs[i]);
     if (rec) {
-        aip__dev_task_info ti = aip__cl_task("SVM Free", AIP_TASK_OTHER, AIP_COPY_NONE, 0);
-        aip__cl_launch_end(&l, "clEnqueueSVMFree", err, ev, &ti);
+        aip__dev_task_info ti = aip__cl_task(AIP__ID("SVM Free"), AIP_TASK_OTHER, AIP_COPY_NONE, 0);
+        aip__cl_launch_end(&l, AIP__ID("clEnqueueSVMFree"), err, ev, &ti);
     }
     return err;
 }
@@ -279,6 +279,6 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueSVMMigrateMem(cl_command_queue q, cl_u
 {
     AIP_CL_ENQUEUE(
         clEnqueueSVMMigrateMem, q, ev,
-        aip__cl_task("SVM Migrate", AIP_TASK_OTHER, AIP_COPY_NONE, sum_sizes(count, sizes)), q,
+        aip__cl_task(AIP__ID("SVM Migrate"), AIP_TASK_OTHER, AIP_COPY_NONE, sum_sizes(count, sizes)), q,
         count, ptrs, sizes, flags, n, wait);
 }

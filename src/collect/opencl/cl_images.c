@@ -26,7 +26,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueReadImage(cl_command_queue q, cl_mem i
 {
     AIP_CL_ENQUEUE(
         clEnqueueReadImage, q, ev,
-        aip__cl_task("Memcpy DtoH", AIP_TASK_MEMCPY, AIP_COPY_D2H, image_bytes(image, region)), q,
+        aip__cl_task(AIP__ID("Memcpy DtoH"), AIP_TASK_MEMCPY, AIP_COPY_D2H, image_bytes(image, region)), q,
         image, blocking, origin, region, row_pitch, slice_pitch, ptr, n, wait);
 }
 
@@ -38,7 +38,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueWriteImage(cl_command_queue q, cl_mem 
 {
     AIP_CL_ENQUEUE(
         clEnqueueWriteImage, q, ev,
-        aip__cl_task("Memcpy HtoD", AIP_TASK_MEMCPY, AIP_COPY_H2D, image_bytes(image, region)), q,
+        aip__cl_task(AIP__ID("Memcpy HtoD"), AIP_TASK_MEMCPY, AIP_COPY_H2D, image_bytes(image, region)), q,
         image, blocking, origin, region, row_pitch, slice_pitch, ptr, n, wait);
 }
 
@@ -49,7 +49,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueCopyImage(cl_command_queue q, cl_mem s
 {
     AIP_CL_ENQUEUE(
         clEnqueueCopyImage, q, ev,
-        aip__cl_task("Memcpy DtoD", AIP_TASK_MEMCPY, AIP_COPY_D2D, image_bytes(src, region)), q,
+        aip__cl_task(AIP__ID("Memcpy DtoD"), AIP_TASK_MEMCPY, AIP_COPY_D2D, image_bytes(src, region)), q,
         src, dst, src_origin, dst_origin, region, n, wait);
 }
 
@@ -61,7 +61,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueCopyImageToBuffer(cl_command_queue q, 
 {
     AIP_CL_ENQUEUE(
         clEnqueueCopyImageToBuffer, q, ev,
-        aip__cl_task("Memcpy DtoD", AIP_TASK_MEMCPY, AIP_COPY_D2D, image_bytes(src, region)), q,
+        aip__cl_task(AIP__ID("Memcpy DtoD"), AIP_TASK_MEMCPY, AIP_COPY_D2D, image_bytes(src, region)), q,
         src, dst, src_origin, region, dst_offset, n, wait);
 }
 
@@ -73,7 +73,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueCopyBufferToImage(cl_command_queue q, 
 {
     AIP_CL_ENQUEUE(
         clEnqueueCopyBufferToImage, q, ev,
-        aip__cl_task("Memcpy DtoD", AIP_TASK_MEMCPY, AIP_COPY_D2D, image_bytes(dst, region)), q,
+        aip__cl_task(AIP__ID("Memcpy DtoD"), AIP_TASK_MEMCPY, AIP_COPY_D2D, image_bytes(dst, region)), q,
         src, dst, src_offset, dst_origin, region, n, wait);
 }
 
@@ -84,7 +84,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueFillImage(cl_command_queue q, cl_mem i
 {
     AIP_CL_ENQUEUE(
         clEnqueueFillImage, q, ev,
-        aip__cl_task("Memset", AIP_TASK_MEMSET, AIP_COPY_NONE, image_bytes(image, region)), q,
+        aip__cl_task(AIP__ID("Memset"), AIP_TASK_MEMSET, AIP_COPY_NONE, image_bytes(image, region)), q,
         image, color, origin, region, n, wait);
 }
 
@@ -109,9 +109,9 @@ AIP_CL_EXPORT void *CL_API_CALL clEnqueueMapImage(cl_command_queue q, cl_mem ima
     void *p = cl->clEnqueueMapImage(q, image, blocking, flags, origin, region, row_pitch,
                                     slice_pitch, n, wait, l.event, &err);
     aip__dev_task_info ti =
-        aip__cl_task("Map", AIP_TASK_MAP, flags & CL_MAP_READ ? AIP_COPY_D2H : AIP_COPY_NONE,
+        aip__cl_task(AIP__ID("Map"), AIP_TASK_MAP, flags & CL_MAP_READ ? AIP_COPY_D2H : AIP_COPY_NONE,
                      err == CL_SUCCESS ? image_bytes(image, region) : 0);
-    aip__cl_launch_end(&l, "clEnqueueMapImage", err, ev, &ti);
+    aip__cl_launch_end(&l, AIP__ID("clEnqueueMapImage"), err, ev, &ti);
     if (errcode_ret)
         *errcode_ret = err;
     return p;
@@ -135,7 +135,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueMigrateMemObjects(cl_command_queue q, 
                                                             const cl_event *wait, cl_event *ev)
 {
     AIP_CL_ENQUEUE(clEnqueueMigrateMemObjects, q, ev,
-                   aip__cl_task("Migrate", AIP_TASK_OTHER, AIP_COPY_NONE,
+                   aip__cl_task(AIP__ID("Migrate"), AIP_TASK_OTHER, AIP_COPY_NONE,
                                 err == CL_SUCCESS ? objects_bytes(count, objs) : 0),
                    q, count, objs, flags, n, wait);
 }

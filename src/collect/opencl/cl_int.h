@@ -8,9 +8,10 @@
  * libaiprof (LD_PRELOAD by `aiprof run`, or -laiprof before -lOpenCL) calls
  * these, which call the real ones.  libaiprof never links libOpenCL: the
  * real functions are found at run time (cl_real.c).  cl_track.c keeps the
- * handle tables (queue, kernel name), the devices and their clock samples,
- * and reads each command's profiling info in its completion callback
- * (cl_events.c), so the application never waits for aiprof.
+ * handle tables (queue, kernel name), the devices and their clock samples;
+ * cl_events.c reads each command's profiling info once it completed, in a
+ * completion callback per batch of commands, so the application never
+ * waits for aiprof.
  */
 #ifndef AIP_CL_INT_H
 #define AIP_CL_INT_H
@@ -81,7 +82,7 @@ typedef struct aip__cl_api {
         return cl->fn(__VA_ARGS__, ev);                                                            \
     cl_int err = cl->fn(__VA_ARGS__, l.event);                                                     \
     aip__dev_task_info ti = TI;                                                                    \
-    aip__cl_launch_end(&l, #fn, err, ev, &ti);                                                     \
+    aip__cl_launch_end(&l, AIP__ID(#fn), err, ev, &ti);                                            \
     return err
 
 static inline uint64_t region_bytes(const size_t *region)
@@ -89,12 +90,14 @@ static inline uint64_t region_bytes(const size_t *region)
     return region ? (uint64_t)region[0] * region[1] * region[2] : 0;
 }
 
-static inline aip__dev_task_info aip__cl_task(const char *name, uint8_t kind, uint8_t dir,
+/* `name`: interned (AIP__ID("Memcpy HtoD"), a kernel's cached id), so
+ * that recording the task looks nothing up. */
+static inline aip__dev_task_info aip__cl_task(aip_string_id name, uint8_t kind, uint8_t dir,
                                               uint64_t bytes)
 {
     aip__dev_task_info ti;
     memset(&ti, 0, sizeof ti);
-    ti.name = name;
+    ti.name_id = name;
     ti.kind = kind;
     ti.direction = dir;
     ti.bytes = bytes;
@@ -145,14 +148,11 @@ unsigned aip__cl_queue_forced(cl_command_queue q);
  * sight, with a clock sample when a trace records). */
 uint32_t aip__cl_device_id(cl_device_id dev);
 
-/* aip__cl_kernel_name() : the kernel's function name (stable pointer),
- * cached per cl_kernel; aip__cl_kernel_created() forgets what was cached
- * for an address a new kernel reuses. */
-const char *aip__cl_kernel_name(cl_kernel k);
+/* aip__cl_kernel_name_id() : the kernel's function name, interned
+ * (aip_intern), cached per cl_kernel; aip__cl_kernel_created() forgets
+ * what was cached for an address a new kernel reuses. */
+aip_string_id aip__cl_kernel_name_id(cl_kernel k);
 void aip__cl_kernel_created(cl_kernel k);
-
-/* aip__cl_intern() : a stable copy of s (names, kept for the process). */
-const char *aip__cl_intern(const char *s);
 
 /* ---- cl_events.c -------------------------------------------------------- */
 
@@ -169,9 +169,15 @@ typedef struct aip__cl_launch {
  * nothing records (call the real function with the app's arguments). */
 int aip__cl_launch_begin(aip__cl_launch *l, cl_command_queue q, cl_event *app_event);
 /* aip__cl_launch_end() : after the real call returned `err`: record the API
- * call `api` and, on success, follow the command's event to its task. */
-void aip__cl_launch_end(aip__cl_launch *l, const char *api, cl_int err, cl_event *app_event,
+ * call `api` (interned: AIP__ID) and, on success, follow the command's
+ * event to its task. */
+void aip__cl_launch_end(aip__cl_launch *l, aip_string_id api, cl_int err, cl_event *app_event,
                         aip__dev_task_info *ti);
+/* aip__cl_hand_over() : the calling thread's gathered commands are read
+ * as they complete (before it waits: clFinish, clWaitForEvents);
+ * aip__cl_hand_over_all() : every thread's (a trace stopping). */
+void aip__cl_hand_over(void);
+void aip__cl_hand_over_all(void);
 /* An API call that launches nothing (clFinish, clWaitForEvents...). */
 void aip__cl_api_call(const char *api, uint64_t start, uint32_t device);
 
@@ -181,10 +187,10 @@ typedef struct aip__cl_counters {
     atomic_ullong failed;      /* commands that ended in error */
     atomic_ullong no_callback; /* clSetEventCallback refused */
     atomic_ullong bad_times;   /* end before start */
-    /* Callbacks owed (all traces) = issued - completed.  Two counters on
-     * their own cache lines: the enqueuing threads write one, the runtime's
-     * callback thread the other, so no line bounces between them at every
-     * command. */
+    /* Commands handed over and not yet read (all traces) = issued -
+     * completed.  Two counters on their own cache lines: the enqueuing
+     * threads write one (per batch), the runtime's callback thread the
+     * other, so no line bounces between them. */
     _Alignas(64) atomic_ullong issued;
     _Alignas(64) atomic_ullong completed;
 } aip__cl_counters;

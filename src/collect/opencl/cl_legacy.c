@@ -21,7 +21,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clEnqueueNativeKernel(cl_command_queue q,
                                                        const void **args_mem_loc, cl_uint n,
                                                        const cl_event *wait, cl_event *ev)
 {
-    aip__dev_task_info native = aip__cl_task("NativeKernel", AIP_TASK_KERNEL, AIP_COPY_NONE, 0);
+    aip__dev_task_info native = aip__cl_task(AIP__ID("NativeKernel"), AIP_TASK_KERNEL, AIP_COPY_NONE, 0);
     native.global[0] = native.local[0] = 1;
     AIP_CL_ENQUEUE(clEnqueueNativeKernel, q, ev, native, q, fn, args, cb_args, n_mem, mem_list,
                    args_mem_loc, n, wait);

@@ -202,6 +202,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clFinish(cl_command_queue q)
         return cl->clFinish(q);
     aip__cl_queue info = {.device = AIP_DEV_NONE};
     aip__cl_queue_info(q, &info);
+    aip__cl_hand_over();
     uint64_t start = aip__dev_api_begin();
     cl_int err = cl->clFinish(q);
     aip__cl_api_call("clFinish", start, info.device);
@@ -215,6 +216,7 @@ AIP_CL_EXPORT cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *even
         return CL_INVALID_OPERATION;
     if (!aip__dev_recording())
         return cl->clWaitForEvents(n, events);
+    aip__cl_hand_over();
     uint64_t start = aip__dev_api_begin();
     cl_int err = cl->clWaitForEvents(n, events);
     aip__cl_api_call("clWaitForEvents", start, AIP_DEV_NONE);

@@ -2,11 +2,12 @@
  * cl_track.c — what the OpenCL back end knows of the application's objects
  * (queues, kernel names, devices), and its session hooks (see cl_int.h).
  *
- * Queues and kernels are found by handle on every enqueue, from any thread:
- * open-addressing tables whose slots are claimed under a lock and read
- * without one (a key is published after its value).  Slots are never
- * freed; a handle reused after the application released the object is
- * detected at the new object's creation, which replaces what was known.
+ * Queues and kernels (their names' interned ids) are found by handle on
+ * every enqueue, from any thread: open-addressing tables whose slots are
+ * claimed under a lock and read without one (a key is published after its
+ * value).  Slots are never freed; a handle reused after the application
+ * released the object is detected at the new object's creation, which
+ * replaces what was known.
  * Devices are few: an array under a lock, each with its clock-sample state.
  */
 #include "cl_int.h"
@@ -85,66 +86,36 @@ static int table_put(handle_table *t, uintptr_t key, uint64_t val)
     return ok;
 }
 
-/* ---- names -------------------------------------------------------------- */
+/* ---- kernel names ------------------------------------------------------- */
 
-typedef struct name_node {
-    struct name_node *next;
-    char text[];
-} name_node;
-
-#define NAME_BUCKETS 1024
-static name_node *names[NAME_BUCKETS];
-static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const char *aip__cl_intern(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (const char *c = s; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    h &= NAME_BUCKETS - 1;
-    pthread_mutex_lock(&names_lock);
-    name_node *n = names[h];
-    while (n && strcmp(n->text, s) != 0)
-        n = n->next;
-    if (!n) {
-        size_t len = strlen(s);
-        n = malloc(sizeof *n + len + 1);
-        if (n) {
-            memcpy(n->text, s, len + 1);
-            n->next = names[h];
-            names[h] = n;
-        }
-    }
-    pthread_mutex_unlock(&names_lock);
-    return n ? n->text : "(out of memory)";
-}
-
-const char *aip__cl_kernel_name(cl_kernel k)
+aip_string_id aip__cl_kernel_name_id(cl_kernel k)
 {
     _Atomic uint64_t *v = table_find(&kernels, (uintptr_t)k);
     if (v) {
-        uint64_t name = atomic_load_explicit(v, memory_order_acquire);
-        if (name)
-            return (const char *)(uintptr_t)name;
+        uint64_t id = atomic_load_explicit(v, memory_order_acquire);
+        if (id)
+            return (aip_string_id)id;
     }
     const aip__cl_api *cl = aip__cl_real();
     char buf[256];
     size_t size = 0;
-    const char *name = "(unknown kernel)";
+    aip_string_id id = 0;
     if (cl->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &size) == CL_SUCCESS && size) {
         char *text = size <= sizeof buf ? buf : malloc(size);
         if (text &&
             cl->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, size, text, NULL) == CL_SUCCESS) {
             text[size - 1] = '\0';
-            name = aip__cl_intern(text);
+            id = aip_intern(text);
         }
         if (text != buf)
             free(text);
     }
+    if (!id)
+        id = aip_intern("(unknown kernel)");
     /* When the table is full the name is asked again next time: slower,
      * still right. */
-    table_put(&kernels, (uintptr_t)k, (uint64_t)(uintptr_t)name);
-    return name;
+    table_put(&kernels, (uintptr_t)k, id);
+    return id;
 }
 
 void aip__cl_kernel_created(cl_kernel k)
@@ -304,6 +275,7 @@ static void backend_start(void)
 
 static void backend_stop(void)
 {
+    aip__cl_hand_over_all();
     uint64_t t0 = aip__mono_ns();
     while (aip__cl_outstanding() > 0 &&
            aip__mono_ns() - t0 < STOP_WAIT_NS) {

@@ -22,6 +22,14 @@
  *   bad OUT       an out-of-order queue, events released right after the
  *                 enqueue, a queue without profiling asked about by the
  *                 application: what the application saw, in OUT
+ *   batches OUT   what the back end's batches of followed commands must
+ *                 get right: one thread enqueueing into an in-order and an
+ *                 out-of-order queue in turn, waiting only by blocking
+ *                 reads, pausing longer than a batch's age; a thread that
+ *                 exits with its last commands never waited for; the
+ *                 program's last commands never waited for either (only
+ *                 the trace's stop hands them over).  Every third kernel
+ *                 keeps its event: "API DURATION_NS" lines at the end
  * Every mode prints "checksum X" of its results, which profiling must not
  * change.  Without an OpenCL platform it prints "no platform" and exits 0.
  */
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef AIP_LINKED
 #include "aiprof.h"
@@ -544,6 +553,82 @@ static void mode_errors(void)
     clReleaseCommandQueue(q);
 }
 
+/* A thread that enqueues and exits without waiting: its exit hands its
+ * commands over. */
+static void *unwaited(void *arg)
+{
+    cl_command_queue q = arg;
+    cl_kernel vadd = kernel("vadd");
+    cl_mem a = buffer(N * 4);
+    CHECK(clSetKernelArg(vadd, 0, sizeof a, &a));
+    CHECK(clSetKernelArg(vadd, 1, sizeof a, &a));
+    CHECK(clSetKernelArg(vadd, 2, sizeof a, &a));
+    size_t global = N;
+    for (int i = 0; i < 10; i++) {
+        CHECK(clEnqueueNDRangeKernel(q, vadd, 1, NULL, &global, NULL, 0, NULL, NULL));
+        launched();
+    }
+    CHECK(clFlush(q));
+    clReleaseMemObject(a); /* OpenCL keeps it while the commands need it */
+    clReleaseKernel(vadd);
+    return NULL;
+}
+
+static void mode_batches(void)
+{
+    cl_command_queue q = queue(CL_QUEUE_PROFILING_ENABLE),
+                     ooo = queue(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE), other = queue(0);
+    cl_mem a = buffer(N * 4), c = buffer(N * 4);
+    cl_kernel vadd = kernel("vadd");
+    CHECK(clSetKernelArg(vadd, 0, sizeof a, &a));
+    CHECK(clSetKernelArg(vadd, 1, sizeof a, &a));
+    CHECK(clSetKernelArg(vadd, 2, sizeof c, &c));
+    float one = 1.0f, h[16];
+    CHECK(clEnqueueFillBuffer(q, a, &one, sizeof one, 0, N * 4, 0, NULL, NULL));
+    launched();
+    size_t global = N;
+    cl_event kept[200];
+    int n_kept = 0;
+    for (int i = 0; i < 300; i++) {
+        cl_command_queue to = i % 3 == 1 ? ooo : q;
+        cl_event *ev = i % 3 == 0 && n_kept < 200 ? &kept[n_kept++] : NULL;
+        CHECK(clEnqueueNDRangeKernel(to, vadd, 1, NULL, &global, NULL, 0, NULL, ev));
+        launched();
+        if (i % 7 == 6) { /* the only waits: blocking reads of the in-order queue */
+            CHECK(clEnqueueReadBuffer(q, c, CL_TRUE, 0, sizeof h, h, 0, NULL, NULL));
+            launched();
+        }
+        if (i % 100 == 50) { /* longer than a batch may wait to be handed over */
+            struct timespec pause = {0, 30 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, unwaited, other);
+    pthread_join(th, NULL);
+    for (int i = 0; i < n_kept; i++) { /* read long after: done by now, or waited for */
+        CHECK(clWaitForEvents(1, &kept[i]));
+        cl_ulong start = 0, end = 0;
+        CHECK(clGetEventProfilingInfo(kept[i], CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                      NULL));
+        CHECK(clGetEventProfilingInfo(kept[i], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL));
+        fprintf(out, "clEnqueueNDRangeKernel %llu\n", (unsigned long long)(end - start));
+        CHECK(clReleaseEvent(kept[i]));
+    }
+    CHECK(clFinish(q));
+    CHECK(clFinish(ooo));
+    CHECK(clFinish(other));
+    printf("checksum %.1f\n", checksum(q, c));
+    /* The last commands: never waited for, only flushed. */
+    for (int i = 0; i < 5; i++) {
+        CHECK(clEnqueueNDRangeKernel(q, vadd, 1, NULL, &global, NULL, 0, NULL, NULL));
+        launched();
+    }
+    CHECK(clFlush(q));
+    struct timespec done = {0, 50 * 1000 * 1000};
+    nanosleep(&done, NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -581,6 +666,8 @@ int main(int argc, char **argv)
             mode_errors();
         else if (!strcmp(mode, "reuse"))
             mode_reuse();
+        else if (!strcmp(mode, "batches"))
+            mode_batches();
         else
             return 2;
         clReleaseProgram(prog);
