@@ -40,13 +40,9 @@ enum : int64_t {
     kTruncated /* the inputs from here on are not described */
 };
 
-/* Room in the key for `n` more words after the first `used`; false past
- * kKeyMax or without memory.  Grows only when an op has more inputs than
- * any before it on this thread. */
-bool key_room(InputTexts *s, uint32_t used, size_t n)
+/* key_room() past the key's capacity. */
+bool key_grow(InputTexts *s, uint32_t used, size_t n)
 {
-    if (used + n <= s->key_cap)
-        return true;
     if (used + n > kKeyMax)
         return false;
     uint32_t cap = s->key_cap ? s->key_cap : 64;
@@ -59,6 +55,14 @@ bool key_room(InputTexts *s, uint32_t used, size_t n)
     s->key = key;
     s->key_cap = cap;
     return true;
+}
+
+/* Room in the key for `n` more words after the first `used`; false past
+ * kKeyMax or without memory.  Grows only when an op has more inputs than
+ * any before it on this thread; inline, since it runs for every input. */
+inline bool key_room(InputTexts *s, uint32_t used, size_t n)
+{
+    return used + n <= s->key_cap || key_grow(s, used, n);
 }
 
 /* Append input `v` to the key, leaving a word for kTruncated after it;
@@ -88,10 +92,13 @@ bool key_input(InputTexts *s, const c10::IValue &v, uint32_t &n)
         s->key[n++] = kScalar;
     } else if (!v.isList()) { /* None, str, device...: the inline tag test first */
         s->key[n++] = kOther;
+    } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
+        /* Before isTensorList(), which compares type objects (~100
+         * instructions): int lists are the common lists (a convolution's
+         * stride, padding, dilation), and a list has one element type. */
+        s->key[n++] = kScalarList;
     } else if (v.isTensorList()) {
         s->key[n++] = kTensorList;
-    } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
-        s->key[n++] = kScalarList;
     } else {
         s->key[n++] = kOther;
     }

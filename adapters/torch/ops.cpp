@@ -200,17 +200,25 @@ aip_string_id name_by_text(ThreadState *s, const char *name, size_t len)
     return id;
 }
 
-aip_string_id name_id(ThreadState *s, const char *name)
+/* name_id() when the name's slot holds another pointer or text. */
+__attribute__((noinline)) aip_string_id name_id_miss(ThreadState *s, const char *name)
 {
     NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
-    if (e.ptr == name && e.id && strcmp(e.text, name) == 0)
-        return e.id;
     size_t len = strlen(name);
     aip_string_id id = name_by_text(s, name, len);
     e.ptr = name;
     e.id = len < sizeof e.text ? id : 0;
     memcpy(e.text, name, len < sizeof e.text ? len + 1 : 0);
     return id;
+}
+
+/* Inline, the slow path apart: it runs for every op. */
+inline aip_string_id name_id(ThreadState *s, const char *name)
+{
+    NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
+    if (__builtin_expect(e.ptr == name && e.id && strcmp(e.text, name) == 0, 1))
+        return e.id;
+    return name_id_miss(s, name);
 }
 
 
