@@ -41,7 +41,7 @@ enum : int64_t {
 };
 
 /* key_room() past the key's capacity. */
-bool key_grow(InputTexts *s, uint32_t used, size_t n)
+__attribute__((noinline, cold)) bool key_grow(InputTexts *s, uint32_t used, size_t n)
 {
     if (used + n > kKeyMax)
         return false;
@@ -275,6 +275,36 @@ bool shape_cache_reserve(ShapeCache &c, uint32_t n)
     return true;
 }
 
+/* A key the cache does not hold (hash `h`): describe the inputs, then keep
+ * the ids.  Cold and apart: the hit path that runs for every op stays
+ * short, in a few cache lines of code. */
+__attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint64_t h,
+                                                             aip_string_id name)
+{
+    ShapeCache &c = s->shapes;
+    size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
+    ShapeEntry made{h, name, 0, 0, 0, s->nkey};
+    if (format_key(s)) {
+        made.shapes_id = aip_intern(s->shapes_text.p);
+        made.dtypes_id = aip_intern(s->dtypes_text.p);
+    }
+    if (c.used >= kShapeSlotsMax || c.keys_used + s->nkey > kKeyArenaMax)
+        shape_cache_clear(c);
+    if ((c.used + 1) * 2 > c.cap && !shape_cache_grow(c))
+        return nullptr;
+    if (!shape_cache_reserve(c, s->nkey))
+        return nullptr;
+    made.key_off = c.keys_used;
+    memcpy(c.keys + c.keys_used, s->key, key_bytes);
+    c.keys_used += s->nkey;
+    uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
+    while (c.slots[i].hash)
+        i = (i + 1) & (c.cap - 1);
+    c.slots[i] = made;
+    c.used++;
+    return &c.slots[i];
+}
+
 /* Input texts' ids for this op, from the thread's cache or made now; the
  * entry's ids are 0 when the inputs cannot be described. */
 const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
@@ -297,27 +327,7 @@ const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string
                 return &e;
         }
     }
-    /* A miss: describe the inputs, then keep the ids. */
-    ShapeEntry made{h, name, 0, 0, 0, s->nkey};
-    if (format_key(s)) {
-        made.shapes_id = aip_intern(s->shapes_text.p);
-        made.dtypes_id = aip_intern(s->dtypes_text.p);
-    }
-    if (c.used >= kShapeSlotsMax || c.keys_used + s->nkey > kKeyArenaMax)
-        shape_cache_clear(c);
-    if ((c.used + 1) * 2 > c.cap && !shape_cache_grow(c))
-        return nullptr;
-    if (!shape_cache_reserve(c, s->nkey))
-        return nullptr;
-    made.key_off = c.keys_used;
-    memcpy(c.keys + c.keys_used, s->key, key_bytes);
-    c.keys_used += s->nkey;
-    uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
-    while (c.slots[i].hash)
-        i = (i + 1) & (c.cap - 1);
-    c.slots[i] = made;
-    c.used++;
-    return &c.slots[i];
+    return add_entry(s, h, name);
 }
 
 } // namespace

@@ -225,7 +225,7 @@ inline aip_string_id name_id(ThreadState *s, const char *name)
 /* The list is full: drop the entries of earlier traces (their ends are
  * not forwarded either way; only RecordFunctions that ended on another
  * thread linger).  Whether room was made. */
-bool forwarded_compact(ThreadState *s, uint32_t gen)
+__attribute__((noinline, cold)) bool forwarded_compact(ThreadState *s, uint32_t gen)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->n_fwd; i++)
