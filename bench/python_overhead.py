@@ -9,7 +9,7 @@ sized so that per-op costs dominate), it measures:
   - collection overhead: the fastest step while recording minus the
     fastest step with no profiler in the baseline run just before it
     (process CPU time: every thread of the process counts, other
-    processes do not), over all rounds;
+    processes do not), the median of that difference over all rounds;
   - stop + export: the time from stop() to a written Chrome trace file
     (torch: stop() + export_chrome_trace(); aiprof: stop() — raw data to
     disk — then export_chrome_trace(), which runs the C analyser and so
@@ -170,15 +170,21 @@ def measure(loop_name, mode, steps, rounds):
                     aip_res.append(run_aiprof(step, steps, options, d))
                 else:
                     floors.append(run_floor(step, steps))
-    # Minimum over all rounds, for every kind of run: load from other
-    # processes comes in bursts and only ever adds time, so the quietest
-    # run of each kind is the repeatable figure.
-    bt, ba, bf = (min(base[k]) for k in ("torch", "aiprof", "floor"))
+    # Within a run, the fastest step: load from other processes comes in
+    # bursts and only ever adds time.  Each run against the baseline run
+    # just before it, and the median of those differences over the rounds:
+    # the machine's speed drifts between rounds (a baseline run 5% faster
+    # than the others, taken as every run's reference, moved a ratio by
+    # 0.1), and a pair of runs close in time shares its drift.
     med = statistics.median
-    return dict(loop=loop_name, mode=mode, base_us=min(bt, ba, bf) / 1e3,
-                torch_us=(min(r[0] for r in torch_res) - bt) / 1e3,
-                aiprof_us=(min(r[0] for r in aip_res) - ba) / 1e3,
-                floor_us=(min(floors) - bf) / 1e3,
+
+    def overhead(runs, who):
+        return med(run - b for run, b in zip(runs, base[who])) / 1e3
+
+    return dict(loop=loop_name, mode=mode, base_us=min(min(b) for b in base.values()) / 1e3,
+                torch_us=overhead([r[0] for r in torch_res], "torch"),
+                aiprof_us=overhead([r[0] for r in aip_res], "aiprof"),
+                floor_us=overhead(floors, "floor"),
                 ops=med(r[3] for r in torch_res) / steps,
                 torch_exp=min(r[1] / max(r[2], 1) for r in torch_res),
                 aiprof_exp=min(r[1] / max(r[2], 1) for r in aip_res),
@@ -248,7 +254,7 @@ def main():
             sys.stdout.flush()
     print()
     print("overhead = fastest step while recording - fastest step without a profiler just "
-          "before it (process CPU time, all threads), over all rounds (order rotates);")
+          "before it (process CPU time, all threads), median over the rounds (order rotates);")
     print("RF floor = PyTorch's RecordFunction cost with a callback installed, paid by both "
           "profilers;")
     print("stop+export is wall time (the C analyser may use a second core)")
