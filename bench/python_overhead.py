@@ -9,7 +9,7 @@ sized so that per-op costs dominate), it measures:
   - collection overhead: the fastest step while recording minus the
     fastest step with no profiler in the baseline run just before it
     (process CPU time: every thread of the process counts, other
-    processes do not), over all rounds;
+    processes do not), the median of that difference over all rounds;
   - stop + export: the time from stop() to a written Chrome trace file
     (torch: stop() + export_chrome_trace(); aiprof: stop() — raw data to
     disk — then export_chrome_trace(), which runs the C analyser and so
@@ -17,11 +17,14 @@ sized so that per-op costs dominate), it measures:
     trace;
 
 and prints aiprof/torch ratios against the targets: overhead no more than
-torch's in every mode and at most half of it with with_stack or all
-options; stop+export at least 20x faster per event.  Baseline, torch and
-aiprof runs alternate, torch first in even rounds and aiprof first in odd
-ones, so that machine noise and what a profiler leaves behind after it
-stops hit both alike.
+torch's in every mode (`ratio`), and with with_stack or all options
+aiprof's own cost above PyTorch's RecordFunction floor at most half of
+torch's own cost above it (`net`); stop+export at least 20x faster per
+event.  The floor (aiprof's callbacks installed, nothing recording) is
+measured like a profiler: against a baseline run of its own just before
+it.  Each round runs torch, aiprof and the floor, each after its own
+baseline, in an order that rotates from round to round, so that machine
+noise and what a profiler leaves behind after it stops hit all alike.
 """
 import argparse
 import json
@@ -136,36 +139,52 @@ def run_aiprof(step, n, options, out_dir):
     return min(times[2:]), export_ns, events
 
 
+# The order of the runs in each round: every kind of run follows each of
+# the others in turn.
+ORDERS = (("torch", "aiprof", "floor"), ("aiprof", "floor", "torch"),
+          ("floor", "torch", "aiprof"), ("torch", "floor", "aiprof"),
+          ("aiprof", "torch", "floor"), ("floor", "aiprof", "torch"))
+
+
 def measure(loop_name, mode, steps, rounds):
     step = LOOPS[loop_name]()
     step_times(step, 5)  # warm caches and allocators
     options = MODES[mode]
-    base_t, base_a, floors, torch_res, aip_res = [], [], [], [], []
+    base = {"torch": [], "aiprof": [], "floor": []}
+    floors, torch_res, aip_res = [], [], []
+    # The floor runs with the callbacks as aiprof's trace of this mode set
+    # them up (with inputs when it records shapes): one short trace first.
+    with tempfile.TemporaryDirectory(prefix="aiprof_bench_") as d:
+        run_aiprof(step, 3, options, d)
     for r in range(rounds):
         with tempfile.TemporaryDirectory(prefix="aiprof_bench_") as d:
-            # Each profiler's run follows a baseline run of its own, and
-            # the order alternates: a profiler can leave the process slower
-            # after it stops (torch's with_stack does, by ~5% of a CNN
-            # step), which must count against neither the other profiler
-            # nor itself.
-            order = ("torch", "aiprof") if r % 2 == 0 else ("aiprof", "torch")
-            for who in order:
+            # Each kind of run follows a baseline run of its own, and the
+            # order rotates: a profiler can leave the process slower after
+            # it stops (torch's with_stack does, by ~5% of a CNN step),
+            # which must count against none of the runs.
+            for who in ORDERS[r % len(ORDERS)]:
+                base[who].append(run_baseline(step, steps))
                 if who == "torch":
-                    base_t.append(run_baseline(step, steps))
                     torch_res.append(run_torch(step, steps, options, d))
-                else:
-                    base_a.append(run_baseline(step, steps))
+                elif who == "aiprof":
                     aip_res.append(run_aiprof(step, steps, options, d))
+                else:
                     floors.append(run_floor(step, steps))
-    # Minimum over all rounds, for every kind of run: load from other
-    # processes comes in bursts and only ever adds time, so the quietest
-    # run of each kind is the repeatable figure.
-    bt, ba = min(base_t), min(base_a)
+    # Within a run, the fastest step: load from other processes comes in
+    # bursts and only ever adds time.  Each run against the baseline run
+    # just before it, and the median of those differences over the rounds:
+    # the machine's speed drifts between rounds (a baseline run 5% faster
+    # than the others, taken as every run's reference, moved a ratio by
+    # 0.1), and a pair of runs close in time shares its drift.
     med = statistics.median
-    return dict(loop=loop_name, mode=mode, base_us=min(bt, ba) / 1e3,
-                torch_us=(min(r[0] for r in torch_res) - bt) / 1e3,
-                aiprof_us=(min(r[0] for r in aip_res) - ba) / 1e3,
-                floor_us=(min(floors) - ba) / 1e3,
+
+    def overhead(runs, who):
+        return med(run - b for run, b in zip(runs, base[who])) / 1e3
+
+    return dict(loop=loop_name, mode=mode, base_us=min(min(b) for b in base.values()) / 1e3,
+                torch_us=overhead([r[0] for r in torch_res], "torch"),
+                aiprof_us=overhead([r[0] for r in aip_res], "aiprof"),
+                floor_us=overhead(floors, "floor"),
                 ops=med(r[3] for r in torch_res) / steps,
                 torch_exp=min(r[1] / max(r[2], 1) for r in torch_res),
                 aiprof_exp=min(r[1] / max(r[2], 1) for r in aip_res),
@@ -210,29 +229,39 @@ def main():
             # The best ratio any profiler built on these callbacks could
             # reach: its own cost zero, only the RecordFunction floor left.
             bound = r["floor_us"] / r["torch_us"] if r["torch_us"] > 0 else float("inf")
-            target = 0.5 if mode in ("with_stack", "all") else 1.0
+            # Every mode: no dearer than torch.  With stacks: aiprof's own
+            # cost at most half of torch's own cost (issue 13 restated the
+            # "half of torch's overhead" target on what aiprof controls).
+            net_target = 0.5 if mode in ("with_stack", "all") else None
             speed = r["torch_exp"] / r["aiprof_exp"] if r["aiprof_exp"] > 0 else float("inf")
-            ok_ovh = ratio <= target
+            ok_ratio = ratio <= 1.0
+            ok_net = net_target is None or net <= net_target
+            ok_ovh = ok_ratio and ok_net
             ok_exp = speed >= 20
-            if not ok_ovh:
-                failures.append(f"{loop}/{mode}: overhead ratio {ratio:.2f} > {target}")
+            if not ok_ratio:
+                failures.append(f"{loop}/{mode}: overhead ratio {ratio:.2f} > 1.0")
+            if not ok_net:
+                failures.append(f"{loop}/{mode}: net {net:.2f} > {net_target}")
             if not ok_exp:
                 failures.append(f"{loop}/{mode}: stop+export speedup {speed:.1f} < 20")
             print(f"{loop:4} {mode:15} {r['base_us']:8.1f} {r['ops']:5.0f} "
                   f"{r['floor_us']:9.1f} | "
                   f"{r['torch_us']:10.1f} {r['aiprof_us']:10.1f} {ratio:6.2f} "
-                  f"{'<=' + str(target):>6} {net:5.2f} {bound:5.2f} | {r['torch_exp'] / 1e3:10.2f} "
+                  f"{'net' if net_target else 'ratio':>6} {net:5.2f} {bound:5.2f} | "
+                  f"{r['torch_exp'] / 1e3:10.2f} "
                   f"{r['aiprof_exp'] / 1e3:10.3f} {speed:7.1f}x {'>=20x':>6}"
                   f"{'' if ok_ovh and ok_exp else '  MISS'}")
             sys.stdout.flush()
     print()
     print("overhead = fastest step while recording - fastest step without a profiler just "
-          "before it (process CPU time, all threads), over all rounds (order alternates);")
+          "before it (process CPU time, all threads), median over the rounds (order rotates);")
     print("RF floor = PyTorch's RecordFunction cost with a callback installed, paid by both "
           "profilers;")
     print("stop+export is wall time (the C analyser may use a second core)")
-    print("ratio = aiprof overhead / torch overhead (the target); net = the same, each minus "
-          "the RF floor (informative)")
+    print("ratio = aiprof overhead / torch overhead (target <= 1.0 in every mode); net = the "
+          "same, each minus the RF floor (target <= 0.5 with with_stack and all)")
+    print("target = the column judged beside ratio: net for with_stack and all, ratio alone "
+          "elsewhere")
     print("bound = RF floor / torch overhead: the ratio a profiler on RecordFunction callbacks "
           "would reach if its own cost were zero")
     print("exp = stop + export_chrome_trace time per trace event (fastest round)")

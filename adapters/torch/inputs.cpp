@@ -40,13 +40,9 @@ enum : int64_t {
     kTruncated /* the inputs from here on are not described */
 };
 
-/* Room in the key for `n` more words after the first `used`; false past
- * kKeyMax or without memory.  Grows only when an op has more inputs than
- * any before it on this thread. */
-bool key_room(InputTexts *s, uint32_t used, size_t n)
+/* key_room() past the key's capacity. */
+__attribute__((noinline, cold)) bool key_grow(InputTexts *s, uint32_t used, size_t n)
 {
-    if (used + n <= s->key_cap)
-        return true;
     if (used + n > kKeyMax)
         return false;
     uint32_t cap = s->key_cap ? s->key_cap : 64;
@@ -59,6 +55,14 @@ bool key_room(InputTexts *s, uint32_t used, size_t n)
     s->key = key;
     s->key_cap = cap;
     return true;
+}
+
+/* Room in the key for `n` more words after the first `used`; false past
+ * kKeyMax or without memory.  Grows only when an op has more inputs than
+ * any before it on this thread; inline, since it runs for every input. */
+inline bool key_room(InputTexts *s, uint32_t used, size_t n)
+{
+    return used + n <= s->key_cap || key_grow(s, used, n);
 }
 
 /* Append input `v` to the key, leaving a word for kTruncated after it;
@@ -88,10 +92,13 @@ bool key_input(InputTexts *s, const c10::IValue &v, uint32_t &n)
         s->key[n++] = kScalar;
     } else if (!v.isList()) { /* None, str, device...: the inline tag test first */
         s->key[n++] = kOther;
+    } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
+        /* Before isTensorList(), which compares type objects (~100
+         * instructions): int lists are the common lists (a convolution's
+         * stride, padding, dilation), and a list has one element type. */
+        s->key[n++] = kScalarList;
     } else if (v.isTensorList()) {
         s->key[n++] = kTensorList;
-    } else if (v.isIntList() || v.isDoubleList() || v.isBoolList()) {
-        s->key[n++] = kScalarList;
     } else {
         s->key[n++] = kOther;
     }
@@ -268,6 +275,36 @@ bool shape_cache_reserve(ShapeCache &c, uint32_t n)
     return true;
 }
 
+/* A key the cache does not hold (hash `h`): describe the inputs, then keep
+ * the ids.  Cold and apart: the hit path that runs for every op stays
+ * short, in a few cache lines of code. */
+__attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint64_t h,
+                                                             aip_string_id name)
+{
+    ShapeCache &c = s->shapes;
+    size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
+    ShapeEntry made{h, name, 0, 0, 0, s->nkey};
+    if (format_key(s)) {
+        made.shapes_id = aip_intern(s->shapes_text.p);
+        made.dtypes_id = aip_intern(s->dtypes_text.p);
+    }
+    if (c.used >= kShapeSlotsMax || c.keys_used + s->nkey > kKeyArenaMax)
+        shape_cache_clear(c);
+    if ((c.used + 1) * 2 > c.cap && !shape_cache_grow(c))
+        return nullptr;
+    if (!shape_cache_reserve(c, s->nkey))
+        return nullptr;
+    made.key_off = c.keys_used;
+    memcpy(c.keys + c.keys_used, s->key, key_bytes);
+    c.keys_used += s->nkey;
+    uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
+    while (c.slots[i].hash)
+        i = (i + 1) & (c.cap - 1);
+    c.slots[i] = made;
+    c.used++;
+    return &c.slots[i];
+}
+
 /* Input texts' ids for this op, from the thread's cache or made now; the
  * entry's ids are 0 when the inputs cannot be described. */
 const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
@@ -290,27 +327,7 @@ const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string
                 return &e;
         }
     }
-    /* A miss: describe the inputs, then keep the ids. */
-    ShapeEntry made{h, name, 0, 0, 0, s->nkey};
-    if (format_key(s)) {
-        made.shapes_id = aip_intern(s->shapes_text.p);
-        made.dtypes_id = aip_intern(s->dtypes_text.p);
-    }
-    if (c.used >= kShapeSlotsMax || c.keys_used + s->nkey > kKeyArenaMax)
-        shape_cache_clear(c);
-    if ((c.used + 1) * 2 > c.cap && !shape_cache_grow(c))
-        return nullptr;
-    if (!shape_cache_reserve(c, s->nkey))
-        return nullptr;
-    made.key_off = c.keys_used;
-    memcpy(c.keys + c.keys_used, s->key, key_bytes);
-    c.keys_used += s->nkey;
-    uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
-    while (c.slots[i].hash)
-        i = (i + 1) & (c.cap - 1);
-    c.slots[i] = made;
-    c.used++;
-    return &c.slots[i];
+    return add_entry(s, h, name);
 }
 
 } // namespace

@@ -200,11 +200,10 @@ aip_string_id name_by_text(ThreadState *s, const char *name, size_t len)
     return id;
 }
 
-aip_string_id name_id(ThreadState *s, const char *name)
+/* name_id() when the name's slot holds another pointer or text. */
+__attribute__((noinline)) aip_string_id name_id_miss(ThreadState *s, const char *name)
 {
     NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
-    if (e.ptr == name && e.id && strcmp(e.text, name) == 0)
-        return e.id;
     size_t len = strlen(name);
     aip_string_id id = name_by_text(s, name, len);
     e.ptr = name;
@@ -213,11 +212,20 @@ aip_string_id name_id(ThreadState *s, const char *name)
     return id;
 }
 
+/* Inline, the slow path apart: it runs for every op. */
+inline aip_string_id name_id(ThreadState *s, const char *name)
+{
+    NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
+    if (__builtin_expect(e.ptr == name && e.id && strcmp(e.text, name) == 0, 1))
+        return e.id;
+    return name_id_miss(s, name);
+}
+
 
 /* The list is full: drop the entries of earlier traces (their ends are
  * not forwarded either way; only RecordFunctions that ended on another
  * thread linger).  Whether room was made. */
-bool forwarded_compact(ThreadState *s, uint32_t gen)
+__attribute__((noinline, cold)) bool forwarded_compact(ThreadState *s, uint32_t gen)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->n_fwd; i++)

@@ -43,11 +43,17 @@
 #include <frameobject.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- python_function events (shared with nn_module_path.c) ----------- */
 
-static __thread uint32_t pf_gen;   /* the trace pf_level counts events of */
-static __thread uint32_t pf_level; /* events this thread has open in it */
+/* The trace pf_level counts events of, and the events this thread has open
+ * in it.  initial-exec: in a dlopen()ed extension the default TLS model
+ * costs a __tls_get_addr call per access, and these are read at every
+ * Python call. */
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+static __thread uint32_t pf_gen TLS_IE;
+static __thread uint32_t pf_level TLS_IE;
 
 static aipy_pyfunc_mark pyfunc_push(aip_string_id name, aip_string_id module, int running)
 {
@@ -104,6 +110,7 @@ shadow *aipy_shadow_fresh(void)
         s = malloc(sizeof *s);
         if (!s)
             return NULL;
+        memset(s->nodes, 0, sizeof s->nodes);
         aipy_tls_shadow = s;
         pthread_setspecific(shadow_key, s); /* freed when the thread exits */
     }
@@ -305,6 +312,24 @@ static PyObject *profile_start(PyThreadState *me)
 
 /* ---- what the adapter calls (no GIL) --------------------------------- */
 
+/* aipy_stack_node through the thread's cache (pytracer.h). */
+static const stack_node *node_of(shadow *s, const stack_node *parent, const code_info *ci,
+                                 int lasti)
+{
+    uint64_t h = ((uintptr_t)parent ^ ((uintptr_t)ci << 3)) * 0x9E3779B97F4A7C15ull;
+    node_cache_slot *c = &s->nodes[((h >> 40) + (unsigned)lasti) & (NODE_CACHE_SLOTS - 1)];
+    if (c->node && c->parent == parent && c->ci == ci && c->lasti == lasti)
+        return c->node;
+    const stack_node *n = aipy_stack_node(parent, ci, lasti);
+    if (n) {
+        c->parent = parent;
+        c->ci = ci;
+        c->lasti = lasti;
+        c->node = n;
+    }
+    return n;
+}
+
 static const stack_node *outer_of(shadow *s, int k)
 {
     int j = k;
@@ -313,7 +338,7 @@ static const stack_node *outer_of(shadow *s, int k)
     const stack_node *node = s->e[j].outer;
     for (int i = j + 1; i <= k; i++) {
         frame_entry *below = &s->e[i - 1];
-        node = below->ci ? aipy_stack_node(node, below->ci, s->e[i].caller_lasti) : node;
+        node = below->ci ? node_of(s, node, below->ci, s->e[i].caller_lasti) : node;
         s->e[i].outer = node;
         s->e[i].outer_known = 1;
     }
@@ -332,11 +357,27 @@ static int shadow_current(shadow *s)
         if (!s->ts)
             return 0;
         const _PyInterpreterFrame *cur = s->ts->cframe->current_frame;
+        if (s->depth > 0 && s->e[s->depth - 1].frame == cur)
+            return 1; /* the usual case, without a call */
         aipy_eval_sync(s, cur);
         return s->depth > 0 && s->e[s->depth - 1].frame == cur;
     }
 #endif
     return profile_hook_is_ours();
+}
+
+/* The position of entry `top` at `lasti` when it is not the last answer:
+ * through the thread's node cache, the frames below it first. */
+static __attribute__((noinline)) const stack_node *position_of(shadow *s, int top, int lasti)
+{
+    frame_entry *e = &s->e[top];
+    const stack_node *n = node_of(s, outer_of(s, top), e->ci, lasti);
+    if (n) {
+        s->last_node = n;
+        s->last_serial = e->serial;
+        s->last_lasti = lasti;
+    }
+    return n;
 }
 
 const char *aipy_tracer_current_stack(aip_string_id *id)
@@ -350,16 +391,11 @@ const char *aipy_tracer_current_stack(aip_string_id *id)
     if (!e->ci)
         return NULL;
     int lasti = frame_lasti(s, e->frame);
-    const stack_node *n;
-    if (s->last_node && s->last_serial == e->serial && s->last_lasti == lasti) {
-        n = s->last_node;
-    } else {
-        n = aipy_stack_node(outer_of(s, top), e->ci, lasti);
+    const stack_node *n = s->last_node;
+    if (!n || s->last_serial != e->serial || s->last_lasti != lasti) {
+        n = position_of(s, top, lasti);
         if (!n)
             return NULL;
-        s->last_node = n;
-        s->last_serial = e->serial;
-        s->last_lasti = lasti;
     }
     *id = n->id;
     return n->text;

@@ -28,6 +28,20 @@ typedef struct frame_entry {
     aipy_pyfunc_mark pf;     /* its python_function event, gen 0 = none */
 } frame_entry;
 
+/* Stack positions this thread used last, in front of the process-wide
+ * table (aipy_stack_node), which takes a lock: each step of a training
+ * loop pushes its frames anew, and the first op under a new frame asks for
+ * its position and those of the frames below.  Nodes are never freed, so
+ * an entry stays right across traces. */
+#define NODE_CACHE_SLOTS 256
+
+typedef struct node_cache_slot {
+    const stack_node *parent;
+    const code_info *ci;
+    int lasti;
+    const stack_node *node; /* NULL: an empty slot */
+} node_cache_slot;
+
 typedef struct shadow {
     unsigned epoch;
     int mode;
@@ -39,6 +53,7 @@ typedef struct shadow {
     uint64_t last_serial;
     int last_lasti;
     const stack_node *last_node;
+    node_cache_slot nodes[NODE_CACHE_SLOTS];
     frame_entry e[SHADOW_MAX_DEPTH];
 } shadow;
 
