@@ -325,11 +325,21 @@ static void open_raw(void)
     }
 }
 
-/* One trace's run of the thread.  The file is created when there is
- * first something to write: a full buffer, the first crash-safety
- * snapshot (FLUSH_INTERVAL_MS after the start) or the stop.  A short
- * profile (20 steps of a small model) then costs no file-system work until
- * its stop, as with torch.profiler, whose start writes nothing. */
+/* The CLOCK_REALTIME moment `ms` from now: pthread_cond_timedwait's deadline. */
+static struct timespec deadline_in_ms(uint64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = ms * 1000000u;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec += (long)(ns % 1000000000u);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 /* `ulimit -f` lowers the limit.  Asked here, on the writer thread, before
  * its first write: a system call less in start(). */
 static void apply_fsize_limit(void)
@@ -342,6 +352,11 @@ static void apply_fsize_limit(void)
     }
 }
 
+/* One trace's run of the thread.  The file is created when there is
+ * first something to write: a full buffer, the first crash-safety
+ * snapshot (FLUSH_INTERVAL_MS after the start) or the stop.  A short
+ * profile (20 steps of a small model) then costs no file-system work until
+ * its stop, as with torch.profiler, whose start writes nothing. */
 static void write_trace(void)
 {
     int opened = 0;
@@ -358,15 +373,7 @@ static void write_trace(void)
                     break;
                 continue;
             }
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            uint64_t wait_ns = (due - now) * 1000000u;
-            ts.tv_sec += (time_t)(wait_ns / 1000000000u);
-            ts.tv_nsec += (long)(wait_ns % 1000000000u);
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = deadline_in_ms(due - now);
             pthread_cond_timedwait(&pool->wake, &pool->lock, &ts);
         }
         aip__buf *list = pool->queue;
@@ -412,7 +419,6 @@ static pthread_t writer_thread;
 static int thread_alive;               /* park lock */
 static int run_asked, run_done, run_quit, in_trace; /* pool lock */
 static int deep_parked;                /* pool lock: the thread waits to be woken */
-static int thread_seen;                /* pool lock: a trace was handed to this thread */
 
 static void *writer_main(void *arg)
 {
@@ -439,13 +445,7 @@ static void *writer_main(void *arg)
                 pthread_cond_wait(&run_cond, &pool->lock);
                 continue;
             }
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += PARK_POLL_MS * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = deadline_in_ms(PARK_POLL_MS);
             pthread_cond_timedwait(&run_cond, &pool->lock, &ts);
         }
         deep_parked = 0;
@@ -512,22 +512,20 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     if (start)
         *start = writer.start;
     pthread_mutex_lock(&park_lock);
+    int created = 0; /* a new thread may wait before run_asked is set: woken */
     if (!thread_alive) {
         if (pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
             pthread_mutex_unlock(&park_lock);
             return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
         }
         thread_alive = 1;
-        pthread_mutex_lock(&pool->lock);
-        thread_seen = 0; /* a new thread: its first trace wakes it */
-        pthread_mutex_unlock(&pool->lock);
+        created = 1;
     }
     pthread_mutex_lock(&pool->lock);
     run_done = 0;
     run_asked = 1;
     in_trace = 1;
-    int wake = deep_parked || !thread_seen;
-    thread_seen = 1;
+    int wake = deep_parked || created;
     pthread_mutex_unlock(&pool->lock);
     /* Signalled after the unlock: a thread woken while the lock is still
      * held would only block on it again.  The park lock, still held, keeps
@@ -622,7 +620,7 @@ static void fork_child(void)
     aip__trace_strings_free(&writer.strings);
     /* Only the forking thread goes on here: a writer busy with a trace
      * is the parent's. */
-    run_asked = run_done = run_quit = in_trace = deep_parked = thread_seen = 0;
+    run_asked = run_done = run_quit = in_trace = deep_parked = 0;
     pthread_cond_init(&run_cond, NULL);
 }
 
