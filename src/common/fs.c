@@ -61,12 +61,20 @@ static aip_status for_each_prefix(const char *path, aip_status (*fn)(const char 
     return AIP_OK;
 }
 
+/* Whether the last prefix refuse_link saw (the whole path, once a walk
+ * ends) is a directory: aip__mkdirs needs no lstat of its own. */
+static __thread int last_is_dir;
+
 static aip_status refuse_link(const char *prefix, const char *path)
 {
     struct stat st;
-    if (lstat(prefix, &st) == 0 && S_ISLNK(st.st_mode))
+    last_is_dir = 0;
+    if (lstat(prefix, &st) != 0)
+        return AIP_OK;
+    if (S_ISLNK(st.st_mode))
         return aip__fail(AIP_ERR_SYMLINK, "refusing path %s: component %s is a symbolic link",
                          path, prefix);
+    last_is_dir = S_ISDIR(st.st_mode);
     return AIP_OK;
 }
 
@@ -97,27 +105,10 @@ static aip_status make_dir(const char *prefix, const char *path)
 
 aip_status aip__path_no_symlink(const char *path) { return for_each_prefix(path, refuse_link); }
 
-/* refuse_link, remembering whether the last prefix seen (the whole path,
- * when the walk ends) is a directory. */
-static __thread int last_is_dir;
-
-static aip_status refuse_link_note(const char *prefix, const char *path)
-{
-    struct stat st;
-    last_is_dir = 0;
-    if (lstat(prefix, &st) != 0)
-        return AIP_OK;
-    if (S_ISLNK(st.st_mode))
-        return aip__fail(AIP_ERR_SYMLINK, "refusing path %s: component %s is a symbolic link",
-                         path, prefix);
-    last_is_dir = S_ISDIR(st.st_mode);
-    return AIP_OK;
-}
-
 aip_status aip__mkdirs(const char *path)
 {
     last_is_dir = 0;
-    aip_status s = for_each_prefix(path, refuse_link_note);
+    aip_status s = for_each_prefix(path, refuse_link);
     if (s)
         return s;
     /* The common case, a directory that exists (every trace's start asks
