@@ -217,12 +217,6 @@ static void op_context(unsigned want, aiprof_op_context *ctx)
         ctx->module_hierarchy = aipy_modules_current_path(&ctx->module_hierarchy_id);
 }
 
-static PyObject *py_op_context_address(PyObject *self, PyObject *unused)
-{
-    aiprof_op_context_fn fn = op_context;
-    return PyLong_FromVoidPtr((void *)fn);
-}
-
 /* The PyTorch adapter's switches (aiprof_torch.h), given once by
  * _torch_bridge.py when it loads the adapter: a profile's start flips
  * them in one call here instead of four ctypes calls (a short profile's
@@ -365,8 +359,6 @@ static PyMethodDef methods[] = {
      "_adapter_functions(configure, enable, memory_install, memory_enable): addresses."},
     {"_adapter_switch", (PyCFunction)(void (*)(void))py_adapter_switch, METH_FASTCALL,
      "_adapter_switch(on, memory, configure, record_shapes, with_flops, want) -> memory on."},
-    {"_op_context_address", py_op_context_address, METH_NOARGS,
-     "address of the op-context function the PyTorch adapter calls (op_context.h)."},
     {NULL, NULL, 0, NULL},
 };
 

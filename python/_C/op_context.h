@@ -8,9 +8,8 @@
  * function below never touches Python objects: it reads per-thread state
  * that the extension keeps in C while the GIL is held.
  *
- * The extension hands the function's address to the adapter as an integer
- * (aiprof._C._op_context_address()); the Python package passes it on with
- * ctypes.  The strings stay valid at least until the op ends on this thread.
+ * The extension hands the function's address to the adapter itself, in C,
+ * with each configure call (_C._adapter_switch).  The strings stay valid at least until the op ends on this thread.
  * Each text comes with its string id, interned once when the extension
  * first made the text, so that an op need not hash kilobytes of stack.
  */
