@@ -84,6 +84,11 @@ class SeenSet {
     uint32_t pass_ = 1;
 };
 
+/* The pass of aiprof_torch_label and aiprof_torch_label_optimizer: a
+ * trace's start labels every optimizer in one pass, some through one, some
+ * through the other (the GIL serialises callers). */
+SeenSet g_pass_seen;
+
 /* Label the storage under `t` once per pass (views share a storage). */
 void label(const at::Tensor &t, aip_memory_category category, SeenSet &seen)
 {
@@ -137,7 +142,7 @@ AIPROF_TORCH_API int aiprof_torch_labels_init(PyObject *tensor_type)
 AIPROF_TORCH_API int aiprof_torch_label(PyObject *tensors, int category, int grads,
                                         int new_pass)
 {
-    static SeenSet seen; /* the GIL serialises callers */
+    SeenSet &seen = g_pass_seen;
     if (!PyList_Check(tensors) && !PyTuple_Check(tensors))
         return -1;
     if (new_pass)
@@ -220,6 +225,30 @@ bool collect(PyObject *optimizer, OptimizerObjects &out)
     return true;
 }
 
+/* Parameters (with `all`), then gradients (with `grads`), then state
+ * (with `all`): a storage keeps the first category met. */
+void label_objects(const OptimizerObjects &o, bool all, bool grads, SeenSet &seen)
+{
+    try {
+        if (all)
+            for (PyObject *p : o.params)
+                if (is_tensor(p))
+                    label(THPVariable_Unpack(p), AIP_MEM_PARAMETER, seen);
+        if (grads)
+            for (PyObject *p : o.params)
+                if (is_tensor(p))
+                    label(THPVariable_Unpack(p).grad(), AIP_MEM_GRADIENT, seen);
+        if (all)
+            for (PyObject *v : o.state)
+                if (is_tensor(v))
+                    label(THPVariable_Unpack(v), AIP_MEM_OPTIMIZER_STATE, seen);
+    } catch (...) { /* labels never break training */
+    }
+}
+
+/* Kept across calls (the GIL serialises them): no allocation per step. */
+OptimizerObjects g_objects;
+
 uint64_t signature(const OptimizerObjects &o)
 {
     uint64_t h = 0xcbf29ce484222325ull;
@@ -242,32 +271,34 @@ extern "C" {
 AIPROF_TORCH_API unsigned long long aiprof_torch_label_step(PyObject *optimizer,
                                                             unsigned long long known)
 {
-    /* Kept across calls (the GIL serialises them): no allocation per step. */
-    static OptimizerObjects o;
     static SeenSet seen;
+    OptimizerObjects &o = g_objects;
     o.params.clear();
     o.state.clear();
     if (!collect(optimizer, o))
         return 0;
     uint64_t sig = signature(o);
-    bool all = sig != known;
     seen.clear();
-    try {
-        /* Parameters, then gradients, then state: a storage keeps the first. */
-        if (all)
-            for (PyObject *p : o.params)
-                if (is_tensor(p))
-                    label(THPVariable_Unpack(p), AIP_MEM_PARAMETER, seen);
-        for (PyObject *p : o.params)
-            if (is_tensor(p))
-                label(THPVariable_Unpack(p).grad(), AIP_MEM_GRADIENT, seen);
-        if (all)
-            for (PyObject *v : o.state)
-                if (is_tensor(v))
-                    label(THPVariable_Unpack(v), AIP_MEM_OPTIMIZER_STATE, seen);
-    } catch (...) { /* labels never break training */
-    }
+    label_objects(o, sig != known, true, seen);
     return sig;
+}
+
+/* A trace's start: label the optimizer's parameters, its gradients (with
+ * `grads`) and its state, in aiprof_torch_label's pass (`new_pass` starts
+ * one, before anything else).  @return 1, or 0 if the optimizer has a
+ * shape this does not know (nothing labelled: the caller labels it with
+ * aiprof_torch_label, in the same pass). */
+AIPROF_TORCH_API int aiprof_torch_label_optimizer(PyObject *optimizer, int grads, int new_pass)
+{
+    OptimizerObjects &o = g_objects;
+    if (new_pass)
+        g_pass_seen.clear();
+    o.params.clear();
+    o.state.clear();
+    if (!collect(optimizer, o))
+        return 0;
+    label_objects(o, true, grads != 0, g_pass_seen);
+    return 1;
 }
 
 } // extern "C"

@@ -49,6 +49,9 @@ void aipy_module_leave(PyObject *module);
 /* nn_module_calls.c : false when module calls are followed through the frame
  * evaluator and another evaluator has replaced ours (no GIL needed). */
 int aipy_modules_by_frame_current(void);
+/* nn_module_calls.c : profile_memory's INPUT labels of top-level module
+ * calls from the frame evaluator (1), or not (0: module hooks must). */
+int aipy_inputs_by_frames(PyObject *code, void *label_fn);
 
 /* pytracer.c : python_function events (aip_pyfunc_push/pop) of the Python
  * tracer and the nn.Module hooks, which share the library's per-thread

@@ -101,10 +101,28 @@ static PyObject *py_modules_by_frames(PyObject *self, PyObject *code)
 #endif
 }
 
-/* inputs_by_frames(code, label_address) -> bool: label the arguments of
- * top-level module calls (frames of `code`) INPUT through the adapter's
- * aiprof_torch_label at `label_address`, instead of module hooks; False if
- * this Python cannot.  inputs_by_frames(None, 0) stops. */
+/* Label the arguments of top-level module calls (frames of `code`, a code
+ * object or None) INPUT through the adapter's aiprof_torch_label `fn`,
+ * instead of module hooks.  @return 1 if that is how they are labelled
+ * now, 0 if this Python cannot (or `code` is None or `fn` NULL: stopped). */
+int aipy_inputs_by_frames(PyObject *code, void *fn)
+{
+#ifdef AIPY_EVAL_FRAME
+    PyThreadState *me = PyThreadState_Get();
+    inputs_label = fn && code != Py_None && use_module_code(me->interp, code)
+        ? (input_label_fn)fn : NULL;
+    aipy_module_calls_on = modules_by_frame || inputs_label;
+    aipy_eval_update(me->interp);
+    return inputs_label != NULL;
+#else
+    (void)code;
+    (void)fn;
+    return 0;
+#endif
+}
+
+/* inputs_by_frames(code, label_address) -> bool: aipy_inputs_by_frames;
+ * inputs_by_frames(None, 0) stops. */
 static PyObject *py_inputs_by_frames(PyObject *self, PyObject *args)
 {
     PyObject *code, *addr;
@@ -117,15 +135,7 @@ static PyObject *py_inputs_by_frames(PyObject *self, PyObject *args)
     void *fn = code == Py_None ? NULL : PyLong_AsVoidPtr(addr);
     if (!fn && PyErr_Occurred())
         return NULL;
-#ifdef AIPY_EVAL_FRAME
-    PyThreadState *me = PyThreadState_Get();
-    inputs_label = fn && use_module_code(me->interp, code) ? (input_label_fn)fn : NULL;
-    aipy_module_calls_on = modules_by_frame || inputs_label;
-    aipy_eval_update(me->interp);
-    return PyBool_FromLong(inputs_label != NULL);
-#else
-    Py_RETURN_FALSE;
-#endif
+    return PyBool_FromLong(aipy_inputs_by_frames(code, fn));
 }
 
 int aipy_modules_by_frame_current(void)

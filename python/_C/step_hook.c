@@ -1,5 +1,6 @@
 /*
- * step_hook.c — profile_memory labels after optimizer.step(), fast path.
+ * step_hook.c — profile_memory labels after optimizer.step(), fast path,
+ * and at a trace's start.
  *
  * _memory_labels.py wraps Optimizer._optimizer_step_code (torch calls it
  * after every step) to label the optimizer's gradients, and its parameters
@@ -9,6 +10,9 @@
  * the adapter's label_step (labels.cpp) directly — no Python frame, no
  * ctypes.  Anything else (another optimizer, a new trace, a shape the
  * adapter does not know) goes to the Python function, as before.
+ *
+ * A trace's start labels every optimizer seen so far through the adapter
+ * in one call (labels_start).
  *
  * Everything here runs with the GIL.
  */
@@ -145,30 +149,31 @@ static PyTypeObject StepHookType = {
     .tp_dealloc = (destructor)StepHook_dealloc,
 };
 
-/* labels_step_function(address): the adapter's aiprof_torch_label_step (0: none). */
-static PyObject *py_labels_step_function(PyObject *self, PyObject *arg)
-{
-    void *p = PyLong_AsVoidPtr(arg);
-    if (!p && PyErr_Occurred())
-        return NULL;
-    step_fn = (label_step_fn)p;
-    Py_RETURN_NONE;
-}
-
-/* The adapter's aiprof_torch_label(tensors, category, grads, new_pass),
- * called with the GIL held (it reads Python objects), as ctypes' PyDLL
- * did, without ctypes' per-call conversions: a trace's start labels the
- * optimizers' parameters and state with it. */
+/* The adapter's aiprof_torch_label(tensors, category, grads, new_pass) and
+ * aiprof_torch_label_optimizer(optimizer, grads, new_pass) (labels.cpp),
+ * called with the GIL held (they read Python objects), as ctypes' PyDLL
+ * did, without ctypes' per-call conversions. */
 typedef int (*label_fn)(PyObject *, int, int, int);
+typedef int (*label_optimizer_fn)(PyObject *, int, int);
 static label_fn label_tensors_fn;
+static label_optimizer_fn label_optimizer;
 
-/* labels_label_function(address): that function (0: none). */
-static PyObject *py_labels_label_function(PyObject *self, PyObject *arg)
+/* labels_functions(label, label_step, label_optimizer): the adapter's
+ * three label functions' addresses (0: none). */
+static PyObject *py_labels_functions(PyObject *self, PyObject *args)
 {
-    void *p = PyLong_AsVoidPtr(arg);
-    if (!p && PyErr_Occurred())
+    PyObject *a[3];
+    void *p[3];
+    if (!PyArg_UnpackTuple(args, "labels_functions", 3, 3, &a[0], &a[1], &a[2]))
         return NULL;
-    label_tensors_fn = (label_fn)p;
+    for (int i = 0; i < 3; i++) {
+        p[i] = PyLong_AsVoidPtr(a[i]);
+        if (!p[i] && PyErr_Occurred())
+            return NULL;
+    }
+    label_tensors_fn = (label_fn)p[0];
+    step_fn = (label_step_fn)p[1];
+    label_optimizer = (label_optimizer_fn)p[2];
     Py_RETURN_NONE;
 }
 
@@ -227,18 +232,76 @@ static PyObject *py_labels_fast_state(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* labels_start(generation, code, optimizers) -> (inputs_by_frames, unknown):
+ * a profile_memory trace's start in one call (a short profile's start()
+ * paid ~15 us for it in Python).  Labels go on for `generation`; top-level
+ * module inputs are labelled from the frame evaluator if it can (code:
+ * Module._call_impl's code, or None); the optimizers (a dict whose values
+ * are weak references, oldest first) get their parameters and state
+ * labelled in one pass, gradients not (see _memory_labels.py).  `unknown`
+ * lists those of a shape the adapter does not know, for Python to label in
+ * the same pass. */
+static PyObject *py_labels_start(PyObject *self, PyObject *args)
+{
+    unsigned long gen;
+    PyObject *code, *optimizers;
+    if (!PyArg_ParseTuple(args, "kOO!:labels_start", &gen, &code, &PyDict_Type, &optimizers))
+        return NULL;
+    if (code != Py_None && !PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "labels_start() takes a code object or None");
+        return NULL;
+    }
+    if (!label_tensors_fn || !label_optimizer) {
+        PyErr_SetString(PyExc_RuntimeError, "labels_start: no adapter label functions given");
+        return NULL;
+    }
+    labels_active = 1;
+    cur_gen = gen;
+    int by_frames = aipy_inputs_by_frames(code, (void *)label_tensors_fn);
+    /* A copy: reading an optimizer's attributes may run Python code, and
+     * with it the weak references' callbacks that shrink the dict. */
+    PyObject *refs = PyDict_Values(optimizers);
+    if (!refs)
+        return NULL;
+    PyObject *unknown = NULL;
+    int new_pass = 1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(refs); i++) {
+        PyObject *ref = PyList_GET_ITEM(refs, i);
+        PyObject *opt = PyWeakref_Check(ref) ? PyWeakref_GET_OBJECT(ref) : Py_None;
+        if (opt == Py_None)
+            continue;
+        Py_INCREF(opt);
+        if (!label_optimizer(opt, 0, new_pass)) {
+            if ((!unknown && !(unknown = PyList_New(0))) || PyList_Append(unknown, opt) < 0) {
+                Py_DECREF(opt);
+                Py_DECREF(refs);
+                Py_XDECREF(unknown);
+                return NULL;
+            }
+        }
+        new_pass = 0;
+        Py_DECREF(opt);
+    }
+    Py_DECREF(refs);
+    if (!unknown) {
+        Py_INCREF(Py_None);
+        unknown = Py_None;
+    }
+    return Py_BuildValue("(NN)", PyBool_FromLong(by_frames), unknown);
+}
+
 static PyMethodDef methods[] = {
-    {"labels_label_function", py_labels_label_function, METH_O,
-     "labels_label_function(address): the adapter's aiprof_torch_label."},
+    {"labels_functions", py_labels_functions, METH_VARARGS,
+     "labels_functions(label, label_step, label_optimizer): the adapter's label functions."},
     {"labels_label", (PyCFunction)(void (*)(void))py_labels_label, METH_FASTCALL,
      "labels_label(tensors, category, grads, new_pass) -> storages labelled."},
-    {"labels_step_function", py_labels_step_function, METH_O,
-     "labels_step_function(address): the adapter's label_step for StepHook's fast path."},
     {"labels_generation", py_labels_generation, METH_VARARGS,
      "labels_generation(active, generation): whether labels are on, and for which trace."},
     {"labels_fast_state", py_labels_fast_state, METH_VARARGS,
      "labels_fast_state(optimizer, generation, signature): hand an optimizer to the fast "
      "path (None: stop)."},
+    {"labels_start", py_labels_start, METH_VARARGS,
+     "labels_start(generation, code, optimizers) -> (inputs_by_frames, unknown optimizers)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -385,3 +385,50 @@ def test_inputs_labelled_without_module_hooks():
     live = _live_at_end(_raw_timeline(_profile(model, optimizer, step, steps=3)))
     assert hooks == [(0, 0, 0)] * 3
     assert live.get(INPUT, 0) == x.numel() * x.element_size(), live
+
+
+@needs_torch
+def test_trace_start_labels_every_live_optimizer_in_one_pass():
+    """At a trace's start the optimizers seen stepping are labelled in one
+    C call (_C.labels_start), oldest first, in one pass: one the adapter
+    cannot read (param_groups a tuple) is labelled in Python in the same
+    pass, so a storage met first as the older optimizer's state stays
+    OPTIMIZER_STATE; an optimizer freed before the trace is forgotten."""
+    import gc
+    import torch
+    from aiprof.profiler import _memory_labels, _torch_bridge
+    if _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 8)
+    opt_a = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    gone = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=0.1)
+    extra = torch.nn.Parameter(torch.ones(6, 5))
+    x = torch.randn(4, 16)
+    calls = []
+    opt_b = None
+
+    def step():
+        nonlocal opt_b, gone
+        if not calls:  # the wait step: every optimizer steps once
+            model(x).sum().backward()
+            opt_a.step()
+            gone.step()
+            buf = opt_a.state[model.weight]["momentum_buffer"]
+            opt_b = torch.optim.SGD([extra, buf], lr=0.1)
+            opt_b.step()
+            opt_b.param_groups = tuple(opt_b.param_groups)  # a shape only Python reads
+            gone_id = id(gone)
+            gone = None
+            gc.collect()
+            assert gone_id not in _memory_labels._optimizers
+        else:          # the recorded step: forward only, nothing steps
+            with torch.no_grad():
+                model(x)
+        calls.append(1)
+    prof = _profile(model, opt_a, step, 2, schedule=__import__(
+        "aiprof").profiler.schedule(wait=1, active=1, repeat=1))
+    live = _live_at_end(_raw_timeline(prof))
+    state = [v for per in opt_a.state.values() for v in per.values()]
+    assert live.get(PARAMETER, 0) == _nbytes(model.parameters()) + _nbytes([extra]), live
+    assert live.get(OPTIMIZER_STATE, 0) == _nbytes(state), live

@@ -32,7 +32,7 @@ Optimizers are found without importing torch ourselves: torch calls
 Optimizer._optimizer_step_code() after every step() (torch 1.13 and 2.x;
 torch's own profiler hooks the same place), so a wrapper there
 (_C.StepHook, python/_C/step_hook.c) sees every optimizer that steps, and
-_after_step keeps it in a weak set for the next trace start; the wrapper
+_after_step keeps a weak reference to it for the next trace start; the wrapper
 is installed when a profile with profile_memory is made, so optimizers
 stepping before its first trace are known there.  Once an optimizer's first step in a
 trace has been handled here, its later steps are labelled by the adapter
@@ -40,7 +40,8 @@ straight from the C wrapper, with no Python in between.
 
 Cost.  Storages are read by the PyTorch adapter (labels.cpp, one call per
 list of tensors) when it is built with pybind11's headers, else here in
-Python (~0.65 us a tensor).  Top-level module inputs: on CPython 3.11 with
+Python (~0.65 us a tensor).  With the adapter, a trace's start is one C
+call (_C.labels_start: the optimizers and the input labels).  Top-level module inputs: on CPython 3.11 with
 the adapter's labels, the frame evaluator (nn_module_calls.c) labels the
 arguments of each Module._call_impl frame that runs with no module call
 below it on the thread, and no module hook is installed.  Otherwise
@@ -62,7 +63,10 @@ _GRADIENT = _C.MEM_GRADIENT
 _INPUT = _C.MEM_INPUT
 _DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
 
-_optimizers = weakref.WeakSet()   # optimizers seen stepping
+# id(optimizer) -> weak reference, for the optimizers seen stepping.  A
+# dict, not a WeakSet: listing a WeakSet (a generator under an iteration
+# guard) cost a trace's start ~10 us, a tenth of torch.profiler's start().
+_optimizers = {}
 _active = 0                       # Labellers currently labelling
 _hooked = False                   # Optimizer._optimizer_step_code wrapped
 _module_hooks = None              # the two global nn.Module hook handles (discovery)
@@ -136,12 +140,13 @@ def blocks(optimizers, grads=True):
     return seen
 
 
-def _label(optimizers, grads=True):
+def _label(optimizers, grads=True, new_pass=1):
+    """Label the optimizers' tensors in one pass (new_pass=0: go on with
+    the pass labels_start began)."""
     native = _torch_bridge.native_labels()
     if native is not None:
         # One pass: a storage gets the first category met (parameters,
         # then gradients, then state), as blocks() below.
-        new_pass = 1
         for opt in optimizers:
             params = _params_of(opt)
             native.label(params, _PARAMETER, 0, new_pass)
@@ -177,11 +182,17 @@ def _after_step(optimizer):
     # to the weak set makes a new weak reference each time, so skip that.
     global _last_stepped
     if _last_stepped is None or _last_stepped() is not optimizer:
+        key = id(optimizer)
         try:
-            _optimizers.add(optimizer)
-            _last_stepped = weakref.ref(optimizer)
+            ref = _optimizers.get(key)
+            if ref is None or ref() is not optimizer:
+                # The callback runs as the optimizer is freed, before its
+                # id can be another object's.
+                ref = weakref.ref(optimizer, lambda _, key=key: _optimizers.pop(key, None))
+                _optimizers[key] = ref
         except TypeError:
             return
+        _last_stepped = ref
     if not _active:
         return
     try:
@@ -189,6 +200,16 @@ def _after_step(optimizer):
     except Exception:
         pass  # labels must never break training
     _end_discovery()
+
+
+def _live_optimizers():
+    """The optimizers seen stepping that are still alive, oldest first."""
+    out = []
+    for ref in list(_optimizers.values()):
+        opt = ref()
+        if opt is not None:
+            out.append(opt)
+    return out
 
 
 def _label_after_step(optimizer):
@@ -386,12 +407,28 @@ class Labeller:
             self.on = True
             _active += 1
             _generation += 1  # a new trace: everything is labelled again
-            _C.labels_generation(True, _generation)
             _depth.n = 0  # a forward that raised must not hide later inputs
+            if _torch_bridge.native_labels() is not None:
+                # Inputs, optimizers and the generation in one C call.
+                try:
+                    by_frames, unknown = _C.labels_start(_generation,
+                                                         _torch_bridge.module_call_code(),
+                                                         _optimizers)
+                except Exception:  # labels must never break training
+                    by_frames, unknown = False, None
+                if not by_frames:
+                    _install_module_hooks()
+                if unknown:
+                    try:
+                        _label(unknown, grads=False, new_pass=0)
+                    except Exception:
+                        pass
+                return
+            _C.labels_generation(True, _generation)
             if not _inputs_by_frames(True):
                 _install_module_hooks()
             try:
-                _label(list(_optimizers), grads=False)
+                _label(_live_optimizers(), grads=False)
             except Exception:
                 pass
         else:

@@ -181,6 +181,9 @@ class _NativeLabels:
         self.label_step = py.aiprof_torch_label_step
         self.label_step.argtypes = [ctypes.py_object, ctypes.c_ulonglong]
         self.label_step.restype = ctypes.c_ulonglong
+        #: label_optimizer(optimizer, grads, new_pass): called from C only
+        self.label_optimizer_address = ctypes.cast(py.aiprof_torch_label_optimizer,
+                                                   ctypes.c_void_p).value
 
 
 _native_labels = None
@@ -203,10 +206,12 @@ def native_labels():
         return None
     if native.init(sys.modules["torch"]._C._TensorBase) == 0:
         _native_labels = native
-        # For the optimizer-step hook's fast path (step_hook.c), called from C.
-        _C.labels_step_function(ctypes.cast(native.label_step, ctypes.c_void_p).value)
-        # label() through _C: no ctypes conversions per call.
-        _C.labels_label_function(native.label_address)
+        # For the optimizer-step hook's fast path and a trace's start
+        # (step_hook.c), called from C; label() through _C: no ctypes
+        # conversions per call.
+        _C.labels_functions(native.label_address,
+                            ctypes.cast(native.label_step, ctypes.c_void_p).value,
+                            native.label_optimizer_address)
         native.label = _C.labels_label
     return _native_labels
 
