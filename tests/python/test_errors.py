@@ -108,8 +108,12 @@ def test_mstx_domains_without_mstx_warn(name):
 
 @pytest.mark.parametrize("kwargs, exc, word", [
     (dict(dir_name="bad dir!"), ValueError, "dir_name"),
+    (dict(dir_name="res\n"), ValueError, "dir_name"),  # a final newline is no path character
+    (dict(dir_name="r\u00e9s"), ValueError, "dir_name"),
     (dict(dir_name=3), TypeError, "dir_name"),
+    (dict(dir_name=b"res"), TypeError, "dir_name"),
     (dict(worker_name="a/b"), ValueError, "worker_name"),
+    (dict(worker_name="w\n"), ValueError, "worker_name"),
     (dict(worker_name="x" * 300), ValueError, "worker_name"),
     (dict(analyse_flag="y"), TypeError, "analyse_flag"),
     (dict(async_mode=1), TypeError, "async_mode"),
