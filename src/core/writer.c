@@ -46,6 +46,7 @@
 #define PARK_POLL_MS 20
 #define PARK_IDLE_MS 10000
 #define STRINGS_CHUNK_BYTES (4u * 1024u * 1024u)
+#define DEFER_BUFFERS 8 /* full buffers that may wait for the file (4 MiB) */
 /* The STATS slot: one page, at a page-aligned offset. */
 #define SLOT_BYTES 4096u
 #define SLOT_PAYLOAD (SLOT_BYTES - AIP_CHUNK_HEADER_SIZE)
@@ -352,11 +353,29 @@ static void apply_fsize_limit(void)
     }
 }
 
+/* Before the file exists (pool lock held): whether full buffers may wait
+ * in the queue until the first snapshot is due.  A short profile (100
+ * steps of a small model with profile_memory fill two buffers) then pays
+ * for its file only at the stop, like torch.profiler, which writes
+ * nothing before (its writer thread's work had made such a profile
+ * dearer than torch's).  A program killed in its first FLUSH_INTERVAL_MS
+ * loses what it recorded, within the crash-safety bound of the snapshots
+ * (at most that much).  Bounded: at most DEFER_BUFFERS wait, and never
+ * half the pool's cap, so that waiting cannot make a recording thread
+ * find no buffer. */
+static int may_defer(void)
+{
+    uint32_t n = 0;
+    for (aip__buf *b = pool->queue; b && n < DEFER_BUFFERS; b = b->next)
+        n++;
+    return n < DEFER_BUFFERS && n < pool->max_bufs / 2;
+}
+
 /* One trace's run of the thread.  The file is created when there is
- * first something to write: a full buffer, the first crash-safety
- * snapshot (FLUSH_INTERVAL_MS after the start) or the stop.  A short
- * profile (20 steps of a small model) then costs no file-system work until
- * its stop, as with torch.profiler, whose start writes nothing. */
+ * first something to write: the first crash-safety snapshot
+ * (FLUSH_INTERVAL_MS after the start), the stop, or more full buffers
+ * than may wait (may_defer).  A short profile then costs no file-system
+ * work until its stop, as with torch.profiler, whose start writes nothing. */
 static void write_trace(void)
 {
     int opened = 0;
@@ -364,7 +383,7 @@ static void write_trace(void)
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
-        while (!pool->queue && !pool->stop_requested) {
+        while ((!pool->queue || (!opened && may_defer())) && !pool->stop_requested) {
             uint64_t due = last_flush + FLUSH_INTERVAL_MS, now = now_ms();
             if (now >= due) {
                 aip__snapshot_threads(0, NULL); /* crash safety */
