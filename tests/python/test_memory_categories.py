@@ -207,6 +207,25 @@ def test_inputs_in_a_list_argument(labels, monkeypatch):
     assert live.get(INPUT, 0) == _nbytes(pair + [scale]), live
 
 
+def _live_after_a_recorded_forward(model, optimizer, x, wait_step):
+    """Bytes per category live at the end of a profile whose first step
+    (not recorded) runs wait_step() and whose second, recorded, is a
+    forward only: what the trace's start labelled."""
+    import torch
+    calls = []
+
+    def step():
+        if not calls:
+            wait_step()
+        else:
+            with torch.no_grad():
+                model(x)
+        calls.append(1)
+    prof = _profile(model, optimizer, step, 2, schedule=__import__(
+        "aiprof").profiler.schedule(wait=1, active=1, repeat=1))
+    return _live_at_end(_raw_timeline(prof))
+
+
 @needs_torch
 def test_optimizer_stepping_before_the_trace_is_labelled_at_its_start():
     """An optimizer that stepped before the trace (wait step) is known at
@@ -218,19 +237,11 @@ def test_optimizer_stepping_before_the_trace_is_labelled_at_its_start():
     model = torch.nn.Linear(32, 16)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     x = torch.randn(4, 32)
-    calls = []
 
-    def step():
-        if not calls:  # the wait step: a training step
-            model(x).sum().backward()
-            optimizer.step()
-        else:          # the recorded step: forward only
-            with torch.no_grad():
-                model(x)
-        calls.append(1)
-    prof = _profile(model, optimizer, step, 2, schedule=__import__(
-        "aiprof").profiler.schedule(wait=1, active=1, repeat=1))
-    live = _live_at_end(_raw_timeline(prof))
+    def train():
+        model(x).sum().backward()
+        optimizer.step()
+    live = _live_after_a_recorded_forward(model, optimizer, x, train)
     assert live.get(PARAMETER, 0) == _nbytes(model.parameters()), live
 
 
@@ -405,30 +416,22 @@ def test_trace_start_labels_every_live_optimizer_in_one_pass():
     gone = torch.optim.SGD([torch.nn.Parameter(torch.ones(3))], lr=0.1)
     extra = torch.nn.Parameter(torch.ones(6, 5))
     x = torch.randn(4, 16)
-    calls = []
     opt_b = None
 
-    def step():
+    def train():  # every optimizer steps once
         nonlocal opt_b, gone
-        if not calls:  # the wait step: every optimizer steps once
-            model(x).sum().backward()
-            opt_a.step()
-            gone.step()
-            buf = opt_a.state[model.weight]["momentum_buffer"]
-            opt_b = torch.optim.SGD([extra, buf], lr=0.1)
-            opt_b.step()
-            opt_b.param_groups = tuple(opt_b.param_groups)  # a shape only Python reads
-            gone_id = id(gone)
-            gone = None
-            gc.collect()
-            assert gone_id not in _memory_labels._optimizers
-        else:          # the recorded step: forward only, nothing steps
-            with torch.no_grad():
-                model(x)
-        calls.append(1)
-    prof = _profile(model, opt_a, step, 2, schedule=__import__(
-        "aiprof").profiler.schedule(wait=1, active=1, repeat=1))
-    live = _live_at_end(_raw_timeline(prof))
+        model(x).sum().backward()
+        opt_a.step()
+        gone.step()
+        buf = opt_a.state[model.weight]["momentum_buffer"]
+        opt_b = torch.optim.SGD([extra, buf], lr=0.1)
+        opt_b.step()
+        opt_b.param_groups = tuple(opt_b.param_groups)  # a shape only Python reads
+        gone_id = id(gone)
+        gone = None
+        gc.collect()
+        assert gone_id not in _memory_labels._optimizers
+    live = _live_after_a_recorded_forward(model, opt_a, x, train)
     state = [v for per in opt_a.state.values() for v in per.values()]
     assert live.get(PARAMETER, 0) == _nbytes(model.parameters()) + _nbytes([extra]), live
     assert live.get(OPTIMIZER_STATE, 0) == _nbytes(state), live
