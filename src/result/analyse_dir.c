@@ -372,7 +372,15 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
     if (opt.trace_format == AIP_TRACE_KINETO)
         aip__runlog_line(&r, "trace_view.json in Kineto's form (object, ts relative to "
                          "baseTimeNanoseconds)");
+    /* Past `ulimit -f` every writer (the exporters, the pool's threads, which
+     * inherit this mask, and SQLite's) gets EFBIG and fails the analysis
+     * with a message, instead of SIGXFSZ killing the caller: `aiprof run`
+     * would exit 153 for a program that exited 0, a C program calling this
+     * would die.  A SIGXFSZ the writes leave pending is taken back. */
+    sigset_t xfsz;
+    aip__xfsz_block(&xfsz);
     s = analyse(&r, export_type, opt.outputs, opt.trace_format, &info);
+    aip__xfsz_restore(&xfsz);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (s) {

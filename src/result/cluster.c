@@ -555,7 +555,12 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
 
 aip_status aip_cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs)
 {
-    return aip__cluster_run(dir, opt, bad_dirs, NULL);
+    sigset_t xfsz; /* past `ulimit -f`: EFBIG and an error, not SIGXFSZ (aip_analyse_dir);
+                    * the forked rank analysers inherit the mask */
+    aip__xfsz_block(&xfsz);
+    aip_status s = aip__cluster_run(dir, opt, bad_dirs, NULL);
+    aip__xfsz_restore(&xfsz);
+    return s;
 }
 
 aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,

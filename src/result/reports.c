@@ -92,7 +92,11 @@ aip_status aip__export_trace(const char *result_dir, const char *path, unsigned 
 
 aip_status aip_export_trace(const char *result_dir, const char *path, unsigned trace_format)
 {
-    return aip__export_trace(result_dir, path, trace_format, 0);
+    sigset_t xfsz; /* past `ulimit -f`: EFBIG and an error, not SIGXFSZ (aip_analyse_dir) */
+    aip__xfsz_block(&xfsz);
+    aip_status s = aip__export_trace(result_dir, path, trace_format, 0);
+    aip__xfsz_restore(&xfsz);
+    return s;
 }
 
 aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
@@ -129,5 +133,9 @@ aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
 aip_status aip_export_memory_timeline(const char *result_dir, const char *path, const char *device,
                                       uint64_t *records)
 {
-    return aip__export_memory_timeline(result_dir, path, device, 0, records);
+    sigset_t xfsz; /* past `ulimit -f`: EFBIG and an error, not SIGXFSZ (aip_analyse_dir) */
+    aip__xfsz_block(&xfsz);
+    aip_status s = aip__export_memory_timeline(result_dir, path, device, 0, records);
+    aip__xfsz_restore(&xfsz);
+    return s;
 }

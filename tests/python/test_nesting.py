@@ -18,6 +18,7 @@ from conftest import ROOT, needs_torch, result_dirs, run_python
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import check_nesting  # noqa: E402
+import speedscope_port  # noqa: E402
 
 _MLP = """
 import os, sys, threading, time, warnings
@@ -191,6 +192,70 @@ for t in threads:
         pairs, found, events = _overlaps(d)
         assert pairs == 0, (d, found)
         assert len({e["tid"] for e in _x(events)}) >= 2
+
+
+def test_speedscope_port_finds_what_speedscope_finds():
+    """The port of speedscope's importer (tests/e2e/speedscope_port.py) can
+    fail: a partial overlap, and a 1 ns nesting that only exact times keep
+    (absolute epoch µs read as float64 lose it, as speedscope does)."""
+    overlap = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 10.5, "dur": 10},
+               {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 12, "dur": 10}]
+    assert len(speedscope_port.tried_to_end(overlap)) == 1
+    absolute = [{"ph": "X", "name": "outer", "pid": 1, "tid": 1,
+                 "ts": "1700000000000000.000", "dur": 2.001},
+                {"ph": "X", "name": "inner", "pid": 1, "tid": 1,
+                 "ts": "1700000000000000.001", "dur": 2.0},
+                {"ph": "X", "name": "next", "pid": 1, "tid": 1,
+                 "ts": "1700000000000002.001", "dur": 1.0}]
+    assert check_nesting.count_overlaps(absolute)[0] == 0
+    assert speedscope_port.tried_to_end(absolute)
+    relative = [dict(e, ts=float(e["ts"][-5:])) for e in absolute]
+    assert speedscope_port.tried_to_end(relative) == []
+    nested = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 10},
+              {"ph": "B", "name": "b", "pid": 1, "tid": 1, "ts": 2},
+              {"ph": "E", "pid": 1, "tid": 1, "ts": 4, "name": "b"},
+              {"ph": "X", "name": "c", "pid": 1, "tid": 2, "ts": 5, "dur": 1}]
+    assert speedscope_port.tried_to_end(nested) == []
+
+
+@needs_torch
+def test_kineto_form_imports_into_speedscope_without_tried_to_end():
+    """Issue 13 §2: the Kineto form of a with_stack profile (record_function,
+    the optimizer's ranges, nn.Module tracking, 8 threads training while the
+    trace starts and stops) imports into speedscope's importer (its float64
+    times, its queue order) with no "Tried to end" warning; the same events
+    nest exactly in the default form."""
+    run_python(_MLP + """
+done = threading.Event()
+def worker():
+    mo = make(); i = 0
+    while not done.is_set():
+        with torch.profiler.record_function("outer"):
+            train_step(i, *mo); i += 1
+threads = [threading.Thread(target=worker) for _ in range(8)]
+for t in threads:
+    t.start()
+model, opt = make()
+with P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True, with_modules=True,
+               schedule=P.schedule(wait=0, warmup=0, active=3, repeat=1),
+               on_trace_ready=P.tensorboard_trace_handler("./r", trace_format="kineto")) as prof:
+    for i in range(3):
+        train_step(i, model, opt)
+        time.sleep(0.005)
+        prof.step()
+done.set()
+for t in threads:
+    t.join()
+""")
+    d = _all_results("./r")[0]
+    events = speedscope_port.load_events(d)
+    assert len({e["tid"] for e in _x(events)}) >= 2
+    names = collections.Counter(e["name"] for e in _x(events))
+    assert names["Optimizer.zero_grad#SGD.zero_grad"] >= 3 and names["outer"] >= 1
+    assert any(n.endswith(": _bootstrap") for n in names)
+    warnings = speedscope_port.tried_to_end(events)
+    assert warnings == [], warnings[:5]
+    assert check_nesting.count_overlaps(events)[0] == 0
 
 
 def test_out_of_order_ranges_without_torch_nest():
