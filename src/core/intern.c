@@ -12,6 +12,7 @@
 #include "error.h"
 #include "fork_handlers.h"
 #include "hash_table.h"
+#include "utf8.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,6 +37,7 @@ static entry *_Atomic buckets[NBUCKETS];
 static entry *_Atomic *_Atomic pages[MAX_PAGES];
 static _Atomic uint32_t count;
 static _Atomic uint64_t cut_count;
+static _Atomic uint64_t invalid_count; /* distinct texts, counted when first interned */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int full_warned;
 
@@ -52,7 +54,11 @@ uint32_t aip__intern_n(const char *text, size_t len)
     if (!text || !len)
         return 0;
     if (len > AIP_STRING_MAX_LEN) {
+        /* At a character's first byte: the cut itself makes no invalid
+         * UTF-8 (a text already invalid there may lose up to 3 bytes more). */
         len = AIP_STRING_MAX_LEN;
+        for (int k = 0; k < 3 && ((unsigned char)text[len] & 0xC0) == 0x80; k++)
+            len--;
         atomic_fetch_add_explicit(&cut_count, 1, memory_order_relaxed);
     }
     uint64_t h = aip__fnv1a(text, len); /* short names dominate: a byte loop wins */
@@ -94,6 +100,10 @@ uint32_t aip__intern_n(const char *text, size_t len)
         pthread_mutex_unlock(&lock);
         return 0;
     }
+    /* Once per distinct text: the exporters will write its bad bytes as
+     * U+FFFD, which the trace then reports (aip__strings_invalid_utf8). */
+    if (!aip__utf8_valid(text, len))
+        atomic_fetch_add_explicit(&invalid_count, 1, memory_order_relaxed);
     e->hash = h;
     e->id = id;
     e->len = (uint32_t)len;
@@ -116,6 +126,11 @@ aip_string_id aip_intern(const char *text)
 uint64_t aip__strings_cut(void)
 {
     return atomic_load_explicit(&cut_count, memory_order_relaxed);
+}
+
+uint64_t aip__strings_invalid_utf8(void)
+{
+    return atomic_load_explicit(&invalid_count, memory_order_relaxed);
 }
 
 uint32_t aip__string_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }

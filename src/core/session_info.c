@@ -191,6 +191,7 @@ static json_t *profiler_info(const aip_session *s, const aip__trace_totals *end,
         json_object_set_new(a, "dropped_events", json_integer((json_int_t)end->dropped));
         json_object_set_new(a, "unbalanced_pops", json_integer((json_int_t)end->unbalanced));
         json_object_set_new(a, "texts_cut", json_integer((json_int_t)s->texts_cut));
+        json_object_set_new(a, "texts_invalid_utf8", json_integer((json_int_t)s->texts_invalid));
         json_object_set_new(a, "raw_bytes", json_integer((json_int_t)end->bytes));
         if (s->n_trace_devices)
             json_object_set_new(a, "devices", devices_json(s));

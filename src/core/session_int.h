@@ -40,6 +40,8 @@ struct aip_session {
     int64_t trace_first_step;
     uint64_t texts_cut_base;      /* aip__strings_cut() when the trace began */
     uint64_t texts_cut;           /* texts cut during the finished trace */
+    uint64_t texts_invalid_base;  /* aip__strings_invalid_utf8() when the trace began */
+    uint64_t texts_invalid;       /* new texts with invalid UTF-8 in the finished trace */
     int trace_failed;             /* the trace could not start; logged once */
     /* devices the finished trace recorded, with their clock alignment */
     aip__dev_trace_device trace_devices[AIP_DEV_MAX_DEVICES];

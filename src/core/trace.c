@@ -270,6 +270,8 @@ aip_status aip__trace_begin(aip_session *s)
     };
     s->texts_cut_base = aip__strings_cut();
     s->texts_cut = 0;
+    s->texts_invalid_base = aip__strings_invalid_utf8();
+    s->texts_invalid = 0;
     st = aip__recorder_begin(&info, &s->trace_start);
     if (st) {
         aip__warn("profiling is off for this trace: %s", aip_last_error());
@@ -320,6 +322,10 @@ aip_status aip__trace_end(aip_session *s, int save)
     if (s->texts_cut)
         aip__warn("%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
                   "that length", (unsigned long long)s->texts_cut, AIP_STRING_MAX_LEN);
+    s->texts_invalid = aip__strings_invalid_utf8() - s->texts_invalid_base;
+    if (s->texts_invalid)
+        aip__warn("%llu new text(s) are not valid UTF-8; the outputs write each bad byte as "
+                  "U+FFFD", (unsigned long long)s->texts_invalid);
     aip__log("INFO", "trace stopped: %llu events recorded, %llu dropped, %llu bytes of raw data",
              (unsigned long long)t->recorded, (unsigned long long)t->dropped,
              (unsigned long long)t->bytes);

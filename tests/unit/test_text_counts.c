@@ -1,10 +1,11 @@
 /*
  * test_text_counts.c — texts the profiler changes are counted, never
- * changed silently: a name longer than 64 KiB is cut when recorded and
- * counted (aip__strings_cut, profiler_info.json's aiprof.texts_cut, the
- * warning, analyse.log and the summary); a name with invalid UTF-8, whose
- * bad bytes the exporters write as U+FFFD, is counted by the analysis
- * (analyse.log and the summary).  A clean profile reports 0 and 0, an
+ * changed silently: a name longer than 64 KiB is cut when recorded (at a
+ * character boundary) and counted (aip__strings_cut, profiler_info.json's
+ * aiprof.texts_cut, the warning, analyse.log and the summary); a name with
+ * invalid UTF-8, whose bad bytes the exporters write as U+FFFD, is counted
+ * when first recorded (profiler_info.json's aiprof.texts_invalid_utf8, the
+ * trace log) and by the analysis (analyse.log and the summary).  A clean profile reports 0 and 0, an
  * unsaved one "unknown" for the cut count.
  */
 #include "aip_test.h"
@@ -35,6 +36,32 @@ static void test_intern_counts_cuts(void)
     aip_intern(s); /* exactly at the limit: not cut */
     free(s);
     ASSERT_EQ(aip__strings_cut() - before, 2);
+}
+
+/* A cut never splits a character: 'x' then two-byte characters puts a
+ * character's second byte at the limit; the cut ends before its first. */
+static void test_cut_keeps_characters_whole(void)
+{
+    size_t big = AIP_STRING_MAX_LEN + 9;
+    char *s = malloc(big + 1);
+    ASSERT_TRUE(s != NULL);
+    s[0] = 'x';
+    for (size_t i = 1; i + 1 < big; i += 2) {
+        s[i] = (char)0xC3; /* U+00E9 */
+        s[i + 1] = (char)0xA9;
+    }
+    s[big] = '\0';
+    ASSERT_EQ(((unsigned char)s[AIP_STRING_MAX_LEN] & 0xC0), 0x80);
+    uint64_t invalid = aip__strings_invalid_utf8();
+    uint32_t len = 0;
+    const char *text = aip__string_text(aip_intern(s), &len);
+    free(s);
+    ASSERT_TRUE(text != NULL);
+    ASSERT_EQ(len, AIP_STRING_MAX_LEN - 1);
+    ASSERT_EQ(aip__strings_invalid_utf8(), invalid); /* the cut text is valid */
+    aip_intern("bad\xc3(");
+    aip_intern("bad\xc3("); /* once per distinct text */
+    ASSERT_EQ(aip__strings_invalid_utf8() - invalid, 1);
 }
 
 /* The result directory (the only *_ascend_pt) under `dir`. */
@@ -130,7 +157,15 @@ static void test_counts_reach_info_log_and_summary(void)
     json_t *cut = json_object_get(json_object_get(info, "aiprof"), "texts_cut");
     ASSERT_TRUE(json_is_integer(cut));
     ASSERT_EQ(json_integer_value(cut), 3);
+    json_t *bad = json_object_get(json_object_get(info, "aiprof"), "texts_invalid_utf8");
+    ASSERT_TRUE(json_is_integer(bad));
+    ASSERT_EQ(json_integer_value(bad), 2);
     json_decref(info);
+    snprintf(p, sizeof p, "%s/logs/aiprof_%d.log", rdir, (int)getpid());
+    char *trace_log = aip_test_slurp(p, NULL);
+    ASSERT_TRUE(trace_log != NULL);
+    ASSERT_TRUE(strstr(trace_log, "2 new text(s) are not valid UTF-8") != NULL);
+    free(trace_log);
     snprintf(p, sizeof p, "%s/logs/analyse.log", rdir);
     char *log = aip_test_slurp(p, NULL);
     ASSERT_TRUE(log != NULL);
@@ -152,6 +187,8 @@ static void test_clean_profile_reports_zero(void)
     ASSERT_TRUE(info != NULL);
     ASSERT_EQ(json_integer_value(json_object_get(json_object_get(info, "aiprof"), "texts_cut")),
               0);
+    ASSERT_EQ(json_integer_value(json_object_get(json_object_get(info, "aiprof"),
+                                                 "texts_invalid_utf8")), 0);
     json_decref(info);
     snprintf(p, sizeof p, "%s/logs/analyse.log", rdir);
     char *log = aip_test_slurp(p, NULL);
@@ -200,6 +237,7 @@ static void setup(void) { make_tmpdir(tmp, sizeof tmp, "text_counts"); }
 static void teardown(void) { if (!getenv("AIP_KEEP_TMP")) rm_rf(tmp); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_intern_counts_cuts),
+          TEST_CASE(test_cut_keeps_characters_whole),
           TEST_CASE(test_counts_reach_info_log_and_summary),
           TEST_CASE(test_clean_profile_reports_zero),
           TEST_CASE(test_unsaved_trace_reports_unknown), TEST_CASE(teardown))
