@@ -186,12 +186,32 @@ def test_record_op_args_says_what_it_writes(record_shapes):
 
 # ---- 5. supported_profiler_level and device activities -------------------------
 
-def test_supported_profiler_level_is_what_this_machine_does():
-    assert P.supported_profiler_level() == {P.ProfilerLevel.Level_none, P.ProfilerLevel.Level0}
-    cfg = P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level2)  # still accepted
-    with pytest.warns(RuntimeWarning, match="profiler_level=Level2 .*records what Level0 does"):
-        with P.profile(activities=[P.ProfilerActivity.CPU], experimental_config=cfg):
-            pass
+def test_supported_profiler_level_is_what_this_machine_does(tmp_path):
+    """Every level means something here: Level1/Level2 write api_statistic.csv
+    (Level0 does not), and the warning names only their Ascend layers as not
+    collected."""
+    levels = P.ProfilerLevel
+    assert P.supported_profiler_level() == {levels.Level_none, levels.Level0, levels.Level1,
+                                            levels.Level2}
+    written = {}
+    for level in (levels.Level0, levels.Level2):
+        cfg = P._ExperimentalConfig(profiler_level=level)
+        out = tmp_path / level
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            with P.profile(activities=[P.ProfilerActivity.CPU], experimental_config=cfg,
+                           on_trace_ready=P.tensorboard_trace_handler(str(out))):
+                with P.record_function("work"):
+                    pass
+        msgs = " ".join(_aiprof_warnings(record))
+        assert ("profiler_level=Level2's Ascend layers" in msgs) == (level == levels.Level2), msgs
+        assert "records what Level0 does" not in msgs
+        written[level] = glob.glob(str(out / "*" / "ASCEND_PROFILER_OUTPUT" / "api_statistic.csv"))
+    assert not written[levels.Level0]
+    assert len(written[levels.Level2]) == 1
+    with open(written[levels.Level2][0]) as f:
+        rows = list(csv.DictReader(f))
+    assert any(r["API Name"] == "work" and r["Level"] == "op" for r in rows), rows
 
 
 def test_npu_only_activities_message_is_true():

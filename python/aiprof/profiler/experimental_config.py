@@ -73,12 +73,16 @@ _C_DEFAULTS = {"export_type": 1, "profiler_level": 1, "l2_cache": False, "op_att
 
 
 def supported_profiler_level():
-    """The levels that mean something on this machine: Level0 (the host
-    data) and Level_none (the same, and it turns mstx on, as in torch_npu).
-    Level1 and Level2 add CANN/NPU layers (AscendCL, HCCL, AI Core metrics),
-    which need an Ascend device: they are still accepted, so scripts run,
-    but record what Level0 does (a warning says so when a trace starts)."""
-    return {ProfilerLevel.Level_none, ProfilerLevel.Level0}
+    """The levels that mean something on this machine: every one.  Level0
+    is the host data (and a device back end's kernels and copies);
+    Level_none the same, turning mstx on, as in torch_npu; Level1 and
+    Level2 add api_statistic.csv (the framework's ops and mstx ranges, and
+    a device back end's runtime calls such as clEnqueueNDRangeKernel).  The
+    Ascend layers those two levels also ask for (AscendCL, HCCL, AI Core
+    metrics, AI CPU) need an Ascend device: a warning names them as not
+    collected when a trace starts."""
+    return {ProfilerLevel.Level_none, ProfilerLevel.Level0, ProfilerLevel.Level1,
+            ProfilerLevel.Level2}
 
 
 def supported_ai_core_metrics():
@@ -267,9 +271,9 @@ class _ExperimentalConfig:
     def _not_collected(self):
         """Switches that ask for data this machine cannot give."""
         off = []
-        if self._profiler_level not in supported_profiler_level():
-            off.append(f"profiler_level={self._profiler_level} (CANN/NPU layers; "
-                       "records what Level0 does)")
+        if self._profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2):
+            off.append(f"profiler_level={self._profiler_level}'s Ascend layers (AscendCL, HCCL, "
+                       "AI Core, AI CPU; its api_statistic.csv is written)")
         if self._aic_metrics != AiCMetrics.AiCoreNone:
             off.append(f"aic_metrics={self._aic_metrics}")
         # record_op_args is not here: its directory is written, from host
