@@ -6,6 +6,7 @@ runs the code as a user would write it and checks what they would see."""
 import csv
 import glob
 import os
+import time
 import warnings
 
 import pytest
@@ -251,4 +252,26 @@ def test_async_analysis_child_starts_without_runpy_warning():
         env={"PYTHONWARNINGS": "default"})
     assert "found in sys.modules" not in proc.stderr, proc.stderr
     assert "Warning" not in proc.stderr, proc.stderr
+    assert glob.glob("./a/*_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_details.csv")
+
+
+def test_program_leaving_before_its_async_analysis_warns_nothing():
+    """The background analysis outlives the program on purpose (a session of
+    its own): leaving while it runs is no ResourceWarning, and it finishes."""
+    proc = run_python(
+        "import aiprof.profiler as P\n"
+        "from aiprof.profiler import _analyse\n"
+        "with P.profile(activities=[P.ProfilerActivity.CPU],\n"
+        "               on_trace_ready=P.tensorboard_trace_handler('./a', async_mode=True)):\n"
+        "    with P.record_function('x'):\n"
+        "        pass\n"
+        "[p] = _analyse._pending.values()\n"
+        "assert p.poll() is None, 'the analysis ended before the program: nothing tested'\n",
+        env={"PYTHONWARNINGS": "always"})
+    assert proc.returncode == 0, proc.stderr
+    assert "ResourceWarning" not in proc.stderr, proc.stderr
+    for _ in range(600):  # no time asserted: a loaded machine may take long
+        if glob.glob("./a/*_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_details.csv"):
+            break
+        time.sleep(0.05)
     assert glob.glob("./a/*_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_details.csv")

@@ -8,6 +8,7 @@ starts, as `python -m aiprof.profiler._analyse_child DIR [EXPORT_BITS [gzip]
 trace_view.json comes in torch_npu's form (a JSON array; the default) or
 Kineto's (an object; trace_format="kineto"): docs/RESULT_LAYOUT.md.
 """
+import atexit
 import gzip
 import os
 import shutil
@@ -118,6 +119,22 @@ def analyse_in_background(result_dir, export_bits=0, gzip_trace=False, trace_for
     with _pending_lock:
         _pending[os.path.abspath(result_dir)] = proc
     return proc
+
+
+def _leave_running_analyses():
+    """At exit: an analysis still running goes on after the program, in its
+    own session, as meant.  subprocess would call each such child a leaked
+    resource (a ResourceWarning per Popen still running when collected):
+    the children are let go explicitly instead, left to init to reap."""
+    with _pending_lock:
+        procs = list(_pending.values())
+        _pending.clear()
+    for proc in procs:
+        if proc.poll() is None:
+            proc.returncode = 0  # what Popen.__del__ checks; nothing waits on it any more
+
+
+atexit.register(_leave_running_analyses)
 
 
 def wait_for(result_dir):
