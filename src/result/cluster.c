@@ -555,16 +555,27 @@ aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report
 
 aip_status aip_cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs)
 {
-    sigset_t xfsz; /* past `ulimit -f`: EFBIG and an error, not SIGXFSZ (aip_analyse_dir);
-                    * the forked rank analysers inherit the mask */
+    return aip__cluster_run(dir, opt, bad_dirs, NULL);
+}
+
+static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
+                              aip__cluster_mpi *mpi);
+
+/* Past `ulimit -f` the writers get EFBIG and an error, not SIGXFSZ
+ * (aip_analyse_dir); the forked rank analysers inherit the mask.  Here, so
+ * that the MPI job's processes (cluster_mpi.c) have it too. */
+aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
+                            aip__cluster_mpi *mpi)
+{
+    sigset_t xfsz;
     aip__xfsz_block(&xfsz);
-    aip_status s = aip__cluster_run(dir, opt, bad_dirs, NULL);
+    aip_status s = cluster_run(dir, opt, bad_dirs, mpi);
     aip__xfsz_restore(&xfsz);
     return s;
 }
 
-aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
-                            aip__cluster_mpi *mpi)
+static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
+                              aip__cluster_mpi *mpi)
 {
     aip_cluster_options dflt;
     if (!opt) {
