@@ -175,7 +175,8 @@ static int link_case(uint64_t (*corr_of)(size_t i), size_t n_calls, size_t n_tas
     memset(&m, 0, sizeof m);
     m.procs = &p;
     m.n_procs = 1;
-    int ok = aip__device_derive(&m) == AIP_OK;
+    int ok = aip__device_sort_calls(&m) == AIP_OK && aip__device_sort_tasks(&m) == AIP_OK &&
+             aip__device_link(&m) == AIP_OK;
     for (size_t i = 0; ok && i < n_tasks; i++) {
         const aip__device_task *t = &p.dev_tasks.v[i];
         int64_t want = -1;
