@@ -196,11 +196,17 @@ aip_status aip__model_derive(aip__model *m)
         return AIP_OK;
     beside b;
     int calls = any_device_calls(m), device = any_device_tasks(m);
-    if (calls)
+    if (calls) /* the calls sorted while the host side is derived */
         beside_start(&b, aip__device_sort_calls, m);
     aip_status s = host_side(m);
+    if (calls)
+        s = beside_join(&b, s);
+    if (!s && calls) /* the calls' parents found while the tasks are sorted */
+        beside_start(&b, aip__device_parents, m);
     if (!s)
         s = aip__device_sort_tasks(m);
+    if (!s && !calls)
+        s = aip__device_parents(m);
     if (calls)
         s = beside_join(&b, s);
     if (!s)

@@ -177,16 +177,9 @@ static aip_status link_tasks(aip__process *p)
     return s;
 }
 
-static aip_status link_process(aip__process *p)
+static aip_status parents_of_process(aip__process *p)
 {
     aip_status s = AIP_OK;
-    for (size_t i = 0; i < p->dev_tasks.n; i++) {
-        aip__device_task *t = &p->dev_tasks.v[i];
-        if (t->device < p->devices.n)
-            p->devices.v[t->device].tasks++;
-        if (t->queue < p->queues.n)
-            p->queues.v[t->queue].tasks++;
-    }
     for (size_t i = 0; i < p->dev_api.n && !s;) {
         size_t j = i;
         while (j < p->dev_api.n && p->dev_api.v[j].thread == p->dev_api.v[i].thread)
@@ -195,9 +188,19 @@ static aip_status link_process(aip__process *p)
             s = parents_of_thread(p, p->dev_api.v[i].thread, i, j);
         i = j;
     }
-    if (!s)
-        s = link_tasks(p);
     return s;
+}
+
+static aip_status link_process(aip__process *p)
+{
+    for (size_t i = 0; i < p->dev_tasks.n; i++) {
+        aip__device_task *t = &p->dev_tasks.v[i];
+        if (t->device < p->devices.n)
+            p->devices.v[t->device].tasks++;
+        if (t->queue < p->queues.n)
+            p->queues.v[t->queue].tasks++;
+    }
+    return link_tasks(p);
 }
 
 aip_status aip__device_sort_tasks(aip__model *m)
@@ -213,6 +216,14 @@ aip_status aip__device_sort_calls(aip__model *m)
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++)
         s = sort_calls(&m->procs[pi]);
+    return s;
+}
+
+aip_status aip__device_parents(aip__model *m)
+{
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = parents_of_process(&m->procs[pi]);
     return s;
 }
 
