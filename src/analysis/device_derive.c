@@ -67,9 +67,19 @@ static aip_status sort_tasks(aip__process *p)
     return s;
 }
 
-/* Calls by (thread, start, correlation), stable: by thread, then each
- * thread's run by start (one pass and a check per run when the calls come
- * as recorded, a thread's in order). */
+/* Is the run v[0..n) of one thread's calls in (start, correlation) order? */
+static int calls_in_order(const aip__device_call *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (v[i].start < v[i - 1].start ||
+            (v[i].start == v[i - 1].start && v[i].correlation < v[i - 1].correlation))
+            return 0;
+    return 1;
+}
+
+/* Calls by (thread, start, correlation), stable: moved by thread first,
+ * then each thread's run sorted by start where it is not in order already
+ * (as recorded, a thread's calls are: one pass over the run). */
 static aip_status sort_calls(aip__process *p)
 {
     size_t n = p->dev_api.n;
@@ -78,23 +88,28 @@ static aip_status sort_calls(aip__process *p)
     aip__sort_key *k = malloc(n * sizeof *k);
     if (!k)
         return aip__fail(AIP_ERR_NOMEM, "no memory to sort device records");
-    const aip__device_call *c = p->dev_api.v;
     for (size_t i = 0; i < n; i++)
-        k[i] = (aip__sort_key){c[i].thread, i};
+        k[i] = (aip__sort_key){p->dev_api.v[i].thread, i};
     aip_status s = aip__sort_keys(k, n);
+    if (!s)
+        s = aip__permute_copy((void **)&p->dev_api.v, &p->dev_api.cap, n, sizeof *p->dev_api.v,
+                              k);
+    aip__device_call *c = p->dev_api.v;
     for (size_t i = 0; i < n && !s;) {
         size_t j = i + 1;
-        while (j < n && k[j].key == k[i].key)
+        while (j < n && c[j].thread == c[i].thread)
             j++;
-        for (size_t r = i; r < j; r++)
-            k[r].key = aip__sort_key_i64(c[k[r].idx].start);
-        s = aip__sort_keys(k + i, j - i);
-        if (!s) /* calls of one start: by correlation id */
-            aip__sort_ties(k + i, j - i, cmp_api_tie, c);
+        if (!calls_in_order(c + i, j - i)) {
+            for (size_t r = i; r < j; r++)
+                k[r - i] = (aip__sort_key){aip__sort_key_i64(c[r].start), r - i};
+            s = aip__sort_keys(k, j - i);
+            if (!s) { /* calls of one start: by correlation id */
+                aip__sort_ties(k, j - i, cmp_api_tie, c + i);
+                s = aip__permute(c + i, j - i, sizeof *c, k);
+            }
+        }
         i = j;
     }
-    if (!s)
-        s = aip__permute(p->dev_api.v, n, sizeof *p->dev_api.v, k);
     free(k);
     return s;
 }
