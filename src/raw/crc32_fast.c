@@ -63,10 +63,13 @@ static uint32_t fold(const unsigned char *buf, size_t len, uint32_t crc)
 
 static int have_clmul(void)
 {
-    static int have = -1; /* a race writes the same value */
-    if (have < 0)
-        have = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-    return have;
+    static int have = -1; /* threads that race store the same value */
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 
