@@ -7,12 +7,12 @@
  * event/drop totals.
  *
  * A profile with device activity has two sides that share little until
- * the end: sorting its device calls needs nothing of the host side, and
- * the device step trace nothing that pairing fwdbwd flows makes.  Those
- * run on a second thread beside the host side's work (two cores halve
- * them off the serial part of an analysis, which comes before the
- * exporters can start); each side writes only its own records, so the
- * model is the same whatever the threads' timing.
+ * the end: sorting its device calls and tasks needs nothing of the host
+ * side, and the device step trace nothing that pairing fwdbwd flows
+ * makes.  Those run on other threads beside the host side's work (a
+ * second core takes them off the serial part of an analysis, which comes
+ * before the exporters can start); each side writes only its own records,
+ * so the model is the same whatever the threads' timing.
  */
 #include "model.h"
 #include "error.h"
@@ -194,21 +194,23 @@ aip_status aip__model_derive(aip__model *m)
 {
     if (m->derived)
         return AIP_OK;
-    beside b;
+    beside b, tasks;
     int calls = any_device_calls(m), device = any_device_tasks(m);
-    if (calls) /* the calls sorted while the host side is derived */
+    /* the calls and the tasks sorted while the host side is derived, the
+     * calls' parents found when both the calls and the spans are ready */
+    if (calls)
         beside_start(&b, aip__device_sort_calls, m);
+    if (device)
+        beside_start(&tasks, aip__device_sort_tasks, m);
     aip_status s = host_side(m);
     if (calls)
         s = beside_join(&b, s);
-    if (!s && calls) /* the calls' parents found while the tasks are sorted */
-        beside_start(&b, aip__device_parents, m);
     if (!s)
-        s = aip__device_sort_tasks(m);
-    if (!s && !calls)
         s = aip__device_parents(m);
-    if (calls)
-        s = beside_join(&b, s);
+    if (device)
+        s = beside_join(&tasks, s);
+    if (!s && !device)
+        s = aip__device_sort_tasks(m); /* memory records without tasks */
     if (!s)
         s = aip__device_link(m);
     if (s)
