@@ -5,11 +5,77 @@
  * device_steps.c), paired ranges, fwdbwd flows, device activity in order
  * and linked to its ops (device_derive.c), the time extent and the
  * event/drop totals.
+ *
+ * A profile with device activity has two sides that share little until
+ * the end: sorting its device calls and tasks needs nothing of the host
+ * side, and the device step trace nothing that pairing fwdbwd flows
+ * makes.  Those run on other threads beside the host side's work (a
+ * second core takes them off the serial part of an analysis, which comes
+ * before the exporters can start); each side writes only its own records,
+ * so the model is the same whatever the threads' timing.
  */
 #include "model.h"
 #include "error.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+/* One step of derive run on a second thread, or on this one when no
+ * thread can be had; its error message kept for the caller's thread
+ * (aip_last_error() is per thread). */
+typedef struct beside {
+    aip_status (*fn)(aip__model *m);
+    aip__model *m;
+    pthread_t th;
+    int started;
+    aip_status status;
+    char error[512];
+} beside;
+
+static void *beside_main(void *arg)
+{
+    beside *b = arg;
+    b->status = b->fn(b->m);
+    if (b->status)
+        snprintf(b->error, sizeof b->error, "%s", aip_last_error());
+    return NULL;
+}
+
+static void beside_start(beside *b, aip_status (*fn)(aip__model *m), aip__model *m)
+{
+    *b = (beside){.fn = fn, .m = m};
+    b->started = pthread_create(&b->th, NULL, beside_main, b) == 0;
+    if (!b->started)
+        beside_main(b);
+}
+
+/* Its result, after waiting for it; `s` (this thread's) comes first. */
+static aip_status beside_join(beside *b, aip_status s)
+{
+    if (b->started)
+        pthread_join(b->th, NULL);
+    b->started = 0;
+    if (!s && b->status)
+        s = aip__fail(b->status, "%s", b->error);
+    return s;
+}
+
+static int any_device_tasks(const aip__model *m)
+{
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        if (m->procs[pi].dev_tasks.n)
+            return 1;
+    return 0;
+}
+
+static int any_device_calls(const aip__model *m)
+{
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        if (m->procs[pi].dev_api.n > 1)
+            return 1;
+    return 0;
+}
 
 /* ProfilerStep#N is a record_function scope in torch (user_annotation),
  * whatever kind of record carried it; it never counts as a framework op. */
@@ -83,10 +149,8 @@ static void compute_extent(aip__model *m)
     }
 }
 
-aip_status aip__model_derive(aip__model *m)
+static aip_status host_side(aip__model *m)
 {
-    if (m->derived)
-        return AIP_OK;
     size_t step_cap = 0;
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
@@ -110,18 +174,53 @@ aip_status aip__model_derive(aip__model *m)
         aip__comm_sort(p);
         aip__osrt_sort(p);
     }
-    if (s)
-        return s;
-    aip__steps_finish(m);
-    s = aip__device_derive(m);
+    if (!s)
+        aip__steps_finish(m);
+    return s;
+}
+
+/* With device tasks the step trace is computed from them (device_steps.c
+ * replaces the host rows), so the host rows are not made at all: pairing
+ * flows and the device step trace then touch nothing of each other's. */
+static aip_status flows_and_host_steps(aip__model *m, int device)
+{
+    aip_status s = aip__flows_pair(m);
+    if (!s && !device)
+        s = aip__step_trace_compute(m);
+    return s;
+}
+
+aip_status aip__model_derive(aip__model *m)
+{
+    if (m->derived)
+        return AIP_OK;
+    beside b, tasks;
+    int calls = any_device_calls(m), device = any_device_tasks(m);
+    /* the calls and the tasks sorted while the host side is derived, the
+     * calls' parents found when both the calls and the spans are ready */
+    if (calls)
+        beside_start(&b, aip__device_sort_calls, m);
+    if (device)
+        beside_start(&tasks, aip__device_sort_tasks, m);
+    aip_status s = host_side(m);
+    if (calls)
+        s = beside_join(&b, s);
+    if (!s)
+        s = aip__device_parents(m);
+    if (device)
+        s = beside_join(&tasks, s);
+    if (!s && !device)
+        s = aip__device_sort_tasks(m); /* memory records without tasks */
+    if (!s)
+        s = aip__device_link(m);
     if (s)
         return s;
     compute_extent(m);
-    s = aip__flows_pair(m);
-    if (!s)
-        s = aip__step_trace_compute(m);
-    if (!s)
-        s = aip__device_steps(m);
+    if (device)
+        beside_start(&b, aip__device_steps, m);
+    s = flows_and_host_steps(m, device);
+    if (device)
+        s = beside_join(&b, s);
     if (!s)
         s = aip__memory_derive(m);
     if (!s)

@@ -36,13 +36,11 @@ static int cmp_api_tie(uint64_t a, uint64_t b, const void *ctx)
     return (x->correlation > y->correlation) - (x->correlation < y->correlation);
 }
 
-/* Tasks by (start, longer first, correlation), calls by (thread, start,
- * correlation), memory records by time; stable, as qsort was. */
-static aip_status sort_records(aip__process *p)
+/* Tasks by (start, longer first, correlation), memory records by time;
+ * stable, as qsort was. */
+static aip_status sort_tasks(aip__process *p)
 {
-    size_t n = p->dev_tasks.n > p->dev_api.n ? p->dev_tasks.n : p->dev_api.n;
-    if (p->dev_memory.n > n)
-        n = p->dev_memory.n;
+    size_t n = p->dev_tasks.n > p->dev_memory.n ? p->dev_tasks.n : p->dev_memory.n;
     if (n < 2)
         return AIP_OK;
     aip__sort_key *k = malloc(n * sizeof *k);
@@ -58,33 +56,59 @@ static aip_status sort_records(aip__process *p)
             s = aip__permute(p->dev_tasks.v, p->dev_tasks.n, sizeof *p->dev_tasks.v, k);
         }
     }
-    if (!s && p->dev_api.n > 1) {
-        /* by thread, then each thread's run by start: one pass and a check
-         * per run when the calls come as recorded (a thread's in order) */
-        const aip__device_call *c = p->dev_api.v;
-        for (size_t i = 0; i < p->dev_api.n; i++)
-            k[i] = (aip__sort_key){c[i].thread, i};
-        s = aip__sort_keys(k, p->dev_api.n);
-        for (size_t i = 0; i < p->dev_api.n && !s;) {
-            size_t j = i + 1;
-            while (j < p->dev_api.n && k[j].key == k[i].key)
-                j++;
-            for (size_t r = i; r < j; r++)
-                k[r].key = aip__sort_key_i64(c[k[r].idx].start);
-            s = aip__sort_keys(k + i, j - i);
-            if (!s) /* calls of one start: by correlation id */
-                aip__sort_ties(k + i, j - i, cmp_api_tie, c);
-            i = j;
-        }
-        if (!s)
-            s = aip__permute(p->dev_api.v, p->dev_api.n, sizeof *p->dev_api.v, k);
-    }
     if (!s && p->dev_memory.n > 1) {
         for (size_t i = 0; i < p->dev_memory.n; i++)
             k[i] = (aip__sort_key){aip__sort_key_i64(p->dev_memory.v[i].ts), i};
         s = aip__sort_keys(k, p->dev_memory.n);
         if (!s)
             s = aip__permute(p->dev_memory.v, p->dev_memory.n, sizeof *p->dev_memory.v, k);
+    }
+    free(k);
+    return s;
+}
+
+/* Is the run v[0..n) of one thread's calls in (start, correlation) order? */
+static int calls_in_order(const aip__device_call *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (v[i].start < v[i - 1].start ||
+            (v[i].start == v[i - 1].start && v[i].correlation < v[i - 1].correlation))
+            return 0;
+    return 1;
+}
+
+/* Calls by (thread, start, correlation), stable: moved by thread first,
+ * then each thread's run sorted by start where it is not in order already
+ * (as recorded, a thread's calls are: one pass over the run). */
+static aip_status sort_calls(aip__process *p)
+{
+    size_t n = p->dev_api.n;
+    if (n < 2)
+        return AIP_OK;
+    aip__sort_key *k = malloc(n * sizeof *k);
+    if (!k)
+        return aip__fail(AIP_ERR_NOMEM, "no memory to sort device records");
+    for (size_t i = 0; i < n; i++)
+        k[i] = (aip__sort_key){p->dev_api.v[i].thread, i};
+    aip_status s = aip__sort_keys(k, n);
+    if (!s)
+        s = aip__permute_copy((void **)&p->dev_api.v, &p->dev_api.cap, n, sizeof *p->dev_api.v,
+                              k);
+    aip__device_call *c = p->dev_api.v;
+    for (size_t i = 0; i < n && !s;) {
+        size_t j = i + 1;
+        while (j < n && c[j].thread == c[i].thread)
+            j++;
+        if (!calls_in_order(c + i, j - i)) {
+            for (size_t r = i; r < j; r++)
+                k[r - i] = (aip__sort_key){aip__sort_key_i64(c[r].start), r - i};
+            s = aip__sort_keys(k, j - i);
+            if (!s) { /* calls of one start: by correlation id */
+                aip__sort_ties(k, j - i, cmp_api_tie, c + i);
+                s = aip__permute(c + i, j - i, sizeof *c, k);
+            }
+        }
+        i = j;
     }
     free(k);
     return s;
@@ -168,18 +192,9 @@ static aip_status link_tasks(aip__process *p)
     return s;
 }
 
-static aip_status derive_process(aip__process *p)
+static aip_status parents_of_process(aip__process *p)
 {
-    aip_status s = sort_records(p);
-    if (s)
-        return s;
-    for (size_t i = 0; i < p->dev_tasks.n; i++) {
-        aip__device_task *t = &p->dev_tasks.v[i];
-        if (t->device < p->devices.n)
-            p->devices.v[t->device].tasks++;
-        if (t->queue < p->queues.n)
-            p->queues.v[t->queue].tasks++;
-    }
+    aip_status s = AIP_OK;
     for (size_t i = 0; i < p->dev_api.n && !s;) {
         size_t j = i;
         while (j < p->dev_api.n && p->dev_api.v[j].thread == p->dev_api.v[i].thread)
@@ -188,17 +203,49 @@ static aip_status derive_process(aip__process *p)
             s = parents_of_thread(p, p->dev_api.v[i].thread, i, j);
         i = j;
     }
-    if (!s)
-        s = link_tasks(p);
     return s;
 }
 
-aip_status aip__device_derive(aip__model *m)
+static aip_status link_process(aip__process *p)
 {
-    for (size_t pi = 0; pi < m->n_procs; pi++) {
-        aip_status s = derive_process(&m->procs[pi]);
-        if (s)
-            return s;
+    for (size_t i = 0; i < p->dev_tasks.n; i++) {
+        aip__device_task *t = &p->dev_tasks.v[i];
+        if (t->device < p->devices.n)
+            p->devices.v[t->device].tasks++;
+        if (t->queue < p->queues.n)
+            p->queues.v[t->queue].tasks++;
     }
-    return AIP_OK;
+    return link_tasks(p);
+}
+
+aip_status aip__device_sort_tasks(aip__model *m)
+{
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = sort_tasks(&m->procs[pi]);
+    return s;
+}
+
+aip_status aip__device_sort_calls(aip__model *m)
+{
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = sort_calls(&m->procs[pi]);
+    return s;
+}
+
+aip_status aip__device_parents(aip__model *m)
+{
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = parents_of_process(&m->procs[pi]);
+    return s;
+}
+
+aip_status aip__device_link(aip__model *m)
+{
+    aip_status s = AIP_OK;
+    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
+        s = link_process(&m->procs[pi]);
+    return s;
 }

@@ -418,10 +418,19 @@ typedef int64_t (*aip__tick_fn)(const void *ctx, int64_t ticks);
 void aip__device_align(aip__process *p, aip__tick_fn to_wall, const void *ctx);
 
 /* --- device_derive.c -------------------------------------------------- */
-/* aip__device_derive() : sort device tasks, API calls and memory by time;
- * link each task to the API call of its correlation id and each API call
- * to the op open around it.  After the spans are sorted and nested. */
-aip_status aip__device_derive(aip__model *m);
+/* aip__device_sort_tasks() : device tasks and memory records of every
+ * process by time; aip__device_sort_calls() : API calls by thread and
+ * time.  Neither reads or writes anything else of the model, so they may
+ * run beside each other and beside the host side's derive (derive.c).
+ * aip__device_parents() : after the calls are sorted and the spans sorted
+ * and nested, each call's parent, the op open around it (writes only the
+ * calls' parent fields; may run beside aip__device_sort_tasks()).
+ * aip__device_link() : after both sorts, each task linked to the API call
+ * of its correlation id, and the tasks counted per device and queue. */
+aip_status aip__device_sort_tasks(aip__model *m);
+aip_status aip__device_sort_calls(aip__model *m);
+aip_status aip__device_parents(aip__model *m);
+aip_status aip__device_link(aip__model *m);
 
 /* --- tick_convert.c --------------------------------------------------- */
 /* aip__ticks_convert() : turn every tick value of `p` into wall-clock ns. */

@@ -7,9 +7,12 @@
  * timestamps span 2^30–2^40: three or four passes), and a pass whose
  * digit is the same for every key is skipped.  Input that is already in
  * order (the common case for one thread's records) costs one check.
+ * Records are best moved out of place (aip__permute_copy) where the
+ * memory for a second array is there.
  */
 #include "sort_keys.h"
 #include "error.h"
+#include "model.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -149,5 +152,31 @@ aip_status aip__permute(void *base, size_t n, size_t size, const aip__sort_key *
     }
     free(done);
     free(hold);
+    return AIP_OK;
+}
+
+aip_status aip__permute_copy(void **base, size_t *cap, size_t n, size_t size,
+                             const aip__sort_key *order)
+{
+    size_t i = 0;
+    while (i < n && order[i].idx == i)
+        i++;
+    if (i == n)
+        return AIP_OK;
+    void *fresh = NULL;
+    size_t fresh_cap = 0;
+    if (aip__array_grow(&fresh, &fresh_cap, n, size))
+        return aip__permute(*base, n, size, order);
+    unsigned char *dst = fresh;
+    const unsigned char *src = *base;
+    memcpy(dst, src, i * size); /* the part already in place */
+    for (; i < n; i++) {
+        if (i + 8 < n)
+            __builtin_prefetch(src + order[i + 8].idx * size);
+        memcpy(dst + i * size, src + order[i].idx * size, size);
+    }
+    aip__array_free(*base);
+    *base = dst;
+    *cap = fresh_cap;
     return AIP_OK;
 }

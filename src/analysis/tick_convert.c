@@ -10,10 +10,16 @@
  * multiply and a shift (no division, no floating point on the hot path).
  * Results are clamped to [0, 2^62): hostile files cannot produce negative
  * or overflowing times, which keeps every later subtraction safe.
+ *
+ * A big profile's device records are aligned (device_align.c) on a second
+ * thread while the host's times are converted here: the two share only
+ * the read-only conversion, and loading is serial work that comes before
+ * everything else of an analysis.
  */
 #include "model.h"
 
 #include <math.h>
+#include <pthread.h>
 
 #define WALL_MAX ((int64_t)1 << 62)
 #define MULT_MAX ((uint64_t)1 << 62) /* k < 2^30: |delta·mult| < 2^126 */
@@ -77,10 +83,29 @@ static void setup(conv *c, aip__process *p, const aip__model *m)
 
 static int64_t tick_fn(const void *ctx, int64_t ticks) { return to_wall(ctx, ticks); }
 
+/* Below this many device tasks and calls a thread costs more than it saves. */
+#define ALIGN_BESIDE_MIN 16384u
+
+typedef struct align_job {
+    aip__process *p;
+    const conv *c;
+} align_job;
+
+static void *align_main(void *arg)
+{
+    align_job *j = arg;
+    aip__device_align(j->p, tick_fn, j->c);
+    return NULL;
+}
+
 void aip__ticks_convert(aip__process *p, const aip__model *m)
 {
     conv c;
     setup(&c, p, m);
+    align_job job = {p, &c};
+    pthread_t th;
+    int beside = p->dev_tasks.n + p->dev_api.n >= ALIGN_BESIDE_MIN &&
+                 pthread_create(&th, NULL, align_main, &job) == 0;
     for (size_t i = 0; i < p->n_threads; i++) {
         aip__thread *t = &p->threads[i];
         for (size_t j = 0; j < t->n_spans; j++) {
@@ -124,5 +149,8 @@ void aip__ticks_convert(aip__process *p, const aip__model *m)
         if (o->end < o->start)
             o->end = o->start;
     }
-    aip__device_align(p, tick_fn, &c);
+    if (beside)
+        pthread_join(th, NULL);
+    else
+        aip__device_align(p, tick_fn, &c);
 }

@@ -5,6 +5,9 @@
  * samples, tasks link to their launching call and calls to the op open
  * around them, devices and queues are described in every trace, and
  * nothing device-related is recorded when no device activity was asked for.
+ * With several threads launching at once, derive (which sorts and links
+ * the device side on a second thread beside the host side) gives what a
+ * plain search over the records gives.
  *
  * A fake back end stands for OpenCL: its "device clock" is CLOCK_MONOTONIC
  * plus a large fixed offset, so the exact expected alignment is known.
@@ -18,6 +21,7 @@
 #include "model_helpers.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,6 +162,100 @@ static void test_round_trip_alignment_and_links(void)
     aip_session_destroy(s);
 }
 
+/* ---- several threads launching: derive against plain searches ------- */
+
+#define MT_THREADS 4
+#define MT_LAUNCHES 40
+
+static uint32_t mt_queue[MT_THREADS];
+
+static void *mt_thread(void *arg)
+{
+    size_t i = (size_t)arg;
+    for (int k = 0; k < MT_LAUNCHES; k++) {
+        aip_op_info outer = {.name = "block", .sequence_number = -1};
+        aip_op_begin(&outer);
+        spin_us(2);
+        uint64_t ds, de;
+        launch(mt_queue[i], k % 2 ? "relu" : "matmul", &ds, &de);
+        spin_us(2);
+        aip_op_end();
+    }
+    return NULL;
+}
+
+/* The innermost op open on thread `ti` at `ts` (latest start, then
+ * earliest end), or -1. */
+static int64_t innermost_at(const aip__process *p, uint32_t ti, int64_t ts)
+{
+    const aip__thread *t = &p->threads[ti];
+    int64_t best = -1;
+    for (size_t i = 0; i < t->n_spans; i++) {
+        const aip__span *sp = &t->spans[i];
+        if (sp->kind != AIP_SPAN_OP || sp->start > ts || sp->end <= ts)
+            continue;
+        if (best < 0 || sp->start > t->spans[best].start ||
+            (sp->start == t->spans[best].start && sp->end < t->spans[best].end))
+            best = (int64_t)i;
+    }
+    return best;
+}
+
+static void test_threads_derive_as_searched(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
+    for (size_t i = 0; i < MT_THREADS; i++) {
+        mt_queue[i] = aip__dev_queue(dev, 0x5000 + i, NULL);
+        ASSERT_TRUE(mt_queue[i] != AIP_DEV_NONE);
+    }
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    pthread_t th[MT_THREADS];
+    for (size_t i = 0; i < MT_THREADS; i++)
+        ASSERT_EQ(pthread_create(&th[i], NULL, mt_thread, (void *)i), 0);
+    for (size_t i = 0; i < MT_THREADS; i++)
+        pthread_join(th[i], NULL);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    aip__model m;
+    ASSERT_EQ(load(s, &m), 0);
+    const aip__process *p = &m.procs[0];
+    ASSERT_EQ(p->dev_tasks.n, MT_THREADS * MT_LAUNCHES);
+    ASSERT_EQ(p->dev_api.n, MT_THREADS * MT_LAUNCHES);
+    int ok = 1;
+    for (size_t i = 1; i < p->dev_tasks.n; i++) /* tasks by start */
+        ok &= p->dev_tasks.v[i - 1].start <= p->dev_tasks.v[i].start;
+    for (size_t i = 1; i < p->dev_api.n; i++) { /* calls by thread, then start */
+        const aip__device_call *a = &p->dev_api.v[i - 1], *b = &p->dev_api.v[i];
+        ok &= a->thread < b->thread || (a->thread == b->thread && a->start <= b->start);
+    }
+    ASSERT_TRUE(ok);
+    for (size_t i = 0; i < p->dev_api.n; i++) { /* each call inside its aten::mm */
+        const aip__device_call *a = &p->dev_api.v[i];
+        int64_t want = innermost_at(p, a->thread, a->start);
+        ok &= want >= 0 && a->parent_thread == a->thread && a->parent_span == want &&
+              !strcmp(S(p, p->threads[a->thread].spans[want].name), "aten::mm");
+    }
+    ASSERT_TRUE(ok);
+    for (size_t i = 0; i < p->dev_tasks.n; i++) { /* each task's call by correlation */
+        const aip__device_task *t = &p->dev_tasks.v[i];
+        int64_t want = -1;
+        for (size_t a = 0; a < p->dev_api.n && want < 0; a++)
+            if (p->dev_api.v[a].correlation == t->correlation)
+                want = (int64_t)a;
+        ok &= want >= 0 && t->api == want && t->step == -1;
+    }
+    ASSERT_TRUE(ok);
+    /* the step trace is the device's (no steps: one row over the profile) */
+    ASSERT_EQ(m.n_step_rows, 1);
+    ASSERT_EQ(m.step_rows[0].device, (int32_t)dev);
+    ASSERT_TRUE(m.step_rows[0].computing > 0);
+    ASSERT_EQ(aip__model_queue(p, mt_queue[0])->tasks, MT_LAUNCHES);
+    aip__model_free(&m);
+    aip_session_destroy(s);
+}
+
 static void test_host_only_records_no_device_data(void)
 {
     aip_config c;
@@ -196,6 +294,7 @@ int main(void)
     make_tmpdir(tmp, sizeof tmp, "device_model");
     static const aip_test_case cases[] = {
         TEST_CASE(test_round_trip_alignment_and_links),
+        TEST_CASE(test_threads_derive_as_searched),
         TEST_CASE(test_host_only_records_no_device_data),
         TEST_CASE(test_registry_bounds),
     };

@@ -128,10 +128,20 @@ static void ties_and_permute(size_t n, int64_t starts)
         k[i] = (aip__sort_key){aip__sort_key_i64(v[i].start), i};
     ASSERT_EQ(aip__sort_keys(k, n), AIP_OK);
     aip__sort_ties(k, n, tie, v);
+    /* out of place: into a new array of n records */
+    rec *w = NULL;
+    size_t cap = 0;
+    ASSERT_EQ(aip__array_grow((void **)&w, &cap, n + 5, sizeof *w), AIP_OK);
+    memcpy(w, v, n * sizeof *w);
+    ASSERT_EQ(aip__permute_copy((void **)&w, &cap, n, sizeof *w, k), AIP_OK);
     ASSERT_EQ(aip__permute(v, n, sizeof *v, k), AIP_OK);
     qsort(r, n, sizeof *r, rec_cmp); /* stable by the original index */
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         ASSERT_EQ(v[i].original, r[i].original);
+        ASSERT_EQ(w[i].original, r[i].original);
+    }
+    ASSERT_TRUE(cap >= n);
+    aip__array_free(w);
     /* an identity order leaves the records as they are */
     for (size_t i = 0; i < n; i++)
         k[i] = (aip__sort_key){0, i};
@@ -150,6 +160,67 @@ static void test_records_ties_and_permute(void)
     ties_and_permute(2000, 1000);
 }
 
+/* Calls of 5 threads in interleaved blocks (as chunks bring them), each
+ * thread's in order or not, equal starts with correlation ids in either
+ * order: derive's order is (thread, start, correlation), stable. */
+typedef struct call_ref {
+    uint32_t thread;
+    int64_t start;
+    uint64_t corr;
+    size_t original;
+} call_ref;
+
+static int call_ref_cmp(const void *a, const void *b)
+{
+    const call_ref *x = a, *y = b;
+    if (x->thread != y->thread)
+        return x->thread < y->thread ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->corr != y->corr)
+        return x->corr < y->corr ? -1 : 1;
+    return (x->original > y->original) - (x->original < y->original);
+}
+
+static int calls_case(size_t n, int shuffled_thread)
+{
+    aip__process p;
+    memset(&p, 0, sizeof p);
+    if (aip__array_grow((void **)&p.dev_api.v, &p.dev_api.cap, n, sizeof *p.dev_api.v))
+        return 0;
+    p.dev_api.n = n;
+    call_ref *r = calloc(n, sizeof *r);
+    int64_t at[5] = {0};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = (uint32_t)(i / 37 % 5);
+        /* mostly ascending; equal starts now and then; one thread shuffled */
+        at[t] += (int64_t)(next() % 3);
+        int64_t start = (int)t == shuffled_thread ? (int64_t)(next() % 1000) : at[t];
+        p.dev_api.v[i] = (aip__device_call){.start = start, .thread = t,
+                                            .correlation = next() % 4, .parent_span = -1};
+        p.dev_api.v[i].end = (int64_t)i; /* the original index rides along */
+        r[i] = (call_ref){t, start, p.dev_api.v[i].correlation, i};
+    }
+    aip__model m;
+    memset(&m, 0, sizeof m);
+    m.procs = &p;
+    m.n_procs = 1;
+    int ok = aip__device_sort_calls(&m) == AIP_OK;
+    qsort(r, n, sizeof *r, call_ref_cmp);
+    for (size_t i = 0; ok && i < n; i++)
+        ok = p.dev_api.v[i].end == (int64_t)r[i].original;
+    aip__array_free(p.dev_api.v);
+    free(r);
+    return ok;
+}
+
+static void test_calls_order(void)
+{
+    ASSERT_TRUE(calls_case(5000, -1));
+    ASSERT_TRUE(calls_case(5000, 2));
+    ASSERT_TRUE(calls_case(3, 0));
+}
+
 /* Calls of one thread with correlation ids `corr_of(i)`, tasks asking for
  * ids around them: each task's call after derive is the first call (in the
  * derived order) with its id, or none. */
@@ -157,8 +228,11 @@ static int link_case(uint64_t (*corr_of)(size_t i), size_t n_calls, size_t n_tas
 {
     aip__process p;
     memset(&p, 0, sizeof p);
-    p.dev_api.v = calloc(n_calls, sizeof *p.dev_api.v);
-    p.dev_tasks.v = calloc(n_tasks, sizeof *p.dev_tasks.v);
+    /* model arrays (derive moves them into new ones when it sorts) */
+    if (aip__array_grow((void **)&p.dev_api.v, &p.dev_api.cap, n_calls, sizeof *p.dev_api.v) ||
+        aip__array_grow((void **)&p.dev_tasks.v, &p.dev_tasks.cap, n_tasks,
+                        sizeof *p.dev_tasks.v))
+        return 0;
     p.dev_api.n = n_calls;
     p.dev_tasks.n = n_tasks;
     for (size_t i = 0; i < n_calls; i++)
@@ -175,7 +249,8 @@ static int link_case(uint64_t (*corr_of)(size_t i), size_t n_calls, size_t n_tas
     memset(&m, 0, sizeof m);
     m.procs = &p;
     m.n_procs = 1;
-    int ok = aip__device_derive(&m) == AIP_OK;
+    int ok = aip__device_sort_calls(&m) == AIP_OK && aip__device_sort_tasks(&m) == AIP_OK &&
+             aip__device_link(&m) == AIP_OK;
     for (size_t i = 0; ok && i < n_tasks; i++) {
         const aip__device_task *t = &p.dev_tasks.v[i];
         int64_t want = -1;
@@ -184,8 +259,8 @@ static int link_case(uint64_t (*corr_of)(size_t i), size_t n_calls, size_t n_tas
                 want = (int64_t)a;
         ok = t->api == want;
     }
-    free(p.dev_api.v);
-    free(p.dev_tasks.v);
+    aip__array_free(p.dev_api.v);
+    aip__array_free(p.dev_tasks.v);
     return ok;
 }
 
@@ -200,4 +275,5 @@ static void test_link_by_correlation(void)
 }
 
 TEST_MAIN(TEST_CASE(test_sort_orders), TEST_CASE(test_signed_key_order),
-          TEST_CASE(test_records_ties_and_permute), TEST_CASE(test_link_by_correlation))
+          TEST_CASE(test_records_ties_and_permute), TEST_CASE(test_calls_order),
+          TEST_CASE(test_link_by_correlation))
