@@ -212,11 +212,26 @@ __attribute__((noinline)) aip_string_id name_id_miss(ThreadState *s, const char 
     return id;
 }
 
+/* The slot's text is `name` (a NUL-terminated name shorter than the
+ * slot: name_id_miss stores no id for a longer one).  A loop here rather
+ * than strcmp(), which is a call through the PLT into libc's code: two
+ * more instruction-cache lines for every op, which finds them evicted by
+ * the op itself. */
+inline bool same_text(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        if (*a != *b)
+            return false;
+        if (!*a)
+            return true;
+    }
+}
+
 /* Inline, the slow path apart: it runs for every op. */
 inline aip_string_id name_id(ThreadState *s, const char *name)
 {
     NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
-    if (__builtin_expect(e.ptr == name && e.id && strcmp(e.text, name) == 0, 1))
+    if (__builtin_expect(e.ptr == name && e.id && same_text(e.text, name), 1))
         return e.id;
     return name_id_miss(s, name);
 }
