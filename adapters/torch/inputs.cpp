@@ -305,18 +305,6 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
     return &c.slots[i];
 }
 
-/* Whether two keys of `n` words are equal.  A loop rather than memcmp(),
- * a call through the PLT into libc's code: more instruction-cache lines
- * for every op, which finds them evicted by the op itself; keys are a few
- * words. */
-inline bool same_key(const int64_t *a, const int64_t *b, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 /* Input texts' ids for this op, from the thread's cache or made now; the
  * entry's ids are 0 when the inputs cannot be described. */
 const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
@@ -328,13 +316,14 @@ const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string
         h = (h ^ (uint64_t)s->key[i]) * 0x100000001B3ull;
     h |= 1; /* 0 marks an empty slot */
     ShapeCache &c = s->shapes;
+    size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
     if (c.cap) {
         for (uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);; i = (i + 1) & (c.cap - 1)) {
             const ShapeEntry &e = c.slots[i];
             if (!e.hash)
                 break;
             if (e.hash == h && e.name_id == name && e.nkey == s->nkey &&
-                same_key(c.keys + e.key_off, s->key, s->nkey))
+                memcmp(c.keys + e.key_off, s->key, key_bytes) == 0)
                 return &e;
         }
     }

@@ -100,20 +100,22 @@ struct Forwarded {
 };
 constexpr uint32_t kForwardedMax = 256;
 
+/* What every op reads comes first, in one cache line: the fields after
+ * the fwd array were a line of their own for each op's begin and end. */
 struct ThreadState {
     uint64_t os_tid;
+    uint32_t n_fwd; /* entries in fwd */
+    /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
+     * (aip_thread_pause); this spares describing ops nobody records. */
+    int paused;
+    /* enable_profiler_in_child_thread(record_shapes=, with_flops=) */
+    int want_shapes, want_flops;
     /* What on_enter forwarded and on_exit has not closed yet, innermost
      * last.  torch calls on_exit for every RecordFunction that ran on_enter,
      * also one that began before the trace recorded (or in the trace before
      * a back-to-back one, or while the thread was paused); only the ends of
      * what was forwarded, in the trace that is recording, are forwarded. */
     Forwarded fwd[kForwardedMax];
-    uint32_t n_fwd;
-    /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
-     * (aip_thread_pause); this spares describing ops nobody records. */
-    int paused;
-    /* enable_profiler_in_child_thread(record_shapes=, with_flops=) */
-    int want_shapes, want_flops;
     NameSlot names[256];
     TextSlot texts[256];
     aiprof_torch::InputTexts inputs;
@@ -212,26 +214,11 @@ __attribute__((noinline)) aip_string_id name_id_miss(ThreadState *s, const char 
     return id;
 }
 
-/* The slot's text is `name` (a NUL-terminated name shorter than the
- * slot: name_id_miss stores no id for a longer one).  A loop here rather
- * than strcmp(), which is a call through the PLT into libc's code: two
- * more instruction-cache lines for every op, which finds them evicted by
- * the op itself. */
-inline bool same_text(const char *a, const char *b)
-{
-    for (;; a++, b++) {
-        if (*a != *b)
-            return false;
-        if (!*a)
-            return true;
-    }
-}
-
 /* Inline, the slow path apart: it runs for every op. */
 inline aip_string_id name_id(ThreadState *s, const char *name)
 {
     NameSlot &e = s->names[((uintptr_t)name >> 3) & 255];
-    if (__builtin_expect(e.ptr == name && e.id && same_text(e.text, name), 1))
+    if (__builtin_expect(e.ptr == name && e.id && strcmp(e.text, name) == 0, 1))
         return e.id;
     return name_id_miss(s, name);
 }

@@ -319,10 +319,12 @@ void aip_op_begin(const aip_op_info *op)
     f->start = aip__ticks();
 }
 
-/* The last record of a buffer, too close to its end for the whole frame. */
-static __attribute__((noinline, cold)) void put_short(uint8_t *p, const uint64_t *w, uint32_t size)
+/* The last record of a buffer, too close to its end for the whole frame:
+ * its optional fields alone. */
+static __attribute__((noinline, cold)) void put_short(uint64_t *w, const uint64_t *rec,
+                                                      uint32_t size)
 {
-    memcpy(p, w, size);
+    memcpy(w + 3, rec + 3, size - 24);
 }
 
 void aip_op_end(void)
@@ -346,17 +348,18 @@ void aip_op_end(void)
     uint8_t *p = aip__reserve(t, size);
     if (UNLIKELY(!p))
         return;
-    uint64_t w[8];
-    memcpy(w, f->rec, sizeof w);
+    /* The words after the fixed part: all five where the buffer has room
+     * past the record (what lies beyond `size` is not committed and is
+     * written over next), a fixed-size copy of a few moves; a copy of the
+     * record's own size would be a call into libc for every op. */
+    uint64_t *w = (uint64_t *)p;
+    w[0] = f->rec[0];
     w[1] = f->start;
     w[2] = end;
-    /* All 64 bytes where the buffer has room past the record (what lies
-     * beyond `size` is not committed and is written over next): a copy of
-     * a fixed size is a few moves, a variable one a call into libc. */
-    if (LIKELY((size_t)(t->end - p) >= sizeof w))
-        memcpy(p, w, sizeof w);
+    if (LIKELY((size_t)(t->end - p) >= sizeof f->rec))
+        memcpy(w + 3, f->rec + 3, sizeof f->rec - 24);
     else
-        put_short(p, w, size);
+        put_short(w, f->rec, size);
     aip__commit(t, size);
 }
 
