@@ -79,10 +79,10 @@ std::atomic<uint64_t> g_os_tid[kMaxRfThreads];
  * record_function ranges live in per-call strings, so their pointers miss:
  * a second table keyed by the text's hash finds them without going to the
  * process-wide string table every time. */
-struct NameSlot {
+struct alignas(64) NameSlot { /* one cache line */
     const char *ptr;
     aip_string_id id;
-    char text[60];
+    char text[52];
 };
 
 struct TextSlot {
@@ -155,9 +155,11 @@ ThreadState *thread_state()
     if (__builtin_expect(s != nullptr, 1))
         return s;
     pthread_once(&g_state_once, make_state_key);
-    s = static_cast<ThreadState *>(calloc(1, sizeof(ThreadState)));
+    /* Aligned as its type: an op name's slot is one cache line. */
+    s = static_cast<ThreadState *>(aligned_alloc(alignof(ThreadState), sizeof(ThreadState)));
     if (!s)
         return nullptr;
+    memset(static_cast<void *>(s), 0, sizeof(ThreadState));
     pthread_setspecific(g_state_key, s);
     s->os_tid = note_thread();
     t_state = s;

@@ -301,8 +301,7 @@ static inline void op_record(aip__op_frame *f, const aip_op_info *op, uint32_t m
         q += 8;
         flags |= AIP_OPF_FLOPS;
     }
-    f->size = (uint32_t)(q - r);
-    aip__rec_set_header((aip__rec_header *)r, AIP_REC_OP, flags, f->size, name);
+    aip__rec_set_header((aip__rec_header *)r, AIP_REC_OP, flags, (size_t)(q - r), name);
 }
 
 void aip_op_begin(const aip_op_info *op)
@@ -316,7 +315,7 @@ void aip_op_begin(const aip_op_info *op)
         return; /* keep pairing; the deep frame is dropped at the end */
     aip__op_frame *f = &t->op[d];
     op_record(f, op, aip__rec_mask | thread_op_mask);
-    f->start = aip__ticks();
+    f->rec[1] = aip__ticks();
 }
 
 /* The last record of a buffer, too close to its end for the whole frame:
@@ -344,7 +343,9 @@ void aip_op_end(void)
     }
     uint64_t end = aip__ticks();
     const aip__op_frame *f = &t->op[d];
-    uint32_t size = f->size;
+    aip__rec_header h;
+    memcpy(&h, f->rec, sizeof h);
+    uint32_t size = h.size;
     uint8_t *p = aip__reserve(t, size);
     if (UNLIKELY(!p))
         return;
@@ -354,7 +355,7 @@ void aip_op_end(void)
      * record's own size would be a call into libc for every op. */
     uint64_t *w = (uint64_t *)p;
     w[0] = f->rec[0];
-    w[1] = f->start;
+    w[1] = f->rec[1];
     w[2] = end;
     if (LIKELY((size_t)(t->end - p) >= sizeof f->rec))
         memcpy(w + 3, f->rec + 3, sizeof f->rec - 24);
@@ -376,8 +377,8 @@ static uint64_t earliest_open(const aip__tstate *t, uint64_t now)
         e = t->ann[0].start;
     if (t->range_depth && t->range[0].start < e)
         e = t->range[0].start;
-    if (t->op_depth && t->op[0].start < e)
-        e = t->op[0].start;
+    if (t->op_depth && t->op[0].rec[1] < e) /* an open op's start */
+        e = t->op[0].rec[1];
     return e;
 }
 

@@ -65,13 +65,12 @@ typedef struct aip__py_frame {
 } aip__py_frame;
 
 /* An open op: its OP record as aip_op_end writes it (header and optional
- * fields made at the begin, start and end filled in at the end), so that
- * the end is a copy: the code run for every op stays short. */
+ * fields made at the begin, the start in its place; the end filled in at
+ * the end), so that the end is a copy: the code run for every op stays
+ * short.  One cache line: the record's header holds its size. */
 typedef struct aip__op_frame {
-    uint64_t start;
-    uint32_t size;     /* of the record, 24 to 64 bytes */
-    uint64_t rec[8];
-} aip__op_frame;
+    uint64_t rec[8];   /* header, start, (end), optional fields */
+} __attribute__((aligned(64))) aip__op_frame;
 
 typedef struct aip__tstate {
     uint8_t *pos, *end;            /* write cursor in buf (owner only) */
