@@ -79,10 +79,10 @@ std::atomic<uint64_t> g_os_tid[kMaxRfThreads];
  * record_function ranges live in per-call strings, so their pointers miss:
  * a second table keyed by the text's hash finds them without going to the
  * process-wide string table every time. */
-struct NameSlot {
+struct alignas(64) NameSlot { /* one cache line */
     const char *ptr;
     aip_string_id id;
-    char text[60];
+    char text[52];
 };
 
 struct TextSlot {
@@ -100,20 +100,22 @@ struct Forwarded {
 };
 constexpr uint32_t kForwardedMax = 256;
 
+/* What every op reads comes first, in one cache line: the fields after
+ * the fwd array were a line of their own for each op's begin and end. */
 struct ThreadState {
     uint64_t os_tid;
+    uint32_t n_fwd; /* entries in fwd */
+    /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
+     * (aip_thread_pause); this spares describing ops nobody records. */
+    int paused;
+    /* enable_profiler_in_child_thread(record_shapes=, with_flops=) */
+    int want_shapes, want_flops;
     /* What on_enter forwarded and on_exit has not closed yet, innermost
      * last.  torch calls on_exit for every RecordFunction that ran on_enter,
      * also one that began before the trace recorded (or in the trace before
      * a back-to-back one, or while the thread was paused); only the ends of
      * what was forwarded, in the trace that is recording, are forwarded. */
     Forwarded fwd[kForwardedMax];
-    uint32_t n_fwd;
-    /* disable_profiler_in_child_thread(): libaiprof leaves the thread out
-     * (aip_thread_pause); this spares describing ops nobody records. */
-    int paused;
-    /* enable_profiler_in_child_thread(record_shapes=, with_flops=) */
-    int want_shapes, want_flops;
     NameSlot names[256];
     TextSlot texts[256];
     aiprof_torch::InputTexts inputs;
@@ -153,9 +155,11 @@ ThreadState *thread_state()
     if (__builtin_expect(s != nullptr, 1))
         return s;
     pthread_once(&g_state_once, make_state_key);
-    s = static_cast<ThreadState *>(calloc(1, sizeof(ThreadState)));
+    /* Aligned as its type: an op name's slot is one cache line. */
+    s = static_cast<ThreadState *>(aligned_alloc(alignof(ThreadState), sizeof(ThreadState)));
     if (!s)
         return nullptr;
+    memset(static_cast<void *>(s), 0, sizeof(ThreadState));
     pthread_setspecific(g_state_key, s);
     s->os_tid = note_thread();
     t_state = s;

@@ -24,6 +24,12 @@
  */
 #include "pytracer.h"
 
+#ifdef AIPY_EVAL_FRAME
+#define Py_BUILD_CORE 1
+#include <internal/pycore_interp.h> /* PyInterpreterState.eval_frame */
+#undef Py_BUILD_CORE
+#endif
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,7 +146,12 @@ int aipy_want_eval_mode(PyInterpreterState *interp)
 int aipy_eval_is_ours(void)
 {
 #ifdef AIPY_EVAL_FRAME
-    return eval_interp && _PyInterpreterState_GetEvalFrameFunc(eval_interp) == eval_cb;
+    /* The interpreter's field itself (what _PyInterpreterState_GetEvalFrameFunc
+     * returns, NULL meaning the default): this is asked for every op with
+     * with_modules, and a call into libpython's code is one more
+     * instruction-cache line there. */
+    return eval_interp &&
+           __atomic_load_n(&eval_interp->eval_frame, __ATOMIC_RELAXED) == eval_cb;
 #else
     return 0;
 #endif

@@ -250,44 +250,80 @@ void aip_mark(const char *domain, const char *message)
 
 /* ---- framework ops ---------------------------------------------------- */
 
+/* A text given instead of its id (aip_op_info allows either): interned
+ * here, apart, so that the path of the adapters, which pass ids, stays
+ * short. */
+static __attribute__((noinline, cold)) aip_string_id intern_text(const char *s)
+{
+    return intern_opt(s);
+}
+
+/* The OP record of `op` into frame `f`, start and end left to the end:
+ * the optional fields in flag order (docs/RAW_FORMAT.md). */
+static inline void op_record(aip__op_frame *f, const aip_op_info *op, uint32_t m)
+{
+    uint8_t *r = (uint8_t *)f->rec, *q = r + sizeof(aip__rec_span);
+    aip_string_id name = op->name_id ? op->name_id : intern_text(op->name);
+    uint8_t flags = op->is_backward ? AIP_OPF_BACKWARD : 0;
+    if (op->sequence_number >= 0) {
+        memcpy(q, &op->sequence_number, 8);
+        q += 8;
+        flags |= AIP_OPF_SEQ;
+    }
+    if (op->fwd_thread_id) {
+        memcpy(q, &op->fwd_thread_id, 8);
+        q += 8;
+        flags |= AIP_OPF_FWD;
+    }
+    if ((m & AIP_MASK_SHAPES) && (op->input_shapes || op->input_dtypes || op->input_shapes_id ||
+                                  op->input_dtypes_id)) {
+        uint32_t ids[2] = {op->input_shapes_id ? op->input_shapes_id
+                                               : intern_text(op->input_shapes),
+                           op->input_dtypes_id ? op->input_dtypes_id
+                                               : intern_text(op->input_dtypes)};
+        memcpy(q, ids, 8);
+        q += 8;
+        flags |= AIP_OPF_SHAPES;
+    }
+    uint32_t ctx[2] = {0, 0};
+    if (m & AIP_MASK_STACK)
+        ctx[0] = op->call_stack_id ? op->call_stack_id : intern_text(op->call_stack);
+    if (m & AIP_MASK_MODULES)
+        ctx[1] = op->module_hierarchy_id ? op->module_hierarchy_id
+                                         : intern_text(op->module_hierarchy);
+    if (ctx[0] || ctx[1]) {
+        memcpy(q, ctx, 8);
+        q += 8;
+        flags |= AIP_OPF_STACK;
+    }
+    if ((m & AIP_MASK_FLOPS) && op->flops) {
+        memcpy(q, &op->flops, 8);
+        q += 8;
+        flags |= AIP_OPF_FLOPS;
+    }
+    aip__rec_set_header((aip__rec_header *)r, AIP_REC_OP, flags, (size_t)(q - r), name);
+}
+
 void aip_op_begin(const aip_op_info *op)
 {
     aip__tstate *t = aip__current();
     if (!t || !op || !(aip__rec_mask & AIP_MASK_CPU) || UNLIKELY(thread_paused))
         return;
     t->op_pushed = 1;
-    if (UNLIKELY(t->op_depth >= AIP_STACK_DEPTH)) {
-        t->op_depth++;
-        return;
-    }
-    uint32_t m = aip__rec_mask | thread_op_mask;
-    aip__op_frame *f = &t->op[t->op_depth++];
-    f->name = op->name_id ? op->name_id : aip_intern(op->name);
-    f->flags = op->is_backward ? AIP_OPF_BACKWARD : 0;
-    f->seq = op->sequence_number;
-    if (op->sequence_number >= 0)
-        f->flags |= AIP_OPF_SEQ;
-    f->fwd = op->fwd_thread_id;
-    if (op->fwd_thread_id)
-        f->flags |= AIP_OPF_FWD;
-    f->shapes = f->dtypes = f->stack = f->module = 0;
-    if ((m & AIP_MASK_SHAPES) && (op->input_shapes || op->input_dtypes || op->input_shapes_id ||
-                                  op->input_dtypes_id)) {
-        f->shapes = op->input_shapes_id ? op->input_shapes_id : intern_opt(op->input_shapes);
-        f->dtypes = op->input_dtypes_id ? op->input_dtypes_id : intern_opt(op->input_dtypes);
-        f->flags |= AIP_OPF_SHAPES;
-    }
-    if (m & AIP_MASK_STACK)
-        f->stack = op->call_stack_id ? op->call_stack_id : intern_opt(op->call_stack);
-    if (m & AIP_MASK_MODULES)
-        f->module = op->module_hierarchy_id ? op->module_hierarchy_id
-                                            : intern_opt(op->module_hierarchy);
-    if (f->stack || f->module)
-        f->flags |= AIP_OPF_STACK;
-    f->flops = (m & AIP_MASK_FLOPS) ? op->flops : 0;
-    if (f->flops)
-        f->flags |= AIP_OPF_FLOPS;
-    f->start = aip__ticks();
+    uint32_t d = t->op_depth++;
+    if (UNLIKELY(d >= AIP_STACK_DEPTH))
+        return; /* keep pairing; the deep frame is dropped at the end */
+    aip__op_frame *f = &t->op[d];
+    op_record(f, op, aip__rec_mask | thread_op_mask);
+    f->rec[1] = aip__ticks();
+}
+
+/* The last record of a buffer, too close to its end for the whole frame:
+ * its optional fields alone. */
+static __attribute__((noinline, cold)) void put_short(uint64_t *w, const uint64_t *rec,
+                                                      uint32_t size)
+{
+    memcpy(w + 3, rec + 3, size - 24);
 }
 
 void aip_op_end(void)
@@ -307,37 +343,24 @@ void aip_op_end(void)
     }
     uint64_t end = aip__ticks();
     const aip__op_frame *f = &t->op[d];
-    size_t size = sizeof(aip__rec_span) + (f->flags & AIP_OPF_SEQ ? 8 : 0) +
-                  (f->flags & AIP_OPF_FWD ? 8 : 0) + (f->flags & AIP_OPF_SHAPES ? 8 : 0) +
-                  (f->flags & AIP_OPF_STACK ? 8 : 0) + (f->flags & AIP_OPF_FLOPS ? 8 : 0);
+    aip__rec_header h;
+    memcpy(&h, f->rec, sizeof h);
+    uint32_t size = h.size;
     uint8_t *p = aip__reserve(t, size);
     if (UNLIKELY(!p))
         return;
-    aip__rec_span *r = (aip__rec_span *)p;
-    aip__rec_set_header(&r->h, AIP_REC_OP, f->flags, size, f->name);
-    r->start = f->start;
-    r->end = end;
-    uint8_t *q = p + sizeof *r;
-    if (f->flags & AIP_OPF_SEQ) {
-        memcpy(q, &f->seq, 8);
-        q += 8;
-    }
-    if (f->flags & AIP_OPF_FWD) {
-        memcpy(q, &f->fwd, 8);
-        q += 8;
-    }
-    if (f->flags & AIP_OPF_SHAPES) {
-        memcpy(q, &f->shapes, 4);
-        memcpy(q + 4, &f->dtypes, 4);
-        q += 8;
-    }
-    if (f->flags & AIP_OPF_STACK) {
-        memcpy(q, &f->stack, 4);
-        memcpy(q + 4, &f->module, 4);
-        q += 8;
-    }
-    if (f->flags & AIP_OPF_FLOPS)
-        memcpy(q, &f->flops, 8);
+    /* The words after the fixed part: all five where the buffer has room
+     * past the record (what lies beyond `size` is not committed and is
+     * written over next), a fixed-size copy of a few moves; a copy of the
+     * record's own size would be a call into libc for every op. */
+    uint64_t *w = (uint64_t *)p;
+    w[0] = f->rec[0];
+    w[1] = f->rec[1];
+    w[2] = end;
+    if (LIKELY((size_t)(t->end - p) >= sizeof f->rec))
+        memcpy(w + 3, f->rec + 3, sizeof f->rec - 24);
+    else
+        put_short(w, f->rec, size);
     aip__commit(t, size);
 }
 
@@ -354,8 +377,8 @@ static uint64_t earliest_open(const aip__tstate *t, uint64_t now)
         e = t->ann[0].start;
     if (t->range_depth && t->range[0].start < e)
         e = t->range[0].start;
-    if (t->op_depth && t->op[0].start < e)
-        e = t->op[0].start;
+    if (t->op_depth && t->op[0].rec[1] < e) /* an open op's start */
+        e = t->op[0].rec[1];
     return e;
 }
 

@@ -64,14 +64,13 @@ typedef struct aip__py_frame {
     uint32_t name, module, id, parent;
 } aip__py_frame;
 
+/* An open op: its OP record as aip_op_end writes it (header and optional
+ * fields made at the begin, the start in its place; the end filled in at
+ * the end), so that the end is a copy: the code run for every op stays
+ * short.  One cache line: the record's header holds its size. */
 typedef struct aip__op_frame {
-    uint64_t start;
-    int64_t seq;
-    uint64_t fwd;
-    uint64_t flops;
-    uint32_t name, shapes, dtypes, stack, module;
-    uint8_t flags;
-} aip__op_frame;
+    uint64_t rec[8];   /* header, start, (end), optional fields */
+} __attribute__((aligned(64))) aip__op_frame;
 
 typedef struct aip__tstate {
     uint8_t *pos, *end;            /* write cursor in buf (owner only) */

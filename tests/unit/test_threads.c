@@ -511,11 +511,122 @@ static void setup(void)
 }
 static void teardown(void) { rm_rf(tmp); }
 
+/* OP records with every mix of optional fields, across buffer ends: the
+ * recorder writes an op's whole 64-byte frame where the buffer has room
+ * past the record, and only the record's own bytes in the last 64 bytes
+ * of a buffer.  First 20000 ops of 32 bytes (a sequence number alone),
+ * which fill a 512 KiB buffer exactly, so its last record is written the
+ * short way; then ops of 24 to 64 bytes.  Every record reads back with
+ * its own fields. */
+#define OPS_EXACT 20000u
+#define OPS_MIXED 40000u
+
+static void op_fields(uint32_t i, aip_op_info *op, aip_string_id name, aip_string_id shapes)
+{
+    memset(op, 0, sizeof *op);
+    op->name_id = name;
+    int mixed = i >= OPS_EXACT;
+    op->sequence_number = mixed && i % 7 == 0 ? -1 : (int64_t)i;
+    op->fwd_thread_id = mixed && i % 3 == 0 ? 77 : 0;
+    op->input_shapes_id = mixed && i % 2 ? shapes : 0;
+    op->input_dtypes_id = op->input_shapes_id;
+    op->call_stack_id = mixed && i % 4 == 1 ? shapes : 0;
+    op->flops = mixed && i % 5 == 0 ? i + 1 : 0;
+}
+
+static void test_op_records_across_buffer_ends(void)
+{
+    aip_config c;
+    cpu_config(&c);
+    c.with_stack = 1;
+    aip_session *s;
+    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
+    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_thread_op_options(AIP_THREAD_WITH_FLOPS);
+    aip_string_id name = aip_intern("buffer_end_op"), shapes = aip_intern("[[1]]");
+    for (uint32_t i = 0; i < OPS_EXACT + OPS_MIXED; i++) {
+        aip_op_info op;
+        op_fields(i, &op, name, shapes);
+        aip_op_begin(&op);
+        aip_op_end();
+    }
+    aip_thread_op_options(0);
+    aip_session_stop(s);
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(aip_session_result_dir(s), raw, sizeof raw));
+    aip__raw_reader *r;
+    ASSERT_EQ(aip__raw_open(raw, &r), AIP_OK);
+    aip__raw_chunk ch;
+    uint32_t i = 0, bad = 0;
+    while (aip__raw_next(r, &ch) == 1) {
+        if (ch.type != AIP_CHUNK_EVENTS)
+            continue;
+        for (uint32_t off = 0; off + 8 <= ch.size;) {
+            aip__rec_header h;
+            memcpy(&h, ch.payload + off, sizeof h);
+            if (h.size < 8 || off + h.size > ch.size)
+                break;
+            if (h.kind == AIP_REC_OP && h.name == name) {
+                aip_op_info want;
+                op_fields(i, &want, name, shapes);
+                const uint8_t *q = ch.payload + off + 24;
+                uint64_t v[2];
+                int ok = 1;
+                memcpy(v, ch.payload + off + 8, 16);
+                ok &= v[0] <= v[1];
+                ok &= !(h.flags & AIP_OPF_SEQ) == (want.sequence_number < 0);
+                if (h.flags & AIP_OPF_SEQ) {
+                    memcpy(v, q, 8);
+                    ok &= v[0] == (uint64_t)want.sequence_number;
+                    q += 8;
+                }
+                ok &= !(h.flags & AIP_OPF_FWD) == !want.fwd_thread_id;
+                if (h.flags & AIP_OPF_FWD) {
+                    memcpy(v, q, 8);
+                    ok &= v[0] == 77;
+                    q += 8;
+                }
+                ok &= !(h.flags & AIP_OPF_SHAPES) == !want.input_shapes_id;
+                if (h.flags & AIP_OPF_SHAPES) {
+                    uint32_t ids[2];
+                    memcpy(ids, q, 8);
+                    ok &= ids[0] == shapes && ids[1] == shapes;
+                    q += 8;
+                }
+                ok &= !(h.flags & AIP_OPF_STACK) == !want.call_stack_id;
+                if (h.flags & AIP_OPF_STACK) {
+                    uint32_t ids[2];
+                    memcpy(ids, q, 8);
+                    ok &= ids[0] == shapes && ids[1] == 0;
+                    q += 8;
+                }
+                ok &= !(h.flags & AIP_OPF_FLOPS) == !want.flops;
+                if (h.flags & AIP_OPF_FLOPS) {
+                    memcpy(v, q, 8);
+                    ok &= v[0] == want.flops;
+                    q += 8;
+                }
+                ok &= (uint32_t)(q - (ch.payload + off)) == h.size;
+                if (!ok && bad++ < 5)
+                    printf("  op %u: record of %u bytes, flags %#x, not as recorded\n", i, h.size,
+                           h.flags);
+                i++;
+            }
+            off += h.size;
+        }
+    }
+    ASSERT_TRUE(aip__raw_problems(r)->clean_end);
+    aip__raw_close(r);
+    ASSERT_EQ(bad, 0);
+    ASSERT_EQ(i, OPS_EXACT + OPS_MIXED);
+    aip_session_destroy(s);
+}
+
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_exact_accounting_with_drops),
           TEST_CASE(test_no_drops_with_room),
           TEST_CASE(test_thread_names_at_the_cap_are_counted), TEST_CASE(test_threads_exiting_mid_trace),
           TEST_CASE(test_stop_while_threads_record), TEST_CASE(test_paused_thread_is_left_out),
-          TEST_CASE(test_thread_op_options),
+          TEST_CASE(test_thread_op_options), TEST_CASE(test_op_records_across_buffer_ends),
           TEST_CASE(test_open_python_calls_of_other_threads_end_at_stop),
           TEST_CASE(test_sigkill_recovers_flushed_chunks),
           TEST_CASE(test_sigkill_keeps_drop_counts),
