@@ -77,6 +77,20 @@ static int calls_in_order(const aip__device_call *v, size_t n)
     return 1;
 }
 
+/* The device calls' (thread or correlation id, index) keys, sorted into
+ * *out (NULL, and the error, when there is no memory). */
+static aip_status sorted_call_keys(const aip__process *p, int by_thread, aip__sort_key **out)
+{
+    size_t n = p->dev_api.n;
+    aip__sort_key *k = *out = malloc(n * sizeof *k);
+    if (!k)
+        return aip__fail(AIP_ERR_NOMEM, "no memory to sort device calls");
+    for (size_t i = 0; i < n; i++)
+        k[i] = (aip__sort_key){by_thread ? p->dev_api.v[i].thread : p->dev_api.v[i].correlation,
+                               i};
+    return aip__sort_keys(k, n);
+}
+
 /* Calls by (thread, start, correlation), stable: moved by thread first,
  * then each thread's run sorted by start where it is not in order already
  * (as recorded, a thread's calls are: one pass over the run). */
@@ -85,12 +99,10 @@ static aip_status sort_calls(aip__process *p)
     size_t n = p->dev_api.n;
     if (n < 2)
         return AIP_OK;
-    aip__sort_key *k = malloc(n * sizeof *k);
+    aip__sort_key *k;
+    aip_status s = sorted_call_keys(p, 1, &k);
     if (!k)
-        return aip__fail(AIP_ERR_NOMEM, "no memory to sort device records");
-    for (size_t i = 0; i < n; i++)
-        k[i] = (aip__sort_key){p->dev_api.v[i].thread, i};
-    aip_status s = aip__sort_keys(k, n);
+        return s;
     if (!s)
         s = aip__permute_copy((void **)&p->dev_api.v, &p->dev_api.cap, n, sizeof *p->dev_api.v,
                               k);
@@ -167,12 +179,10 @@ static aip_status link_tasks(aip__process *p)
         free(first);
         return AIP_OK;
     }
-    aip__sort_key *by_corr = malloc(n * sizeof *by_corr);
+    aip__sort_key *by_corr;
+    aip_status s = sorted_call_keys(p, 0, &by_corr);
     if (!by_corr)
-        return aip__fail(AIP_ERR_NOMEM, "no memory to link device tasks to calls");
-    for (size_t i = 0; i < n; i++)
-        by_corr[i] = (aip__sort_key){p->dev_api.v[i].correlation, i};
-    aip_status s = aip__sort_keys(by_corr, n);
+        return s;
     for (size_t i = 0; i < p->dev_tasks.n && !s; i++) {
         aip__device_task *t = &p->dev_tasks.v[i];
         if (!t->correlation)
@@ -218,34 +228,19 @@ static aip_status link_process(aip__process *p)
     return link_tasks(p);
 }
 
-aip_status aip__device_sort_tasks(aip__model *m)
+/* `step` on every process, stopping at the first failure. */
+static aip_status each_process(aip__model *m, aip_status (*step)(aip__process *))
 {
     aip_status s = AIP_OK;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++)
-        s = sort_tasks(&m->procs[pi]);
+        s = step(&m->procs[pi]);
     return s;
 }
 
-aip_status aip__device_sort_calls(aip__model *m)
-{
-    aip_status s = AIP_OK;
-    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
-        s = sort_calls(&m->procs[pi]);
-    return s;
-}
+aip_status aip__device_sort_tasks(aip__model *m) { return each_process(m, sort_tasks); }
 
-aip_status aip__device_parents(aip__model *m)
-{
-    aip_status s = AIP_OK;
-    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
-        s = parents_of_process(&m->procs[pi]);
-    return s;
-}
+aip_status aip__device_sort_calls(aip__model *m) { return each_process(m, sort_calls); }
 
-aip_status aip__device_link(aip__model *m)
-{
-    aip_status s = AIP_OK;
-    for (size_t pi = 0; pi < m->n_procs && !s; pi++)
-        s = link_process(&m->procs[pi]);
-    return s;
-}
+aip_status aip__device_parents(aip__model *m) { return each_process(m, parents_of_process); }
+
+aip_status aip__device_link(aip__model *m) { return each_process(m, link_process); }

@@ -34,6 +34,7 @@
  * released with its receive).
  */
 #include "cluster_comm.h"
+#include "py_round.h"
 #include "error.h"
 #include "fs.h"
 #include "hash_table.h"
@@ -417,7 +418,7 @@ static json_t *ratio(int64_t a, int64_t b)
 {
     if (b <= 0)
         return json_integer(0);
-    return json_real(round((double)a / (double)b * 1e4) / 1e4);
+    return json_real(aip__py_round((double)a / (double)b, 4));
 }
 
 static void set_ms(json_t *time, const char *key, int64_t ns)

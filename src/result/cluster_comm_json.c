@@ -24,6 +24,7 @@
  * the file system's order of the directories).
  */
 #include "cluster_comm.h"
+#include "py_round.h"
 #include "error.h"
 #include "fs.h"
 
@@ -189,7 +190,7 @@ static json_t *py_ratio(double a, double b)
 {
     if (fabs(b) < EPS)
         return json_integer(0);
-    return json_real(round(a / b * 1e4) / 1e4);
+    return json_real(aip__py_round(a / b, 4));
 }
 
 /* obj[key], made an empty object when absent. */

@@ -26,6 +26,7 @@
  * communication.json's SDMA / RDMA bandwidth) is printed beside it.
  */
 #include "cluster_links.h"
+#include "py_round.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -349,7 +350,7 @@ static void advisor_rule(const aip__cluster *c)
         double sum = 0, lo = INFINITY, hi = -INFINITY;
         size_t at_lo = 0, at_hi = 0;
         for (size_t k = 0; k < rows; k++) {
-            double b = fabs(v[k].ms[t]) < 1e-15 ? 0 : round(v[k].mb[t] / v[k].ms[t] * 1e4) / 1e4;
+            double b = fabs(v[k].ms[t]) < 1e-15 ? 0 : aip__py_round(v[k].mb[t] / v[k].ms[t], 4);
             sum += b;
             if (b < lo)
                 lo = b, at_lo = k;

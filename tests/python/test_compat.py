@@ -239,14 +239,19 @@ def test_cpu_and_npu_activities_message():
 
 # ---- 6. the async analysis child ---------------------------------------------
 
+# A program whose profile is analysed in the background (async_mode).
+ASYNC_PROFILE = (
+    "import aiprof.profiler as P\n"
+    "from aiprof.profiler import _analyse\n"
+    "with P.profile(activities=[P.ProfilerActivity.CPU],\n"
+    "               on_trace_ready=P.tensorboard_trace_handler('./a', async_mode=True)):\n"
+    "    with P.record_function('x'):\n"
+    "        pass\n")
+
+
 def test_async_analysis_child_starts_without_runpy_warning():
     proc = run_python(
-        "import aiprof.profiler as P\n"
-        "from aiprof.profiler import _analyse\n"
-        "with P.profile(activities=[P.ProfilerActivity.CPU],\n"
-        "               on_trace_ready=P.tensorboard_trace_handler('./a', async_mode=True)):\n"
-        "    with P.record_function('x'):\n"
-        "        pass\n"
+        ASYNC_PROFILE +
         "for d in list(_analyse._pending):\n"
         "    _analyse.wait_for(d)\n",
         env={"PYTHONWARNINGS": "default"})
@@ -259,12 +264,7 @@ def test_program_leaving_before_its_async_analysis_warns_nothing():
     """The background analysis outlives the program on purpose (a session of
     its own): leaving while it runs is no ResourceWarning, and it finishes."""
     proc = run_python(
-        "import aiprof.profiler as P\n"
-        "from aiprof.profiler import _analyse\n"
-        "with P.profile(activities=[P.ProfilerActivity.CPU],\n"
-        "               on_trace_ready=P.tensorboard_trace_handler('./a', async_mode=True)):\n"
-        "    with P.record_function('x'):\n"
-        "        pass\n"
+        ASYNC_PROFILE +
         "[p] = _analyse._pending.values()\n"
         "assert p.poll() is None, 'the analysis ended before the program: nothing tested'\n",
         env={"PYTHONWARNINGS": "always"})

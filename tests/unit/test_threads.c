@@ -331,14 +331,26 @@ static void *py_worker(void *arg)
     return NULL;
 }
 
-static void test_open_python_calls_of_other_threads_end_at_stop(void)
+/* A started session with with_stack on (NULL if it did not start). */
+static aip_session *start_with_stack(void)
 {
     aip_config c;
     cpu_config(&c);
     c.with_stack = 1;
     aip_session *s;
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    if (aip_session_create(&c, &s) != AIP_OK)
+        return NULL;
+    if (aip_session_start(s) != AIP_OK) {
+        aip_session_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void test_open_python_calls_of_other_threads_end_at_stop(void)
+{
+    aip_session *s = start_with_stack();
+    ASSERT_TRUE(s != NULL);
     py_state = 0;
     pthread_t th;
     pthread_create(&th, NULL, py_worker, NULL);
@@ -536,12 +548,8 @@ static void op_fields(uint32_t i, aip_op_info *op, aip_string_id name, aip_strin
 
 static void test_op_records_across_buffer_ends(void)
 {
-    aip_config c;
-    cpu_config(&c);
-    c.with_stack = 1;
-    aip_session *s;
-    ASSERT_EQ(aip_session_create(&c, &s), AIP_OK);
-    ASSERT_EQ(aip_session_start(s), AIP_OK);
+    aip_session *s = start_with_stack();
+    ASSERT_TRUE(s != NULL);
     aip_thread_op_options(AIP_THREAD_WITH_FLOPS);
     aip_string_id name = aip_intern("buffer_end_op"), shapes = aip_intern("[[1]]");
     for (uint32_t i = 0; i < OPS_EXACT + OPS_MIXED; i++) {
