@@ -61,14 +61,6 @@ static aip_status beside_join(beside *b, aip_status s)
     return s;
 }
 
-static int any_device_tasks(const aip__model *m)
-{
-    for (size_t pi = 0; pi < m->n_procs; pi++)
-        if (m->procs[pi].dev_tasks.n)
-            return 1;
-    return 0;
-}
-
 static int any_device_calls(const aip__model *m)
 {
     for (size_t pi = 0; pi < m->n_procs; pi++)
@@ -195,7 +187,7 @@ aip_status aip__model_derive(aip__model *m)
     if (m->derived)
         return AIP_OK;
     beside b, tasks;
-    int calls = any_device_calls(m), device = any_device_tasks(m);
+    int calls = any_device_calls(m), device = aip__model_has_device_tasks(m);
     /* the calls and the tasks sorted while the host side is derived, the
      * calls' parents found when both the calls and the spans are ready */
     if (calls)

@@ -73,6 +73,14 @@ static void process_free(aip__process *p)
     free(p->host_uid);
 }
 
+int aip__model_has_device_tasks(const aip__model *m)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        if (m->procs[i].dev_tasks.n)
+            return 1;
+    return 0;
+}
+
 void aip__model_free(aip__model *m)
 {
     if (!m)

@@ -335,6 +335,8 @@ typedef struct aip__model {
 void aip__model_init(aip__model *m);
 /* aip__model_free() : free everything; the model is empty again (as after init). */
 void aip__model_free(aip__model *m);
+/* aip__model_has_device_tasks() : whether any process holds a device task. */
+int aip__model_has_device_tasks(const aip__model *m);
 /* aip__profiler_info_defaults() : what holds without profiler_info.json:
  * rank -1, Level0, data_simplification on, everything else off. */
 void aip__profiler_info_defaults(aip__profiler_info_data *info);

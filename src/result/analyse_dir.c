@@ -79,14 +79,6 @@ static int has_memory(const aip__model *m)
     return 0;
 }
 
-static int has_device_tasks(const aip__model *m)
-{
-    for (size_t i = 0; i < m->n_procs; i++)
-        if (m->procs[i].dev_tasks.n)
-            return 1;
-    return 0;
-}
-
 static int has_comm_ops(const aip__model *m)
 {
     for (size_t i = 0; i < m->n_procs; i++)
@@ -115,7 +107,7 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
         return 0;
     if ((e->when & W_LEVEL1) && m->info.profiler_level < AIP_LEVEL1)
         return 0;
-    if ((e->when & W_DEVICE) && !has_device_tasks(m))
+    if ((e->when & W_DEVICE) && !aip__model_has_device_tasks(m))
         return 0;
     if ((e->when & W_COMM) && !has_comm_ops(m))
         return 0;
