@@ -11,8 +11,10 @@
  * ctypes.  Anything else (another optimizer, a new trace, a shape the
  * adapter does not know) goes to the Python function, as before.
  *
- * A trace's start labels every optimizer seen so far through the adapter
- * in one call (labels_start).
+ * A trace's start turns labels on in one call (labels_start), which also
+ * labels every optimizer seen so far through the adapter when asked (dynamic
+ * profiling); a profile object labels those that have not stepped in the
+ * trace at its first step() or stop() instead (labels_optimizers).
  *
  * Everything here runs with the GIL.
  */
@@ -232,32 +234,13 @@ static PyObject *py_labels_fast_state(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* labels_start(generation, code, optimizers) -> (inputs_by_frames, unknown):
- * a profile_memory trace's start in one call (a short profile's start()
- * paid ~15 us for it in Python).  Labels go on for `generation`; top-level
- * module inputs are labelled from the frame evaluator if it can (code:
- * Module._call_impl's code, or None); the optimizers (a dict whose values
- * are weak references, oldest first) get their parameters and state
- * labelled in one pass, gradients not (see _memory_labels.py).  `unknown`
- * lists those of a shape the adapter does not know, for Python to label in
- * the same pass. */
-static PyObject *py_labels_start(PyObject *self, PyObject *args)
+/* Labels the parameters and state (gradients not: see _memory_labels.py)
+ * of the optimizers in `optimizers`, a dict whose values are weak
+ * references, oldest first, in one pass.  Returns a new reference: a list
+ * of those of a shape the adapter does not know (for Python to label in the
+ * same pass), or None; NULL with an exception set. */
+static PyObject *label_optimizers(PyObject *optimizers)
 {
-    unsigned long gen;
-    PyObject *code, *optimizers;
-    if (!PyArg_ParseTuple(args, "kOO!:labels_start", &gen, &code, &PyDict_Type, &optimizers))
-        return NULL;
-    if (code != Py_None && !PyCode_Check(code)) {
-        PyErr_SetString(PyExc_TypeError, "labels_start() takes a code object or None");
-        return NULL;
-    }
-    if (!label_tensors_fn || !label_optimizer) {
-        PyErr_SetString(PyExc_RuntimeError, "labels_start: no adapter label functions given");
-        return NULL;
-    }
-    labels_active = 1;
-    cur_gen = gen;
-    int by_frames = aipy_inputs_by_frames(code, (void *)label_tensors_fn);
     /* A copy: reading an optimizer's attributes may run Python code, and
      * with it the weak references' callbacks that shrink the dict. */
     PyObject *refs = PyDict_Values(optimizers);
@@ -287,7 +270,64 @@ static PyObject *py_labels_start(PyObject *self, PyObject *args)
         Py_INCREF(Py_None);
         unknown = Py_None;
     }
+    return unknown;
+}
+
+static int have_label_functions(const char *who)
+{
+    if (label_tensors_fn && label_optimizer)
+        return 1;
+    PyErr_Format(PyExc_RuntimeError, "%s: no adapter label functions given", who);
+    return 0;
+}
+
+/* labels_start(generation, code, optimizers) -> (inputs_by_frames, unknown):
+ * a profile_memory trace's start in one call (a short profile's start()
+ * paid ~15 us for it in Python).  Labels go on for `generation`; top-level
+ * module inputs are labelled from the frame evaluator if it can (code:
+ * Module._call_impl's code, or None); the optimizers (see
+ * label_optimizers; None: none now, a profile labels them at its first
+ * step or stop instead) get their parameters and state labelled. */
+static PyObject *py_labels_start(PyObject *self, PyObject *args)
+{
+    unsigned long gen;
+    PyObject *code, *optimizers;
+    if (!PyArg_ParseTuple(args, "kOO:labels_start", &gen, &code, &optimizers))
+        return NULL;
+    if (code != Py_None && !PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "labels_start() takes a code object or None");
+        return NULL;
+    }
+    if (optimizers != Py_None && !PyDict_Check(optimizers)) {
+        PyErr_SetString(PyExc_TypeError, "labels_start() takes a dict of optimizers or None");
+        return NULL;
+    }
+    if (!have_label_functions("labels_start"))
+        return NULL;
+    labels_active = 1;
+    cur_gen = gen;
+    int by_frames = aipy_inputs_by_frames(code, (void *)label_tensors_fn);
+    PyObject *unknown = Py_None;
+    Py_INCREF(unknown);
+    if (optimizers != Py_None) {
+        Py_DECREF(unknown);
+        if (!(unknown = label_optimizers(optimizers)))
+            return NULL;
+    }
     return Py_BuildValue("(NN)", PyBool_FromLong(by_frames), unknown);
+}
+
+/* labels_optimizers(optimizers) -> unknown: label_optimizers() for a
+ * trace already labelling (a profile's first step or stop in the trace). */
+static PyObject *py_labels_optimizers(PyObject *self, PyObject *optimizers)
+{
+    if (!PyDict_Check(optimizers)) {
+        PyErr_SetString(PyExc_TypeError, "labels_optimizers() takes a dict");
+        return NULL;
+    }
+    if (!have_label_functions("labels_optimizers"))
+        return NULL;
+    return label_optimizers(optimizers);
 }
 
 static PyMethodDef methods[] = {
@@ -301,7 +341,10 @@ static PyMethodDef methods[] = {
      "labels_fast_state(optimizer, generation, signature): hand an optimizer to the fast "
      "path (None: stop)."},
     {"labels_start", py_labels_start, METH_VARARGS,
-     "labels_start(generation, code, optimizers) -> (inputs_by_frames, unknown optimizers)."},
+     "labels_start(generation, code, optimizers or None) -> (inputs_by_frames, unknown "
+     "optimizers)."},
+    {"labels_optimizers", py_labels_optimizers, METH_O,
+     "labels_optimizers(optimizers) -> unknown optimizers (or None)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -178,3 +178,49 @@ def test_dp_init_with_directory_or_symlink_as_profiler_config():
     assert len(glob.glob("prof_d/*_ascend_pt")) == 1
     assert "profiler_config.json is a directory, not a regular file" in _log_text(
         "cfg_d/log/dp_*.log")
+
+
+def test_dp_profile_memory_labels_while_the_library_records():
+    """profile_memory labels in dynamic collections, which keep their
+    collectors on from the start, warmup included: labels go on when the
+    library records, not before (a label given during warmup is dropped,
+    and the optimizer would count as labelled for the trace).  Collection 1
+    sees the optimizer step; collection 2 has a warmup step and a recorded
+    step, both training; collection 3 is forward-only, so the optimizer is
+    labelled when it starts.  Each has the parameters as PARAMETER."""
+    import gzip
+    for name, warmup in (("c0.json", 0), ("c1.json", 1)):
+        with open(name, "w") as f:
+            json.dump({"activities": ["CPU"], "prof_dir": "./mem", "analyse": True,
+                       "active": 1, "warmup": warmup, "start_step": 0,
+                       "profile_memory": True}, f)
+    code = textwrap.dedent("""
+        import glob, os, torch
+        from aiprof.profiler import dynamic_profile as dp, _memory_timeline
+        torch.manual_seed(0)
+        model = torch.nn.Linear(64, 32)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(4, 64)
+        dp.init("profiler_config_path")
+        for step in range(10):
+            if step in (0, 2, 6):
+                dp.start("c1.json" if step == 2 else "c0.json")
+            if step < 4:  # collections 1 and 2 train, 3 does not
+                model(x).sum().backward()
+                opt.step()
+            with torch.no_grad():
+                model(x)
+            dp.step()
+        dirs = sorted(glob.glob("mem/*_ascend_pt"), key=os.path.getmtime)
+        assert len(dirs) == 3, dirs
+        for i, d in enumerate(dirs):
+            _memory_timeline.write_native(d, f"mem{i}.raw.json.gz", "cpu")
+    """)
+    run_python(code, env=ENV)
+    parameter, preexisting = 0, 1  # torch's category and action numbers
+    for i in range(3):
+        with gzip.open(f"mem{i}.raw.json.gz", "rt") as f:
+            raw = json.load(f)
+        live = sum(n for _, action, n, category in raw
+                   if category == parameter and action == preexisting)
+        assert live == (64 * 32 + 32) * 4, (i, raw[:8])

@@ -227,11 +227,11 @@ def _live_after_a_recorded_forward(model, optimizer, x, wait_step):
 
 
 @needs_torch
-def test_optimizer_stepping_before_the_trace_is_labelled_at_its_start():
-    """An optimizer that stepped before the trace (wait step) is known at
-    the trace start: its parameters are PARAMETER in a trace where it does
-    not step again (no heap scan finds it; the step hook, installed when the
-    profile is made, did)."""
+def test_optimizer_stepping_before_the_trace_is_labelled_in_it():
+    """An optimizer that stepped before the trace (wait step) is known to
+    the trace: its parameters are PARAMETER in a trace where it does not
+    step again, labelled at the trace's end (no heap scan finds it; the step
+    hook, installed when the profile is made, did)."""
     import torch
     torch.manual_seed(0)
     model = torch.nn.Linear(32, 16)
@@ -399,9 +399,10 @@ def test_inputs_labelled_without_module_hooks():
 
 
 @needs_torch
-def test_trace_start_labels_every_live_optimizer_in_one_pass():
-    """At a trace's start the optimizers seen stepping are labelled in one
-    C call (_C.labels_start), oldest first, in one pass: one the adapter
+def test_trace_end_labels_every_unstepped_optimizer_in_one_pass():
+    """At a profile's first step() or stop() in a trace, the optimizers seen
+    stepping that have not stepped in it are labelled in one C call
+    (_C.labels_optimizers), oldest first, in one pass: one the adapter
     cannot read (param_groups a tuple) is labelled in Python in the same
     pass, so a storage met first as the older optimizer's state stays
     OPTIMIZER_STATE; an optimizer freed before the trace is forgotten."""
@@ -435,3 +436,54 @@ def test_trace_start_labels_every_live_optimizer_in_one_pass():
     state = [v for per in opt_a.state.values() for v in per.values()]
     assert live.get(PARAMETER, 0) == _nbytes(model.parameters()) + _nbytes([extra]), live
     assert live.get(OPTIMIZER_STATE, 0) == _nbytes(state), live
+
+
+@needs_torch
+def test_profile_start_labels_no_optimizer(monkeypatch):
+    """A profile's start() labels no optimizer (a short profile's start()
+    must not chase every parameter's storage): those that step in the trace
+    are labelled by their step, the others at the first profile.step() or
+    stop(); a trace where every optimizer steps makes no such call."""
+    import torch
+    from aiprof import _C
+    from aiprof.profiler import _torch_bridge
+    if _torch_bridge.adapter() is None or _torch_bridge.native_labels() is None:
+        pytest.skip("the adapter was built without labels.cpp")
+    starts, later = [], []
+    real_start, real_later = _C.labels_start, _C.labels_optimizers
+
+    def spy_start(generation, code, optimizers):
+        starts.append(optimizers)
+        return real_start(generation, code, optimizers)
+
+    def spy_later(optimizers):
+        later.append(len(optimizers))
+        return real_later(optimizers)
+    monkeypatch.setattr(_C, "labels_start", spy_start)
+    monkeypatch.setattr(_C, "labels_optimizers", spy_later)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(4, 16)
+
+    def train():
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    train()  # known to the step hook before the profile
+    prof = _profile(model, optimizer, train, 3,
+                    schedule=__import__("aiprof").profiler.schedule(wait=0, active=3, repeat=1))
+    assert starts == [None] and later == [], (starts, later)
+    live = _live_at_end(_raw_timeline(prof))
+    state = [v for per in optimizer.state.values() for v in per.values()]
+    assert live.get(PARAMETER, 0) == _nbytes(model.parameters()), live
+    assert live.get(OPTIMIZER_STATE, 0) == _nbytes(state), live
+    # Without a profile.step() in the trace (stop() ends it) and no
+    # optimizer step: labelled once, at stop().
+    import aiprof as torch_npu
+    with torch_npu.profiler.profile(activities=[torch_npu.profiler.ProfilerActivity.CPU],
+                                    profile_memory=True) as prof:
+        with torch.no_grad():
+            model(x)
+    assert starts[-1] is None and later == [1], (starts, later)
+    assert _live_at_end(_raw_timeline(prof)).get(PARAMETER, 0) == _nbytes(model.parameters())

@@ -34,7 +34,7 @@ _C.tracer_own_dir(os.path.dirname(os.path.dirname(__file__)) + os.sep)
 
 class Collectors:
     def __init__(self, cpu, record_shapes, profile_memory, with_stack, with_modules, gc_on,
-                 with_flops=False, mstx=False):
+                 with_flops=False, mstx=False, defer_labels=False, labels_follow_core=False):
         self.ops = _torch_bridge.OpCapture(record_shapes, with_stack, with_modules,
                                            profile_memory, with_flops) if cpu else None
         self.cpu = cpu
@@ -48,8 +48,15 @@ class Collectors:
         self._gc_added = False
         self._thread_hook = False
         self._hook_warned = False
-        self._labels = _memory_labels.Labeller() if self.ops is not None and profile_memory \
-            else None
+        # defer_labels: the owner calls before_boundary() (a profile object).
+        self._labels = _memory_labels.Labeller(defer_labels) \
+            if self.ops is not None and profile_memory else None
+        # labels_follow_core: the collectors are on for a whole dynamic
+        # collection, warmup included, but labels only while the library
+        # records (the owner calls sync_labels() after each step): a label
+        # given before is dropped by the library, and the optimizer would be
+        # taken as labelled for the rest of the trace.
+        self._labels_follow_core = labels_follow_core
 
     def set_recording(self, recording):
         if self.ops is not None:
@@ -64,10 +71,24 @@ class Collectors:
         _mstx_auto.set_on(recording and self.mstx, _distributed.install)
         if self.cpu or not recording:
             _distributed.set_recording(recording)
+        self.recording = recording
+        self.sync_labels()
+
+    def sync_labels(self):
+        """Labels on while this records memory (and, for a dynamic
+        collection, while the library records)."""
         if self._labels is not None:
             # After the adapter: labels are recorded only while memory is.
-            self._labels.set_on(recording and torch_ops and self.ops.profile_memory)
-        self.recording = recording
+            on = self.recording and self.ops.on and self.ops.profile_memory
+            if on and self._labels_follow_core:
+                on = _C.is_recording()
+            self._labels.set_on(on)
+
+    def before_boundary(self):
+        """Before profile.step() or stop() hands over to the session (which
+        may end the trace): labels still owed to this trace."""
+        if self._labels is not None:
+            self._labels.before_boundary()
 
     def stepped(self):
         """After profile.step(), once the session moved on."""

@@ -42,7 +42,8 @@ def _hook(starting, options):
         _collectors = Collectors(options["cpu"], options["record_shapes"],
                                  options["profile_memory"], options["with_stack"],
                                  options["with_modules"], gc_ms >= 0,
-                                 options["with_flops"], options.get("mstx", False))
+                                 options["with_flops"], options.get("mstx", False),
+                                 labels_follow_core=True)
         # The library's session decides what records; the hooks check it
         # on every event, so they are simply on for the whole collection.
         _collectors.set_recording(True)
@@ -72,6 +73,8 @@ def step():
     except RuntimeError:  # checked only on failure: step() runs every step
         _before_init("step")
         raise
+    if _collectors is not None:
+        _collectors.sync_labels()  # a collection's warmup may just have ended
 
 
 def start(config_path=None):
@@ -81,6 +84,8 @@ def start(config_path=None):
         config_path = check_path("config_path", config_path)
     _before_init("start")
     _C.dynamic_start(config_path)
+    if _collectors is not None:
+        _collectors.sync_labels()  # the hook ran before the library recorded
 
 
 def _shutdown():

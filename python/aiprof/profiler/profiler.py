@@ -182,7 +182,8 @@ class _KinetoProfile:
         gc_on = self.experimental_config.with_gc
         self._collectors = Collectors(cpu, self.record_shapes, self.profile_memory,
                                       self.with_stack, self.with_modules, gc_on,
-                                      self.with_flops, self.experimental_config.mstx)
+                                      self.with_flops, self.experimental_config.mstx,
+                                      defer_labels=True)
         self._handler_error = None
         self._session_error = None
         self._call_session(self._session.start)
@@ -199,6 +200,8 @@ class _KinetoProfile:
                                    "stopped")
             raise RuntimeError(f"{type(self).__name__}.stop() called before start()")
         try:
+            if self._collectors is not None:
+                self._collectors.before_boundary()
             self._call_session(self._session.stop)
         finally:
             self._teardown()
@@ -542,6 +545,8 @@ class profile(_KinetoProfile):
         if not self._running:
             raise RuntimeError("profile.step(): the profile is not started (call start() "
                                "or use it in a with statement)")
+        if self._collectors is not None:
+            self._collectors.before_boundary()
         self._call_session(self._session.step)
         self._sync()
         if self._collectors is not None:
