@@ -24,16 +24,18 @@ static char pending[16384];
 static size_t pending_len;
 static unsigned long pending_lost;
 
-static void write_line(const char *level, const char *msg)
+#define LINE_MAX_BYTES 1024
+
+/* "YYYY-mm-dd HH:MM:SS.mmm [LEVEL] [pid] message\n" of a line logged at
+ * `at` into line[LINE_MAX_BYTES], without printf (strbuild.h); returns its
+ * length. */
+static size_t format_line(char *line, const struct timespec *at, const char *level,
+                          const char *msg)
 {
-    /* "YYYY-mm-dd HH:MM:SS.mmm [LEVEL] [pid] message\n", without printf
-     * (strbuild.h): a trace's start writes one. */
-    char line[1024];
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    struct timespec ts = *at;
     struct tm tm;
     aip__localtime(ts.tv_sec, &tm);
-    aip__sb b = aip__sb_init(line, sizeof line - 1); /* room kept for the '\n' */
+    aip__sb b = aip__sb_init(line, LINE_MAX_BYTES - 1); /* room kept for the '\n' */
     const int parts[4] = {tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec};
     static const char seps[4] = {' ', ':', ':', '.'};
     aip__sb_uint(&b, (unsigned long long)(tm.tm_year + 1900), 4);
@@ -53,6 +55,15 @@ static void write_line(const char *level, const char *msg)
     aip__sb_str(&b, msg);
     size_t n = b.len; /* a message cut at the buffer's end keeps its newline */
     line[n++] = '\n';
+    return n;
+}
+
+static void write_line(const char *level, const char *msg)
+{
+    char line[LINE_MAX_BYTES];
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    size_t n = format_line(line, &ts, level, msg);
     pthread_mutex_lock(&lock);
     if (log_fd >= 0) {
         sigset_t old;
@@ -102,13 +113,19 @@ void aip__log_expect(void)
     aip__set_log_sink(sink);
 }
 
-void aip__log_open(const char *path)
+void aip__log_open(const char *path, const struct timespec *first_at, const char *first_msg)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, AIP_FILE_MODE);
+    char line[LINE_MAX_BYTES];
+    size_t first = first_msg ? format_line(line, first_at, "INFO", first_msg) : 0;
     pthread_mutex_lock(&lock);
     if (log_fd >= 0)
         close(log_fd);
     log_fd = fd;
+    if (fd >= 0 && first) {
+        ssize_t w = write(fd, line, first);
+        (void)w;
+    }
     if (fd >= 0 && pending_len) {
         ssize_t w = write(fd, pending, pending_len);
         (void)w;

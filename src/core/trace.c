@@ -61,16 +61,49 @@ static int last_index;
  * see prepare_dirs), which keeps a mkdir off start().  A name of the
  * user's choosing may be shared by several processes: that one is
  * claimed here with mkdir, the next _N if it exists. */
-static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, int *deferred)
+/* The base directory the last start found usable, and when (CLOCK_MONOTONIC
+ * ns): a start within a second of it leaves the check to the writer
+ * thread (prepare_dirs), which makes it before creating anything there.
+ * Its three system calls cost a start() after a training loop ~9 us;
+ * schedules that repeat and short profiles start again and again in the
+ * same directory, while the first start of a profile still reports a bad
+ * directory itself. */
+#define BASE_RECHECK_NS 1000000000ull
+static char checked_base[PATH_MAX];
+static uint64_t checked_at;
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* *unchecked: the base directory `out` lies in was not checked (see
+ * checked_base); it is written to `base_out` (PATH_MAX bytes). */
+static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, int *deferred,
+                                  char *base_out, int *unchecked)
 {
     *deferred = 0;
+    *unchecked = 0;
     char base[PATH_MAX];
     aip_status st = base_dir(s, base, sizeof base);
     if (st)
         return st;
-    st = aip__mkdirs(base);
-    if (st)
-        return st;
+    uint64_t now = monotonic_ns();
+    if (!s->worker_name && checked_at && now - checked_at < BASE_RECHECK_NS &&
+        !strcmp(base, checked_base)) {
+        *unchecked = 1;
+        memcpy(base_out, base, sizeof base);
+    } else {
+        st = aip__mkdirs(base);
+        if (st) {
+            checked_at = 0;
+            return st;
+        }
+        memcpy(checked_base, base, sizeof base);
+        checked_at = now;
+    }
     /* {base}/{worker}_{YYYYmmddHHMMSSmmm}, without printf (strbuild.h). */
     char prefix[PATH_MAX];
     aip__sb b = aip__sb_init(prefix, sizeof prefix);
@@ -161,9 +194,8 @@ static uint32_t rec_mask(const aip_session *s, int filtering)
     return m;
 }
 
-static const char *info_name(char *buf, size_t cap)
+static const char *info_name(char *buf, size_t cap, int rank)
 {
-    int rank = aip__rank();
     if (rank >= 0)
         snprintf(buf, cap, "profiler_info_%d.json", rank);
     else
@@ -175,9 +207,10 @@ static const char *info_name(char *buf, size_t cap)
  * (recorder.h's aip__trace_info): the result directory when only its name
  * was made (make_result_dir), FRAMEWORK/ and logs/, the trace log,
  * profiler_info.json (built there too: some 10 us of JSON that only the
- * file needs).  start() reports what it can check without creating
- * anything (a bad base path, a symlink, a directory it may not write
- * into: aip__mkdirs).  One trace records at a time, and stop() joins the
+ * file needs), the log's first line.  start() reports what it can check
+ * without creating anything (a bad base path, a symlink, a directory it
+ * may not write into: aip__mkdirs), unless the same base passed that check
+ * less than a second before (checked_base): then it is checked here.  One trace records at a time, and stop() joins the
  * writer before the next start, so one static is enough. */
 static struct {
     char dir[PATH_MAX];
@@ -191,6 +224,13 @@ static struct {
     char program[256];
     int rank;
     char info_name[64];
+    /* The log's "trace started" line: formatted here (printf and the
+     * local time cost a cold start() some 5 us). */
+    struct timespec started_at;
+    long long start_step;
+    /* The base directory was not checked by start() (make_result_dir):
+     * checked here before anything is created in it. */
+    char check_base[PATH_MAX];
 } prepared;
 
 static void prepare_dirs(void *arg)
@@ -199,6 +239,13 @@ static void prepare_dirs(void *arg)
     char path[PATH_MAX];
     /* What fails here fails the raw file too, which is then reported as
      * the trace's write error (its events counted as dropped). */
+    if (prepared.check_base[0] && aip__mkdirs(prepared.check_base)) {
+        checked_at = 0; /* the next start checks it itself (stop() joined this thread) */
+        aip__warn("result directory %s not created: %s", prepared.dir, aip_last_error());
+        prepared.create_dir = 0;
+        prepared.session = NULL;
+        return;
+    }
     if (prepared.create_dir && mkdir(prepared.dir, AIP_DIR_MODE) != 0 && errno != EEXIST)
         aip__warn("cannot create result directory %s: %s", prepared.dir, strerror(errno));
     static const char *const subdirs[] = {"FRAMEWORK", "logs"};
@@ -207,8 +254,12 @@ static void prepare_dirs(void *arg)
             mkdir(path, AIP_DIR_MODE) != 0 && errno != EEXIST)
             aip__warn("cannot create %s: %s", path, strerror(errno));
     if (snprintf(path, sizeof path, "%s/logs/aiprof_%d.log", prepared.dir, (int)getpid()) <
-        (int)sizeof path)
-        aip__log_open(path);
+        (int)sizeof path) {
+        char first[PATH_MAX + 64];
+        snprintf(first, sizeof first, "trace started in %s (aiprof %s, step %lld)", prepared.dir,
+                 AIP_VERSION_STRING, prepared.start_step);
+        aip__log_open(path, &prepared.started_at, first);
+    }
     if (prepared.session &&
         !aip__join(path, sizeof path, prepared.dir, prepared.info_name)) {
         json_t *info = aip__profiler_info_start(prepared.session, prepared.program,
@@ -223,8 +274,11 @@ static void prepare_dirs(void *arg)
 aip_status aip__trace_begin(aip_session *s)
 {
     char path[PATH_MAX];
-    int deferred;
-    aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir, &deferred);
+    int deferred, unchecked;
+    aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir, &deferred,
+                                    prepared.check_base, &unchecked);
+    if (!unchecked)
+        prepared.check_base[0] = '\0';
     if (!st) {
         aip__sb b = aip__sb_init(path, sizeof path);
         aip__sb_str(&b, s->result_dir);
@@ -240,8 +294,8 @@ aip_status aip__trace_begin(aip_session *s)
         return st;
     }
     aip__log_expect();
-    aip__log("INFO", "trace started in %s (aiprof %s, step %lld)", s->result_dir,
-             AIP_VERSION_STRING, (long long)(s->step_num + s->step_offset));
+    clock_gettime(CLOCK_REALTIME, &prepared.started_at);
+    prepared.start_step = (long long)(s->step_num + s->step_offset);
 
     int filtering = aip__domain_filter_set((const char *const *)s->include,
                                            (const char *const *)s->exclude);
@@ -257,7 +311,7 @@ aip_status aip__trace_begin(aip_session *s)
     prepared.session = s;
     snprintf(prepared.program, sizeof prepared.program, "%s", aip__program_name());
     prepared.rank = aip__rank();
-    info_name(prepared.info_name, sizeof prepared.info_name);
+    info_name(prepared.info_name, sizeof prepared.info_name, prepared.rank);
     aip__trace_info info = {
         .raw_path = path,
         .hostname = aip__hostname(),
@@ -331,7 +385,7 @@ aip_status aip__trace_end(aip_session *s, int save)
              (unsigned long long)t->bytes);
 
     char path[PATH_MAX], name[64];
-    if (!aip__join(path, sizeof path, s->result_dir, info_name(name, sizeof name))) {
+    if (!aip__join(path, sizeof path, s->result_dir, info_name(name, sizeof name, aip__rank()))) {
         json_t *j = aip__profiler_info(s, t);
         aip_status w = aip__write_json_file(path, j);
         json_decref(j);

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -60,22 +61,25 @@ static aip__pool *const pool = &aip__pool_state;
 
 typedef struct raw_writer {
     aip__raw_file file;
-    char path[PATH_MAX];
     int running;                /* a trace's run was asked of the thread */
     aip__trace_strings strings; /* which ids this file defines */
     int io_error;
-    char io_message[300];
     aip__clock_pair start;
     uint64_t slot_off;          /* the STATS slot's offset, 0 if none */
     uint64_t slot_recorded, slot_dropped; /* the totals it holds */
-    uint8_t slot[SLOT_BYTES] __attribute__((aligned(8)));
     uint64_t limit;             /* bytes the file may reach, 0 = no limit */
     int limit_is_cap;           /* the limit is max_raw_bytes, not RLIMIT_FSIZE */
     int limit_reached;
     int finishing;              /* the closing chunks use the headroom */
-    char hostname[256], program[256]; /* for the INFO chunk */
     void (*prepare)(void *arg);
     void *prepare_arg;
+    /* The buffers below are not cleared at a trace's start (9 KB that a
+     * start after a training loop meets cold): each is written before it
+     * is read (io_message: its first byte says whether it is set). */
+    char io_message[300];
+    char path[PATH_MAX];
+    char hostname[256], program[256]; /* for the INFO chunk */
+    uint8_t slot[SLOT_BYTES] __attribute__((aligned(8)));
 } raw_writer;
 
 /* The one writer of the process: one trace records at a time. */
@@ -513,7 +517,8 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
 {
     if (writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer already running");
-    memset(&writer, 0, sizeof writer);
+    memset(&writer, 0, offsetof(raw_writer, io_message));
+    writer.io_message[0] = '\0';
     writer.limit = info->max_bytes;
     writer.limit_is_cap = info->max_bytes != 0;
     writer.file.fd = -1;

@@ -20,6 +20,7 @@
 #include "session_helpers.h"
 #include "tmp_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <string.h>
@@ -68,8 +69,10 @@ static void test_layout_and_early_log_lines(void)
     size_t n = 0;
     char *text = aip_test_slurp(log, &n);
     ASSERT_TRUE(text != NULL);
-    ASSERT_TRUE(strstr(text, "trace started in ") != NULL);
-    ASSERT_TRUE(strstr(text, "trace started in ") < strstr(text, "trace stopped:"));
+    const char *started = strstr(text, "trace started in ");
+    ASSERT_TRUE(started != NULL);
+    ASSERT_TRUE(memchr(text, '\n', (size_t)(started - text)) == NULL); /* the first line */
+    ASSERT_TRUE(started < strstr(text, "trace stopped:"));
     free(text);
     aip_session_destroy(s);
 }
@@ -99,6 +102,54 @@ static void test_quick_traces_get_a_directory_each(void)
         ASSERT_TRUE(rc.ok);
         ASSERT_EQ(rc.by_kind[AIP_REC_ANNOTATION], 1); /* its own event, no other's */
     }
+}
+
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n == 0;
+}
+
+/* A start less than a second after one in the same base directory leaves
+ * the base's check to the writer thread (trace.c's checked_base): a base
+ * replaced by a symbolic link in between is still refused before anything
+ * is created through it, and the trace's events are counted as dropped. */
+static void test_base_replaced_by_a_link_between_quick_starts(void)
+{
+    char dir[PATH_MAX], moved[PATH_MAX], target[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/swap", tmp);
+    snprintf(moved, sizeof moved, "%s/swap_moved", tmp);
+    snprintf(target, sizeof target, "%s/swap_target", tmp);
+    ASSERT_EQ(mkdir(target, 0750), 0);
+    aip_config c;
+    base_config(&c, dir); /* worker_name NULL: the result directory is made later */
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    aip_session_destroy(s);
+    ASSERT_EQ(rename(dir, moved), 0);
+    ASSERT_EQ(symlink(target, dir), 0);
+    s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    aip_string_id name = aip_intern("swapped");
+    aip_annotation_push_id(name);
+    aip_annotation_pop();
+    ASSERT_TRUE(aip_session_stop(s) != AIP_OK);
+    ASSERT_TRUE(aip_session_dropped_events(s) >= 1);
+    aip_session_destroy(s);
+    ASSERT_TRUE(dir_is_empty(target));
+    /* The next start checks the base itself and says why. */
+    s = start_new(&c);
+    ASSERT_TRUE(s == NULL || aip_session_result_dir(s)[0] == '\0');
+    if (s)
+        aip_session_destroy(s);
+    ASSERT_EQ(unlink(dir), 0);
 }
 
 /* In a child: no descriptor left once the trace starts.  0 when start()
@@ -315,5 +366,6 @@ static void teardown(void) { rm_rf(tmp); }
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_layout_and_early_log_lines),
           TEST_CASE(test_quick_traces_get_a_directory_each),
           TEST_CASE(test_raw_file_not_creatable), TEST_CASE(test_info_written_before_stop),
+          TEST_CASE(test_base_replaced_by_a_link_between_quick_starts),
           TEST_CASE(test_short_profile_writes_at_stop), TEST_CASE(test_waiting_buffers_leave_room),
           TEST_CASE(teardown))
