@@ -61,23 +61,17 @@ static int last_index;
  * see prepare_dirs), which keeps a mkdir off start().  A name of the
  * user's choosing may be shared by several processes: that one is
  * claimed here with mkdir, the next _N if it exists. */
-/* The base directory the last start found usable, and when (CLOCK_MONOTONIC
- * ns): a start within a second of it leaves the check to the writer
- * thread (prepare_dirs), which makes it before creating anything there.
- * Its three system calls cost a start() after a training loop ~9 us;
- * schedules that repeat and short profiles start again and again in the
- * same directory, while the first start of a profile still reports a bad
- * directory itself. */
-#define BASE_RECHECK_NS 1000000000ull
+/* The base directory the last start found usable: a later start in the
+ * same base leaves its check to the writer thread (prepare_dirs), which
+ * makes it before creating anything there, so a base that became a
+ * symbolic link or unwritable is still refused, reported by that trace's
+ * stop() (its events counted as dropped) and checked by the next start
+ * itself.  Its three system calls cost a start() after a training loop
+ * ~9 us; schedules that repeat and short profiles start again and again in
+ * the same directory, while the first start in a directory still reports
+ * a bad one itself. */
 static char checked_base[PATH_MAX];
-static uint64_t checked_at;
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static int checked;
 
 /* *unchecked: the base directory `out` lies in was not checked (see
  * checked_base); it is written to `base_out` (PATH_MAX bytes). */
@@ -90,19 +84,17 @@ static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, i
     aip_status st = base_dir(s, base, sizeof base);
     if (st)
         return st;
-    uint64_t now = monotonic_ns();
-    if (!s->worker_name && checked_at && now - checked_at < BASE_RECHECK_NS &&
-        !strcmp(base, checked_base)) {
+    if (!s->worker_name && checked && !strcmp(base, checked_base)) {
         *unchecked = 1;
         memcpy(base_out, base, sizeof base);
     } else {
         st = aip__mkdirs(base);
         if (st) {
-            checked_at = 0;
+            checked = 0;
             return st;
         }
         memcpy(checked_base, base, sizeof base);
-        checked_at = now;
+        checked = 1;
     }
     /* {base}/{worker}_{YYYYmmddHHMMSSmmm}, without printf (strbuild.h). */
     char prefix[PATH_MAX];
@@ -210,7 +202,7 @@ static const char *info_name(char *buf, size_t cap, int rank)
  * file needs), the log's first line.  start() reports what it can check
  * without creating anything (a bad base path, a symlink, a directory it
  * may not write into: aip__mkdirs), unless the same base passed that check
- * less than a second before (checked_base): then it is checked here.  One trace records at a time, and stop() joins the
+ * at an earlier start (checked_base): then it is checked here.  One trace records at a time, and stop() joins the
  * writer before the next start, so one static is enough. */
 static struct {
     char dir[PATH_MAX];
@@ -240,7 +232,7 @@ static void prepare_dirs(void *arg)
     /* What fails here fails the raw file too, which is then reported as
      * the trace's write error (its events counted as dropped). */
     if (prepared.check_base[0] && aip__mkdirs(prepared.check_base)) {
-        checked_at = 0; /* the next start checks it itself (stop() joined this thread) */
+        checked = 0; /* the next start checks it itself (stop() joined this thread) */
         aip__warn("result directory %s not created: %s", prepared.dir, aip_last_error());
         prepared.create_dir = 0;
         prepared.session = NULL;

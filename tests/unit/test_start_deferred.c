@@ -116,8 +116,8 @@ static int dir_is_empty(const char *path)
     return n == 0;
 }
 
-/* A start less than a second after one in the same base directory leaves
- * the base's check to the writer thread (trace.c's checked_base): a base
+/* A start in the base directory an earlier start checked leaves the
+ * base's check to the writer thread (trace.c's checked_base): a base
  * replaced by a symbolic link in between is still refused before anything
  * is created through it, and the trace's events are counted as dropped. */
 static void test_base_replaced_by_a_link_between_quick_starts(void)
