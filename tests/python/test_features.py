@@ -550,3 +550,34 @@ def test_flops_column_scale():
     assert _flops_scale([1500, 2 * 10 ** 6]) == (1e-3, "KFLOPs")
     assert _flops_scale([7 * 10 ** 12]) == (1e-12, "TFLOPs")
     assert _flops_scale([10 ** 21]) == (1e-15, "PFLOPs")  # the largest unit
+
+
+@needs_torch
+def test_options_changed_after_profile_are_honoured():
+    """profile() makes its collectors ahead of start(); an option changed
+    in between is still what start() records with (as torch.profiler reads
+    it at start), and a second start makes fresh collectors."""
+    import torch
+    x = torch.randn(4, 4)
+    prof = P.profile(activities=[P.ProfilerActivity.CPU])
+    made = prof._made_collectors[1]
+    prof.record_shapes = True
+    with prof:
+        torch.mm(x, x)
+        first = prof._collectors
+    assert first is not made  # made with record_shapes=False: not used
+    mm = [e for e in prof.events() if e.name == "aten::mm"]
+    assert mm and mm[0].input_shapes == [[4, 4], [4, 4]], mm
+    prof.record_shapes = False
+    prof.start()
+    torch.mm(x, x)
+    second = prof._collectors
+    prof.stop()
+    assert second is not first and first is not None
+    mm = [e for e in prof.events() if e.name == "aten::mm"]
+    assert mm and mm[0].input_shapes == [], mm
+    # Unchanged options: start() uses the collectors profile() made.
+    prof = P.profile(activities=[P.ProfilerActivity.CPU], record_shapes=True)
+    made = prof._made_collectors[1]
+    with prof:
+        assert prof._collectors is made

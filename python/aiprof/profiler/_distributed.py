@@ -47,10 +47,20 @@ _installed = False
 _groups = {}                    # process group -> (id or None, name, ranks, lib)
 
 
+_initialized = None  # torch.distributed.is_initialized, once it is available
+
+
 def _dist():
-    d = sys.modules.get("torch.distributed")
+    """torch.distributed if it is initialised, else None.  (Asked twice at
+    every start: is_available() is asked once.)"""
+    global _initialized
     try:
-        return d if d is not None and d.is_available() and d.is_initialized() else None
+        if _initialized is None:
+            d = sys.modules.get("torch.distributed")
+            if d is None or not d.is_available():
+                return None
+            _initialized = d.is_initialized
+        return sys.modules["torch.distributed"] if _initialized() else None
     except Exception:
         return None
 

@@ -443,23 +443,24 @@ class Labeller:
         if on == self.on:
             return
         if on:
-            if "torch" not in sys.modules or not _install():
+            if not _hooked and ("torch" not in sys.modules or not _install()):
                 return
             global _generation
             self.on = True
             _active += 1
             _generation += 1  # a new trace: everything is labelled again
-            _depth.n = 0  # a forward that raised must not hide later inputs
             self._pending = self.deferred
             if _torch_bridge.native_labels() is not None:
-                # Inputs, optimizers and the generation in one C call.
+                # Inputs, optimizers and the generation in one C call (it
+                # finds Module._call_impl's code itself).
                 try:
                     by_frames, unknown = _C.labels_start(
-                        _generation, _torch_bridge.module_call_code(),
+                        _generation, _torch_bridge.module_class(),
                         None if self.deferred else _optimizers)
                 except Exception:  # labels must never break training
                     by_frames, unknown = False, None
                 if not by_frames:
+                    _depth.n = 0  # a forward that raised must not hide later inputs
                     _install_module_hooks()
                 if unknown:
                     try:
@@ -469,6 +470,7 @@ class Labeller:
                 return
             _C.labels_generation(True, _generation)
             if not _inputs_by_frames(True):
+                _depth.n = 0
                 _install_module_hooks()
             if not self.deferred:
                 try:

@@ -219,6 +219,15 @@ def native_labels():
 _module_class = None  # torch.nn.Module, once found
 
 
+def module_class():
+    """torch.nn.Module (found once), or None."""
+    global _module_class
+    cls = _module_class
+    if cls is None:
+        cls = _module_class = getattr(sys.modules.get("torch.nn.modules.module"), "Module", None)
+    return cls
+
+
 def module_call_code():
     """The code of torch's nn.Module._call_impl, whose frames are module
     calls (python/_C/nn_module_calls.c), or None.  (Asked at every

@@ -65,6 +65,10 @@ def _warn_once(key, msg, stacklevel=None):
                       stacklevel=_user_stacklevel() if stacklevel is None else stacklevel)
 
 
+# The session keywords of profile()'s boolean options, in _options()' order.
+_OPTION_NAMES = ("record_shapes", "profile_memory", "with_stack", "with_modules", "with_flops")
+
+
 class _ProfInterface:
     """prof.prof_if — the object torch_npu's custom handlers use."""
 
@@ -132,6 +136,25 @@ class _KinetoProfile:
         self._has_run = False       # started at least once
         self._used_path_creator = False
         self._export_dir = None
+        # The collectors of the first start, made now: profile() is where
+        # torch.profiler builds its state too, and start() is what a short
+        # profile waits for (some 10 us of Python objects, on caches a
+        # training loop left cold).  Made again at a start whose options
+        # were changed meanwhile, and at every later start.
+        self._made_collectors = (self._collectors_key(self._options()), self._new_collectors())
+
+    def _options(self):
+        return (self.record_shapes, self.profile_memory, self.with_stack, self.with_modules,
+                self.with_flops)
+
+    def _collectors_key(self, options):
+        return options, self._activities & 1, self.experimental_config
+
+    def _new_collectors(self):
+        cfg = self.experimental_config
+        return Collectors(bool(self._activities & 1), self.record_shapes, self.profile_memory,
+                          self.with_stack, self.with_modules, cfg.with_gc, self.with_flops,
+                          cfg.mstx, defer_labels=True)
 
     # ---- lifecycle -----------------------------------------------------
     def start(self):
@@ -164,10 +187,11 @@ class _KinetoProfile:
         sched = self._schedule
         if sched is not None:
             kw.update(sched._session_kwargs())
-        for name in ("record_shapes", "profile_memory", "with_stack", "with_modules",
-                     "with_flops"):
-            if getattr(self, name):
-                kw[name] = True
+        options = self._options()
+        if any(options):
+            for name, on in zip(_OPTION_NAMES, options):
+                if on:
+                    kw[name] = True
         if self._use_cuda:
             kw["use_cuda"] = True
         self._session = _C.Session(**kw)
@@ -178,12 +202,9 @@ class _KinetoProfile:
             (self._session.add_metadata_json if as_json else self._session.add_metadata)(
                 key, value)
         self._metadata = []
-        cpu = bool(self._activities & 1)
-        gc_on = self.experimental_config.with_gc
-        self._collectors = Collectors(cpu, self.record_shapes, self.profile_memory,
-                                      self.with_stack, self.with_modules, gc_on,
-                                      self.with_flops, self.experimental_config.mstx,
-                                      defer_labels=True)
+        made, self._made_collectors = self._made_collectors, None
+        self._collectors = made[1] if made is not None and \
+            made[0] == self._collectors_key(options) else self._new_collectors()
         self._handler_error = None
         self._session_error = None
         self._call_session(self._session.start)
