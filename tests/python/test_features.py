@@ -581,3 +581,17 @@ def test_options_changed_after_profile_are_honoured():
     made = prof._made_collectors[1]
     with prof:
         assert prof._collectors is made
+
+
+def test_default_experimental_config_is_a_fresh_copy():
+    """A profile given no experimental_config gets a copy of the default
+    one (_ExperimentalConfig._default()): the same state as
+    _ExperimentalConfig(), and changing one profile's leaves others alone."""
+    Config = P._ExperimentalConfig
+    first = P.profile(activities=[P.ProfilerActivity.CPU]).experimental_config
+    assert isinstance(first, Config) and vars(first) == vars(Config())
+    first.record_op_args = True
+    first._export_type.append("x")
+    second = P.profile(activities=[P.ProfilerActivity.CPU]).experimental_config
+    assert second is not first and second.record_op_args is False
+    assert vars(second) == vars(Config())

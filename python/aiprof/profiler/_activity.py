@@ -60,7 +60,8 @@ def activity_bits(activities):
     gives libaiprof's aip_activity bits."""
     if activities is None:
         return _BITS[ProfilerActivity.CPU] | _BITS[ProfilerActivity.NPU]
-    if isinstance(activities, (str, bytes)) or not hasattr(activities, "__iter__"):
+    if type(activities) is not list and (isinstance(activities, (str, bytes))
+                                         or not hasattr(activities, "__iter__")):
         raise TypeError("activities must be a list of ProfilerActivity, got "
                         f"{type(activities).__name__}")
     bits = 0

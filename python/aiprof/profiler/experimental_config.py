@@ -210,6 +210,19 @@ class _ExperimentalConfig:
         if remember:
             _DEFAULT_STATE.update(self.__dict__)
 
+    @classmethod
+    def _default(cls):
+        """_ExperimentalConfig() for a profile given none: a copy of the
+        default state without binding and comparing fifteen arguments (a
+        short profile's profile() pays for it, on cold caches)."""
+        if not _DEFAULT_STATE:
+            return cls()
+        self = cls.__new__(cls)
+        self.__dict__.update(_DEFAULT_STATE)
+        self._export_type = list(self._export_type)
+        self._start_kwargs = dict(self._start_kwargs)
+        return self
+
     # torch_npu exposes these as properties.
     @property
     def export_type(self):

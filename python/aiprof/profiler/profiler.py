@@ -108,7 +108,7 @@ class _KinetoProfile:
         self.with_flops = check_bool("with_flops", with_flops)
         self.with_modules = check_bool("with_modules", with_modules)
         if experimental_config is None:
-            experimental_config = _ExperimentalConfig()
+            experimental_config = _ExperimentalConfig._default()
         elif is_torch_config(experimental_config):
             # torch.profiler's Kineto options: a torch.profiler script runs
             # unchanged; what cannot be honoured here is named once.
