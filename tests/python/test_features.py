@@ -590,8 +590,9 @@ def test_default_experimental_config_is_a_fresh_copy():
     Config = P._ExperimentalConfig
     first = P.profile(activities=[P.ProfilerActivity.CPU]).experimental_config
     assert isinstance(first, Config) and vars(first) == vars(Config())
+    assert first is not Config._shared_default()  # what profiles read unless asked
     first.record_op_args = True
     first._export_type.append("x")
     second = P.profile(activities=[P.ProfilerActivity.CPU]).experimental_config
     assert second is not first and second.record_op_args is False
-    assert vars(second) == vars(Config())
+    assert vars(second) == vars(Config()) == vars(Config._shared_default())

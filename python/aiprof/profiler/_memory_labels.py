@@ -435,7 +435,7 @@ class Labeller:
         # its start.  No heap scan (gc.get_objects()): on torch 1.13 it races
         # with tensors other threads are freeing, which torch reports as
         # tensors whose Python objects "will now fail".
-        if "torch" in sys.modules:
+        if not _hooked and "torch" in sys.modules:
             _install()
 
     def set_on(self, on):

@@ -118,6 +118,7 @@ def _export_bits(value):
 
 
 _DEFAULT_STATE = {}  # _ExperimentalConfig()'s attributes, once one is made
+_SHARED_DEFAULT = None  # _ExperimentalConfig._shared_default()
 
 
 class _ExperimentalConfig:
@@ -222,6 +223,15 @@ class _ExperimentalConfig:
         self._export_type = list(self._export_type)
         self._start_kwargs = dict(self._start_kwargs)
         return self
+
+    @classmethod
+    def _shared_default(cls):
+        """One default config, read (never changed) by every profile that
+        was given none and whose own copy nobody asked for."""
+        global _SHARED_DEFAULT
+        if _SHARED_DEFAULT is None:
+            _SHARED_DEFAULT = cls()
+        return _SHARED_DEFAULT
 
     # torch_npu exposes these as properties.
     @property

@@ -108,7 +108,7 @@ class _KinetoProfile:
         self.with_flops = check_bool("with_flops", with_flops)
         self.with_modules = check_bool("with_modules", with_modules)
         if experimental_config is None:
-            experimental_config = _ExperimentalConfig._default()
+            pass  # the shared default until someone asks (experimental_config)
         elif is_torch_config(experimental_config):
             # torch.profiler's Kineto options: a torch.profiler script runs
             # unchanged; what cannot be honoured here is named once.
@@ -122,7 +122,11 @@ class _KinetoProfile:
             raise TypeError("experimental_config must be aiprof.profiler._ExperimentalConfig, "
                             "torch.profiler._ExperimentalConfig or None, got "
                             f"{type(experimental_config).__name__}")
-        self.experimental_config = experimental_config
+        self._experimental_config = experimental_config
+        # What start() and the results read: the profile's own config, else
+        # the shared default (never changed; see experimental_config).
+        self._cfg = _ExperimentalConfig._shared_default() if experimental_config is None \
+            else experimental_config
         self.prof_if = _ProfInterface(self)
         self._session = None
         self._collectors = None
@@ -143,15 +147,29 @@ class _KinetoProfile:
         # were changed meanwhile, and at every later start.
         self._made_collectors = (self._collectors_key(self._options()), self._new_collectors())
 
+    @property
+    def experimental_config(self):
+        """The profile's _ExperimentalConfig: one of its own, made when first
+        asked for if none was given (profile() does not pay for a copy of the
+        default that nobody reads)."""
+        cfg = self._experimental_config
+        if cfg is None:
+            cfg = self._experimental_config = self._cfg = _ExperimentalConfig._default()
+        return cfg
+
+    @experimental_config.setter
+    def experimental_config(self, value):
+        self._experimental_config = self._cfg = value
+
     def _options(self):
         return (self.record_shapes, self.profile_memory, self.with_stack, self.with_modules,
                 self.with_flops)
 
     def _collectors_key(self, options):
-        return options, self._activities & 1, self.experimental_config
+        return options, self._activities & 1, self._experimental_config
 
     def _new_collectors(self):
-        cfg = self.experimental_config
+        cfg = self._cfg
         return Collectors(bool(self._activities & 1), self.record_shapes, self.profile_memory,
                           self.with_stack, self.with_modules, cfg.with_gc, self.with_flops,
                           cfg.mstx, defer_labels=True)
@@ -183,7 +201,7 @@ class _KinetoProfile:
             kw["dir_name"] = dir_name
         if worker_name is not None:
             kw["worker_name"] = worker_name
-        kw.update(self.experimental_config._start_session_kwargs())
+        kw.update(self._cfg._start_session_kwargs())
         sched = self._schedule
         if sched is not None:
             kw.update(sched._session_kwargs())
@@ -331,7 +349,7 @@ class _KinetoProfile:
     def _analyse_last(self, async_mode, use_gzip=False, trace_format=0):
         if self._trace_dir is None:
             raise RuntimeError("no trace has been saved yet")
-        bits = self.experimental_config._export_bits
+        bits = self._cfg._export_bits
         if async_mode:
             analyse_in_background(self._trace_dir, bits, use_gzip, trace_format)
             return
@@ -352,7 +370,7 @@ class _KinetoProfile:
 
     def _warn_unsupported(self):
         bits = self._activities  # use_cuda has set CUDA's bit
-        cfg = self.experimental_config
+        cfg = self._cfg
         if bits == 1 and cfg._all_collected and not cfg.record_op_args:
             return  # CPU alone, a config this machine fully collects: nothing to say
         cpu = bool(bits & 1)
@@ -379,11 +397,11 @@ class _KinetoProfile:
             _warn_once(("no-cpu",), "CPU is not in activities, so this profile records no "
                        "operators, stacks, memory or GC (only mstx marks, with mstx=True); add "
                        "ProfilerActivity.CPU")
-        off = self.experimental_config._not_collected()
+        off = self._cfg._not_collected()
         if off:
             _warn_once(("config",) + tuple(off), "not collected on this machine (no Ascend "
                        "device or not implemented): " + ", ".join(off))
-        note = self.experimental_config._op_args_note(self.record_shapes)
+        note = self._cfg._op_args_note(self.record_shapes)
         if note:
             _warn_once(("op_args", self.record_shapes), note)
 
