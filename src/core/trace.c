@@ -54,13 +54,6 @@ static aip_status base_dir(const aip_session *s, char *out, size_t cap)
 static char last_prefix[PATH_MAX];
 static int last_index;
 
-/* {base}/{worker}_{YYYYmmddHHMMSSmmm}_ascend_pt, made unique with _N.
- * With the default worker name, {hostname}_{pid}, no other process makes
- * such a name, and this one knows the names it gave: the directory is
- * then only named here and created by the writer thread (*deferred set,
- * see prepare_dirs), which keeps a mkdir off start().  A name of the
- * user's choosing may be shared by several processes: that one is
- * claimed here with mkdir, the next _N if it exists. */
 /* The base directory the last start found usable: a later start in the
  * same base leaves its check to the writer thread (prepare_dirs), which
  * makes it before creating anything there, so a base that became a
@@ -73,7 +66,14 @@ static int last_index;
 static char checked_base[PATH_MAX];
 static int checked;
 
-/* *unchecked: the base directory `out` lies in was not checked (see
+/* {base}/{worker}_{YYYYmmddHHMMSSmmm}_ascend_pt, made unique with _N.
+ * With the default worker name, {hostname}_{pid}, no other process makes
+ * such a name, and this one knows the names it gave: the directory is
+ * then only named here and created by the writer thread (*deferred set,
+ * see prepare_dirs), which keeps a mkdir off start().  A name of the
+ * user's choosing may be shared by several processes: that one is
+ * claimed here with mkdir, the next _N if it exists.
+ * *unchecked: the base directory `out` lies in was not checked (see
  * checked_base); it is written to `base_out` (PATH_MAX bytes). */
 static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, int *deferred,
                                   char *base_out, int *unchecked)
@@ -202,8 +202,9 @@ static const char *info_name(char *buf, size_t cap, int rank)
  * file needs), the log's first line.  start() reports what it can check
  * without creating anything (a bad base path, a symlink, a directory it
  * may not write into: aip__mkdirs), unless the same base passed that check
- * at an earlier start (checked_base): then it is checked here.  One trace records at a time, and stop() joins the
- * writer before the next start, so one static is enough. */
+ * at an earlier start (checked_base): then it is checked here.  One trace
+ * records at a time, and stop() joins the writer before the next start,
+ * so one static is enough. */
 static struct {
     char dir[PATH_MAX];
     int create_dir;            /* make_result_dir only named it */
