@@ -15,8 +15,8 @@ tensors are, with one aip_memory_label() per block:
 
 after every optimizer.step() (all three: new gradients and state), and
 for the optimizers that have not stepped in a trace, their parameters and
-state: at its start (dynamic profiling), or at a profile's first step() or
-stop() in the trace (see Labeller).
+state: when it starts recording (dynamic profiling, aiprof run), or at a
+profile's first step() or stop() in the trace (see Labeller).
 
 Gradients are not labelled at the trace's start.  Torch's CPU allocator
 reports no free of a block allocated before memory profiling began, so a
