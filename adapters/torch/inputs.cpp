@@ -20,7 +20,9 @@ namespace {
  * inputs).  An open-addressing table per thread (a CNN step has a few
  * hundred distinct keys; a small direct-mapped cache thrashed), its keys
  * in a grow-only arena; both are dropped and refilled if a program with
- * ever-changing shapes makes them large.
+ * ever-changing shapes makes them large.  Before the table, the entry the
+ * thread's sequence of ops predicts is tried (ShapeCache, inputs.h): a
+ * step that repeats the last one hashes no key and probes no slot.
  *
  * An op's raw key and its texts are made in grow-only buffers per thread,
  * so inputs of any size are described (torch.where on three 16-D tensors
@@ -33,6 +35,7 @@ constexpr uint32_t kKeyMax = 1u << 15;      /* int64s: 256 KiB */
 constexpr uint32_t kTextMax = 60000;
 constexpr uint32_t kShapeSlotsMax = 1u << 16;
 constexpr uint32_t kKeyArenaMax = 1u << 20; /* int64s: 8 MiB */
+static_assert(kKeyMax <= UINT16_MAX, "ShapeEntry::nkey is 16 bits");
 
 /* The raw description of the inputs (kind, dtype, sizes). */
 enum : int64_t {
@@ -235,10 +238,12 @@ void shape_cache_clear(ShapeCache &c)
 {
     free(c.slots);
     free(c.keys);
-    c = ShapeCache{};
+    memset(static_cast<void *>(&c), 0, sizeof c);
 }
 
-/* A table twice as large, the entries moved by their stored hashes. */
+/* A table twice as large, the entries moved by their stored hashes.  The
+ * sequence names slots, which move: it is forgotten, and relearnt in a
+ * step. */
 bool shape_cache_grow(ShapeCache &c)
 {
     uint32_t cap = c.cap ? c.cap * 2 : 512;
@@ -256,6 +261,8 @@ bool shape_cache_grow(ShapeCache &c)
     free(c.slots);
     c.slots = slots;
     c.cap = cap;
+    c.follow = false;
+    memset(c.seq, 0, sizeof c.seq);
     return true;
 }
 
@@ -283,7 +290,7 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
 {
     ShapeCache &c = s->shapes;
     size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
-    ShapeEntry made{h, name, 0, 0, 0, s->nkey};
+    ShapeEntry made{h, name, 0, 0, 0, (uint16_t)s->nkey, 0, 0};
     if (format_key(s)) {
         made.shapes_id = aip_intern(s->shapes_text.p);
         made.dtypes_id = aip_intern(s->dtypes_text.p);
@@ -295,6 +302,7 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
     if (!shape_cache_reserve(c, s->nkey))
         return nullptr;
     made.key_off = c.keys_used;
+    made.last_pos = c.pos - kSeqLen; /* not in the sequence */
     memcpy(c.keys + c.keys_used, s->key, key_bytes);
     c.keys_used += s->nkey;
     uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
@@ -305,29 +313,75 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
     return &c.slots[i];
 }
 
-/* Input texts' ids for this op, from the thread's cache or made now; the
- * entry's ids are 0 when the inputs cannot be described. */
-const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
+/* The key just built is the one entry `e` holds (a few words: inline, no
+ * call into libc). */
+inline bool same_key(const ShapeCache &c, const ShapeEntry &e, const InputTexts *s,
+                     aip_string_id name)
 {
-    if (!raw_key(fn, s))
-        return nullptr;
+    if (e.name_id != name || e.nkey != s->nkey)
+        return false;
+    const int64_t *a = c.keys + e.key_off, *b = s->key;
+    for (uint32_t i = 0; i < s->nkey; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* The entry of the key just built, by its hash: from the table or made. */
+__attribute__((noinline)) const ShapeEntry *find_or_add(InputTexts *s, aip_string_id name)
+{
     uint64_t h = (name + 1) * 0x9E3779B97F4A7C15ull;
     for (uint32_t i = 0; i < s->nkey; i++)
         h = (h ^ (uint64_t)s->key[i]) * 0x100000001B3ull;
     h |= 1; /* 0 marks an empty slot */
     ShapeCache &c = s->shapes;
-    size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
     if (c.cap) {
         for (uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);; i = (i + 1) & (c.cap - 1)) {
             const ShapeEntry &e = c.slots[i];
             if (!e.hash)
                 break;
-            if (e.hash == h && e.name_id == name && e.nkey == s->nkey &&
-                memcmp(c.keys + e.key_off, s->key, key_bytes) == 0)
+            if (e.hash == h && same_key(c, e, s, name))
                 return &e;
         }
     }
     return add_entry(s, h, name);
+}
+
+/* Input texts' ids for this op, from the thread's cache or made now; the
+ * entry's ids are 0 when the inputs cannot be described.  The entry the
+ * thread's sequence predicts is tried first (ShapeCache). */
+const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
+{
+    if (!raw_key(fn, s))
+        return nullptr;
+    ShapeCache &c = s->shapes;
+    ShapeEntry *e = nullptr;
+    if (c.follow) {
+        uint32_t slot = c.seq[c.cursor % kSeqLen];
+        ShapeEntry &p = c.slots[slot - 1]; /* slots only grow, and then follow is off */
+        if (__builtin_expect(p.hash && same_key(c, p, s, name), 1)) {
+            e = &p;
+            c.cursor++;
+        }
+    }
+    uint32_t slot;
+    if (!e) {
+        e = const_cast<ShapeEntry *>(find_or_add(s, name));
+        if (!e)
+            return nullptr;
+        /* Where it was last: the ops after it then predict the ops now, if
+         * the sequence still holds that place (a stale place names another
+         * slot; a wrong prediction only costs a comparison). */
+        slot = (uint32_t)(e - c.slots) + 1;
+        uint32_t back = c.pos - e->last_pos;
+        c.follow = back - 1 < kSeqLen - 1 && c.seq[e->last_pos % kSeqLen] == slot;
+        c.cursor = e->last_pos + 1;
+    } else {
+        slot = (uint32_t)(e - c.slots) + 1;
+    }
+    e->last_pos = c.pos;
+    c.seq[c.pos++ % kSeqLen] = slot;
+    return e;
 }
 
 } // namespace
