@@ -13,18 +13,32 @@
 
 namespace aiprof_torch {
 
-/* One (op, raw inputs) → its interned texts; ids 0 when the inputs could
- * not be described.  Two to a cache line. */
+/* The ids of an op's input texts; 0 when the inputs could not be
+ * described. */
+struct InputIds {
+    aip_string_id shapes_id, dtypes_id;
+};
+
+/* One (op, raw inputs) → its interned texts.  Two to a cache line. */
 struct ShapeEntry {
     uint64_t hash; /* 0 = empty */
-    aip_string_id name_id, shapes_id, dtypes_id;
+    aip_string_id name_id;
+    InputIds ids;
     uint32_t key_off;
     uint16_t nkey; /* at most kKeyMax words */
     uint16_t pad;
-    uint32_t last_pos; /* where the thread's sequence (ShapeCache) last had it */
+    uint32_t last_pos; /* where the thread's sequence (ShapeCache) last has it */
 };
 
-/* The sequence of entries the thread found, the last kSeqLen of them. */
+/* An op of the thread's sequence: what a repeat needs, without its entry. */
+struct SeqRec {
+    uint32_t slot; /* the entry's slot + 1 */
+    aip_string_id name_id;
+    InputIds ids;
+    uint32_t key_off;
+    uint32_t nkey;
+};
+
 constexpr uint32_t kSeqLen = 8192;
 
 struct ShapeCache {
@@ -33,17 +47,21 @@ struct ShapeCache {
     int64_t *keys;
     uint32_t keys_used, keys_cap;
     /* A training loop describes the same ops in the same order at every
-     * step.  Each op's entry (its slot + 1) is appended to `seq`; once an
-     * entry found by its hash was seen within the last kSeqLen ops, the
-     * entries that followed it then are predicted for the ops that follow
-     * it now, one after the other, and checked key word by key word
-     * before the key is hashed and the table probed.  An entry may appear
-     * in several places of a step (a transpose, an empty): following the
-     * sequence, not each entry's last successor, tells them apart. */
-    uint32_t pos;       /* entries appended so far (wraps) */
-    uint32_t cursor;    /* the place in seq that predicts the next op */
-    bool follow;        /* cursor is valid */
-    uint32_t seq[kSeqLen];
+     * step.  The thread learns its sequence of ops (up to kSeqLen of them,
+     * repeats included), and afterwards replays it: once an op found by its
+     * hash is in the sequence, the ops that followed it there are predicted
+     * for the ops that follow now, one after the other, and each is checked
+     * key word by key word (against the key arena, in the order the keys
+     * were first seen) before any hash or table slot is touched.  A repeat
+     * reads only the sequence and the arena, both in order; an entry that
+     * appears at several places of a step (a transpose, an empty) is told
+     * apart by its place.  Too many misses (a loop that changed) and the
+     * sequence is learnt again. */
+    SeqRec *seq;      /* kSeqLen records, or NULL until needed */
+    uint32_t len;     /* records learnt */
+    uint32_t cursor;  /* the record predicting the next op, when follow */
+    bool follow;
+    uint32_t ops, misses; /* since the sequence was full: to relearn */
 };
 
 struct TextBuf {
@@ -61,7 +79,7 @@ struct InputTexts {
 
 /* The ids of the inputs' texts for op `name`, from the cache or made now;
  * NULL without memory. */
-const ShapeEntry *describe_inputs(InputTexts &in, const at::RecordFunction &fn,
+const InputIds *describe_inputs(InputTexts &in, const at::RecordFunction &fn,
                                   aip_string_id name);
 
 /* Frees the cache and buffers (a thread exits). */

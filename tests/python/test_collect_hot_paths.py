@@ -133,6 +133,24 @@ def test_input_descriptions_when_the_op_sequence_changes():
 
 
 @needs_torch
+def test_input_descriptions_after_the_sequence_is_learnt_and_relearnt():
+    # More ops than the sequence learns (8192): past them it is replayed,
+    # and a loop that changes for long (misses past a quarter) is learnt
+    # again; through all of it, each op gets its own description.
+    import torch
+    a = list(range(1, 51))
+    b = [n + 1000 for n in range(1, 31)] + list(range(25, 5, -1))
+    plan = [a] * 200 + [b] * 100 + [a[::-1]] * 20 + [a] * 20
+    tensors = {n: torch.ones(n) for s in plan for n in s}
+    with _trace("./l", record_shapes=True):
+        for s in plan:
+            for n in s:
+                tensors[n].add(1.0)
+    assert _add_dims(trace_of(result_dirs("./l")[0])) == \
+        [f"[[{n}], [], []]" for s in plan for n in s]
+
+
+@needs_torch
 def test_input_descriptions_when_the_table_empties_mid_sequence():
     # Keys long enough that the thread's key arena (2^20 words) fills and
     # the table starts again while a sequence is being followed: each op
