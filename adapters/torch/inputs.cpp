@@ -20,7 +20,9 @@ namespace {
  * inputs).  An open-addressing table per thread (a CNN step has a few
  * hundred distinct keys; a small direct-mapped cache thrashed), its keys
  * in a grow-only arena; both are dropped and refilled if a program with
- * ever-changing shapes makes them large.
+ * ever-changing shapes makes them large.  Before the table, the entry the
+ * thread's sequence of ops predicts is tried (ShapeCache, inputs.h): a
+ * step that repeats the last one hashes no key and probes no slot.
  *
  * An op's raw key and its texts are made in grow-only buffers per thread,
  * so inputs of any size are described (torch.where on three 16-D tensors
@@ -33,6 +35,7 @@ constexpr uint32_t kKeyMax = 1u << 15;      /* int64s: 256 KiB */
 constexpr uint32_t kTextMax = 60000;
 constexpr uint32_t kShapeSlotsMax = 1u << 16;
 constexpr uint32_t kKeyArenaMax = 1u << 20; /* int64s: 8 MiB */
+static_assert(kKeyMax <= UINT16_MAX, "ShapeEntry::nkey is 16 bits");
 
 /* The raw description of the inputs (kind, dtype, sizes). */
 enum : int64_t {
@@ -235,10 +238,20 @@ void shape_cache_clear(ShapeCache &c)
 {
     free(c.slots);
     free(c.keys);
+    SeqRec *seq = c.seq;
     c = ShapeCache{};
+    c.seq = seq;
 }
 
-/* A table twice as large, the entries moved by their stored hashes. */
+/* The sequence is learnt again from the next op. */
+void seq_forget(ShapeCache &c)
+{
+    c.len = c.cursor = c.ops = c.misses = 0;
+    c.follow = false;
+}
+
+/* A table twice as large, the entries moved by their stored hashes.  The
+ * sequence names slots, which move: it is learnt again. */
 bool shape_cache_grow(ShapeCache &c)
 {
     uint32_t cap = c.cap ? c.cap * 2 : 512;
@@ -256,6 +269,7 @@ bool shape_cache_grow(ShapeCache &c)
     free(c.slots);
     c.slots = slots;
     c.cap = cap;
+    seq_forget(c);
     return true;
 }
 
@@ -283,10 +297,10 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
 {
     ShapeCache &c = s->shapes;
     size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
-    ShapeEntry made{h, name, 0, 0, 0, s->nkey};
+    ShapeEntry made{h, name, {0, 0}, 0, (uint16_t)s->nkey, 0, 0};
     if (format_key(s)) {
-        made.shapes_id = aip_intern(s->shapes_text.p);
-        made.dtypes_id = aip_intern(s->dtypes_text.p);
+        made.ids.shapes_id = aip_intern(s->shapes_text.p);
+        made.ids.dtypes_id = aip_intern(s->dtypes_text.p);
     }
     if (c.used >= kShapeSlotsMax || c.keys_used + s->nkey > kKeyArenaMax)
         shape_cache_clear(c);
@@ -295,6 +309,7 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
     if (!shape_cache_reserve(c, s->nkey))
         return nullptr;
     made.key_off = c.keys_used;
+    made.last_pos = UINT32_MAX; /* not in the sequence */
     memcpy(c.keys + c.keys_used, s->key, key_bytes);
     c.keys_used += s->nkey;
     uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);
@@ -305,41 +320,110 @@ __attribute__((noinline, cold)) const ShapeEntry *add_entry(InputTexts *s, uint6
     return &c.slots[i];
 }
 
-/* Input texts' ids for this op, from the thread's cache or made now; the
- * entry's ids are 0 when the inputs cannot be described. */
-const ShapeEntry *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
+/* The key just built is the one at `key_off` (`nkey` words; a few:
+ * inline, no call into libc). */
+inline bool same_key(const ShapeCache &c, uint32_t key_off, uint32_t nkey, const InputTexts *s)
 {
-    if (!raw_key(fn, s))
-        return nullptr;
+    if (nkey != s->nkey)
+        return false;
+    const int64_t *a = c.keys + key_off, *b = s->key;
+    for (uint32_t i = 0; i < nkey; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+/* The entry of the key just built, by its hash: from the table or made. */
+__attribute__((noinline)) const ShapeEntry *find_or_add(InputTexts *s, aip_string_id name)
+{
     uint64_t h = (name + 1) * 0x9E3779B97F4A7C15ull;
     for (uint32_t i = 0; i < s->nkey; i++)
         h = (h ^ (uint64_t)s->key[i]) * 0x100000001B3ull;
     h |= 1; /* 0 marks an empty slot */
     ShapeCache &c = s->shapes;
-    size_t key_bytes = sizeof(int64_t) * (size_t)s->nkey;
     if (c.cap) {
         for (uint32_t i = (uint32_t)(h >> 32) & (c.cap - 1);; i = (i + 1) & (c.cap - 1)) {
             const ShapeEntry &e = c.slots[i];
             if (!e.hash)
                 break;
-            if (e.hash == h && e.name_id == name && e.nkey == s->nkey &&
-                memcmp(c.keys + e.key_off, s->key, key_bytes) == 0)
+            if (e.hash == h && e.name_id == name && same_key(c, e.key_off, e.nkey, s))
                 return &e;
         }
     }
     return add_entry(s, h, name);
 }
 
+/* Appends the op just described (entry `e` in `slot`) to the sequence
+ * being learnt. */
+inline void seq_learn(ShapeCache &c, ShapeEntry *e, uint32_t slot)
+{
+    if (c.len >= kSeqLen)
+        return;
+    c.seq[c.len] = SeqRec{slot, e->name_id, e->ids, e->key_off, e->nkey};
+    e->last_pos = c.len++;
+}
+
+/* An op the sequence did not predict, found by its hash (or made). */
+__attribute__((noinline)) const InputIds *seq_miss(InputTexts *s, aip_string_id name)
+{
+    ShapeCache &c = s->shapes;
+    ShapeEntry *e = const_cast<ShapeEntry *>(find_or_add(s, name));
+    if (!e)
+        return nullptr;
+    if (!c.seq && !(c.seq = static_cast<SeqRec *>(malloc(sizeof(SeqRec) * kSeqLen))))
+        return &e->ids; /* no memory for a sequence: the table alone */
+    uint32_t slot = (uint32_t)(e - c.slots) + 1;
+    if (c.len == kSeqLen) { /* learnt: replaying; relearnt if it keeps missing */
+        if (++c.misses > kSeqLen / 4) {
+            seq_forget(c);
+            seq_learn(c, e, slot);
+            return &e->ids;
+        }
+    }
+    /* Where the sequence has it (its last place): the ops after it there
+     * predict the ops after it now. */
+    uint32_t p = e->last_pos;
+    c.follow = p < c.len && c.seq[p].slot == slot && p + 1 < c.len;
+    c.cursor = p + 1;
+    seq_learn(c, e, slot);
+    return &e->ids;
+}
+
+/* Input texts' ids for this op, from the thread's cache or made now; the
+ * ids are 0 when the inputs cannot be described.  The op the thread's
+ * sequence predicts is tried first (ShapeCache). */
+const InputIds *lookup(const at::RecordFunction &fn, InputTexts *s, aip_string_id name)
+{
+    if (!raw_key(fn, s))
+        return nullptr;
+    ShapeCache &c = s->shapes;
+    if (c.follow) {
+        SeqRec &r = c.seq[c.cursor];
+        if (__builtin_expect(r.name_id == name && same_key(c, r.key_off, r.nkey, s), 1)) {
+            c.follow = ++c.cursor < c.len;
+            if (c.len < kSeqLen) { /* still learning: the repeat is learnt too */
+                c.seq[c.len] = r;
+                c.slots[r.slot - 1].last_pos = c.len++;
+            } else if (++c.ops == kSeqLen) {
+                c.ops = c.misses = 0;
+            }
+            return &r.ids;
+        }
+    }
+    return seq_miss(s, name);
+}
+
 } // namespace
 
-const ShapeEntry *describe_inputs(InputTexts &in, const at::RecordFunction &fn,
-                                  aip_string_id name)
+const InputIds *describe_inputs(InputTexts &in, const at::RecordFunction &fn,
+                                aip_string_id name)
 {
     return lookup(fn, &in, name);
 }
 
 void free_inputs(InputTexts &in)
 {
+    free(in.shapes.seq);
     free(in.shapes.slots);
     free(in.shapes.keys);
     free(in.key);

@@ -15,9 +15,15 @@
  * the same relative figure torch reports for CPU.
  *
  * The table is on every allocation and free, so it is built for that:
- * shards chosen by address, each an open-addressing table under a spin
- * lock, no allocation per block (a mutex and std::unordered_map's node
- * per block showed in profiles).
+ * one open-addressing table under one spin lock, no allocation per block
+ * (a mutex and std::unordered_map's node per block showed in profiles),
+ * and the running total under the same lock: one locked instruction per
+ * allocation or free, where a lock per shard and an atomic total took two.
+ * The table is kept small for the blocks alive (it doubles when half full
+ * and halves when an eighth full): a step's few hundred blocks fit in a
+ * few KiB, where sixteen shards of a thousand slots each spread them over
+ * 256 KiB and every allocation's slot was a cache miss.  A free finds an
+ * empty table without the lock.
  */
 #include "aiprof_torch.h"
 #include "torch_compat.h"
@@ -43,7 +49,6 @@ namespace {
 constexpr uint8_t kPriority = 100;
 
 std::atomic<int> g_on{0};
-std::atomic<int64_t> g_total{0};
 c10::DeleterFnPtr g_orig_deleter = nullptr;
 
 /* ---- block sizes by address ------------------------------------------- */
@@ -53,121 +58,128 @@ struct Block {
     size_t size;
 };
 
-struct alignas(64) Shard {
+constexpr uint32_t kMinCap = 256;
+
+struct alignas(64) Table {
     std::atomic<bool> busy{false};
+    /* Blocks in the table; written under the lock, read without it by a
+     * free (tracked_delete): a block that is in the table was put there
+     * before the program could free it, so the freeing thread sees a count
+     * of at least one. */
+    std::atomic<uint32_t> used{0};
+    uint32_t cap = 0;
     Block *slots = nullptr;
-    uint32_t cap = 0, used = 0;
+    int64_t total = 0; /* bytes of the blocks in the table */
 };
 
-constexpr int kShards = 16;
-Shard g_shards[kShards]; /* never freed: frees may come at exit */
+Table g_table; /* never freed: frees may come at exit */
 
 uint64_t addr_hash(uintptr_t a) { return (uint64_t)(a >> 4) * 0x9E3779B97F4A7C15ull; }
 
-Shard &shard_of(uintptr_t a) { return g_shards[addr_hash(a) >> 60]; }
+uint32_t slot_of(uint32_t cap, uintptr_t a) { return (uint32_t)(addr_hash(a) >> 32) & (cap - 1); }
 
-void shard_lock(Shard &s)
+void table_lock()
 {
-    while (s.busy.exchange(true, std::memory_order_acquire))
-        while (s.busy.load(std::memory_order_relaxed))
+    while (g_table.busy.exchange(true, std::memory_order_acquire))
+        while (g_table.busy.load(std::memory_order_relaxed))
             __builtin_ia32_pause();
 }
 
-void shard_unlock(Shard &s) { s.busy.store(false, std::memory_order_release); }
+void table_unlock() { g_table.busy.store(false, std::memory_order_release); }
 
-struct ShardLock {
-    Shard &s;
-    explicit ShardLock(Shard &sh) : s(sh) { shard_lock(s); }
-    ~ShardLock() { shard_unlock(s); }
+struct TableLock {
+    TableLock() { table_lock(); }
+    ~TableLock() { table_unlock(); }
 };
 
-/* fork() (a DataLoader's workers) while another thread holds a shard would
- * leave the child's copy locked forever: every shard is taken around it. */
-void lock_all_shards()
-{
-    for (Shard &s : g_shards)
-        shard_lock(s);
-}
+/* fork() (a DataLoader's workers) while another thread holds the table
+ * would leave the child's copy locked forever: it is taken around it. */
+void lock_for_fork() { table_lock(); }
+void unlock_after_fork() { table_unlock(); }
 
-void unlock_all_shards()
+/* The table with `cap` slots (a power of two, more than twice the blocks
+ * in it), the blocks moved; false without memory (nothing changes). */
+bool table_resize(Table &t, uint32_t cap)
 {
-    for (Shard &s : g_shards)
-        shard_unlock(s);
-}
-
-uint32_t slot_of(const Shard &s, uintptr_t a) { return (uint32_t)addr_hash(a) & (s.cap - 1); }
-
-bool shard_grow(Shard &s)
-{
-    uint32_t cap = s.cap ? s.cap * 2 : 1024;
     auto *slots = static_cast<Block *>(calloc(cap, sizeof(Block)));
     if (!slots)
         return false;
-    Block *old = s.slots;
-    uint32_t old_cap = s.cap;
-    s.slots = slots;
-    s.cap = cap;
-    for (uint32_t i = 0; i < old_cap; i++) {
-        if (!old[i].addr)
+    for (uint32_t i = 0; i < t.cap; i++) {
+        if (!t.slots[i].addr)
             continue;
-        uint32_t j = slot_of(s, old[i].addr);
+        uint32_t j = slot_of(cap, t.slots[i].addr);
         while (slots[j].addr)
             j = (j + 1) & (cap - 1);
-        slots[j] = old[i];
+        slots[j] = t.slots[i];
     }
-    free(old);
+    free(t.slots);
+    t.slots = slots;
+    t.cap = cap;
     return true;
 }
 
-/* False when no memory is left for the table: the block goes untracked. */
-bool table_put(uintptr_t a, size_t size)
+/* Puts block `a` of `size` bytes in the table; the total after it, or -1
+ * when no memory is left for the table (the block goes untracked). */
+int64_t table_put(uintptr_t a, size_t size)
 {
-    Shard &s = shard_of(a);
-    ShardLock guard(s);
-    if ((s.used + 1) * 2 > s.cap && !shard_grow(s))
-        return false;
-    uint32_t i = slot_of(s, a);
-    while (s.slots[i].addr && s.slots[i].addr != a)
-        i = (i + 1) & (s.cap - 1);
-    if (!s.slots[i].addr)
-        s.used++;
-    s.slots[i] = Block{a, size};
-    return true;
+    Table &t = g_table;
+    TableLock guard;
+    uint32_t used = t.used.load(std::memory_order_relaxed);
+    if ((used + 1) * 2 > t.cap && !table_resize(t, t.cap ? t.cap * 2 : kMinCap))
+        return -1;
+    uint32_t i = slot_of(t.cap, a);
+    while (t.slots[i].addr && t.slots[i].addr != a)
+        i = (i + 1) & (t.cap - 1);
+    if (!t.slots[i].addr)
+        t.used.store(used + 1, std::memory_order_relaxed);
+    t.slots[i] = Block{a, size};
+    t.total += (int64_t)size;
+    return t.total;
 }
 
-/* The block's size, removed from the table; false if it was not there. */
-bool table_take(uintptr_t a, size_t *size)
+/* Takes block `a` out of the table: false if it was not there, else its
+ * size and the total after it. */
+bool table_take(uintptr_t a, size_t *size, int64_t *total)
 {
-    Shard &s = shard_of(a);
-    ShardLock guard(s);
-    if (!s.used)
+    Table &t = g_table;
+    if (!t.used.load(std::memory_order_relaxed))
+        return false; /* nothing tracked: no lock */
+    TableLock guard;
+    uint32_t used = t.used.load(std::memory_order_relaxed);
+    if (!used)
         return false;
-    uint32_t mask = s.cap - 1, i = slot_of(s, a);
-    while (s.slots[i].addr != a) {
-        if (!s.slots[i].addr)
+    uint32_t mask = t.cap - 1, i = slot_of(t.cap, a);
+    while (t.slots[i].addr != a) {
+        if (!t.slots[i].addr)
             return false;
         i = (i + 1) & mask;
     }
-    *size = s.slots[i].size;
-    s.used--;
+    *size = t.slots[i].size;
+    t.total -= (int64_t)*size;
+    *total = t.total;
+    t.used.store(used - 1, std::memory_order_relaxed);
     /* Backward-shift deletion: later entries of the probe run move up, so
      * lookups never need tombstones. */
-    for (uint32_t j = (i + 1) & mask; s.slots[j].addr; j = (j + 1) & mask) {
-        uint32_t home = slot_of(s, s.slots[j].addr);
+    for (uint32_t j = (i + 1) & mask; t.slots[j].addr; j = (j + 1) & mask) {
+        uint32_t home = slot_of(t.cap, t.slots[j].addr);
         if (((j - home) & mask) >= ((j - i) & mask)) {
-            s.slots[i] = s.slots[j];
+            t.slots[i] = t.slots[j];
             i = j;
         }
     }
-    s.slots[i] = Block{0, 0};
+    t.slots[i] = Block{0, 0};
+    /* Back to a small table once a burst of blocks is gone (a failed
+     * shrink keeps the larger one). */
+    if (t.cap > kMinCap && (used - 1) * 8 < t.cap)
+        table_resize(t, t.cap / 2);
     return true;
 }
 
 void tracked_delete(void *ptr)
 {
     size_t size = 0;
-    if (ptr && table_take((uintptr_t)ptr, &size)) {
-        int64_t total = g_total.fetch_sub((int64_t)size, std::memory_order_relaxed) - (int64_t)size;
+    int64_t total = 0;
+    if (ptr && table_take((uintptr_t)ptr, &size, &total)) {
         if (AIP_RECORDING())
             aip_memory_event((uint64_t)(uintptr_t)ptr, -(int64_t)size, total, total,
                              AIP_DEVICE_CPU, -1);
@@ -187,9 +199,9 @@ struct TrackingAllocator final : c10::Allocator {
         /* Only blocks of the original's documented shape can be re-wrapped. */
         if (!data || p.get_context() != data || p.get_deleter() != g_orig_deleter)
             return p;
+        int64_t total;
         if (g_on.load(std::memory_order_relaxed) && AIP_RECORDING() &&
-            table_put((uintptr_t)data, n)) {
-            int64_t total = g_total.fetch_add((int64_t)n, std::memory_order_relaxed) + (int64_t)n;
+            (total = table_put((uintptr_t)data, n)) >= 0) {
             aip_memory_event((uint64_t)(uintptr_t)data, (int64_t)n, total, total,
                              AIP_DEVICE_CPU, -1);
         }
@@ -229,7 +241,7 @@ int aiprof_torch_memory_install(void)
             return -1;
         }
         g_orig_deleter = orig->raw_deleter();
-        pthread_atfork(lock_all_shards, unlock_all_shards, unlock_all_shards);
+        pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
         g_wrapper.orig = orig;
         c10::SetCPUAllocator(&g_wrapper, kPriority);
         if (c10::GetCPUAllocator() != &g_wrapper) {

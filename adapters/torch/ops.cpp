@@ -262,7 +262,7 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     if ((g_record_shapes.load(std::memory_order_relaxed) || s->want_shapes) &&
         fn.needsInputs()) {
         try {
-            if (const aiprof_torch::ShapeEntry *in =
+            if (const aiprof_torch::InputIds *in =
                     aiprof_torch::describe_inputs(s->inputs, fn, op.name_id)) {
                 op.input_shapes_id = in->shapes_id;
                 op.input_dtypes_id = in->dtypes_id;

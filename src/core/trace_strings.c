@@ -83,9 +83,10 @@ static uint32_t u32_at(const uint8_t *p)
     return v;
 }
 
-void aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size)
+uint64_t aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size)
 {
     uint32_t off = 0;
+    uint64_t n = 0;
     while (off + sizeof(aip__rec_header) <= size) {
         aip__rec_header h;
         memcpy(&h, p + off, sizeof h);
@@ -132,7 +133,9 @@ void aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t s
             break;
         }
         off += h.size;
+        n++;
     }
+    return n;
 }
 
 static int cmp_u32(const void *a, const void *b)

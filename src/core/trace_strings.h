@@ -20,8 +20,9 @@ typedef void (*aip__chunk_write_fn)(void *ctx, uint16_t type, const void *payloa
                                     uint32_t size);
 
 /* aip__trace_strings_scan() : note the string ids the records of an EVENTS
- * payload use that the file does not define yet. */
-void aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size);
+ * payload use that the file does not define yet; @return the number of
+ * whole records scanned (the writer counts them with the same pass). */
+uint64_t aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size);
 
 /* aip__trace_strings_flush() : write the noted strings as STRINGS chunks
  * (runs of consecutive ids, at most `chunk_cap` bytes each) through

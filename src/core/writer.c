@@ -236,13 +236,16 @@ static uint32_t within_limit(const uint8_t *p, uint32_t size)
 
 /* Strings first: every id an EVENTS chunk uses is defined before it (no
  * events go out after strings that did not).  Returns the bytes of `p`
- * written. */
-static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size)
+ * written; `*records` the number of records in them when they are all of
+ * `p` (counted by the strings' scan, which reads every record anyway),
+ * else 0. */
+static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size, uint64_t *records)
 {
+    *records = 0;
     if (writer.io_error || writer.limit_reached)
         return 0;
     uint32_t n = within_limit(p, size);
-    aip__trace_strings_scan(&writer.strings, p, n);
+    uint64_t scanned = aip__trace_strings_scan(&writer.strings, p, n);
     int strings_lost = 0;
     aip__trace_strings_flush(&writer.strings, STRINGS_CHUNK_BYTES, write_strings_chunk,
                              &strings_lost);
@@ -262,6 +265,8 @@ static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size)
     uint32_t done = aip__raw_put_events(&writer.file, tid, p, n, &e);
     if (e)
         write_failed(e);
+    if (done == size)
+        *records = scanned;
     return done;
 }
 
@@ -287,9 +292,14 @@ static void write_buffers(aip__buf *list)
     for (aip__buf *b = rev; b; b = b->next) {
         uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
         uint32_t size = used - b->start;
-        uint64_t n = aip__raw_count_records(b->data + b->start, size);
-        uint32_t done = write_events(b->tid, b->data + b->start, size);
-        uint64_t ok = done == size ? n : aip__raw_count_records(b->data + b->start, done);
+        uint64_t ok, n;
+        uint32_t done = write_events(b->tid, b->data + b->start, size, &ok);
+        if (done == size) {
+            n = ok; /* the usual case: one pass over the records */
+        } else {
+            n = aip__raw_count_records(b->data + b->start, size);
+            ok = aip__raw_count_records(b->data + b->start, done);
+        }
         pthread_mutex_lock(&pool->lock);
         aip__tid_stats *st = aip__stats_for(b->tid);
         if (st) {

@@ -355,3 +355,43 @@ def test_module_path_not_stale_when_another_evaluator_takes_over():
                for e in trace_events(json.load(f)) if e.get("cat") == "cpu_op"}
     assert ops["aten::sin"] == "nn.Module: TakenOver_0"
     assert ops["aten::cos"] is None
+
+
+def _recurse(n):
+    return 0 if n == 0 else 1 + _recurse(n - 1)
+
+
+def test_python_ids_unique_over_threads_and_blocks():
+    # Each thread takes its calls' ids from the process's counter a block
+    # at a time (record.c): with several threads making more calls than a
+    # block holds, every call still has its own id, each parent id is a
+    # call of the same thread, and on one thread ids grow with the calls.
+    import threading
+    barrier = threading.Barrier(4)
+
+    def work():
+        barrier.wait()
+        for _ in range(300):
+            _recurse(3)
+
+    with P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True) as prof:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    prof.export_chrome_trace("threads.json")
+    with open("threads.json") as f:
+        py = _check_tree(trace_events(json.load(f)))
+    by_id = {e["args"]["Python id"]: e for e in py}
+    recursions = collections.Counter(e["tid"] for e in py if e["name"].endswith(": _recurse"))
+    assert len(recursions) == 4 and set(recursions.values()) == {300 * 4}
+    for e in py:
+        parent = e["args"]["Python parent id"]
+        if parent:
+            assert by_id[parent]["tid"] == e["tid"]
+    for tid in recursions:
+        mine = sorted((float(e["ts"]), e["args"]["Python id"]) for e in py
+                      if e["tid"] == tid and e["name"].endswith(": _recurse"))
+        ids = [i for _, i in mine]
+        assert ids == sorted(ids)

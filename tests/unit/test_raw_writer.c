@@ -10,6 +10,7 @@
 #include "raw.h"
 #include "raw_builder.h"
 #include "raw_writer.h"
+#include "trace_strings.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -117,8 +118,35 @@ static void test_events_cut_at_records(void)
     rb_free(&ev);
 }
 
+/* The writer counts an EVENTS payload's records with the pass that notes
+ * its string ids (writer.c): the scan's count is aip__raw_count_records'
+ * for whole records, and a partial last record is neither counted nor
+ * read. */
+static void test_strings_scan_counts_records(void)
+{
+    rb_buf ev = {0};
+    ev_annotation(&ev, 3, 10, 20);
+    ev_op(&ev, 5, 11, 19);
+    ev_memory(&ev, 12, 0x1000, 64, 64, 64, 0, -1);
+    ev_op(&ev, 4, 13, 18);
+    uint32_t whole = (uint32_t)ev.len;
+    aip__trace_strings u = {0};
+    ASSERT_EQ(aip__trace_strings_scan(&u, ev.data, whole), 4);
+    ASSERT_EQ(aip__raw_count_records(ev.data, whole), 4);
+    ASSERT_EQ(u.n_need, 3); /* names 3, 5 and 4; the memory record has none */
+    ev_op(&ev, 9, 14, 15);
+    aip__trace_strings v = {0};
+    ASSERT_EQ(aip__trace_strings_scan(&v, ev.data, (uint32_t)ev.len - 1), 4); /* cut: 4 whole */
+    ASSERT_EQ(v.n_need, 3);                                                   /* 9 unread */
+    ASSERT_EQ(aip__trace_strings_scan(&v, ev.data, 0), 0);
+    aip__trace_strings_free(&u);
+    aip__trace_strings_free(&v);
+    rb_free(&ev);
+}
+
 static void setup(void) { rb_tempdir(dir, sizeof dir, "rawwriter"); }
 static void teardown(void) { rb_rmtree(dir); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_bytes_as_specified),
-          TEST_CASE(test_events_cut_at_records), TEST_CASE(teardown))
+          TEST_CASE(test_events_cut_at_records), TEST_CASE(test_strings_scan_counts_records),
+          TEST_CASE(teardown))
