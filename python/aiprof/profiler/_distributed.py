@@ -151,7 +151,9 @@ def install():
 
 def set_recording(on):
     global _on, _adapter_on
-    d = install() if on else None
+    d = _dist() if on else None
+    if d is not None and not _installed:
+        install()
     _on = bool(on) and _installed
     lib = _adapter() if (on and d is not None) or _adapter_on else False
     if not lib:

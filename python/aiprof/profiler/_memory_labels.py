@@ -450,12 +450,15 @@ class Labeller:
             _active += 1
             _generation += 1  # a new trace: everything is labelled again
             self._pending = self.deferred
-            if _torch_bridge.native_labels() is not None:
+            bridge = _torch_bridge
+            if bridge.native_labels() is not None:
                 # Inputs, optimizers and the generation in one C call (it
                 # finds Module._call_impl's code itself).
                 try:
                     by_frames, unknown = _C.labels_start(
-                        _generation, _torch_bridge.module_class(),
+                        # (the class cached by the bridge read directly: one
+                        # call fewer in start())
+                        _generation, bridge._module_class or bridge.module_class(),
                         None if self.deferred else _optimizers)
                 except Exception:  # labels must never break training
                     by_frames, unknown = False, None
