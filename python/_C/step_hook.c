@@ -301,7 +301,13 @@ static PyObject *py_labels_start(PyObject *self, PyObject *const *args, Py_ssize
     if (gen == (unsigned long)-1 && PyErr_Occurred())
         return NULL;
     PyObject *code = args[1], *optimizers = args[2];
-    PyObject *found = NULL;
+    if (optimizers != Py_None && !PyDict_Check(optimizers)) {
+        PyErr_SetString(PyExc_TypeError, "labels_start() takes a dict of optimizers or None");
+        return NULL;
+    }
+    if (!have_label_functions("labels_start"))
+        return NULL;
+    PyObject *found = NULL; /* a reference held while `code` is it */
     if (PyType_Check(code)) {
         /* nn.Module: its _call_impl's code, looked up here each time (it
          * may have been replaced), ~2 us cheaper than in Python. */
@@ -313,32 +319,19 @@ static PyObject *py_labels_start(PyObject *self, PyObject *const *args, Py_ssize
         Py_XDECREF(fn);
         PyErr_Clear();
         code = found ? found : Py_None;
-    }
-    if (code != Py_None && !PyCode_Check(code)) {
+    } else if (code != Py_None && !PyCode_Check(code)) {
         PyErr_SetString(PyExc_TypeError,
                         "labels_start() takes a code object, nn.Module's class or None");
-        return NULL;
-    }
-    if (optimizers != Py_None && !PyDict_Check(optimizers)) {
-        Py_XDECREF(found);
-        PyErr_SetString(PyExc_TypeError, "labels_start() takes a dict of optimizers or None");
-        return NULL;
-    }
-    if (!have_label_functions("labels_start")) {
-        Py_XDECREF(found);
         return NULL;
     }
     labels_active = 1;
     cur_gen = gen;
     int by_frames = aipy_inputs_by_frames(code, (void *)label_tensors_fn);
     Py_XDECREF(found); /* the evaluator keeps what it needs (use_module_code) */
-    PyObject *unknown = Py_None;
-    Py_INCREF(unknown);
-    if (optimizers != Py_None) {
-        Py_DECREF(unknown);
-        if (!(unknown = label_optimizers(optimizers)))
-            return NULL;
-    }
+    PyObject *unknown = optimizers == Py_None ? (Py_INCREF(Py_None), Py_None)
+                                              : label_optimizers(optimizers);
+    if (!unknown)
+        return NULL;
     return Py_BuildValue("(NN)", PyBool_FromLong(by_frames), unknown);
 }
 

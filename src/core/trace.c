@@ -235,7 +235,6 @@ static void prepare_dirs(void *arg)
     if (prepared.check_base[0] && aip__mkdirs(prepared.check_base)) {
         checked = 0; /* the next start checks it itself (stop() joined this thread) */
         aip__warn("result directory %s not created: %s", prepared.dir, aip_last_error());
-        prepared.create_dir = 0;
         prepared.session = NULL;
         return;
     }

@@ -80,11 +80,7 @@ class Collectors:
         if self.cpu or not recording:
             _distributed.set_recording(recording)
         self.recording = recording
-        if self._labels is not None:
-            if self._labels_follow_core:
-                self.sync_labels()
-            else:  # after the adapter: labels are recorded only while memory is
-                self._labels.set_on(recording and self.ops.on and self.ops.profile_memory)
+        self.sync_labels()
 
     def sync_labels(self):
         """Labels on while this records memory (and, for a dynamic

@@ -42,11 +42,13 @@ straight from the C wrapper, with no Python in between.
 
 Cost.  Storages are read by the PyTorch adapter (labels.cpp, one call per
 list of tensors) when it is built with pybind11's headers, else here in
-Python (~0.65 us a tensor).  With the adapter, a trace's start is one C
-call (_C.labels_start: the optimizers and the input labels).  Top-level module inputs: on CPython 3.11 with
-the adapter's labels, the frame evaluator (nn_module_calls.c) labels the
-arguments of each Module._call_impl frame that runs with no module call
-below it on the thread, and no module hook is installed.  Otherwise
+Python (~0.65 us a tensor).  With the adapter, turning labels on for a
+trace is one C call (_C.labels_start: the input labels, and the
+optimizers where they are labelled then).  Top-level module inputs: on
+CPython 3.11 with the adapter's labels, the frame evaluator
+(nn_module_calls.c) labels the arguments of each Module._call_impl frame
+that runs with no module call below it on the thread, and no module hook
+is installed.  Otherwise
 top-level modules are found during a trace's first step with global
 nn.Module hooks, which slow every module call; from the first optimizer or
 profiler step on, only those modules keep hooks of their own (a pre-hook),
@@ -452,12 +454,11 @@ class Labeller:
             self._pending = self.deferred
             bridge = _torch_bridge
             if bridge.native_labels() is not None:
-                # Inputs, optimizers and the generation in one C call (it
-                # finds Module._call_impl's code itself).
+                # Inputs, optimizers and the generation in one C call; it
+                # finds Module._call_impl's code itself, from the class the
+                # bridge keeps (read directly: one Python call fewer).
                 try:
                     by_frames, unknown = _C.labels_start(
-                        # (the class cached by the bridge read directly: one
-                        # call fewer in start())
                         _generation, bridge._module_class or bridge.module_class(),
                         None if self.deferred else _optimizers)
                 except Exception:  # labels must never break training

@@ -230,17 +230,9 @@ def module_class():
 
 def module_call_code():
     """The code of torch's nn.Module._call_impl, whose frames are module
-    calls (python/_C/nn_module_calls.c), or None.  (Asked at every
-    profile_memory start: the class is found once; the method is looked up
+    calls (python/_C/nn_module_calls.c), or None.  (The method is looked up
     each time, in case someone replaced it.)"""
-    global _module_class
-    cls = _module_class
-    if cls is None:
-        cls = getattr(sys.modules.get("torch.nn.modules.module"), "Module", None)
-        if cls is None:
-            return None
-        _module_class = cls
-    return getattr(getattr(cls, "_call_impl", None), "__code__", None)
+    return getattr(getattr(module_class(), "_call_impl", None), "__code__", None)
 
 
 def problem():

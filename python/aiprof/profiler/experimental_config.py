@@ -140,12 +140,10 @@ class _ExperimentalConfig:
                 and record_op_args is False and gc_detect_threshold is None and mstx is False
                 and mstx_domain_include is None and mstx_domain_exclude is None
                 and host_sys is None and sys_io is False and sys_interconnection is False):
-            # The default config, made by every profile given none: a copy
-            # of the first one's state (a short profile's cost includes it).
+            # The default config: a copy of the first one's state (a short
+            # profile's cost includes it).
             if _DEFAULT_STATE:
-                self.__dict__.update(_DEFAULT_STATE)
-                self._export_type = list(self._export_type)
-                self._start_kwargs = dict(self._start_kwargs)
+                self._copy_default()
                 return
             remember = True
         else:
@@ -211,17 +209,21 @@ class _ExperimentalConfig:
         if remember:
             _DEFAULT_STATE.update(self.__dict__)
 
-    @classmethod
-    def _default(cls):
-        """_ExperimentalConfig() for a profile given none: a copy of the
-        default state without binding and comparing fifteen arguments (a
-        short profile's profile() pays for it, on cold caches)."""
-        if not _DEFAULT_STATE:
-            return cls()
-        self = cls.__new__(cls)
+    def _copy_default(self):
+        """This config becomes a copy of the default one's state (its list
+        and dict copied too: a profile may change its own)."""
         self.__dict__.update(_DEFAULT_STATE)
         self._export_type = list(self._export_type)
         self._start_kwargs = dict(self._start_kwargs)
+
+    @classmethod
+    def _default(cls):
+        """_ExperimentalConfig() for a profile given none, without binding
+        and comparing fifteen arguments once the default state is known."""
+        if not _DEFAULT_STATE:
+            return cls()
+        self = cls.__new__(cls)
+        self._copy_default()
         return self
 
     @classmethod

@@ -166,7 +166,6 @@ class _KinetoProfile:
                 self.with_flops)
 
     def _collectors_key(self, options):
-        # (start() compares the same tuple inline)
         return options, self._activities & 1, self._experimental_config
 
     def _new_collectors(self):
@@ -192,9 +191,8 @@ class _KinetoProfile:
             raise
 
     def _begin(self):
-        # start()'s path: the common cases checked inline, so that it makes
-        # fewer Python calls (each ~1-2 us on the caches a training loop
-        # leaves cold).
+        # The common case checked here, not in a call: each Python call
+        # costs start() ~1-2 us on the caches a training loop leaves cold.
         cfg = self._cfg
         if not (self._activities == 1 and cfg._all_collected and not cfg.record_op_args):
             self._warn_unsupported()
@@ -228,15 +226,10 @@ class _KinetoProfile:
         self._metadata = []
         made, self._made_collectors = self._made_collectors, None
         self._collectors = made[1] if made is not None and \
-            made[0] == (options, self._activities & 1, self._experimental_config) \
-            else self._new_collectors()
+            made[0] == self._collectors_key(options) else self._new_collectors()
         self._handler_error = None
         self._session_error = None
-        try:
-            self._session.start()
-        except (OSError, ValueError) as e:  # as _call_session
-            self._session_error = str(e)
-            warnings.warn(f"aiprof: {e}", RuntimeWarning, stacklevel=3)
+        self._call_session(self._session.start)
         self._running = True
         self._has_run = True
         self._sync()
@@ -381,10 +374,10 @@ class _KinetoProfile:
             raise
 
     def _warn_unsupported(self):
+        """What start() says is not collected; not called for CPU alone with
+        a config this machine fully collects (nothing to say then)."""
         bits = self._activities  # use_cuda has set CUDA's bit
         cfg = self._cfg
-        if bits == 1 and cfg._all_collected and not cfg.record_op_args:
-            return  # CPU alone, a config this machine fully collects: nothing to say
         cpu = bool(bits & 1)
         device_ok = False
         # Once the device warning was given, only a profile without CPU
