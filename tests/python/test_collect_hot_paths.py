@@ -112,6 +112,19 @@ def _add_dims(trace):
     return [a["args"]["Input Dims"] for a in slices(trace, "cpu_op", "aten::add")]
 
 
+
+def _check_add_descriptions(steps, path):
+    """One add of a ones(n) tensor per n of each step, recorded with
+    record_shapes into `path`: every add gets its own Input Dims."""
+    import torch
+    tensors = {n: torch.ones(n) for s in steps for n in s}
+    with _trace(path, record_shapes=True):
+        for s in steps:
+            for n in s:
+                tensors[n].add(1.0)
+    assert _add_dims(trace_of(result_dirs(path)[0])) == \
+        [f"[[{n}], [], []]" for s in steps for n in s]
+
 @needs_torch
 def test_input_descriptions_when_the_op_sequence_changes():
     # record_shapes tries the entry that followed the previous op last time
@@ -119,17 +132,10 @@ def test_input_descriptions_when_the_op_sequence_changes():
     # that way, and every kind of change (shapes swapped, one shape new,
     # the order reversed, ops left out, the same op twice) must still get
     # its own description.
-    import torch
     base = list(range(1, 41))
     steps = [base, base, base[::-1], [n + 100 if n % 7 == 0 else n for n in base],
              base[::2], [n for n in base for _ in (0, 1)], base, base]
-    tensors = {n: torch.ones(n) for s in steps for n in s}
-    with _trace("./p", record_shapes=True):
-        for s in steps:
-            for n in s:
-                tensors[n].add(1.0)
-    assert _add_dims(trace_of(result_dirs("./p")[0])) == \
-        [f"[[{n}], [], []]" for s in steps for n in s]
+    _check_add_descriptions(steps, "./p")
 
 
 @needs_torch
@@ -137,17 +143,10 @@ def test_input_descriptions_after_the_sequence_is_learnt_and_relearnt():
     # More ops than the sequence learns (8192): past them it is replayed,
     # and a loop that changes for long (misses past a quarter) is learnt
     # again; through all of it, each op gets its own description.
-    import torch
     a = list(range(1, 51))
     b = [n + 1000 for n in range(1, 31)] + list(range(25, 5, -1))
     plan = [a] * 200 + [b] * 100 + [a[::-1]] * 20 + [a] * 20
-    tensors = {n: torch.ones(n) for s in plan for n in s}
-    with _trace("./l", record_shapes=True):
-        for s in plan:
-            for n in s:
-                tensors[n].add(1.0)
-    assert _add_dims(trace_of(result_dirs("./l")[0])) == \
-        [f"[[{n}], [], []]" for s in plan for n in s]
+    _check_add_descriptions(plan, "./l")
 
 
 @needs_torch
