@@ -52,7 +52,7 @@ def _assert_same_counts(torch_counts, aiprof_counts, close):
     folds it away as a nested same-name op; aiprof keeps nanoseconds and
     counts both.  So torch may count fewer calls of a name, by at most the
     number of such close pairs aiprof saw; anything else is a real mismatch."""
-    assert torch_counts and set(aiprof_counts) == set(torch_counts)
+    assert set(aiprof_counts) == set(torch_counts)
     for name, n in aiprof_counts.items():
         want = torch_counts[name]
         assert want <= n <= want + close.get(name, 0), (name, n, want, close.get(name, 0))
@@ -91,6 +91,9 @@ def test_mlp_matches_torch(sched):
     torch_traces, aiprof_traces = _run_both(train_mlp, sched, 9)
     assert [s for s, _ in aiprof_traces] == [s for s, _ in torch_traces]
     assert torch_traces, "the schedule saved no trace"
+    # A trace whose active step is the loop's last may hold no op: torch 2.x
+    # (Kineto) saves it empty at exit, as aiprof does; one trace must hold ops.
+    assert any(t for _, t in torch_traces), "no trace holds an op"
     for (_, t), (_, (a, close)) in zip(torch_traces, aiprof_traces):
         _assert_same_counts(t, a, close)
 

@@ -34,6 +34,7 @@ import ctypes
 import functools
 import json
 import sys
+import threading
 
 from .. import _C
 from . import _mstx_auto
@@ -237,6 +238,18 @@ def _mstx_message(d, attr, kind, a, group_arg, peer, count, dtype):
                                    dst=rank if kind == _SEND else None)
 
 
+def _global_rank(d, a, arg, group_arg):
+    """The global rank a src/dst parameter names: torch 2.x also takes it as
+    group_src / group_dst, a rank within the call's group."""
+    r = a.get(arg)
+    if r is None:
+        g = a.get("group_" + arg)
+        if g is not None:
+            ranks = _group_names(d, a.get(group_arg))[1]
+            r = ranks[g] if 0 <= g < len(ranks) else -1
+    return -1 if r is None else r
+
+
 def _tensor(t):
     """(bytes, count, dtype) of a tensor or a list of tensors."""
     if isinstance(t, (list, tuple)):
@@ -245,6 +258,9 @@ def _tensor(t):
                 parts[0][2] if parts and len({p[2] for p in parts}) == 1 else None)
     n = t.numel()
     return n * t.element_size(), n, str(t.dtype).replace("torch.", "")
+
+
+_inside = threading.local()   # depth of recorded calls on this thread (wrapper)
 
 
 class _Work:
@@ -278,6 +294,11 @@ def _wrap(d, fn, attr, name, kind, what, group_arg, root_arg=None, peer_arg=None
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        # torch 2.x implements some calls through others (send() calls the
+        # module's isend(), which is this module's wrapper then): the outer
+        # call is the user's, the inner one is not recorded again.
+        if getattr(_inside, "depth", 0):
+            return fn(*args, **kwargs)
         comm = _on and not (kind == _COLL and _adapter_on) and _C.comm_recording()
         mstx = _mstx_auto.comm_on and not (kind == _COLL and _adapter_mstx)
         if not comm and not mstx:
@@ -288,8 +309,8 @@ def _wrap(d, fn, attr, name, kind, what, group_arg, root_arg=None, peer_arg=None
             a = b.arguments
             gid, gname, ranks, lib = _group(d, a.get(group_arg)) if comm else (None,) * 4
             nbytes, count, dtype = _tensor(what(a)) if what else (0, 0, None)
-            root = a.get(root_arg, -1) if root_arg else -1
-            peer = a.get(peer_arg, -1) if peer_arg else -1
+            root = _global_rank(d, a, root_arg, group_arg) if root_arg else -1
+            peer = _global_rank(d, a, peer_arg, group_arg) if peer_arg else -1
             tag = a.get("tag", -1) if kind != _COLL else -1
             nb = bool(a.get("async_op", async_default))
             seq = _C.comm_next_seq(gid) if comm and kind == _COLL and gid is not None else 0
@@ -299,11 +320,14 @@ def _wrap(d, fn, attr, name, kind, what, group_arg, root_arg=None, peer_arg=None
             return fn(*args, **kwargs)
         rid = _mstx_auto.range_start(msg, _mstx_auto.DOMAIN_COMM) if msg else 0
         start = _C.comm_ticks()
+        _inside.depth = 1
         try:
             r = fn(*args, **kwargs)
         except BaseException:
             _mstx_auto.range_end(rid)
             raise
+        finally:
+            _inside.depth = 0
         end = _C.comm_ticks()
         if kind == _RECV and peer in (None, -1) and isinstance(r, int):
             peer = r    # recv(src=None) returns the sender
