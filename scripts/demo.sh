@@ -40,11 +40,26 @@ PY
 }
 for d in "$OUT"/c/*_ascend_pt; do summarise "$d"; done
 
-if [ -f examples/python/train_mlp.py ] && /usr/bin/python3 -c "import torch" 2>/dev/null \
-   && [ -d "$BUILD/python/aiprof" ]; then
+# The Python example runs on torch 2.x (the project's venv, .venv: torch
+# 2.13 with Kineto, made by scripts/torch2_venv.sh) when it can be had, with
+# aiprof._C and the adapter built for it in build-t2; else on Debian's
+# torch 1.13 with the main build.
+PYRUN=(); PYBUILD=""
+if [ -f examples/python/train_mlp.py ]; then
+  if T2PY=$(bash scripts/torch2_venv.sh) && \
+     cmake -S . -B build-t2 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$T2PY" >/dev/null && \
+     cmake --build build-t2 -j "$(nproc 2>/dev/null || echo 2)" --target aiprof_py_C aiprof_torch \
+       -- --no-print-directory >/dev/null && [ -f build-t2/python/aiprof/libaiprof_torch.so ]; then
+    PYRUN=("$T2PY"); PYBUILD=build-t2
+  elif /usr/bin/python3 -c "import torch" 2>/dev/null && [ -d "$BUILD/python/aiprof" ]; then
+    echo "(torch 2.x venv not available: the Python example runs on Debian's torch 1.13)"
+    PYRUN=(/usr/bin/python3); PYBUILD=$BUILD
+  fi
+fi
+if [ ${#PYRUN[@]} -gt 0 ]; then
   echo
-  echo "== Python example: examples/python/train_mlp.py (PyTorch MLP, schedule wait=1 warmup=1 active=2 repeat=1) =="
-  PYTHONPATH="$BUILD/python" /usr/bin/python3 examples/python/train_mlp.py --dir "$OUT/python"
+  echo "== Python example: examples/python/train_mlp.py (PyTorch $(PYTHONPATH="$PYBUILD/python" "${PYRUN[@]}" -c 'import torch; print(torch.__version__)') MLP, schedule wait=1 warmup=1 active=2 repeat=1) =="
+  PYTHONPATH="$PYBUILD/python" "${PYRUN[@]}" examples/python/train_mlp.py --dir "$OUT/python"
   for d in "$OUT"/python/*_ascend_pt; do [ -d "$d" ] && summarise "$d"; done
 fi
 

@@ -2,9 +2,10 @@
 # Builds and runs every test: the normal build (all of ctest), an ASan+UBSan
 # build (all but the e2e_* scripts), and a TSan build of the threaded tests
 # (test_threads, test_session, test_strings: chosen by name below, there are
-# no ctest labels), then pytest twice: on the normal build, and with
-# everything Python loads from us (libaiprof, the aiprof._C extension, the
-# PyTorch adapter) built under ASan+UBSan.  AIP_SANITIZER (asan, tsan) tells
+# no ctest labels), then pytest three times: on the normal build with
+# Debian's torch 1.13, on a build for the torch 2.x venv (.venv, torch 2.13),
+# and with everything Python loads from us (libaiprof, the aiprof._C
+# extension, the PyTorch adapter) built under ASan+UBSan.  AIP_SANITIZER (asan, tsan) tells
 # the tests which sanitizer they run under.  Ends with "N passed, N failed"
 # summed over all runs.
 set -u
@@ -59,6 +60,24 @@ if [ -d tests/python ] && [ -d build/python/aiprof ]; then
   run_pytest build $PYTEST "$PWD/tests/python"
 else
   echo "skipped: no Python package built (python3-dev / python3-torch missing?)"
+fi
+# torch 2.x (Kineto): the same suite in the project's venv (.venv, made or
+# updated by scripts/torch2_venv.sh: torch 2.13 on the CPU and the torch-2.x
+# tools the tests read our outputs with), against a build of aiprof._C and
+# the adapter for that Python and torch (build-t2).  A venv that cannot be
+# made is a failure: the suite would otherwise pass on torch 1.13 alone.
+echo "== Python tests (pytest, torch 2.x venv) =="
+if [ "${AIP_SKIP_TORCH2:-0}" = 1 ]; then
+  echo "skipped: AIP_SKIP_TORCH2=1"
+elif T2PY=$(bash scripts/torch2_venv.sh || bash scripts/torch2_venv.sh); then
+  echo "$("$T2PY" -c 'import torch; print("torch", torch.__version__)') ($T2PY)"
+  if build build-t2 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$T2PY"; then
+    run_pytest build-t2 "$T2PY" -m pytest -q -p no:cacheprovider "$PWD/tests/python"
+  else total_fail=$((total_fail+1)); fi
+else
+  echo "FAILED: the torch 2.x venv could not be made (scripts/torch2_venv.sh said why above;"
+  echo "        AIP_SKIP_TORCH2=1 skips this part)"
+  total_fail=$((total_fail+1))
 fi
 # Our code loaded into an uninstrumented interpreter: built with ASan+UBSan
 # and the ASan runtime preloaded.  `aiprof run` puts its own library first
