@@ -90,7 +90,8 @@ pass_for() {  # pass_for LABEL VENV-DIR TORCH-CHECK-PYTHON
     done
   fi
 
-  if (cd "$TMP/run" && env -u PYTHONPATH PYTHONWARNINGS=default "$VPY" prof.py "$SITE" $HAVE_TORCH \
+  mkdir "$TMP/run-$label"; cp "$TMP/run/prof.py" "$TMP/run-$label/"   # each pass its own results
+  if (cd "$TMP/run-$label" && env -u PYTHONPATH PYTHONWARNINGS=default "$VPY" prof.py "$SITE" $HAVE_TORCH \
         >"$TMP/run-$label.log" 2>&1); then
     check "profile with the installed package" true
     check "no warning while profiling" bash -c "! grep -q Warning '$TMP/run-$label.log'"
@@ -111,6 +112,8 @@ if [ -x "$T2" ] && "$T2" -c "import sys, torch; sys.exit(int(torch.__version__.s
   t2site=$("$T2" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
   v2site=$("$TMP/venv2/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
   echo "$t2site" >"$v2site/_aiprof_torch2.pth"
+  # the venv's own setuptools (ensurepip's, no bdist_wheel) would come first
+  "$TMP/venv2/bin/python" -m pip uninstall -q -y setuptools >/dev/null 2>&1 || true
   pass_for torch2 "$TMP/venv2" "$TMP/venv2/bin/python"
   check "torch2 pass profiled torch 2.x" grep -q "^torch 2\." "$TMP/run-torch2.log"
 else
