@@ -14,6 +14,7 @@
  * before the exporters can start); each side writes only its own records,
  * so the model is the same whatever the threads' timing.
  */
+#include "thread.h"
 #include "model.h"
 #include "error.h"
 
@@ -45,7 +46,7 @@ static void *beside_main(void *arg)
 static void beside_start(beside *b, aip_status (*fn)(aip__model *m), aip__model *m)
 {
     *b = (beside){.fn = fn, .m = m};
-    b->started = pthread_create(&b->th, NULL, beside_main, b) == 0;
+    b->started = aip__thread_create(&b->th, NULL, beside_main, b) == 0;
     if (!b->started)
         beside_main(b);
 }

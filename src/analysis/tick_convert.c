@@ -16,6 +16,7 @@
  * the read-only conversion, and loading is serial work that comes before
  * everything else of an analysis.
  */
+#include "thread.h"
 #include "model.h"
 
 #include <math.h>
@@ -105,7 +106,7 @@ void aip__ticks_convert(aip__process *p, const aip__model *m)
     align_job job = {p, &c};
     pthread_t th;
     int beside = p->dev_tasks.n + p->dev_api.n >= ALIGN_BESIDE_MIN &&
-                 pthread_create(&th, NULL, align_main, &job) == 0;
+                 aip__thread_create(&th, NULL, align_main, &job) == 0;
     for (size_t i = 0; i < p->n_threads; i++) {
         aip__thread *t = &p->threads[i];
         for (size_t j = 0; j < t->n_spans; j++) {

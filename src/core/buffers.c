@@ -13,12 +13,15 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 uint32_t aip_recording_generation;
 uint32_t aip__rec_mask_v;
 __thread aip__tstate *aip__tls __attribute__((tls_model("initial-exec")));
+__thread uint8_t aip__tls_writing __attribute__((tls_model("initial-exec")));
+__thread uint32_t aip__tls_inside __attribute__((tls_model("initial-exec")));
 
 aip__pool aip__pool_state = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -30,16 +33,47 @@ static pthread_key_t tls_key;
 static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start);
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+void aip__pool_lock(void)
+{
+    aip__tls_inside++;
+    aip__signal_fence();
+    pthread_mutex_lock(&pool->lock);
+}
+
+void aip__pool_unlock(void)
+{
+    pthread_mutex_unlock(&pool->lock);
+    aip__signal_fence();
+    aip__tls_inside--;
+}
+
+/* Buffers and thread states are mapped, not malloc'd: a thread's first
+ * record, or a buffer swap, may run in a signal handler (an OSRT wrapper
+ * the handler calls) that interrupted the program inside malloc, whose
+ * lock the thread then holds.  mmap takes none.  Page-aligned, so the 64
+ * bytes their types ask for hold. */
+static void *map_zeroed(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+#define BUF_MAP_BYTES (sizeof(aip__buf) + AIP_BUF_BYTES)
+
 aip__buf *aip__buf_new(void)
 {
-    /* aligned_alloc needs a size that is a multiple of the alignment. */
-    size_t size = (sizeof(aip__buf) + AIP_BUF_BYTES + 63) & ~(size_t)63;
-    aip__buf *b = aligned_alloc(64, size);
+    aip__buf *b = map_zeroed(BUF_MAP_BYTES);
     if (b) {
         b->next = NULL;
         atomic_init(&b->used, 0);
     }
     return b;
+}
+
+void aip__buf_free(aip__buf *b)
+{
+    if (b)
+        munmap(b, BUF_MAP_BYTES);
 }
 
 static void set_obtainable(void)
@@ -54,7 +88,7 @@ void aip__pool_release(aip__buf *list)
     while (list) {
         aip__buf *next = list->next;
         if (pool->allocated > pool->max_bufs) { /* cap lowered, or stop-time copies */
-            free(list);
+            aip__buf_free(list);
             pool->allocated--;
         } else {
             list->next = pool->free_list;
@@ -191,7 +225,7 @@ static void queue_buffer(aip__buf *b, uint64_t tid, uint32_t gen, uint32_t start
 static void thread_exit(void *arg)
 {
     aip__tstate *t = arg;
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (t->registry_epoch == pool->registry_epoch) {
         for (aip__tstate **pp = &pool->threads; *pp; pp = &(*pp)->next)
             if (*pp == t) {
@@ -213,17 +247,17 @@ static void thread_exit(void *arg)
             aip__pool_release(t->buf);
         }
     } else {
-        free(t->buf); /* inherited over fork, never accounted in this process */
+        aip__buf_free(t->buf); /* inherited over fork, never accounted in this process */
     }
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     aip__tls = NULL;
-    free(t);
+    munmap(t, sizeof *t);
 }
 
 /* fork(): the pool lock is the last library lock the forking thread takes
  * (fork_handlers.h), so that no other thread holds it at the fork. */
-static void fork_prepare(void) { pthread_mutex_lock(&pool->lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&pool->lock); }
+static void fork_prepare(void) { aip__pool_lock(); }
+static void fork_parent(void) { aip__pool_unlock(); }
 
 /* The child has only the forking thread: the writer and all other threads
  * are gone.  It must not append to the parent's raw file, so recording stops
@@ -249,7 +283,7 @@ static void fork_child(void)
     pool->stop_requested = 0;
     pool->allocated = pool->n_free;
     set_obtainable();
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
 }
 
 __attribute__((constructor)) static void register_fork_handlers(void)
@@ -280,23 +314,27 @@ static void emit_thread_name(aip__tstate *t)
     r->h.size = sizeof *r;
     r->h.name = t->thread_name;
     r->ts = aip__ticks();
-    aip__commit(t, sizeof *r);
+    aip__publish(t, sizeof *r); /* the caller's reserve, if any, is still open */
 }
 
 aip__tstate *aip__tls_state(void)
 {
     aip__tstate *t = aip__tls;
     if (!t) {
+        aip__tls_inside++;
+        aip__signal_fence();
         aip__recorder_init();
-        /* Aligned as its type: each open op's frame is one cache line. */
-        t = aligned_alloc(_Alignof(aip__tstate), sizeof *t);
-        if (!t)
-            return NULL;
-        memset(t, 0, sizeof *t);
-        t->tid = (uint64_t)syscall(SYS_gettid);
-        t->registry_epoch = (uint32_t)-1;
-        aip__tls = t;
-        pthread_setspecific(tls_key, t);
+        /* Mapped (see map_zeroed), zeroed, page-aligned: each open op's
+         * frame is one cache line. */
+        t = map_zeroed(sizeof *t);
+        if (t) {
+            t->tid = (uint64_t)syscall(SYS_gettid);
+            t->registry_epoch = (uint32_t)-1;
+            aip__tls = t;
+            pthread_setspecific(tls_key, t);
+        }
+        aip__signal_fence();
+        aip__tls_inside--;
     }
     return t;
 }
@@ -306,10 +344,10 @@ aip__tstate *aip__attach(uint32_t gen)
     aip__tstate *t = aip__tls_state();
     if (!t)
         return NULL;
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (t->registry_epoch != pool->registry_epoch) {
         if (t->registry_epoch != (uint32_t)-1) { /* state inherited over fork */
-            free(t->buf);
+            aip__buf_free(t->buf);
             t->buf = NULL;
             t->tid = (uint64_t)syscall(SYS_gettid);
         }
@@ -318,7 +356,7 @@ aip__tstate *aip__attach(uint32_t gen)
         pool->threads = t;
     }
     if (!aip__trace_accepting(gen)) { /* the trace ended meanwhile */
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
         return NULL;
     }
     /* Fresh start for this trace: whatever the buffer holds was already
@@ -345,7 +383,7 @@ aip__tstate *aip__attach(uint32_t gen)
             atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         }
     }
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     emit_thread_name(t);
     return t;
 }
@@ -357,11 +395,13 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
      * otherwise full buffers could sit in threads while everyone drops. */
     if (!t->buf && !atomic_load_explicit(&pool->obtainable, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        aip__tls_writing = 0;
         return NULL;
     }
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (!aip__trace_accepting(t->gen)) {
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
+        aip__tls_writing = 0;
         return NULL; /* a late write after the trace ended: not part of it */
     }
     if (t->buf) {
@@ -379,10 +419,11 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
         t->name_pending = 0;
         atomic_fetch_sub_explicit(&t->dropped, 1, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     if (!t->buf) {
         t->pos = t->end = NULL;
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        aip__tls_writing = 0;
         return NULL;
     }
     t->pos = t->buf->data;
@@ -394,18 +435,18 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
 
 int aip__recorder_active(void)
 {
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     int open = pool->open;
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     return open;
 }
 
 aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *start)
 {
     aip__recorder_init();
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (pool->open) {
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
         return aip__fail(AIP_ERR_STATE, "a trace is already being recorded");
     }
     uint32_t want = (uint32_t)(info->cap_bytes / AIP_BUF_BYTES);
@@ -416,33 +457,33 @@ aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *sta
         pool->free_list = b->next;
         pool->n_free--;
         pool->allocated--;
-        free(b);
+        aip__buf_free(b);
     }
     pool->nstats = 0;
     pool->stop_requested = 0;
     set_obtainable();
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
 
     aip_status s = aip__writer_start(info, start);
     if (s)
         return s;
 
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     pool->next_gen = pool->next_gen + 1 ? pool->next_gen + 1 : 1;
     pool->gen = pool->next_gen;
     pool->open = 1;
     __atomic_store_n(&aip__rec_mask_v, info->rec_mask, __ATOMIC_RELAXED);
     __atomic_store_n(&aip_recording_generation, pool->gen, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     return AIP_OK;
 }
 
 aip_status aip__recorder_end(aip__trace_totals *totals)
 {
     memset(totals, 0, sizeof *totals);
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (!pool->open) {
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
         return aip__fail(AIP_ERR_STATE, "no trace is being recorded");
     }
     __atomic_store_n(&aip_recording_generation, 0, __ATOMIC_RELEASE);
@@ -450,21 +491,21 @@ aip_status aip__recorder_end(aip__trace_totals *totals)
     aip__snapshot_threads(1, &totals->unbalanced);
     pool->stop_requested = 1;
     pthread_cond_signal(&pool->wake);
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
 
     aip_status s = aip__writer_finish(totals);
 
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     pool->open = 0;
     pool->gen = 0;
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     return s;
 }
 
 uint64_t aip__recorder_live_dropped(void)
 {
     uint64_t n = 0;
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (pool->open) {
         for (size_t i = 0; i < pool->nstats; i++)
             n += pool->stats[i].dropped;
@@ -473,6 +514,6 @@ uint64_t aip__recorder_live_dropped(void)
                 if (t->gen == pool->gen)
                     n += atomic_load_explicit(&t->dropped, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     return n;
 }

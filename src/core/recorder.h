@@ -94,6 +94,24 @@ typedef struct aip__tstate {
     aip__py_frame py[AIP_STACK_DEPTH];
 } aip__tstate;
 
+/* Where the calling thread is in the recorder, for a signal handler that
+ * interrupts it on the same thread (an OSRT wrapper run by the handler):
+ * between a reserve and its commit (aip__tls_writing), or in a section
+ * that takes the pool lock or allocates (aip__tls_inside, a depth).  Such
+ * a handler must not record: it would write over the record being made,
+ * or wait for a lock its own thread holds.  Plain thread-local stores with
+ * compiler-only fences: only the thread itself (and its handlers) reads
+ * them. */
+extern __thread uint8_t aip__tls_writing __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t aip__tls_inside __attribute__((tls_model("initial-exec")));
+#define aip__signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/* The thread may record now: it is not inside the recorder (above). */
+static inline int aip__tls_may_record(void)
+{
+    return !aip__tls_writing && !aip__tls_inside;
+}
+
 extern uint32_t aip__rec_mask_v;   /* what the open trace records; set before the generation */
 #define aip__rec_mask (__atomic_load_n(&aip__rec_mask_v, __ATOMIC_RELAXED))
 extern __thread aip__tstate *aip__tls __attribute__((tls_model("initial-exec")));
@@ -127,8 +145,12 @@ static inline aip__tstate *aip__current(void)
     return t;
 }
 
+/* aip__reserve() : room for an `n`-byte record at the thread's cursor,
+ * to be finished by aip__commit(); NULL when it is dropped (counted). */
 static inline void *aip__reserve(aip__tstate *t, size_t n)
 {
+    aip__tls_writing = 1;
+    aip__signal_fence();
     if (__builtin_expect(t->pos + n <= t->end, 1))
         return t->pos;
     return aip__reserve_slow(t, n);
@@ -144,11 +166,20 @@ static inline void aip__rec_set_header(aip__rec_header *h, uint8_t kind, uint8_t
     h->name = name;
 }
 
-static inline void aip__commit(aip__tstate *t, size_t n)
+/* aip__publish() : the `n` bytes at the cursor are a complete record. */
+static inline void aip__publish(aip__tstate *t, size_t n)
 {
     t->pos += n;
     atomic_store_explicit(&t->buf->used, (uint32_t)(t->pos - t->buf->data),
                           memory_order_release);
+}
+
+/* aip__commit() : the record aip__reserve() made room for is complete. */
+static inline void aip__commit(aip__tstate *t, size_t n)
+{
+    aip__publish(t, n);
+    aip__signal_fence();
+    aip__tls_writing = 0;
 }
 
 /* Information written into the raw file's INFO chunk, and the start's

@@ -35,9 +35,15 @@ typedef struct aip__pool {
 
 extern aip__pool aip__pool_state;
 
+/* The pool lock, taken and released with the calling thread marked as
+ * inside the recorder (recorder.h: aip__tls_inside). */
+void aip__pool_lock(void);
+void aip__pool_unlock(void);
+
 aip__tid_stats *aip__stats_for(uint64_t tid);     /* lock held; NULL on OOM */
 void aip__pool_release(aip__buf *list);           /* lock held */
 aip__buf *aip__buf_new(void);                     /* no lock needed */
+void aip__buf_free(aip__buf *b);                  /* no lock needed; NULL: nothing */
 int aip__trace_accepting(uint32_t gen);           /* lock held: open, not stopping */
 /* aip__snapshot_threads() : lock held; queue a copy of what each attached
  * thread published since the last snapshot.  Used by the periodic flush

@@ -22,6 +22,7 @@
  * is hit, keeping room for the closing chunks: recording then stops being
  * written, with a message, and what follows is counted as dropped.
  */
+#include "thread.h"
 #include "recorder_int.h"
 #include "clock.h"
 #include "error.h"
@@ -179,9 +180,9 @@ static void persist_stats(int force)
     if (!writer.slot_off)
         return;
     uint64_t recorded, dropped;
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     fill_slot(&recorded, &dropped);
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     if (!force && recorded == writer.slot_recorded && dropped == writer.slot_dropped)
         return;
     aip__chunk_fill((aip__chunk_header *)writer.slot, AIP_CHUNK_STATS, 0,
@@ -300,17 +301,17 @@ static void write_buffers(aip__buf *list)
             n = aip__raw_count_records(b->data + b->start, size);
             ok = aip__raw_count_records(b->data + b->start, done);
         }
-        pthread_mutex_lock(&pool->lock);
+        aip__pool_lock();
         aip__tid_stats *st = aip__stats_for(b->tid);
         if (st) {
             st->recorded += ok;
             st->dropped += n - ok;
         }
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
     }
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     aip__pool_release(rev);
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
 }
 
 static char *info_text(void);
@@ -396,7 +397,7 @@ static void write_trace(void)
     apply_fsize_limit();
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
-        pthread_mutex_lock(&pool->lock);
+        aip__pool_lock();
         while ((!pool->queue || (!opened && may_defer())) && !pool->stop_requested) {
             uint64_t due = last_flush + FLUSH_INTERVAL_MS, now = now_ms();
             if (now >= due) {
@@ -412,7 +413,7 @@ static void write_trace(void)
         aip__buf *list = pool->queue;
         pool->queue = NULL;
         int stop = pool->stop_requested;
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
 
         if (!opened) {
             open_raw();
@@ -425,9 +426,9 @@ static void write_trace(void)
             last_clock = now_ms();
         }
         if (stop) {
-            pthread_mutex_lock(&pool->lock);
+            aip__pool_lock();
             int empty = pool->queue == NULL;
-            pthread_mutex_unlock(&pool->lock);
+            aip__pool_unlock();
             if (empty)
                 break;
         }
@@ -461,7 +462,7 @@ static void *writer_main(void *arg)
      * this thread. */
     sigset_t old;
     aip__xfsz_block(&old);
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     for (;;) {
         /* start() hands a trace over without a wake-up when it can
          * (waking a thread was some 25 us, the dearest part of a start on
@@ -484,13 +485,13 @@ static void *writer_main(void *arg)
         deep_parked = 0;
         if (run_quit) { /* only ever asked of a parked thread */
             run_quit = 0;
-            pthread_mutex_unlock(&pool->lock);
+            aip__pool_unlock();
             return NULL;
         }
         run_asked = 0;
-        pthread_mutex_unlock(&pool->lock);
+        aip__pool_unlock();
         write_trace();
-        pthread_mutex_lock(&pool->lock);
+        aip__pool_lock();
         run_done = 1;
         pthread_cond_broadcast(&run_cond);
     }
@@ -548,19 +549,19 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     pthread_mutex_lock(&park_lock);
     int created = 0; /* a new thread may wait before run_asked is set: woken */
     if (!thread_alive) {
-        if (pthread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
+        if (aip__thread_create(&writer_thread, NULL, writer_main, NULL) != 0) {
             pthread_mutex_unlock(&park_lock);
             return aip__fail(AIP_ERR_NOMEM, "cannot start the raw writer thread");
         }
         thread_alive = 1;
         created = 1;
     }
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     run_done = 0;
     run_asked = 1;
     in_trace = 1;
     int wake = deep_parked || created;
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     /* Signalled after the unlock: a thread woken while the lock is still
      * held would only block on it again.  The park lock, still held, keeps
      * fork's park_prepare from ending the thread in between. */
@@ -577,13 +578,13 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
 {
     if (!writer.running)
         return aip__fail(AIP_ERR_STATE, "raw writer not running");
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     if (run_asked) /* a trace shorter than the thread's look: wake it */
         pthread_cond_broadcast(&run_cond);
     while (!run_done)
         pthread_cond_wait(&run_cond, &pool->lock);
     in_trace = 0;
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     writer.running = 0;
     aip__trace_strings_free(&writer.strings);
     sigset_t old;
@@ -602,7 +603,7 @@ static aip_status finish_file(aip__trace_totals *totals)
     int io_error = writer.io_error;
     writer.io_error = 0; /* after a failed write, what still fits goes out */
 
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     size_t n = pool->nstats;
     size_t size = 8 + n * sizeof(aip__stats_entry);
     uint8_t *payload = malloc(size);
@@ -620,7 +621,7 @@ static aip_status finish_file(aip__trace_totals *totals)
         totals->recorded += pool->stats[i].recorded;
         totals->dropped += pool->stats[i].dropped;
     }
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     if (payload) {
         write_chunk(AIP_CHUNK_STATS, 0, payload, (uint32_t)size);
         free(payload);
@@ -663,13 +664,13 @@ static void fork_child(void)
 static void park_prepare(void)
 {
     pthread_mutex_lock(&park_lock);
-    pthread_mutex_lock(&pool->lock);
+    aip__pool_lock();
     int parked = thread_alive && !in_trace;
     if (parked) {
         run_quit = 1;
         pthread_cond_broadcast(&run_cond);
     }
-    pthread_mutex_unlock(&pool->lock);
+    aip__pool_unlock();
     if (parked) {
         pthread_join(writer_thread, NULL);
         thread_alive = 0;

@@ -7,12 +7,12 @@
  * The result replaces one not yet taken (the latest edit wins, as when
  * step() read the watcher's latest itself).
  */
+#include "thread.h"
 #include "dyn_parse.h"
 #include "error.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,12 +162,8 @@ aip_status aip__dyn_parse_start(aip__dyn_watch *w)
     cfgt.watch = w;
     cfgt.stop = 0;
     __atomic_store_n(&cfgt.ready, 0, __ATOMIC_RELAXED);
-    /* The program's signals are not for this thread. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&cfgt.thread, NULL, thread_main, seen);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* The program's signals are not for this thread (thread.h). */
+    int rc = aip__thread_create(&cfgt.thread, NULL, thread_main, seen);
     if (rc != 0) {
         free(seen);
         return aip__fail(AIP_ERR_IO, "cannot start the config thread: %s", strerror(rc));

@@ -1,6 +1,7 @@
 /*
  * outbuf.c — buffered, all-or-nothing output files (see outbuf.h).
  */
+#include "thread.h"
 #include "outbuf.h"
 #include "error.h"
 #include "fs.h"
@@ -92,7 +93,7 @@ static void writer_start(aip__out *o)
         return;
     }
     pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+    if (aip__thread_create(&w->thread, NULL, writer_main, w) != 0) {
         pthread_cond_destroy(&w->cv);
         pthread_mutex_destroy(&w->mu);
         free(w->spare);

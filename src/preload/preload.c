@@ -13,6 +13,7 @@
  */
 #include "aiprof.h"
 #include "aiprof_integration.h"
+#include "thread.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -204,7 +205,7 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&th, &attr, window_thread, NULL) != 0)
+        if (aip__thread_create(&th, &attr, window_thread, NULL) != 0)
             fprintf(stderr, "aiprof: cannot start the time window thread\n");
         pthread_attr_destroy(&attr);
         return;

@@ -17,6 +17,7 @@
  * The outputs are one table (file name, when it is written, exporter):
  * every exporter has the shape of export.h, reading only the model.
  */
+#include "thread.h"
 #include "export.h"
 #include "result.h"
 #include "error.h"
@@ -227,7 +228,7 @@ static size_t pool_export(pool *p, unsigned export_type, unsigned which)
     pthread_mutex_init(&p->lock, NULL);
     pthread_t th[MAX_THREADS];
     size_t started = 0;
-    while (started + 1 < n_threads && pthread_create(&th[started], NULL, pool_run, p) == 0)
+    while (started + 1 < n_threads && aip__thread_create(&th[started], NULL, pool_run, p) == 0)
         started++; /* no thread to be had: fewer, this one at least */
     pool_run(p);
     for (size_t i = 0; i < started; i++)

@@ -176,3 +176,101 @@ def test_dynamic_profile_host_sys_osrt(tmp_path):
     sleeps = [c for c in calls if c["name"] in ("clock_nanosleep", "nanosleep", "select")
               and float(c["dur"]) >= 20000 - 200]
     assert len(sleeps) == 2, [(c["name"], c["dur"]) for c in calls]  # active=2 steps
+
+
+# Every intercepted function Python reaches, fsync and fdatasync first:
+# CPython (a non-PIE executable on Debian) passes them as function pointers,
+# so its PLT entries are their canonical addresses, and the wrappers once
+# took those for the real functions and called themselves (issue 26 §1:
+# SIGSEGV).  argv: scratch directory, "inproc" (host_sys=[OSRT]) or "plain"
+# (under `aiprof run --host-sys osrt`).  Prints the names it called.
+EVERY = textwrap.dedent("""
+    import mmap, os, select, socket, sys, threading, time
+    tmp, mode = sys.argv[1], sys.argv[2]
+    def calls():
+        path = os.path.join(tmp, "f.bin")
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.write(fd, b"x" * 4096)
+        os.fsync(fd)
+        os.fdatasync(fd)
+        os.pwrite(fd, b"y", 0)
+        os.pread(fd, 1, 0)
+        os.writev(fd, [b"a", b"b"])
+        os.lseek(fd, 0, 0)
+        os.readv(fd, [bytearray(2)])
+        os.read(fd, 1)
+        m = mmap.mmap(fd, 4096)
+        m.close()
+        os.close(fd)
+        r, w = os.pipe()
+        os.write(w, b"z")
+        p = select.poll(); p.register(r, select.POLLIN); p.poll(0)
+        select.select([r], [], [], 0)
+        e = select.epoll(); e.register(r, select.EPOLLIN); e.poll(0); e.close()
+        os.close(r); os.close(w)
+        a, b = socket.socketpair()
+        a.send(b"1"); b.recv(1)
+        a.send(b"2"); b.recvfrom(1)
+        a.sendmsg([b"3"]); b.recvmsg(1)
+        a.close(); b.close()
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind("\\0aiprof_osrt_py_%d" % os.getpid()); srv.listen(1)
+        c = socket.socket(socket.AF_UNIX); c.connect("\\0aiprof_osrt_py_%d" % os.getpid())
+        s, _ = srv.accept(); s.close(); c.close(); srv.close()
+        time.sleep(0.001)
+        t = threading.Thread(target=time.sleep, args=(0.01,)); t.start(); t.join()
+        ev = threading.Event(); ev.wait(0.001)
+    if mode == "inproc":
+        from aiprof import profiler as P
+        cfg = P._ExperimentalConfig(host_sys=[P.HostSystem.OSRT])
+        with P.profile(activities=[P.ProfilerActivity.CPU], experimental_config=cfg,
+                       on_trace_ready=P.tensorboard_trace_handler(os.path.join(tmp, "r"))):
+            calls()
+    else:
+        calls()
+    print("done")
+""")
+
+# What CPython's calls above reach in glibc, whatever the build: each entry
+# is one call, by the names it may have (the large-file variants where
+# CPython is built with 64-bit offsets).
+EVERY_EXPECTED = [("open", "open64", "openat", "openat64"), ("write",), ("fsync",),
+                  ("fdatasync",), ("pwrite", "pwrite64"), ("pread", "pread64"), ("writev",),
+                  ("readv",), ("read",), ("mmap", "mmap64"), ("munmap",), ("close",),
+                  ("poll",), ("select",), ("epoll_wait",), ("send",), ("recv",),
+                  ("recvfrom",), ("sendmsg",), ("recvmsg",), ("connect",),
+                  ("accept", "accept4")]
+
+
+def _check_every(proc, run_dir):
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert "done" in proc.stdout.splitlines(), proc.stdout
+    calls = _osrt_layer(trace_of(result_dirs(str(run_dir))[0]))
+    names = {c["name"] for c in calls}
+    missing = [alts for alts in EVERY_EXPECTED if not names & set(alts)]
+    assert not missing, (missing, sorted(names))
+
+
+def test_every_function_from_python_in_process(tmp_path):
+    script = tmp_path / "every.py"
+    script.write_text(EVERY)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), "inproc"],
+                          env=_env(AIPROF_OSRT_THRESHOLD_NS="0"), capture_output=True,
+                          text=True, timeout=120)
+    _check_every(proc, tmp_path / "r")
+
+
+@pytest.mark.skipif(not os.path.exists(CLI), reason="no aiprof command beside the package")
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="aiprof run puts its library first in LD_PRELOAD, which a "
+                           "preloaded ASan refuses (the normal run covers it)")
+def test_every_function_from_python_under_aiprof_run(tmp_path):
+    script = tmp_path / "every.py"
+    script.write_text(EVERY)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    proc = subprocess.run([CLI, "run", "--host-sys", "osrt", "--dir", str(run_dir), "--",
+                           sys.executable, str(script), str(tmp_path), "plain"],
+                          env=_env(AIPROF_OSRT_THRESHOLD_NS="0"), capture_output=True,
+                          text=True, timeout=120)
+    _check_every(proc, run_dir)

@@ -5,7 +5,11 @@
  * record too short for its kind making its chunk inconsistent, a newer
  * kind skipped), and a session in a program that holds libaiprof itself
  * (this test links the static library): it says once that the program's
- * own calls cannot be intercepted, and the trace is complete.
+ * own calls cannot be intercepted, and the trace is complete.  Built
+ * without -fpie (tests/CMakeLists.txt) and taking the functions' addresses
+ * in code, so that its PLT entries are their canonical addresses: the real
+ * function found for every wrapper is a definition, never such an entry
+ * nor the wrapper (issue 26 §1).
  */
 #include "aip_test.h"
 #include "raw_builder.h"
@@ -13,8 +17,12 @@
 #include "tmp_dir.h"
 
 #include "model.h"
+#include "osrt_int.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <limits.h>
 #include <time.h>
 
@@ -143,6 +151,42 @@ static void test_libaiprof_inside_the_program(void)
     ASSERT_EQ(log_count(dir, "trace stopped"), 2);
 }
 
+/* Addresses taken in code (see the file comment); volatile: kept. */
+static void *volatile taken[4];
+
+/* p is a PLT entry: an undefined symbol of its object has it as value. */
+static int plt_entry(void *p)
+{
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    return dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+           sym->st_shndx == SHN_UNDEF && info.dli_saddr == p;
+}
+
+static void test_real_functions_are_definitions(void)
+{
+    taken[0] = (void *)fsync;
+    taken[1] = (void *)fdatasync;
+    taken[2] = (void *)write;
+    taken[3] = (void *)pthread_mutex_lock;
+    ASSERT_TRUE(plt_entry(taken[0])); /* the case under test is there */
+    aip__osrt_table_init();
+    for (int i = 0; i < AIP_OSRT_N; i++) {
+        const aip__osrt_func *f = &aip__osrt_funcs[i];
+        ASSERT_TRUE(f->real != NULL);
+        ASSERT_TRUE(f->real != f->wrapper);
+        ASSERT_TRUE(!plt_entry(f->real));
+        Dl_info info;
+        ASSERT_TRUE(dladdr(f->real, &info) && info.dli_fname);
+        ASSERT_TRUE(strstr(info.dli_fname, "libc.so") || strstr(info.dli_fname, "libpthread"));
+    }
+    ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_fsync].canonical == taken[0]);
+    ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_fdatasync].canonical == taken[1]);
+    ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_write].canonical == taken[2]);
+    ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_lock].canonical == taken[3]);
+    ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_read].canonical == NULL); /* address not taken */
+}
+
 int main(void)
 {
     make_tmpdir(tmp, sizeof tmp, "osrt");
@@ -150,6 +194,7 @@ int main(void)
         TEST_CASE(test_records_into_the_model),
         TEST_CASE(test_short_record_spoils_its_chunk),
         TEST_CASE(test_libaiprof_inside_the_program),
+        TEST_CASE(test_real_functions_are_definitions),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rm_rf(tmp);

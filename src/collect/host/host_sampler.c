@@ -19,6 +19,7 @@
  * the STATUS record at the end.  Nothing here can stop the program or the
  * rest of the profile.
  */
+#include "thread.h"
 #include "host_sampler.h"
 #include "clock.h"
 #include "raw_format.h"
@@ -530,7 +531,7 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int err = pthread_create(&S.thread, NULL, run, NULL);
+    int err = aip__thread_create(&S.thread, NULL, run, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err) {
         aip__log("WARN", "host_sys: the sampler thread did not start (%s); no host figures",

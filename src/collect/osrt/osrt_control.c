@@ -109,9 +109,12 @@ void aip__osrt_trace_stopping(void)
         uint64_t t0 = aip__mono_ns();
         size_t restored = aip__osrt_restore_all();
         installed = 0;
-        aip__log("INFO", "OS runtime calls: %llu recorded in this process so far; %zu GOT "
-                 "entries restored in %.3f ms", (unsigned long long)atomic_load(&aip__osrt_recorded),
-                 restored, (double)(aip__mono_ns() - t0) / 1e6);
+        aip__log("INFO", "OS runtime calls: %llu recorded in this process so far, %llu made "
+                 "inside the recorder (by a signal handler) not recorded and counted as "
+                 "dropped; %zu GOT entries restored in %.3f ms",
+                 (unsigned long long)atomic_load(&aip__osrt_recorded),
+                 (unsigned long long)atomic_load(&aip__osrt_skipped), restored,
+                 (double)(aip__mono_ns() - t0) / 1e6);
     }
     pthread_mutex_unlock(&lock);
 }

@@ -237,8 +237,8 @@ static void consider(obj_ctx *o, const dyn_info *di, uintptr_t offset, uintptr_t
         return; /* not here, or only looked up (pthread_mutex_trylock) */
     void **addr = (void **)(o->base + offset);
     void *cur = *addr;
-    if (cur == aip__osrt_funcs[fn].wrapper)
-        return;
+    if (cur == aip__osrt_funcs[fn].wrapper || cur == aip__osrt_funcs[fn].canonical)
+        return; /* patched, or through the program's PLT entry, whose slot is patched */
     uintptr_t c = (uintptr_t)cur;
     if (cur != aip__osrt_funcs[fn].real && !(c >= o->lo && c < o->hi)) {
         o->foreign++;

@@ -97,13 +97,16 @@ enum {
     AIP_OSRT_N
 };
 
-/* One interceptable function: its symbol, our wrapper, the real one
- * (dlsym(RTLD_DEFAULT), what an unpatched GOT entry would hold), and its
- * interned name. */
+/* One interceptable function: its symbol, our wrapper, the real one (the
+ * definition an unpatched GOT entry leads to: osrt_resolve.c), the
+ * program's canonical PLT entry when the program takes the function's
+ * address (what every other object's entry then holds; NULL if none), and
+ * its interned name. */
 typedef struct aip__osrt_func {
     const char *name;
     void *wrapper;
     void *real;
+    void *canonical;
     uint32_t name_id;
 } aip__osrt_func;
 
@@ -117,9 +120,18 @@ extern uint64_t aip__osrt_threshold_ticks;
 /* Calls recorded, and calls that could not be (buffer full) — the latter
  * are also counted as dropped events by the recorder. */
 extern _Atomic uint64_t aip__osrt_recorded;
+/* Calls made while their thread was inside the recorder (a signal handler
+ * that interrupted it), not recorded and counted as dropped events. */
+extern _Atomic uint64_t aip__osrt_skipped;
 
 /* osrt_wrap.c : fill aip__osrt_funcs' names and wrappers (once). */
 void aip__osrt_table_init(void);
+
+/* osrt_resolve.c : the definition of function `name` that its callers
+ * reach, never a PLT entry (whose GOT slot may hold our wrapper); NULL if
+ * none is found.  `*canonical` gets the program's PLT entry that dlsym
+ * named instead, or NULL. */
+void *aip__osrt_resolve(const char *name, void **canonical);
 
 /* osrt_got.c : patch every loaded object's GOT entries of the functions
  * (objects already patched are skipped, so a dlopen can call it again);

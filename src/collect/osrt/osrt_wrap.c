@@ -2,15 +2,24 @@
  * osrt_wrap.c — the wrappers the patched GOT entries lead to, and the OSRT
  * record each one writes (raw format 1.5, docs/RAW_FORMAT.md).
  *
- * A wrapper calls the real function through the pointer dlsym gave
- * (aip__osrt_funcs[i].real) and, while recording is on, times it with the
+ * A wrapper calls the real function through the pointer osrt_resolve.c
+ * found (aip__osrt_funcs[i].real) and, while recording is on, times it with the
  * recorder's tick clock.  A call at least aip__osrt_threshold_ticks long
  * becomes one OSRT record on the calling thread: function, start, end,
  * return value and, for a failed call, its error.  The program sees
  * exactly what the real function did: the return value is passed through
- * and errno is saved before recording and restored after it.  A
- * thread-local flag keeps a wrapper that runs inside the recorder (a
- * buffer handed to the writer, a first allocation) from recording itself.
+ * and errno is saved before recording and restored after it.
+ *
+ * A wrapper may run in a signal handler that interrupted its own thread
+ * anywhere, the recorder included (issue 27, defect 5: a SIGALRM handler
+ * that writes).  Recording then would write over a record the thread was
+ * making, or wait for the pool lock the thread holds, forever.  So a call
+ * made while the thread is inside the recorder (recorder.h:
+ * aip__tls_may_record(), or this file's own record under way) is not
+ * recorded: it is counted as a dropped event of the thread, and in
+ * aip__osrt_skipped for the trace log.  Everything else a recording call
+ * needs is free of locks the program could hold: the thread state and
+ * buffers are mapped, not malloc'd (buffers.c).
  * While recording is off the cost is one load and a branch.
  */
 #include "osrt_int.h"
@@ -31,23 +40,38 @@ aip__osrt_func aip__osrt_funcs[AIP_OSRT_N];
 _Atomic int aip__osrt_on;
 uint64_t aip__osrt_threshold_ticks;
 _Atomic uint64_t aip__osrt_recorded;
+_Atomic uint64_t aip__osrt_skipped;
 
-/* In the recorder: a wrapped call made from here is not recorded. */
-static __thread int in_record __attribute__((tls_model("initial-exec")));
+/* This file's record under way on the thread (see the file comment). */
+static __thread uint8_t in_record __attribute__((tls_model("initial-exec")));
 
 static inline uint64_t osrt_begin(void)
 {
     if (__builtin_expect(!atomic_load_explicit(&aip__osrt_on, memory_order_relaxed), 1))
         return 0;
-    if (UNLIKELY(in_record))
-        return 0;
     return aip__ticks();
+}
+
+/* A call that may not be recorded here: a dropped event of the thread's
+ * trace (when the thread is attached to the open one) and a skipped call. */
+static __attribute__((noinline, cold)) void osrt_skip(void)
+{
+    atomic_fetch_add_explicit(&aip__osrt_skipped, 1, memory_order_relaxed);
+    uint32_t g = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
+    aip__tstate *t = aip__tls;
+    if (g && t && t->gen == g)
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
 }
 
 static void osrt_record(int fn, uint64_t start, uint64_t end, int64_t result, int failed,
                         int error)
 {
+    if (UNLIKELY(in_record || !aip__tls_may_record())) {
+        osrt_skip();
+        return;
+    }
     in_record = 1;
+    aip__signal_fence();
     aip__tstate *t = aip__current();
     if (t) {
         aip__rec_osrt *r = aip__reserve(t, sizeof *r);
@@ -63,6 +87,7 @@ static void osrt_record(int fn, uint64_t start, uint64_t end, int64_t result, in
             atomic_fetch_add_explicit(&aip__osrt_recorded, 1, memory_order_relaxed);
         }
     }
+    aip__signal_fence();
     in_record = 0;
 }
 
@@ -112,8 +137,7 @@ AIP_OSRT_FUNCS(AIP_OSRT_WRAPPER)
 typedef int (*mutex_fn)(pthread_mutex_t *);
 static int w_pthread_mutex_lock(pthread_mutex_t *m)
 {
-    if (__builtin_expect(!atomic_load_explicit(&aip__osrt_on, memory_order_relaxed), 1) ||
-        UNLIKELY(in_record))
+    if (__builtin_expect(!atomic_load_explicit(&aip__osrt_on, memory_order_relaxed), 1))
         return ((mutex_fn)aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_lock].real)(m);
     int r = ((mutex_fn)aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_trylock].real)(m);
     if (r != EBUSY)
@@ -213,18 +237,19 @@ void aip__osrt_table_init(void)
     AIP_OSRT_FUNCS(AIP_OSRT_ENTRY)
 #undef AIP_OSRT_ENTRY
     aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_lock] =
-        (aip__osrt_func){"pthread_mutex_lock", (void *)w_pthread_mutex_lock, NULL, 0};
+        (aip__osrt_func){"pthread_mutex_lock", (void *)w_pthread_mutex_lock, NULL, NULL, 0};
     /* looked up for the lock wrapper, never patched (no wrapper) */
     aip__osrt_funcs[AIP_OSRT_F_pthread_mutex_trylock] =
-        (aip__osrt_func){"pthread_mutex_trylock", NULL, NULL, 0};
-    aip__osrt_funcs[AIP_OSRT_F_open] = (aip__osrt_func){"open", (void *)w_open, NULL, 0};
-    aip__osrt_funcs[AIP_OSRT_F_open64] = (aip__osrt_func){"open64", (void *)w_open64, NULL, 0};
-    aip__osrt_funcs[AIP_OSRT_F_openat] = (aip__osrt_func){"openat", (void *)w_openat, NULL, 0};
+        (aip__osrt_func){"pthread_mutex_trylock", NULL, NULL, NULL, 0};
+    aip__osrt_funcs[AIP_OSRT_F_open] = (aip__osrt_func){"open", (void *)w_open, NULL, NULL, 0};
+    aip__osrt_funcs[AIP_OSRT_F_open64] = (aip__osrt_func){"open64", (void *)w_open64, NULL, NULL, 0};
+    aip__osrt_funcs[AIP_OSRT_F_openat] = (aip__osrt_func){"openat", (void *)w_openat, NULL, NULL, 0};
     aip__osrt_funcs[AIP_OSRT_F_openat64] =
-        (aip__osrt_func){"openat64", (void *)w_openat64, NULL, 0};
-    aip__osrt_funcs[AIP_OSRT_F_dlopen] = (aip__osrt_func){"dlopen", (void *)w_dlopen, NULL, 0};
+        (aip__osrt_func){"openat64", (void *)w_openat64, NULL, NULL, 0};
+    aip__osrt_funcs[AIP_OSRT_F_dlopen] = (aip__osrt_func){"dlopen", (void *)w_dlopen, NULL, NULL, 0};
     for (int i = 0; i < AIP_OSRT_N; i++) {
-        aip__osrt_funcs[i].real = dlsym(RTLD_DEFAULT, aip__osrt_funcs[i].name);
+        aip__osrt_funcs[i].real =
+            aip__osrt_resolve(aip__osrt_funcs[i].name, &aip__osrt_funcs[i].canonical);
         aip__osrt_funcs[i].name_id =
             aip__intern_n(aip__osrt_funcs[i].name, strlen(aip__osrt_funcs[i].name));
     }
