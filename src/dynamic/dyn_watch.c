@@ -1,5 +1,15 @@
 /*
  * dyn_watch.c — the shared profiler_config.json watcher (see dyn_watch.h).
+ *
+ * The segment is another process's word to ours, so it is trusted only as
+ * far as it must be (issue 27, defect 3).  It is created exclusively, mode
+ * 0600; one that already exists is used only if it belongs to this user,
+ * gives no access to group or others and has the size of ours (or is still
+ * empty: a peer creating it), and refused with a message naming what is
+ * wrong otherwise.  A process maps it only while attaching, under the
+ * segment's lock; afterwards it reads and writes it through the descriptor
+ * (pread, pwrite), so that a segment truncated meanwhile makes reads come
+ * back short, said once in the log, and never raises SIGBUS.
  */
 #include "dyn_watch.h"
 #include "dyn_config.h"
@@ -57,9 +67,16 @@ uint32_t aip__dyn_default_poll_ms(void)
 {
     const char *e = getenv("AIPROF_DP_POLL_MS");
     if (e && *e) {
-        long v = strtol(e, NULL, 10);
-        if (v >= 10 && v <= 50000)
+        char *end;
+        errno = 0;
+        long v = strtol(e, &end, 10);
+        if (!errno && !*end && v >= 10 && v <= 50000)
             return (uint32_t)v;
+        /* Read at every look of the config thread: said once a process. */
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            aip__warn("AIPROF_DP_POLL_MS=\"%s\" is not a number of milliseconds from 10 to "
+                      "50000; ignored, the default poll period (2000 ms) is used", e);
     }
     return 2000;
 }
@@ -329,14 +346,91 @@ static pid_t spawn_watcher(int fd, aip__dyn_shared *s, const char *config_dir)
 
 /* ---- the process side ----------------------------------------------- */
 
+/* Open the segment, created exclusively when it does not exist yet
+ * (*created then).  -1 with errno; ENOENT: removed meanwhile, try again. */
+static int open_segment(const char *name, int *created)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    *created = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    return fd;
+}
+
+/* An existing segment is ours to use: this user's, closed to others, of
+ * our size (0: its creator has not sized it yet).  Else the reason. */
+static aip_status check_segment(const char *name, const struct stat *st)
+{
+    if (st->st_uid != geteuid())
+        return aip__fail(AIP_ERR_IO, "shared memory /dev/shm%s belongs to uid %u, not to this "
+                         "user (uid %u): refused (another user may have created it to steer "
+                         "or stop this program); dynamic profiling is off", name,
+                         (unsigned)st->st_uid, (unsigned)geteuid());
+    if (st->st_mode & 077)
+        return aip__fail(AIP_ERR_IO, "shared memory /dev/shm%s is open to other users (mode "
+                         "%04o, expected 0600): refused; remove it if it is a leftover; "
+                         "dynamic profiling is off", name, (unsigned)(st->st_mode & 07777));
+    if (st->st_size != 0 && (size_t)st->st_size != sizeof(aip__dyn_shared))
+        return aip__fail(AIP_ERR_IO, "shared memory /dev/shm%s has %lld bytes, not the %zu of "
+                         "this aiprof's segment (another program's, or another version's): "
+                         "refused; dynamic profiling is off", name, (long long)st->st_size,
+                         sizeof(aip__dyn_shared));
+    return AIP_OK;
+}
+
+/* Under the segment's lock, mapped: make it current, start a watcher if
+ * none lives, register this process.  AIP_ERR_LIMIT when it is full. */
+static aip_status join_segment(aip__dyn_shared *s, int fd, const char *name,
+                               const char *config_dir, aip__dyn_log *log, uint64_t *generation)
+{
+    if (s->magic != DYN_MAGIC || s->version != DYN_VERSION) {
+        memset(s, 0, offsetof(aip__dyn_shared, payload));
+        s->magic = DYN_MAGIC;
+        s->version = DYN_VERSION;
+        s->poll_ms = aip__dyn_default_poll_ms();
+    }
+    if (!watcher_alive(s)) {
+        uint32_t old = LOAD(&s->watcher_pid);
+        if (old)
+            aip__dyn_log_write(log, "WARNING", "stale watcher (pid %u) from a killed run "
+                              "found in %s; cleaned up and replaced", old, name);
+        purge_clients(s);
+        STORE(&s->heartbeat_ns, mono_ns());
+        pid_t pid = spawn_watcher(fd, s, config_dir);
+        if (!pid)
+            return aip__fail(AIP_ERR_IO, "cannot start the config watcher: %s", strerror(errno));
+        STORE(&s->watcher_pid, (uint32_t)pid);
+        aip__dyn_log_write(log, "INFO", "started config watcher pid %d for %s", (int)pid,
+                          config_dir);
+    }
+    int slot = -1;
+    purge_clients(s);
+    for (int i = 0; i < DYN_MAX_CLIENTS && slot < 0; i++) {
+        uint32_t zero = 0;
+        if (__atomic_compare_exchange_n(&s->clients[i], &zero, (uint32_t)getpid(), 0,
+                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            slot = i;
+    }
+    STORE(&s->ever_had_client, 1);
+    *generation = LOAD(&s->generation); /* only later edits count */
+    if (slot < 0)
+        return aip__fail(AIP_ERR_LIMIT, "more than %d processes share %s", DYN_MAX_CLIENTS,
+                         config_dir);
+    return AIP_OK;
+}
+
 aip_status aip__dyn_watch_attach(aip__dyn_watch *w, const char *config_dir, aip__dyn_log *log)
 {
     memset(w, 0, sizeof *w);
     w->fd = -1;
+    w->log = log;
     snprintf(w->config_dir, sizeof w->config_dir, "%s", config_dir);
     aip__dyn_watch_name(config_dir, w->name, sizeof w->name);
     for (int attempt = 0; attempt < 5; attempt++) {
-        int fd = shm_open(w->name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int created;
+        int fd = open_segment(w->name, &created);
+        if (fd < 0 && errno == ENOENT)
+            continue; /* removed by an exiting watcher between the two opens */
         if (fd < 0)
             return aip__fail(AIP_ERR_IO, "cannot open shared memory %s: %s", w->name,
                              strerror(errno));
@@ -347,120 +441,122 @@ aip_status aip__dyn_watch_attach(aip__dyn_watch *w, const char *config_dir, aip_
             close(fd);
             continue;
         }
-        if ((size_t)st.st_size < sizeof(aip__dyn_shared) &&
-            ftruncate(fd, sizeof(aip__dyn_shared)) != 0) {
-            flock(fd, LOCK_UN);
-            close(fd);
-            return aip__fail(AIP_ERR_IO, "cannot size shared memory %s: %s", w->name,
-                             strerror(errno));
+        aip_status bad = created ? AIP_OK : check_segment(w->name, &st);
+        if (!bad && st.st_size == 0 && ftruncate(fd, sizeof(aip__dyn_shared)) != 0)
+            bad = aip__fail(AIP_ERR_IO, "cannot size shared memory %s: %s", w->name,
+                            strerror(errno));
+        aip__dyn_shared *s = MAP_FAILED;
+        if (!bad) {
+            s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (s == MAP_FAILED)
+                bad = aip__fail(AIP_ERR_IO, "cannot map shared memory %s: %s", w->name,
+                                strerror(errno));
         }
-        aip__dyn_shared *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (s == MAP_FAILED) {
-            flock(fd, LOCK_UN);
-            close(fd);
-            return aip__fail(AIP_ERR_IO, "cannot map shared memory %s: %s", w->name,
-                             strerror(errno));
-        }
-        if (s->magic != DYN_MAGIC || s->version != DYN_VERSION) {
-            memset(s, 0, offsetof(aip__dyn_shared, payload));
-            s->magic = DYN_MAGIC;
-            s->version = DYN_VERSION;
-            s->poll_ms = aip__dyn_default_poll_ms();
-        }
-        if (!watcher_alive(s)) {
-            uint32_t old = LOAD(&s->watcher_pid);
-            if (old)
-                aip__dyn_log_write(log, "WARNING", "stale watcher (pid %u) from a killed run "
-                                  "found in %s; cleaned up and replaced", old, w->name);
-            purge_clients(s);
-            STORE(&s->heartbeat_ns, mono_ns());
-            pid_t pid = spawn_watcher(fd, s, config_dir);
-            if (!pid) {
-                munmap(s, sizeof *s);
-                flock(fd, LOCK_UN);
-                close(fd);
-                return aip__fail(AIP_ERR_IO, "cannot start the config watcher: %s",
-                                 strerror(errno));
-            }
-            STORE(&s->watcher_pid, (uint32_t)pid);
-            aip__dyn_log_write(log, "INFO", "started config watcher pid %d for %s", (int)pid,
-                              config_dir);
-        }
-        int slot = -1;
-        purge_clients(s);
-        for (int i = 0; i < DYN_MAX_CLIENTS && slot < 0; i++) {
-            uint32_t zero = 0;
-            if (__atomic_compare_exchange_n(&s->clients[i], &zero, (uint32_t)getpid(), 0,
-                                            __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-                slot = i;
-        }
-        STORE(&s->ever_had_client, 1);
-        w->seen_generation = LOAD(&s->generation); /* only later edits count */
+        if (!bad)
+            bad = join_segment(s, fd, w->name, config_dir, log, &w->seen_generation);
+        if (s != MAP_FAILED)
+            munmap(s, sizeof *s); /* from here on through fd: see the file comment */
         flock(fd, LOCK_UN);
-        if (slot < 0) {
-            munmap(s, sizeof *s);
+        if (bad) { /* the caller logs the reason */
             close(fd);
-            return aip__fail(AIP_ERR_LIMIT, "more than %d processes share %s", DYN_MAX_CLIENTS,
-                             config_dir);
+            return bad;
         }
         w->fd = fd;
-        w->shm = s;
+        w->attached = 1;
         return AIP_OK;
     }
     return aip__fail(AIP_ERR_IO, "shared memory %s kept disappearing", w->name);
 }
 
+/* Read `n` bytes of the segment at `off`; -1 when it came back short (the
+ * segment was truncated: said once). */
+static int seg_read(aip__dyn_watch *w, size_t off, void *out, size_t n)
+{
+    ssize_t r = pread(w->fd, out, n, (off_t)off);
+    if (r == (ssize_t)n)
+        return 0;
+    if (!__atomic_exchange_n(&w->broken, 1, __ATOMIC_RELAXED))
+        aip__dyn_log_write(w->log, "ERROR", "shared memory %s was truncated or cannot be read "
+                           "(%s): edits of profiler_config.json no longer reach this process",
+                           w->name, r < 0 ? strerror(errno) : "short read");
+    return -1;
+}
+
+#define OFF(field) offsetof(aip__dyn_shared, field)
+
 void aip__dyn_watch_detach(aip__dyn_watch *w)
 {
-    if (!w->shm)
+    if (!w->attached)
         return;
-    uint32_t me = (uint32_t)getpid();
-    for (int i = 0; i < DYN_MAX_CLIENTS; i++) {
-        uint32_t pid = me;
-        __atomic_compare_exchange_n(&w->shm->clients[i], &pid, 0, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE);
-    }
-    munmap(w->shm, sizeof *w->shm);
+    uint32_t clients[DYN_MAX_CLIENTS], me = (uint32_t)getpid(), zero = 0;
+    if (seg_read(w, OFF(clients), clients, sizeof clients) == 0)
+        for (int i = 0; i < DYN_MAX_CLIENTS; i++)
+            if (clients[i] == me) /* our slot: no one else writes it while we live */
+                (void)!pwrite(w->fd, &zero, sizeof zero,
+                              (off_t)(OFF(clients) + i * sizeof zero));
     close(w->fd);
-    w->shm = NULL;
+    w->attached = 0;
     w->fd = -1;
 }
 
-uint64_t aip__dyn_watch_generation(const aip__dyn_watch *w)
+uint64_t aip__dyn_watch_generation(aip__dyn_watch *w)
 {
-    return w->shm ? __atomic_load_n(&w->shm->generation, __ATOMIC_ACQUIRE) : 0;
+    if (!w->attached)
+        return 0;
+    /* Two reads that agree: a pread is not one atomic load. */
+    uint64_t a, b = w->seen_generation;
+    for (int i = 0; i < 8; i++) {
+        if (seg_read(w, OFF(generation), &a, sizeof a) ||
+            seg_read(w, OFF(generation), &b, sizeof b))
+            return w->last_generation;
+        if (a == b)
+            break;
+    }
+    if (a == b)
+        w->last_generation = a;
+    return w->last_generation;
 }
 
 int aip__dyn_watch_read(aip__dyn_watch *w, char **text, size_t *len, int *valid, char *message,
                        size_t message_cap)
 {
     *text = NULL;
-    aip__dyn_shared *s = w->shm;
-    if (!s)
+    if (!w->attached)
         return -1;
+    /* The seqlock's protocol over pread: the sequence before and after the
+     * copy, equal and even. */
+    struct {
+        uint32_t seq;
+        int32_t valid;
+        uint32_t len;
+    } h;
+    _Static_assert(OFF(valid) == OFF(seq) + 4 && OFF(len) == OFF(seq) + 8, "seqlock fields");
+    char error[sizeof ((aip__dyn_shared *)0)->error];
     for (int tries = 0; tries < 1000; tries++) {
-        uint32_t seq = LOAD(&s->seq);
-        if (seq & 1) {
+        uint32_t seq2;
+        if (seg_read(w, OFF(seq), &h, sizeof h))
+            return -1;
+        if (h.seq & 1) {
             struct timespec nap = {0, 100000};
             nanosleep(&nap, NULL);
             continue;
         }
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        uint32_t n = s->len;
-        if (n > AIP_DYN_CONFIG_MAX_BYTES)
-            n = 0;
+        uint32_t n = h.len <= AIP_DYN_CONFIG_MAX_BYTES ? h.len : 0;
         char *buf = malloc((size_t)n + 1);
         if (!buf)
             return -1;
-        memcpy(buf, s->payload, n);
-        buf[n] = '\0';
-        int v = s->valid;
-        snprintf(message, message_cap, "%.*s", (int)sizeof s->error - 1, s->error);
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (LOAD(&s->seq) == seq) {
+        if (seg_read(w, OFF(payload), buf, n) || seg_read(w, OFF(error), error, sizeof error) ||
+            seg_read(w, OFF(seq), &seq2, sizeof seq2)) {
+            free(buf);
+            return -1;
+        }
+        if (seq2 == h.seq) {
+            buf[n] = '\0';
+            error[sizeof error - 1] = '\0';
+            snprintf(message, message_cap, "%s", error);
             *text = buf;
             *len = n;
-            *valid = v;
+            *valid = h.valid;
             return 0;
         }
         free(buf);
@@ -470,6 +566,6 @@ int aip__dyn_watch_read(aip__dyn_watch *w, char **text, size_t *len, int *valid,
 
 void aip__dyn_watch_set_poll_ms(aip__dyn_watch *w, uint32_t ms)
 {
-    if (w->shm)
-        STORE(&w->shm->poll_ms, ms);
+    if (w->attached)
+        (void)!pwrite(w->fd, &ms, sizeof ms, (off_t)OFF(poll_ms));
 }

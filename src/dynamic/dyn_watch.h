@@ -9,7 +9,10 @@
  * watcher outlives whichever process started it and exits (removing the
  * segment) once no registered process is alive.  A segment left by a killed
  * watcher is recognised (dead pid or stale heartbeat) and taken over.
- * A process's idle cost per step is one load of the generation counter.
+ * The config thread (dyn_parse.c) reads the generation counter, a pread,
+ * at each of its looks; the training step only checks that thread's flag.
+ * The segment is checked before use and never mapped after attaching
+ * (dyn_watch.c says why).
  */
 #ifndef AIP_DYN_WATCH_H
 #define AIP_DYN_WATCH_H
@@ -23,11 +26,14 @@
 typedef struct aip__dyn_shared aip__dyn_shared;
 
 typedef struct aip__dyn_watch {
-    int fd;
-    aip__dyn_shared *shm;
+    int fd;                       /* the segment, read and written through it */
+    int attached;
+    int broken;                   /* a read came back short: said once */
+    aip__dyn_log *log;
     char name[96];                /* shm_open name */
     char config_dir[PATH_MAX];
-    uint64_t seen_generation;
+    uint64_t seen_generation;     /* at attach */
+    uint64_t last_generation;     /* last one read */
 } aip__dyn_watch;
 
 /* Default poll period (2 s); AIPROF_DP_POLL_MS overrides it (tests). */
@@ -36,8 +42,9 @@ uint32_t aip__dyn_default_poll_ms(void);
 aip_status aip__dyn_watch_attach(aip__dyn_watch *w, const char *config_dir, aip__dyn_log *log);
 void aip__dyn_watch_detach(aip__dyn_watch *w);
 
-/* Generation of the last published edit (0: none yet). */
-uint64_t aip__dyn_watch_generation(const aip__dyn_watch *w);
+/* Generation of the last published edit (0: none yet; the last one read
+ * if the segment cannot be read any more). */
+uint64_t aip__dyn_watch_generation(aip__dyn_watch *w);
 
 /* Copy the published edit: text (malloc'd, NUL-terminated), whether the
  * watcher found it valid, and its message.  0 on success. */

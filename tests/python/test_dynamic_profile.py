@@ -224,3 +224,42 @@ def test_dp_profile_memory_labels_while_the_library_records():
         live = sum(n for _, action, n, category in raw
                    if category == parameter and action == preexisting)
         assert live == (64 * 32 + 32) * 4, (i, raw[:8])
+
+
+def _segment_name(config_dir):
+    # dyn_watch.c's aip__dyn_watch_name: FNV-1a of the real path, its seed
+    h = 1469598103934665603
+    for b in os.path.realpath(config_dir).encode():
+        h = ((h ^ b) * 1099511628211) & (2 ** 64 - 1)
+    return "/dev/shm/aiprof_dp_%d_%016x" % (os.getuid(), h)
+
+
+def test_dp_init_refuses_a_segment_open_to_others(tmp_path):
+    """Another local user pre-created the directory's shared-memory segment,
+    world-writable (issue 27, defect 3): init() refuses it with a warning
+    naming the problem, and training goes on, its steps no-ops."""
+    cfg_dir = tmp_path / "cfg"
+    cfg_dir.mkdir()
+    seg = _segment_name(str(cfg_dir))
+    fd = os.open(seg, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        os.fchmod(fd, 0o666)
+        code = textwrap.dedent(f"""
+            import warnings
+            from aiprof.profiler import dynamic_profile as dp
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                dp.init({str(cfg_dir)!r})
+            print([str(x.message) for x in w])
+            for step in range(5):
+                dp.step()
+            dp.start()
+            print("trained")
+        """)
+        proc = run_python(code, env=ENV)
+        assert "trained" in proc.stdout
+        assert "is open to other users (mode 0666" in proc.stdout, proc.stdout
+        assert os.stat(seg).st_mode & 0o777 == 0o666  # not ours to change
+    finally:
+        os.close(fd)
+        os.unlink(seg)

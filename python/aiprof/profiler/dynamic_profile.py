@@ -16,6 +16,7 @@ optimizer.step() is a dp.step()) is started by build/python/sitecustomize.py,
 see aiprof/_autoprofile.py.
 """
 import atexit
+import warnings
 
 from .. import _C
 from . import _distributed
@@ -25,6 +26,10 @@ from ._validate import check_path
 __all__ = ["init", "step", "start"]
 
 _collectors = None
+# init() found the shared segment unusable (another user's, open to others,
+# not ours): dynamic profiling is off and step()/start() do nothing, so
+# that whoever planted it cannot stop the training.
+_off = False
 
 
 def _hook(starting, options):
@@ -54,10 +59,22 @@ def _hook(starting, options):
 
 
 def init(path):
-    """Watch `path`/profiler_config.json (created with defaults if missing)."""
+    """Watch `path`/profiler_config.json (created with defaults if missing).
+    A shared-memory segment of the directory that is not this user's own
+    is refused: a RuntimeWarning says why, and training goes on without
+    dynamic profiling."""
+    global _off
     path = check_path("path", path)
     _C.dynamic_set_hook(_hook)
-    _C.dynamic_init(path)
+    try:
+        _C.dynamic_init(path)
+    except OSError as e:
+        if "shared memory" not in str(e):
+            raise
+        _off = True
+        warnings.warn(f"aiprof: {e}", RuntimeWarning, stacklevel=2)
+        return
+    _off = False
 
 
 def _before_init(what):
@@ -68,6 +85,8 @@ def _before_init(what):
 
 def step():
     """Mark the end of a training step; starts, steps and ends collections."""
+    if _off:
+        return
     try:
         _C.dynamic_step()
     except RuntimeError:  # checked only on failure: step() runs every step
@@ -82,6 +101,8 @@ def start(config_path=None):
     an invalid file: the one of init())."""
     if config_path is not None:
         config_path = check_path("config_path", config_path)
+    if _off:
+        return
     _before_init("start")
     _C.dynamic_start(config_path)
     if _collectors is not None:
