@@ -388,13 +388,14 @@ aip__tstate *aip__attach(uint32_t gen)
     return t;
 }
 
-void *aip__reserve_slow(aip__tstate *t, size_t n)
+void *aip__reserve_slow_as(aip__tstate *t, size_t n, int meta)
 {
+    uint64_t drop = meta ? 0 : 1;
     /* Lock-free drop path while the pool is exhausted.  A thread holding a
      * full buffer always takes the lock once to hand it to the writer,
      * otherwise full buffers could sit in threads while everyone drops. */
     if (!t->buf && !atomic_load_explicit(&pool->obtainable, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->dropped, drop, memory_order_relaxed);
         aip__tls_writing = 0;
         return NULL;
     }
@@ -422,7 +423,7 @@ void *aip__reserve_slow(aip__tstate *t, size_t n)
     aip__pool_unlock();
     if (!t->buf) {
         t->pos = t->end = NULL;
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->dropped, drop, memory_order_relaxed);
         aip__tls_writing = 0;
         return NULL;
     }

@@ -197,7 +197,7 @@ static void describe(aip__tstate *t, uint32_t id)
                                                  memory_order_relaxed, memory_order_relaxed))
         return;
     size_t size = (sizeof(aip__rec_comm_group) + (size_t)g->listed * 4 + 7) & ~(size_t)7;
-    aip__rec_comm_group *r = aip__reserve(t, size);
+    aip__rec_comm_group *r = aip__reserve_meta(t, size); /* not an event: uncounted */
     if (UNLIKELY(!r)) {
         atomic_store_explicit(&g->described, 0, memory_order_relaxed);
         return;

@@ -11,7 +11,9 @@
  * record many traces, so each registry entry remembers the trace
  * generation it was last described in: the first record of a trace that
  * names it emits its DEVICE / DEVICE_QUEUE record first (a race may emit
- * it twice; the analyser keeps one).
+ * it twice; the analyser keeps one).  A description that finds the
+ * buffers full is not counted as a dropped event (the record that needed
+ * it is, once): recorded + dropped is what the back end emitted.
  */
 #include "device.h"
 #include "clock.h"
@@ -210,7 +212,7 @@ static void describe_device(aip__tstate *t, uint32_t device)
     if (device >= atomic_load_explicit(&n_devs, memory_order_acquire) ||
         !claim(&devs[device].described, t->gen))
         return;
-    aip__rec_device *r = aip__reserve(t, sizeof *r);
+    aip__rec_device *r = aip__reserve_meta(t, sizeof *r); /* not an event: uncounted */
     if (UNLIKELY(!r)) {
         atomic_store_explicit(&devs[device].described, 0, memory_order_relaxed);
         return;
@@ -244,7 +246,7 @@ static void describe_queue(aip__tstate *t, uint32_t queue)
     if (!known || !claim(&queues[queue].described, t->gen))
         return;
     describe_device(t, q.device);
-    aip__rec_device_queue *r = aip__reserve(t, sizeof *r);
+    aip__rec_device_queue *r = aip__reserve_meta(t, sizeof *r); /* not an event: uncounted */
     if (UNLIKELY(!r)) {
         atomic_store_explicit(&queues[queue].described, 0, memory_order_relaxed);
         return;

@@ -125,8 +125,12 @@ aip__tstate *aip__attach(uint32_t gen);
 aip__tstate *aip__tls_state(void);
 
 /* aip__reserve_slow() : swap a full buffer; NULL when the event is dropped
- * (counted) or belongs to a trace that already ended. */
-void *aip__reserve_slow(aip__tstate *t, size_t n);
+ * (counted) or belongs to a trace that already ended.  `meta`: the record
+ * describes what others name (a device, a queue, a group), is not an
+ * event, and is not counted when it cannot be written: the event that
+ * needed it is, once, so that recorded + dropped is what was emitted. */
+void *aip__reserve_slow_as(aip__tstate *t, size_t n, int meta);
+#define aip__reserve_slow(t, n) aip__reserve_slow_as(t, n, 0)
 
 /* aip__pyfunc_close_open() : PYFUNC records ending the Python calls still
  * open on `t` at `end` (innermost first) into `out`; @return the bytes
@@ -154,6 +158,17 @@ static inline void *aip__reserve(aip__tstate *t, size_t n)
     if (__builtin_expect(t->pos + n <= t->end, 1))
         return t->pos;
     return aip__reserve_slow(t, n);
+}
+
+/* aip__reserve_meta() : aip__reserve() for a description (see
+ * aip__reserve_slow_as): not counted as dropped when it cannot be had. */
+static inline void *aip__reserve_meta(aip__tstate *t, size_t n)
+{
+    aip__tls_writing = 1;
+    aip__signal_fence();
+    if (__builtin_expect(t->pos + n <= t->end, 1))
+        return t->pos;
+    return aip__reserve_slow_as(t, n, 1);
 }
 
 /* The 8-byte header every record starts with (docs/RAW_FORMAT.md). */

@@ -18,7 +18,7 @@
 #include <string.h>
 
 typedef struct raw_counts {
-    uint64_t by_kind[16];
+    uint64_t by_kind[32];        /* by record kind (raw_format.h: all are below 32) */
     uint64_t stats_recorded, stats_dropped;
     uint64_t chunks, event_chunks;
     uint64_t prefix_hits;        /* records whose name starts with `prefix` */
@@ -95,7 +95,7 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
                 memcpy(&h, ch.payload + off, sizeof h);
                 if (h.size < 8)
                     break;
-                c.by_kind[h.kind & 15]++;
+                c.by_kind[h.kind & 31]++;
                 if (h.kind == AIP_REC_OP) {
                     c.ops_with_shapes += (h.flags & AIP_OPF_SHAPES) != 0;
                     c.ops_with_flops += (h.flags & AIP_OPF_FLOPS) != 0;

@@ -68,6 +68,7 @@ typedef struct sampler {
     iface ifaces[AIP_HOST_MAX_IFACES];
     size_t n_ifaces;
     uint64_t samples, missed, max_lag_ns;
+    uint64_t emitted;          /* records made: recorded, or dropped and counted */
     uint64_t stall_ns;         /* tests only: the third sample takes this long */
     char *buf;                 /* FILE_MAX bytes */
 } sampler;
@@ -138,6 +139,7 @@ static int open_src(const char *rel, unsigned bit)
 static void emit(aip__tstate *t, uint8_t what, uint8_t flags, uint32_t name, uint32_t index,
                  const uint64_t *v, uint64_t ts)
 {
+    S.emitted++;
     aip__rec_host_sample *r = aip__reserve(t, sizeof *r);
     if (!r)
         return; /* counted as dropped by the recorder */
@@ -489,6 +491,7 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
     S.host_sys = host_sys;
     S.sys_io = sys_io;
     S.period_ns = period_from_env();
+    S.emitted = 0;
     const char *stall = getenv("AIPROF_HOST_SYS_TEST_STALL_MS"); /* tests only */
     S.stall_ns = stall ? (uint64_t)strtoul(stall, NULL, 10) * 1000000ull : 0;
     S.bad = S.logged = 0;
@@ -556,4 +559,8 @@ void aip__host_sampler_stop(void)
     S.running = 0;
     close_fds();
     pthread_cond_destroy(&S.wake);
+    aip__log("INFO", "host_sys: %llu sample records made (those the buffer cap refused are "
+             "counted as dropped events)", (unsigned long long)S.emitted);
 }
+
+uint64_t aip__host_sampler_emitted(void) { return S.emitted; }

@@ -34,6 +34,11 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io);
  * and join the thread; nothing when none runs. */
 void aip__host_sampler_stop(void);
 
+/* aip__host_sampler_emitted() : HOST_SAMPLE records the last sampler made
+ * (recorded, or refused at the buffer cap and counted as dropped); read
+ * once it stopped. */
+uint64_t aip__host_sampler_emitted(void);
+
 /* ---- parsers (host_read.c), pure: text in, numbers out ------------------ */
 
 typedef struct aip__proc_stat {
