@@ -309,12 +309,17 @@ static void emit_thread_name(aip__tstate *t)
     aip__rec_thread_name *r = (aip__rec_thread_name *)t->pos;
     if (t->pos + sizeof *r > t->end)
         return;
+    uint8_t writing = aip__tls_writing; /* the caller's reserve, if any, stays open */
+    aip__tls_writing = 1;
+    aip__signal_fence();
     r->h.kind = AIP_REC_THREAD_NAME;
     r->h.flags = 0;
     r->h.size = sizeof *r;
     r->h.name = t->thread_name;
     r->ts = aip__ticks();
-    aip__publish(t, sizeof *r); /* the caller's reserve, if any, is still open */
+    aip__publish(t, sizeof *r);
+    aip__signal_fence();
+    aip__tls_writing = writing;
 }
 
 aip__tstate *aip__tls_state(void)

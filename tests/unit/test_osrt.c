@@ -171,14 +171,16 @@ static void test_real_functions_are_definitions(void)
     taken[3] = (void *)pthread_mutex_lock;
     ASSERT_TRUE(plt_entry(taken[0])); /* the case under test is there */
     aip__osrt_table_init();
+    Dl_info self;
+    ASSERT_TRUE(dladdr((void *)plt_entry, &self));
     for (int i = 0; i < AIP_OSRT_N; i++) {
         const aip__osrt_func *f = &aip__osrt_funcs[i];
         ASSERT_TRUE(f->real != NULL);
         ASSERT_TRUE(f->real != f->wrapper);
         ASSERT_TRUE(!plt_entry(f->real));
+        /* defined elsewhere: the C library (or a sanitizer's interceptor) */
         Dl_info info;
-        ASSERT_TRUE(dladdr(f->real, &info) && info.dli_fname);
-        ASSERT_TRUE(strstr(info.dli_fname, "libc.so") || strstr(info.dli_fname, "libpthread"));
+        ASSERT_TRUE(dladdr(f->real, &info) && info.dli_fbase != self.dli_fbase);
     }
     ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_fsync].canonical == taken[0]);
     ASSERT_TRUE(aip__osrt_funcs[AIP_OSRT_F_fdatasync].canonical == taken[1]);
