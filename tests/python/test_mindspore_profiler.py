@@ -474,3 +474,26 @@ def test_one_profiler_collects_at_a_time():
         pass
     second.analyse()
     assert "second_only" in x_names(timeline("two"))
+
+
+def test_host_memory_thread_leaves_the_programs_signals(tmp_path):
+    """The host-memory sampler's thread blocks asynchronous signals (issue 27,
+    defect 4): a program that blocks SIGTERM and takes it with sigwait gets
+    it, instead of dying of it in the sampler's thread."""
+    code = textwrap.dedent(f"""
+        import os, signal, time
+        from aiprof.mindspore._host_info import MemorySampler
+        s = MemorySampler({str(tmp_path / "host_info_0.csv")!r}, period_s=0.01)
+        s.start()  # profiling first, then the program sets its signals up
+        signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGTERM}})
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+        print("took", signal.sigwait({{signal.SIGTERM}}))
+    """)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [os.path.dirname(os.path.dirname(aiprof.__file__)), env.get("PYTHONPATH")] if p)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    assert proc.stdout.strip() == "took %d" % int(__import__("signal").SIGTERM), proc.stdout

@@ -23,6 +23,7 @@ import csv
 import json
 import logging
 import os
+import signal
 import threading
 import time
 
@@ -78,7 +79,15 @@ class MemorySampler:
             self._writer.writerow(HEADER)
         self.sample()
         self._thread = threading.Thread(target=self._run, name="aiprof-host-memory", daemon=True)
-        self._thread.start()
+        # The thread inherits the mask it starts with: every asynchronous
+        # signal blocked, so that a SIGTERM meant for a program that takes
+        # it with signal.sigwait never lands here (src/common/thread.h).
+        sync = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals() - sync)
+        try:
+            self._thread.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
     def sample(self):
         kb = read_vmrss_kb()
