@@ -13,9 +13,15 @@
  *     kernel's record carries too.  Driver calls are recorded only when the
  *     program called the driver itself (not inside a runtime call).
  *   - Times: CUPTI stamps with our clock (CLOCK_MONOTONIC ns) through
- *     cuptiActivityRegisterTimestampCallback where it has one; otherwise
- *     its own clock, sampled between two host reads at start, on each new
- *     device and at stop.
+ *     cuptiActivityRegisterTimestampCallback, registered at every start
+ *     and checked against cuptiGetTimestamp(); otherwise its own clock,
+ *     sampled between two host reads at start, on each new device and at
+ *     stop.
+ *   - CUPTI's rules: subscribe before anything else (refused: another
+ *     client holds the process, and we profile the host only), unsubscribe
+ *     at stop; synchronise the device before the forced flush; flush at
+ *     exit from a handler registered after libcupti loaded, so that it runs
+ *     before libcupti's own teardown.
  * libaiprof never links CUDA: a machine without a driver, a GPU or CUPTI
  * gets one message in the trace's log (status()), and the program runs on.
  */
@@ -30,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BUF_SIZE (4u << 20)
 
@@ -43,7 +50,8 @@
     X(cuptiActivityGetNumDroppedRecords, 0)                                                   \
     X(cuptiActivityRegisterTimestampCallback, 0)                                              \
     X(cuptiGetTimestamp, 1)                                                                   \
-    X(cuptiSubscribe, 0)                                                                      \
+    X(cuptiSubscribe, 1)                                                                      \
+    X(cuptiUnsubscribe, 0)                                                                    \
     X(cuptiEnableDomain, 0)                                                                   \
     X(cuptiGetResultString, 0)
 
@@ -58,7 +66,12 @@ static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;  /* translation */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static char load_error[512];
 static char start_error[512];
-static int registered, same_clock, active;
+static int same_clock, active;
+/* exit_armed: our exit handler is registered (once CUPTI has started, so
+ * that it runs before libcupti's own exit-time teardown); cupti_gone: that
+ * handler ran, and CUPTI is never called again. */
+static int exit_armed, cupti_gone;
+static pid_t started_pid; /* a forked child's exit must not stop its parent's CUPTI */
 static CUpti_SubscriberHandle subscriber;
 static aip__cuda_tctx tctx;
 static uint64_t cupti_dropped;
@@ -289,41 +302,66 @@ static const CUpti_ActivityKind optional_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_MEMORY2};
 
-/* Once per process: buffers and our clock.  Returns 0 or writes why not
- * into start_error. */
-static int register_once(void)
+/* The subscription comes first (CUPTI's rule: a client owns buffers,
+ * kinds and callbacks only once subscribed).  Refused: another CUPTI
+ * client (torch.profiler's Kineto, Nsight, a CUPTI tool) holds the
+ * process; we must then touch nothing of CUPTI's, and profile the host.
+ * Returns 0 or writes why not into start_error. */
+static int subscribe(void)
 {
-    if (registered)
+    CUptiResult r = cupti.cuptiSubscribe(&subscriber, on_api, NULL);
+    if (r == CUPTI_SUCCESS)
         return 0;
+    subscriber = NULL;
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        snprintf(start_error, sizeof start_error,
+                 "another CUPTI client (torch.profiler's Kineto, Nsight or a CUPTI tool) holds "
+                 "this process (cuptiSubscribe: %s): no device activity is recorded, the host is "
+                 "profiled", result_text(r));
+    else
+        snprintf(start_error, sizeof start_error, "CUPTI cannot start: cuptiSubscribe: %s "
+                 "(error %d)", result_text(r), (int)r);
+    return -1;
+}
+
+static void unsubscribe(void)
+{
+    if (subscriber && cupti.cuptiUnsubscribe)
+        cupti.cuptiUnsubscribe(subscriber);
+    subscriber = NULL;
+}
+
+/* Does cuptiGetTimestamp() — the clock of the records, by its header —
+ * read our clock?  It must land between two reads of CLOCK_MONOTONIC
+ * (1 ms of slack for the call): another client's callback (Kineto's TSC
+ * ticks) or CUPTI's own CLOCK_REALTIME misses by far more. */
+static int clock_is_ours(void)
+{
+    const uint64_t slack = 1000000;
+    uint64_t t0 = aip__mono_ns(), c = 0;
+    if (cupti.cuptiGetTimestamp(&c) != CUPTI_SUCCESS)
+        return 0;
+    uint64_t t1 = aip__mono_ns();
+    return c + slack >= t0 && c <= t1 + slack;
+}
+
+/* At every start, after the subscription: our buffers and our clock,
+ * which another client may have replaced since our last trace (Kineto
+ * registers its own at each of its starts).  The clock only before any
+ * kind is enabled (CUPTI's rule), and then checked rather than trusted:
+ * when it does not read ours, records are mapped through clock samples. */
+static int register_buffers_and_clock(void)
+{
     CUptiResult r = cupti.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) {
         snprintf(start_error, sizeof start_error, "CUPTI cannot start: "
                  "cuptiActivityRegisterCallbacks: %s (error %d)", result_text(r), (int)r);
         return -1;
     }
-    /* Only before any kind is enabled (CUPTI's rule). */
-    same_clock = cupti.cuptiActivityRegisterTimestampCallback &&
-                 cupti.cuptiActivityRegisterTimestampCallback(our_clock) == CUPTI_SUCCESS;
-    registered = 1;
+    if (cupti.cuptiActivityRegisterTimestampCallback)
+        cupti.cuptiActivityRegisterTimestampCallback(our_clock);
+    same_clock = clock_is_ours();
     return 0;
-}
-
-/* Once per process, after CUPTI proved it can trace: the API callbacks. */
-static void subscribe_once(void)
-{
-    static int tried;
-    if (tried || !cupti.cuptiSubscribe)
-        return;
-    tried = 1;
-    CUptiResult r = cupti.cuptiSubscribe(&subscriber, on_api, NULL);
-    if (r == CUPTI_SUCCESS)
-        return;
-    subscriber = NULL;
-    aip__warn("CUDA: runtime calls are not recorded (cuptiSubscribe: %s%s); kernels are, "
-              "without their launching call", result_text(r),
-              r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                  ? ": another CUPTI client (torch.profiler, Nsight) holds the callbacks"
-                  : "");
 }
 
 static void domains(uint32_t on)
@@ -334,31 +372,45 @@ static void domains(uint32_t on)
     }
 }
 
+static void at_exit_flush(void);
+
 static void start_locked(void)
 {
     start_error[0] = 0;
     if (active || !cuda_in_process())
         return;
+    if (cupti_gone) {
+        snprintf(start_error, sizeof start_error, "the process is exiting: CUPTI is shut down");
+        return;
+    }
     const char *why = load_cupti();
     if (why) {
         snprintf(start_error, sizeof start_error, "%s", why);
         return;
     }
-    if (register_once())
+    if (subscribe())
         return;
+    if (register_buffers_and_clock()) {
+        unsubscribe();
+        return;
+    }
     CUptiResult r = cupti.cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (r != CUPTI_SUCCESS) {
         snprintf(start_error, sizeof start_error,
                  "CUPTI cannot trace kernels: cuptiActivityEnable(CONCURRENT_KERNEL): %s "
                  "(error %d; no GPU or no driver?)", result_text(r), (int)r);
+        unsubscribe();
         return;
     }
     for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
         if (cupti.cuptiActivityEnable(optional_kinds[i]) != CUPTI_SUCCESS)
             aip__warn("CUDA: CUPTI activity kind %d cannot be enabled; not recorded",
                       (int)optional_kinds[i]);
-    subscribe_once();
     domains(1);
+    /* Exit handlers run last-registered first: ours, registered now that
+     * libcupti is loaded and initialised, runs before its teardown. */
+    if (!exit_armed && atexit(at_exit_flush) == 0)
+        exit_armed = 1;
     pthread_mutex_lock(&tlock);
     memset(&tctx.n, 0, sizeof tctx.n);
     cupti_dropped = 0;
@@ -366,6 +418,7 @@ static void start_locked(void)
     tctx.demangle = demangle;
     sample_all();
     pthread_mutex_unlock(&tlock);
+    started_pid = getpid();
     active = 1;
 }
 
@@ -384,6 +437,74 @@ static void backend_start(void)
     starting = 0;
 }
 
+/* The device's unfinished work, before the forced flush: CUPTI hands an
+ * unfinished kernel over without an end time (lost).  The runtime's
+ * cudaDeviceSynchronize when the program loaded libcudart, else the
+ * driver's cuCtxSynchronize (a static cudart; the context current on this
+ * thread); neither loads anything.  Returns the CUDA error (0: none). */
+static int sync_device(void)
+{
+    char path[4096];
+    int (*fn)(void) = NULL;
+    void *h = NULL;
+    if (loaded_path("libcudart.so", path) && (h = dlopen(path, RTLD_NOW | RTLD_NOLOAD)))
+        *(void **)&fn = dlsym(h, "cudaDeviceSynchronize");
+    if (!fn) {
+        if (h)
+            dlclose(h);
+        if ((h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)))
+            *(void **)&fn = dlsym(h, "cuCtxSynchronize");
+    }
+    int r = fn ? fn() : -1;
+    if (h)
+        dlclose(h);
+    return r;
+}
+
+typedef struct stop_counts {
+    aip__cuda_counts n;
+    uint64_t lost;
+    int sync;
+} stop_counts;
+
+/* The trace's end for CUDA, with `lock` held and the trace still
+ * recording: wait for the device, hand every buffer over (forced: on this
+ * thread, now), disable what we enabled, and give the subscription back so
+ * that another client (a later torch.profiler) can have it. */
+static stop_counts stop_locked(void)
+{
+    stop_counts out;
+    domains(0);
+    out.sync = sync_device();
+    cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
+        cupti.cuptiActivityDisable(optional_kinds[i]);
+    unsubscribe();
+    pthread_mutex_lock(&tlock);
+    sample_all();
+    out.n = tctx.n;
+    out.lost = cupti_dropped;
+    pthread_mutex_unlock(&tlock);
+    active = 0;
+    return out;
+}
+
+static void say_stop(const stop_counts *c)
+{
+    if (c->n.dropped)
+        aip__warn("CUDA: %llu activity records dropped (cut, unreadable, or unfinished at the "
+                  "stop: no end time%s)", (unsigned long long)c->n.dropped,
+                  c->sync ? "; the device could not be synchronised" : "");
+    if (c->n.no_device)
+        aip__warn("CUDA: %llu activity records name a device or stream beyond aiprof's tables "
+                  "(%d devices, %d streams); not recorded",
+                  (unsigned long long)c->n.no_device, AIP_DEV_MAX_DEVICES, AIP_DEV_MAX_QUEUES);
+    if (c->lost)
+        aip__warn("CUDA: CUPTI dropped %llu records (its buffers were full)",
+                  (unsigned long long)c->lost);
+}
+
 static void backend_stop(void)
 {
     pthread_mutex_lock(&lock);
@@ -391,30 +512,26 @@ static void backend_stop(void)
         pthread_mutex_unlock(&lock);
         return;
     }
-    domains(0);
-    /* Forced: the buffers still filling are handed over now, on this
-     * thread, while the trace still records. */
-    cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)
-        cupti.cuptiActivityDisable(optional_kinds[i]);
-    pthread_mutex_lock(&tlock);
-    sample_all();
-    aip__cuda_counts n = tctx.n;
-    uint64_t lost = cupti_dropped;
-    pthread_mutex_unlock(&tlock);
-    active = 0;
+    stop_counts c = stop_locked();
     pthread_mutex_unlock(&lock);
-    if (n.dropped)
-        aip__warn("CUDA: %llu activity records dropped (cut, unreadable, or unfinished at the "
-                  "stop: no end time)", (unsigned long long)n.dropped);
-    if (n.no_device)
-        aip__warn("CUDA: %llu activity records name a device or stream beyond aiprof's tables "
-                  "(%d devices, %d streams); not recorded",
-                  (unsigned long long)n.no_device, AIP_DEV_MAX_DEVICES, AIP_DEV_MAX_QUEUES);
-    if (lost)
-        aip__warn("CUDA: CUPTI dropped %llu records (its buffers were full)",
-                  (unsigned long long)lost);
+    say_stop(&c);
+}
+
+/* At exit, before libcupti's teardown (see start_locked): a trace still
+ * recording gets its device records now, while CUPTI can still give them
+ * (the trace itself ends in a later exit handler: the preload's, the
+ * program's own); after this, CUPTI is not called again. */
+static void at_exit_flush(void)
+{
+    pthread_mutex_lock(&lock);
+    int was = active && getpid() == started_pid;
+    stop_counts c = {0};
+    if (was)
+        c = stop_locked();
+    cupti_gone = 1;
+    pthread_mutex_unlock(&lock);
+    if (was)
+        say_stop(&c);
 }
 
 static const char *backend_status(void)

@@ -1,0 +1,56 @@
+/*
+ * fake_cuda.c — a stand-in libcuda.so.1 for tests/e2e/test_cuda_cupti_rules.sh
+ * (built into its own directory, never on the loader's search path): one
+ * device, the calls aiprof's CUDA back end makes into the driver
+ * (cuDeviceGet, cuDeviceGetName, cuCtxSynchronize), and the program's
+ * kernel launches, forwarded to the CUPTI stand-in when it is loaded
+ * (fake_cuda.h).  Loaded into a program, it makes aiprof see "CUDA in this
+ * process", as the real driver does.
+ */
+#include "fake_cuda.h"
+
+#include <stdio.h>
+
+#define API __attribute__((visibility("default")))
+
+static const fake_cupti_hooks *hooks;
+
+API void fakecuda_attach(const fake_cupti_hooks *h) { hooks = h; }
+
+API int cuInit(unsigned flags) { return flags ? 1 : 0; }
+
+API int cuDeviceGetCount(int *n)
+{
+    *n = 1;
+    return 0;
+}
+
+API int cuDeviceGet(int *dev, int ordinal)
+{
+    if (ordinal != 0)
+        return 101; /* CUDA_ERROR_INVALID_DEVICE */
+    *dev = 0;
+    return 0;
+}
+
+API int cuDeviceGetName(char *buf, int len, int dev)
+{
+    snprintf(buf, (size_t)len, "Fake CUDA device %d", dev);
+    return 0;
+}
+
+/* The device finishes every kernel launched so far. */
+API int cuCtxSynchronize(void)
+{
+    if (hooks)
+        hooks->sync();
+    return 0;
+}
+
+API void fakecuda_launch(const char *name, uint64_t duration_ns)
+{
+    if (hooks)
+        hooks->launch(name, duration_ns);
+}
+
+API int fakecuda_other_client(int what) { return hooks ? hooks->other_client(what) : -1; }
