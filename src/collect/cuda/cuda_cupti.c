@@ -313,12 +313,18 @@ static int subscribe(void)
     if (r == CUPTI_SUCCESS)
         return 0;
     subscriber = NULL;
-    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         snprintf(start_error, sizeof start_error,
                  "another CUPTI client (torch.profiler's Kineto, Nsight or a CUPTI tool) holds "
                  "this process (cuptiSubscribe: %s): no device activity is recorded, the host is "
                  "profiled", result_text(r));
-    else
+        /* Said once per process as a warning: the device layer's summary
+         * is given only at a trace's start and only when no back end
+         * works, and the refusal may come later (at cuInit's injection). */
+        static int said;
+        if (!said++)
+            aip__warn("CUDA: %s", start_error);
+    } else
         snprintf(start_error, sizeof start_error, "CUPTI cannot start: cuptiSubscribe: %s "
                  "(error %d)", result_text(r), (int)r);
     return -1;

@@ -5,11 +5,16 @@
  * (cuDeviceGet, cuDeviceGetName, cuCtxSynchronize), and the program's
  * kernel launches, forwarded to the CUPTI stand-in when it is loaded
  * (fake_cuda.h).  Loaded into a program, it makes aiprof see "CUDA in this
- * process", as the real driver does.
+ * process", as the real driver does; its cuInit calls the injection named
+ * by CUDA_INJECTION64_PATH (InitializeInjection), as the real one does.
+ * The program loads it with dlopen when it first needs it, as the CUDA
+ * runtime does: CUPTI then starts during main, not before it.
  */
 #include "fake_cuda.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define API __attribute__((visibility("default")))
 
@@ -17,7 +22,20 @@ static const fake_cupti_hooks *hooks;
 
 API void fakecuda_attach(const fake_cupti_hooks *h) { hooks = h; }
 
-API int cuInit(unsigned flags) { return flags ? 1 : 0; }
+API int cuInit(unsigned flags)
+{
+    static int done;
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (!done++ && inj && *inj) {
+        void *h = dlopen(inj, RTLD_NOW);
+        int (*init)(void) = NULL;
+        if (h)
+            *(void **)&init = dlsym(h, "InitializeInjection");
+        if (init)
+            init();
+    }
+    return flags ? 1 : 0;
+}
 
 API int cuDeviceGetCount(int *n)
 {

@@ -1,8 +1,8 @@
 /*
  * fake_cuda.h — the seam between the two stand-ins of
  * tests/e2e/test_cuda_cupti_rules.sh: fake_cuda.c (a libcuda.so.1 the test
- * program links, as a CUDA program links the driver) and fake_cupti.c (the
- * libcupti aiprof loads through AIPROF_CUPTI_LIB).  The driver knows
+ * program loads, as the CUDA runtime loads the driver) and fake_cupti.c
+ * (the libcupti aiprof loads through AIPROF_CUPTI_LIB).  The driver knows
  * nothing of CUPTI; the CUPTI stand-in, when loaded, attaches these hooks
  * so that the program's "launches" reach it, as the real driver reports
  * launches to the real CUPTI.

@@ -10,16 +10,42 @@
  *   fake_cuda_prog api DIR KERNELS STEPS
  *       two traces through the public API into DIR; between them another
  *       CUPTI client subscribes, then traces with its own clock (Kineto).
- * Prints "launched K kernels" per trace.
+ * Prints "launched K kernels" per trace.  The driver is loaded with dlopen
+ * at the first "CUDA call" and initialised with cuInit, as the CUDA runtime
+ * does (its injection, under `aiprof run`, then starts CUPTI).
  */
 #include "aiprof.h"
 #include "fake_cuda.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cuCtxSynchronize(void); /* the stand-in driver's */
+static int (*cuInit)(unsigned);
+static int (*cuCtxSynchronize)(void);
+static void (*fakecuda_launch_)(const char *, uint64_t);
+static int (*fakecuda_other_client_)(int);
+#define fakecuda_launch fakecuda_launch_
+#define fakecuda_other_client fakecuda_other_client_
+
+static int load_driver(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        fprintf(stderr, "fake_cuda_prog: %s\n", dlerror());
+        return -1;
+    }
+    *(void **)&cuInit = dlsym(h, "cuInit");
+    *(void **)&cuCtxSynchronize = dlsym(h, "cuCtxSynchronize");
+    *(void **)&fakecuda_launch_ = dlsym(h, "fakecuda_launch");
+    *(void **)&fakecuda_other_client_ = dlsym(h, "fakecuda_other_client");
+    if (!cuInit || !cuCtxSynchronize || !fakecuda_launch_ || !fakecuda_other_client_) {
+        fprintf(stderr, "fake_cuda_prog: libcuda.so.1 is not the stand-in\n");
+        return -1;
+    }
+    return cuInit(0);
+}
 
 static int run_steps(int kernels, int n)
 {
@@ -55,6 +81,8 @@ static int one_trace(const char *dir, int kernels, int n)
 
 int main(int argc, char **argv)
 {
+    if (load_driver())
+        return 1;
     if (argc == 4 && !strcmp(argv[1], "run")) {
         run_steps(atoi(argv[2]), atoi(argv[3]));
         return 0;
