@@ -33,6 +33,8 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 WARMUP, STEPS = 10, 50
+if "--device" in sys.argv and sys.argv[sys.argv.index("--device") + 1:][:1] == ["cpu"]:
+    WARMUP, STEPS = 2, 5  # the rehearsal: the plumbing, quickly
 
 
 # ---- the workload (run in a child: --mode base|aiprof|kineto) ------------

@@ -173,20 +173,35 @@ fi
 if [ "$BUILD" = "$OUT/build" ]; then
   step build_all 900 cmake --build "$BUILD" -j"$JOBS" || true
 fi
-adapter=$(ls "$BUILD"/python/aiprof/libaiprof_torch*.so 2>/dev/null || true)
-say "PyTorch adapter: ${adapter:-not built (see $OUT/cmake.log, $OUT/build_all.log)}"
 
 # ---- 4. the torch loop -------------------------------------------------------
+# The aiprof package and adapter built for $PYBIN: this build, or (--device
+# cpu, given a build for another Python) a torch 2.x build beside it
+# (BUILD-t2, or build-t2 in the same directory: `make build BUILD=build-t2
+# PYTHON=.venv/bin/python`).
+built_for() { grep -s '^_Python3_EXECUTABLE:INTERNAL=' "$1/CMakeCache.txt" | cut -d= -f2; }
+TORCH_BUILD=""
+for b in "$BUILD" "$BUILD-t2" "$(dirname "$BUILD")/build-t2"; do
+  if [ -n "$PYBIN" ] && [ "$(realpath -s "$(built_for "$b")" 2>/dev/null)" = "$(realpath -s "$PYBIN")" ]; then
+    TORCH_BUILD=$b; break
+  fi
+done
 run_torch=1
 case "$DEVICE:$torch_info" in
-  cuda:*True) ;;
-  cpu:2.*) ;;
+  cuda:*True) TORCH_BUILD=${TORCH_BUILD:-$BUILD} ;;
+  cpu:2.*)
+    if [ -z "$TORCH_BUILD" ]; then
+      say "SKIP the torch half: no aiprof build for $PYBIN (make build BUILD=build-t2 PYTHON=$PYTHON)"
+      run_torch=0
+    fi ;;
   cpu:*) say "SKIP the torch half: no torch 2.x at $PYTHON (set PYTHON or AIP_TORCH2_PYTHON)"; run_torch=0 ;;
   *) say "the torch half cannot run: $PYTHON has ${torch_info:-no torch} (torch.cuda.is_available() must be true)"
      FAILED="$FAILED torch"; run_torch=0 ;;
 esac
 if [ $run_torch = 1 ]; then
-  if PYTHONPATH="$BUILD/python${PYTHONPATH:+:$PYTHONPATH}" step torch 900 "$PYBIN" \
+  adapter=$(ls "$TORCH_BUILD"/python/aiprof/libaiprof_torch*.so 2>/dev/null || true)
+  say "the torch half with $TORCH_BUILD/python; PyTorch adapter: ${adapter:-not built (see $OUT/cmake.log, $OUT/build_all.log)}"
+  if PYTHONPATH="$TORCH_BUILD/python${PYTHONPATH:+:$PYTHONPATH}" step torch 900 "$PYBIN" \
        "$SRC/scripts/gpu_check.py" --device "$DEVICE" --out "$OUT/torch"; then
     show torch
   else

@@ -450,7 +450,11 @@ void aip__dev_backend_register(const aip__dev_backend_ops *ops)
  * aip_device_status). */
 static char trace_why[600];
 
-static void say_why_nothing(const aip__dev_backend_ops *const *b, int n)
+/* trace_why from the back ends' words now; logged (once per process)
+ * only at the trace's stop: a back end may start during the trace (CUDA
+ * at the program's cuInit, through the driver's injection), and a log
+ * saying "no device data" at the start would then be false. */
+static void say_why_nothing(const aip__dev_backend_ops *const *b, int n, int log)
 {
     char why[512] = "";
     size_t len = 0;
@@ -472,7 +476,7 @@ static void say_why_nothing(const aip__dev_backend_ops *const *b, int n)
                  "this libaiprof has no device back end (built without OpenCL/CUDA headers)");
     else
         snprintf(trace_why, sizeof trace_why, "no device data can be collected (%s)", why);
-    if (status_logged)
+    if (!log || status_logged)
         return;
     status_logged = 1;
     aip__log("INFO", "device activity requested, but %s; only host data is collected",
@@ -505,7 +509,7 @@ void aip__dev_trace_started(int device_requested)
     for (int i = 0; i < n; i++)
         if (b[i]->start)
             b[i]->start();
-    say_why_nothing(b, n);
+    say_why_nothing(b, n, 0);
 }
 
 void aip__dev_trace_stopping(void)
@@ -517,6 +521,7 @@ void aip__dev_trace_stopping(void)
     for (int i = 0; i < n; i++)
         if (b[i]->stop)
             b[i]->stop();
+    say_why_nothing(b, n, 1);
 }
 
 /* ---- what this machine can collect (aiprof.h) ----------------------- */

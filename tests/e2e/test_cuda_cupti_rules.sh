@@ -3,9 +3,11 @@
 # docs/CUDA.md "CUPTI's rules"), on stand-ins for the driver and CUPTI
 # (tests/e2e/cuda/fake_cuda.c, fake_cupti.c) that keep those rules and say
 # when one is broken:
-#   A. `aiprof run`, the trace ending at exit: every kernel is kept — the
-#      forced flush runs before libcupti's exit-time teardown, and the last
-#      step's unfinished kernels are finished by synchronising first;
+#   A. `aiprof run`, the trace ending at exit, CUPTI started by cuInit's
+#      injection during main: every kernel is kept — the forced flush runs
+#      before libcupti's exit-time teardown, and the last step's unfinished
+#      kernels are finished by synchronising first — and the log does not
+#      say "no device data" (true when the trace began, false at its end);
 #   B. another CUPTI client holds the process: aiprof touches nothing of
 #      CUPTI's, says so once, and profiles the host;
 #   C. two traces in one process: aiprof gives the subscription back at
@@ -77,6 +79,9 @@ PY
 grep -q "^launched 20 kernels" "$TMP/a.out" || fail "the program did not run: $(cat "$TMP/a.out")"
 no_rule_broken "$TMP/a.err" "aiprof run at exit"
 check_kernels "$TMP/a" 20 || exit 1
+# CUPTI started at cuInit, after the trace began: no "no device data" said.
+! grep -h "no device data can be collected" "$TMP"/a/*/logs/*.log ||
+  fail "the log says there is no device data, and there is"
 
 # B. Another client holds CUPTI: host profile, one message, CUPTI left alone.
 FAKE_CUPTI_OTHER_CLIENT=1 "$B/aiprof" run --dir "$TMP/b" -- "$B/fake_cuda_prog" run 5 4 \
