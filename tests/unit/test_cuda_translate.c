@@ -444,6 +444,43 @@ static void test_names(void)
     ASSERT_STREQ(aip__cuda_mem_kind_name(1000), "Unknown");
 }
 
+/* A runtime call open when a trace stopped (its exit never delivered)
+ * does not hide the program's driver calls in the next trace. */
+static void test_stale_call_forgotten(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_CUDA;
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    if (!s)
+        return;
+    aip__cuda_api_new_trace();
+    aip__cuda_on_api(1, 1, 200, "cudaStreamSynchronize_v3020"); /* the stop comes first */
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    aip_session_destroy(s);
+    s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    if (!s)
+        return;
+    aip__cuda_api_new_trace();
+    aip__cuda_on_api(0, 1, 201, "cuCtxSynchronize");
+    aip__cuda_on_api(0, 0, 201, "cuCtxSynchronize");
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    const char *dir = analysed_dir(s);
+    ASSERT_TRUE(dir != NULL);
+    aip__model m;
+    ASSERT_EQ(load_own_raw(dir, &m), 0);
+    if (m.n_procs == 1) {
+        const aip__process *p = &m.procs[0];
+        ASSERT_EQ(p->dev_api.n, 1u);
+        if (p->dev_api.n == 1)
+            ASSERT_STREQ(str(p, p->dev_api.v[0].name), "cuCtxSynchronize");
+    }
+    aip__model_free(&m);
+    aip_session_destroy(s);
+}
+
 int main(void)
 {
     make_tmpdir(tmp, sizeof tmp, "cuda_translate");
@@ -451,6 +488,7 @@ int main(void)
         TEST_CASE(test_names),
         TEST_CASE(test_bad_buffers),
         TEST_CASE(test_buffer_into_outputs),
+        TEST_CASE(test_stale_call_forgotten),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rm_rf(tmp);

@@ -412,6 +412,7 @@ static void start_locked(void)
         if (cupti.cuptiActivityEnable(optional_kinds[i]) != CUPTI_SUCCESS)
             aip__warn("CUDA: CUPTI activity kind %d cannot be enabled; not recorded",
                       (int)optional_kinds[i]);
+    aip__cuda_api_new_trace();
     domains(1);
     /* Exit handlers run last-registered first: ours, registered now that
      * libcupti is loaded and initialised, runs before its teardown. */

@@ -85,6 +85,9 @@ void aip__cuda_api_exit(const char *name, uint64_t start, uint32_t correlation);
  * at its exit, with the start taken at its enter; driver calls inside a
  * runtime call and exits whose enter was not seen are not recorded. */
 void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *name);
+/* A trace starts: calls left open on any thread by the last one (whose
+ * exits were never delivered) are forgotten. */
+void aip__cuda_api_new_trace(void);
 /* The API name without CUPTI's "_v3020" version suffix, kept for the
  * process's life (NULL name: "cudaUnknown"). */
 const char *aip__cuda_api_name(const char *name);

@@ -377,9 +377,25 @@ static __thread struct {
     uint64_t start;
 } calls[CALL_DEPTH];
 static __thread int depth, runtime_depth;
+/* A call open when a trace stopped never delivers its exit (the callbacks
+ * are off): each thread's calls belong to one trace, and a thread finding
+ * a newer trace starts over, so that a stale runtime call does not hide
+ * the program's driver calls, or fill the depth, for ever after. */
+static _Atomic uint32_t generation;
+static __thread uint32_t thread_generation;
+
+void aip__cuda_api_new_trace(void)
+{
+    atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+}
 
 void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *name)
 {
+    uint32_t g = atomic_load_explicit(&generation, memory_order_relaxed);
+    if (thread_generation != g) {
+        thread_generation = g;
+        depth = runtime_depth = 0;
+    }
     if (!runtime && runtime_depth > 0)
         return; /* the runtime call around it is the one the program made */
     if (enter) {
