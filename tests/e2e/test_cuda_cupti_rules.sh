@@ -8,6 +8,7 @@
 #      before libcupti's exit-time teardown, and the last step's unfinished
 #      kernels are finished by synchronising first — and the log does not
 #      say "no device data" (true when the trace began, false at its end);
+#      the device's name is asked of the driver, not on CUPTI's thread;
 #   B. another CUPTI client holds the process: aiprof touches nothing of
 #      CUPTI's, says so once, and profiles the host;
 #   C. two traces in one process: aiprof gives the subscription back at
@@ -79,6 +80,9 @@ PY
 grep -q "^launched 20 kernels" "$TMP/a.out" || fail "the program did not run: $(cat "$TMP/a.out")"
 no_rule_broken "$TMP/a.err" "aiprof run at exit"
 check_kernels "$TMP/a" 20 || exit 1
+# The device's name, asked of the driver on the program's thread.
+grep -q '"Fake CUDA device 0"' "$TMP"/a/*/ASCEND_PROFILER_OUTPUT/trace_view.json ||
+  fail "the device's name is not in trace_view.json"
 # CUPTI started at cuInit, after the trace began: no "no device data" said.
 ! grep -h "no device data can be collected" "$TMP"/a/*/logs/*.log ||
   fail "the log says there is no device data, and there is"

@@ -197,33 +197,46 @@ static int cuda_in_process(void)
 
 /* ---- names ------------------------------------------------------------- */
 
-static const char *device_name(uint32_t ordinal, char *buf, size_t cap)
+/* Device names and the demangler are looked up on the program's thread at
+ * each start: the driver and the loader are not to be called from CUPTI's
+ * buffer thread (it may hold their locks: deadlock risk), where the
+ * translation asks for them. */
+static char dev_names[AIP_CUDA_MAX_ORDINALS][128];
+static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+
+static void look_up_names(void)
 {
+    if (!cxa_demangle) /* the program's libstdc++ (every CUDA program has one) */
+        *(void **)&cxa_demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!h)
-        return NULL;
+        return;
+    int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
     int (*get)(int *, int) = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
     int (*name)(char *, int, int) = (int (*)(char *, int, int))dlsym(h, "cuDeviceGetName");
-    int dev = 0;
-    const char *out = NULL;
-    if (get && name && get(&dev, (int)ordinal) == 0 && name(buf, (int)cap, dev) == 0)
-        out = buf;
+    int n = 0, dev = 0;
+    if (count && get && name && count(&n) == 0)
+        for (int i = 0; i < n && i < AIP_CUDA_MAX_ORDINALS; i++)
+            if (!dev_names[i][0] && get(&dev, i) == 0 &&
+                name(dev_names[i], (int)sizeof dev_names[i], dev) != 0)
+                dev_names[i][0] = 0;
     dlclose(h);
-    return out;
+}
+
+static const char *device_name(uint32_t ordinal, char *buf, size_t cap)
+{
+    if (ordinal >= AIP_CUDA_MAX_ORDINALS || !dev_names[ordinal][0])
+        return NULL;
+    snprintf(buf, cap, "%s", dev_names[ordinal]);
+    return buf;
 }
 
 static char *demangle(const char *mangled)
 {
-    static char *(*cxa)(const char *, char *, size_t *, int *);
-    static int looked;
-    if (!looked) { /* the program's libstdc++ (every CUDA program has one) */
-        *(void **)&cxa = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        looked = 1;
-    }
-    if (!cxa || strncmp(mangled, "_Z", 2))
+    if (!cxa_demangle || strncmp(mangled, "_Z", 2))
         return NULL;
     int st = 0;
-    char *s = cxa(mangled, NULL, NULL, &st);
+    char *s = cxa_demangle(mangled, NULL, NULL, &st);
     if (st) {
         free(s);
         return NULL;
@@ -413,6 +426,7 @@ static void start_locked(void)
             aip__warn("CUDA: CUPTI activity kind %d cannot be enabled; not recorded",
                       (int)optional_kinds[i]);
     aip__cuda_api_new_trace();
+    look_up_names();
     domains(1);
     /* Exit handlers run last-registered first: ours, registered now that
      * libcupti is loaded and initialised, runs before its teardown. */

@@ -19,8 +19,17 @@
 #define API __attribute__((visibility("default")))
 
 static const fake_cupti_hooks *hooks;
+static int in_callback;
 
 API void fakecuda_attach(const fake_cupti_hooks *h) { hooks = h; }
+API void fakecuda_in_buffer_callback(int on) { in_callback = on; }
+
+/* What the rule forbids, said as the CUPTI stand-in says broken rules. */
+static void check_thread(const char *fn)
+{
+    if (in_callback)
+        fprintf(stderr, "fake_cupti: RULE: driver call %s inside CUPTI's buffer callback\n", fn);
+}
 
 API int cuInit(unsigned flags)
 {
@@ -39,12 +48,14 @@ API int cuInit(unsigned flags)
 
 API int cuDeviceGetCount(int *n)
 {
+    check_thread("cuDeviceGetCount");
     *n = 1;
     return 0;
 }
 
 API int cuDeviceGet(int *dev, int ordinal)
 {
+    check_thread("cuDeviceGet");
     if (ordinal != 0)
         return 101; /* CUDA_ERROR_INVALID_DEVICE */
     *dev = 0;
@@ -53,6 +64,7 @@ API int cuDeviceGet(int *dev, int ordinal)
 
 API int cuDeviceGetName(char *buf, int len, int dev)
 {
+    check_thread("cuDeviceGetName");
     snprintf(buf, (size_t)len, "Fake CUDA device %d", dev);
     return 0;
 }

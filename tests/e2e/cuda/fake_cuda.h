@@ -19,6 +19,10 @@ typedef struct fake_cupti_hooks {
 } fake_cupti_hooks;
 
 void fakecuda_attach(const fake_cupti_hooks *hooks);
+/* CUPTI's buffer callback is running (1) or not (0): a driver call made
+ * meanwhile breaks the rule "no driver calls on CUPTI's thread", and the
+ * driver says so. */
+void fakecuda_in_buffer_callback(int on);
 
 /* The program's side: a kernel launch (through the runtime API callback),
  * and another CUPTI client acting on the process:

@@ -194,7 +194,9 @@ static size_t deliver(size_t from)
         r.blockX = 128, r.blockY = r.blockZ = 1;
         memcpy(buf + valid, &r, sizeof r);
     }
+    fakecuda_in_buffer_callback(1);
     st.complete(NULL, 0, buf, size, valid);
+    fakecuda_in_buffer_callback(0);
     return from;
 }
 
