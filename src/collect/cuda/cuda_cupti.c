@@ -76,6 +76,7 @@ static CUpti_SubscriberHandle subscriber;
 static aip__cuda_tctx tctx;
 static uint64_t cupti_dropped;
 static _Atomic int cuda_seen, injected;
+static _Atomic int injection_waiting; /* cuInit's injection found the lock taken */
 
 /* ---- finding libcupti -------------------------------------------------- */
 
@@ -455,6 +456,11 @@ static void backend_start(void)
     pthread_mutex_lock(&lock);
     start_locked();
     pthread_mutex_unlock(&lock);
+    if (atomic_exchange(&injection_waiting, 0)) { /* cuInit came meanwhile */
+        pthread_mutex_lock(&lock);
+        start_locked();
+        pthread_mutex_unlock(&lock);
+    }
     starting = 0;
 }
 
@@ -625,7 +631,20 @@ __attribute__((constructor)) static void register_backend(void)
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
     atomic_store(&injected, 1);
-    if (aip__dev_recording())
-        backend_start();
+    if (!aip__dev_recording() || starting)
+        return 1;
+    /* Called inside cuInit, under the driver's own locks: waiting here for
+     * a start or stop on another thread, which may be waiting inside CUPTI
+     * for those driver locks, would deadlock.  When the lock is taken, the
+     * start holding it starts CUPTI once it let go (injection_waiting) or
+     * the stop holding it ends the trace. */
+    if (pthread_mutex_trylock(&lock) != 0) {
+        atomic_store(&injection_waiting, 1);
+        return 1;
+    }
+    starting = 1;
+    start_locked();
+    starting = 0;
+    pthread_mutex_unlock(&lock);
     return 1;
 }
