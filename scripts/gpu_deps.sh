@@ -35,9 +35,9 @@ unpack() {
   done
   local lib=$p/usr/lib/$multi
   echo "export PKG_CONFIG_PATH='$lib/pkgconfig:$p/usr/share/pkgconfig'\${PKG_CONFIG_PATH:+:\$PKG_CONFIG_PATH}"
+  # Not CPATH or LIBRARY_PATH: pkg-config would take the prefix for a
+  # system directory and leave it out of the flags CMake reads.
   echo "export LD_LIBRARY_PATH='$lib'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
-  echo "export LIBRARY_PATH='$lib'\${LIBRARY_PATH:+:\$LIBRARY_PATH}"
-  echo "export CPATH='$p/usr/include'\${CPATH:+:\$CPATH}"
   echo "export CMAKE_PREFIX_PATH='$p/usr'\${CMAKE_PREFIX_PATH:+:\$CMAKE_PREFIX_PATH}"
   # pkg-config itself when the machine has none (CMake honours PKG_CONFIG).
   if ! command -v pkg-config >/dev/null 2>&1 && [ -x "$p/usr/bin/pkgconf" ]; then

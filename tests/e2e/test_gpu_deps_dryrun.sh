@@ -49,7 +49,7 @@ C
 # shellcheck disable=SC2086
 cc -o "$TMP/t" "$TMP/t.c" $flags || fail "cannot build against the prefix"
 out=$("$TMP/t") || fail "the program built against the prefix does not run"
-[ "$out" = "{\"n\":42} sqlite 3.40.1 1 zlib 143" ] || case "$out" in '{"n":42} sqlite '*' 1 zlib '*) ;; *) fail "$out" ;; esac
+case "$out" in '{"n":42} sqlite '*' 1 zlib '*) ;; *) fail "unexpected output: $out" ;; esac
 grep -q "$L/libjansson" <<<"$(ldd "$TMP/t")" || fail "not linked with the prefix's jansson: $(ldd "$TMP/t")"
 PKG_CONFIG=$PC timeout 300 cmake -S "$SRC" -B "$TMP/b" >"$TMP/cmake.log" 2>&1 ||
   { tail -20 "$TMP/cmake.log"; fail "CMake cannot configure aiprof against the prefix"; }
