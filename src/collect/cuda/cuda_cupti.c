@@ -340,7 +340,7 @@ static int subscribe(void)
             aip__warn("CUDA: %s", start_error);
     } else
         snprintf(start_error, sizeof start_error, "CUPTI cannot start: cuptiSubscribe: %s "
-                 "(error %d)", result_text(r), (int)r);
+                 "(error %d; no GPU or no driver?)", result_text(r), (int)r);
     return -1;
 }
 
