@@ -69,3 +69,25 @@ def test_machine_answer_claims_cuda_only_with_a_driver():
     if _has_driver():
         pytest.skip("a CUDA driver is installed: the answer depends on its GPU")
     assert P.ProfilerActivity.CUDA not in P.supported_activities()
+
+
+def test_cuda_activity_without_driver_says_so_once():
+    """activities=[CUDA] where no CUDA driver is installed at all (a pip
+    torch without CUDA, a machine without a GPU): one warning, which says
+    that first, whatever the number of profiles."""
+    import ctypes.util
+    if ctypes.util.find_library("cuda"):
+        pytest.skip("a CUDA driver is installed: this is the no-driver case")
+    proc = run_python(
+        "import aiprof as torch_npu\n"
+        "P = torch_npu.profiler\n"
+        "for i in range(2):\n"
+        "    with P.profile(activities=[P.ProfilerActivity.CPU, P.ProfilerActivity.CUDA],\n"
+        "                   on_trace_ready=P.tensorboard_trace_handler('./r')):\n"
+        "        with P.record_function('host_work'):\n"
+        "            pass\n")
+    assert proc.stderr.count("RuntimeWarning") == 1, proc.stderr
+    assert proc.stderr.count("this machine has no CUDA driver (libcuda.so.1 is not "
+                             "installed)") == 1, proc.stderr
+    assert "CUDA activity requested, but no device data" in proc.stderr
+    assert len(result_dirs("./r")) == 2

@@ -49,6 +49,19 @@ def supported_activities():
     return {a for a, b in _BITS.items() if b & bits}
 
 
+def cuda_driver_note():
+    """For a CUDA request that gets nothing: a sentence when this machine
+    has no CUDA driver at all, the usual reason on a machine without a GPU
+    ("" when one is installed).  Asked of the loader's cache
+    (ctypes.util.find_library, which runs ldconfig -p): nothing is loaded
+    into this process."""
+    import ctypes.util
+    if ctypes.util.find_library("cuda"):
+        return ""
+    return ("this machine has no CUDA driver (libcuda.so.1 is not installed), so no GPU "
+            "activity can be recorded here")
+
+
 def device_names(bits):
     """The device kinds in `bits`, in ProfilerActivity order."""
     return [a.name for a, b in _BITS.items() if b & bits and a is not ProfilerActivity.CPU]

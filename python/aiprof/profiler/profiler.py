@@ -22,7 +22,8 @@ import warnings
 
 from .. import _C
 from . import _distributed, _memory_timeline, _output, _torch_bridge
-from ._activity import C_BITS, DEVICE_BITS, activity_bits, device_names, device_status
+from ._activity import (C_BITS, DEVICE_BITS, activity_bits, cuda_driver_note, device_names,
+                        device_status)
 from ._analyse import analyse, analyse_in_background, analyse_now, export_trace, gzip_trace
 from ._collectors import Collectors
 from ._events import EventList
@@ -389,7 +390,11 @@ class _KinetoProfile:
                 # Once per process, whatever the activities: the reason does
                 # not change (libaiprof logs it once in the trace's log too).
                 names = "/".join(device_names(bits & DEVICE_BITS))
-                _warn_once(("device",), f"{names} activity requested, but no device data can "
+                # Asked for CUDA by name on a machine with no driver: say that
+                # first, before the back ends' per-process details.
+                note = cuda_driver_note() if bits & 4 else ""
+                _warn_once(("device",), (note + ". " if note else "")
+                           + f"{names} activity requested, but no device data can "
                            f"be collected on this machine ({why}); "
                            + ("CPU activity is recorded" if cpu else "nothing else is")
                            + " (see supported_activities())")
