@@ -48,8 +48,9 @@ def workload(mode, device, out):
                                 torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
                                 torch.nn.Linear(1024, 10)).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    x = torch.randn(256, 512, device=device)
-    y = torch.randint(0, 10, (256,), device=device)
+    batch = 256 if device == "cuda" else 32  # the CPU rehearsal: the plumbing, quickly
+    x = torch.randn(batch, 512, device=device)
+    y = torch.randint(0, 10, (batch,), device=device)
     loss_fn = torch.nn.CrossEntropyLoss()
 
     def sync():
