@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int (*cuInit)(unsigned);
 static int (*cuCtxSynchronize)(void);
@@ -29,9 +30,21 @@ static int (*fakecuda_other_client_)(int);
 #define fakecuda_launch fakecuda_launch_
 #define fakecuda_other_client fakecuda_other_client_
 
+/* The stand-in driver by its path, BUILD/fake_cuda/libcuda.so.1 beside
+ * BUILD/bin (never a real driver; and a sanitizer's dlopen interceptor
+ * would not search this program's run path). */
 static int load_driver(void)
 {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 64);
+    if (n <= 0) {
+        fprintf(stderr, "fake_cuda_prog: cannot read /proc/self/exe\n");
+        return -1;
+    }
+    path[n] = 0;
+    char *slash = strrchr(path, '/');
+    snprintf(slash ? slash : path, 64, "/../fake_cuda/libcuda.so.1");
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
     if (!h) {
         fprintf(stderr, "fake_cuda_prog: %s\n", dlerror());
         return -1;
