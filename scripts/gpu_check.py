@@ -44,6 +44,8 @@ def workload(mode, device, out):
     if mode == "aiprof":
         import aiprof as torch_npu  # noqa: F401  (the drop-in, before the loop)
     torch.manual_seed(0)
+    if device == "cpu":
+        torch.set_num_threads(1)  # the rehearsal, on a shared machine: no thread storm
     model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(),
                                 torch.nn.Linear(1024, 1024), torch.nn.ReLU(),
                                 torch.nn.Linear(1024, 10)).to(device)
