@@ -105,9 +105,14 @@ def workload(mode, device, out):
 
 def run_mode(mode, args, trace="kineto_trace.json"):
     env = dict(os.environ, GPU_CHECK_TRACE=trace)
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--mode", mode,
-                           "--device", args.device, "--out", args.out],
-                          capture_output=True, text=True, env=env, timeout=600)
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--mode", mode,
+                               "--device", args.device, "--out", args.out],
+                              capture_output=True, text=True, env=env, timeout=150)
+    except subprocess.TimeoutExpired as e:
+        sys.stderr.write(f"gpu_check: the {mode} run took over 150 s; its output:\n"
+                         f"{(e.stdout or b'')[-3000:]!r}\n{(e.stderr or b'')[-3000:]!r}\n")
+        sys.exit(2)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])

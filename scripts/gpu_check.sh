@@ -11,11 +11,12 @@
 #   2. builds examples/cuda/cuda_streams.cu with nvcc and runs it under
 #      `aiprof run` (a program that never heard of aiprof), checking its
 #      kernels against what it says it launched;
-#   3. then builds the rest (the PyTorch adapter for $PYTHON's torch): a
-#      failure there does not take the C result with it;
+#   3. then builds the Python package and the PyTorch adapter for
+#      $PYTHON's torch: a failure there does not take the C result with it;
 #   4. runs the torch loop without a profiler, under aiprof and twice under
 #      torch.profiler, comparing kernels per name (scripts/gpu_check.py).
-# Every step runs under `timeout`; a failed step prints its output, aiprof's
+# Every step runs under `timeout` (the whole check is meant to fit in about
+# 8 minutes of a GPU machine); a failed step prints its output, aiprof's
 # log and profiler_info.json, and the check goes on where it can.
 #
 # --device cpu: the rehearsal (tests/e2e/test_gpu_check_rehearsal.sh) — the
@@ -121,10 +122,10 @@ if [ -z "$BUILD" ]; then
   if [ -n "$PYBIN" ]; then # pip wheels: nvidia/cuda_cupti/include, nvidia/cu13/include
     hints=$("$PYBIN" -c 'import glob, sysconfig; p = sysconfig.get_paths()["purelib"]; print(";".join(sorted(glob.glob(p + "/nvidia/*/include"))))' 2>/dev/null || true)
   fi
-  step cmake 300 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIP_CUDA=ON \
+  step cmake 180 cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIP_CUDA=ON \
     ${PYBIN:+-DPython3_EXECUTABLE="$PYBIN"} ${hints:+-DAIP_CUDA_HINTS="$hints"} || exit 1
   grep "aiprof" "$OUT/cmake.log" || true
-  step build_lib 600 cmake --build "$BUILD" -j"$JOBS" --target aiprof aiprof_cli || exit 1
+  step build_lib 300 cmake --build "$BUILD" -j"$JOBS" --target aiprof aiprof_cli || exit 1
 fi
 LIB=$BUILD/lib/libaiprof.so.0
 # Captured first, then searched: `nm | grep -q` under pipefail fails when
@@ -150,8 +151,8 @@ if [ "$DEVICE" = cuda ]; then
     wheel=$("$PYBIN" -c 'import glob, sysconfig; print((sorted(glob.glob(sysconfig.get_paths()["purelib"] + "/nvidia/*/lib/libcupti.so*")) + [""])[0])' 2>/dev/null || true)
     [ -n "$wheel" ] && export AIPROF_CUPTI_LIB=$wheel && say "libcupti from a wheel: $wheel"
   fi
-  if step c_build 300 "$NVCC" -O2 -o "$OUT/cuda_streams" "$SRC/examples/cuda/cuda_streams.cu"; then
-    if step c_run 300 "$BUILD/bin/aiprof" run --dir "$OUT/c" -- "$OUT/cuda_streams" "$C_ITERS"; then
+  if step c_build 120 "$NVCC" -O2 -o "$OUT/cuda_streams" "$SRC/examples/cuda/cuda_streams.cu"; then
+    if step c_run 180 "$BUILD/bin/aiprof" run --dir "$OUT/c" -- "$OUT/cuda_streams" "$C_ITERS"; then
       show c_run
       c_check "scale=$C_ITERS,add=$C_ITERS,transpose=$C_ITERS"
     else
@@ -169,9 +170,12 @@ else
   fi
 fi
 
-# ---- 3. the rest: the PyTorch adapter ---------------------------------------
+# ---- 3. the Python package and the PyTorch adapter ---------------------------
+# Only what the torch half needs (not the tests and benchmarks): the machine
+# is lent for minutes.
 if [ "$BUILD" = "$OUT/build" ]; then
-  step build_all 900 cmake --build "$BUILD" -j"$JOBS" || true
+  step build_py 400 cmake --build "$BUILD" -j"$JOBS" --target aiprof_py_C aiprof_py_files \
+    aiprof_torch || true
 fi
 
 # ---- 4. the torch loop -------------------------------------------------------
@@ -200,8 +204,8 @@ case "$DEVICE:$torch_info" in
 esac
 if [ $run_torch = 1 ]; then
   adapter=$(ls "$TORCH_BUILD"/python/aiprof/libaiprof_torch*.so 2>/dev/null || true)
-  say "the torch half with $TORCH_BUILD/python; PyTorch adapter: ${adapter:-not built (see $OUT/cmake.log, $OUT/build_all.log)}"
-  if PYTHONPATH="$TORCH_BUILD/python${PYTHONPATH:+:$PYTHONPATH}" step torch 900 "$PYBIN" \
+  say "the torch half with $TORCH_BUILD/python; PyTorch adapter: ${adapter:-not built (see $OUT/cmake.log, $OUT/build_py.log)}"
+  if PYTHONPATH="$TORCH_BUILD/python${PYTHONPATH:+:$PYTHONPATH}" step torch 500 "$PYBIN" \
        "$SRC/scripts/gpu_check.py" --device "$DEVICE" --out "$OUT/torch"; then
     show torch
   else
