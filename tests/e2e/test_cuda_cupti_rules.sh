@@ -9,6 +9,7 @@
 #      kernels are finished by synchronising first — and the log does not
 #      say "no device data" (true when the trace began, false at its end);
 #      the device's name is asked of the driver, not on CUPTI's thread;
+#      a program that launched nothing is not synchronised;
 #   B. another CUPTI client holds the process: aiprof touches nothing of
 #      CUPTI's, says so once, and profiles the host;
 #   C. two traces in one process: aiprof gives the subscription back at
@@ -86,6 +87,12 @@ grep -q '"Fake CUDA device 0"' "$TMP"/a/*/ASCEND_PROFILER_OUTPUT/trace_view.json
 # CUPTI started at cuInit, after the trace began: no "no device data" said.
 ! grep -h "no device data can be collected" "$TMP"/a/*/logs/*.log ||
   fail "the log says there is no device data, and there is"
+
+# A2. A program that launches nothing: the stop does not synchronise (no
+# CUDA work of the program's to wait for; a context it never made).
+"$B/aiprof" run --dir "$TMP/a2" -- "$B/fake_cuda_prog" run 0 1 >"$TMP/a2.out" 2>"$TMP/a2.err" ||
+  fail "aiprof run failed on a program launching nothing: $(cat "$TMP/a2.err")"
+no_rule_broken "$TMP/a2.err" "a program launching nothing"
 
 # B. Another client holds CUPTI: host profile, one message, CUPTI left alone.
 FAKE_CUPTI_OTHER_CLIENT=1 "$B/aiprof" run --dir "$TMP/b" -- "$B/fake_cuda_prog" run 5 4 \

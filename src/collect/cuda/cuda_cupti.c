@@ -502,7 +502,7 @@ static stop_counts stop_locked(void)
 {
     stop_counts out;
     domains(0);
-    out.sync = sync_device();
+    out.sync = aip__cuda_api_calls_seen() ? sync_device() : 0;
     cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     for (size_t i = 0; i < sizeof optional_kinds / sizeof optional_kinds[0]; i++)

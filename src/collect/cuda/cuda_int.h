@@ -88,6 +88,10 @@ void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *
 /* A trace starts: calls left open on any thread by the last one (whose
  * exits were never delivered) are forgotten. */
 void aip__cuda_api_new_trace(void);
+/* Whether the program made a CUDA call since the trace started: only then
+ * may the stop synchronise the device (a runtime synchronisation in a
+ * process that never initialised CUDA would create a context). */
+int aip__cuda_api_calls_seen(void);
 /* The API name without CUPTI's "_v3020" version suffix, kept for the
  * process's life (NULL name: "cudaUnknown"). */
 const char *aip__cuda_api_name(const char *name);

@@ -383,11 +383,15 @@ static __thread int depth, runtime_depth;
  * the program's driver calls, or fill the depth, for ever after. */
 static _Atomic uint32_t generation;
 static __thread uint32_t thread_generation;
+static _Atomic int calls_seen; /* since the trace started */
 
 void aip__cuda_api_new_trace(void)
 {
+    atomic_store_explicit(&calls_seen, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 }
+
+int aip__cuda_api_calls_seen(void) { return atomic_load_explicit(&calls_seen, memory_order_relaxed); }
 
 void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *name)
 {
@@ -399,6 +403,8 @@ void aip__cuda_on_api(int runtime, int enter, uint32_t correlation, const char *
     if (!runtime && runtime_depth > 0)
         return; /* the runtime call around it is the one the program made */
     if (enter) {
+        if (!atomic_load_explicit(&calls_seen, memory_order_relaxed))
+            atomic_store_explicit(&calls_seen, 1, memory_order_relaxed);
         if (depth < CALL_DEPTH) {
             calls[depth].correlation = correlation;
             calls[depth].runtime = (uint8_t)!!runtime;

@@ -19,7 +19,7 @@
 #define API __attribute__((visibility("default")))
 
 static const fake_cupti_hooks *hooks;
-static int in_callback;
+static int in_callback, launched;
 
 API void fakecuda_attach(const fake_cupti_hooks *h) { hooks = h; }
 API void fakecuda_in_buffer_callback(int on) { in_callback = on; }
@@ -69,9 +69,13 @@ API int cuDeviceGetName(char *buf, int len, int dev)
     return 0;
 }
 
-/* The device finishes every kernel launched so far. */
+/* The device finishes every kernel launched so far.  Before any launch,
+ * the program has made no CUDA work: a profiler that synchronises then
+ * (a runtime synchronisation would create a context) breaks a rule. */
 API int cuCtxSynchronize(void)
 {
+    if (!launched)
+        fprintf(stderr, "fake_cupti: RULE: cuCtxSynchronize before the program's first launch\n");
     if (hooks)
         hooks->sync();
     return 0;
@@ -79,6 +83,7 @@ API int cuCtxSynchronize(void)
 
 API void fakecuda_launch(const char *name, uint64_t duration_ns)
 {
+    launched = 1;
     if (hooks)
         hooks->launch(name, duration_ns);
 }
