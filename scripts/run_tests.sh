@@ -28,6 +28,27 @@ build() { # dir extra-cmake-args...
   local dir=$1; shift
   cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j "$JOBS" 2>&1 | grep -E "error|warning" ; return ${PIPESTATUS[0]}
 }
+# torch 2.x (Kineto): the project's venv (.venv, made or updated by
+# scripts/torch2_venv.sh: torch 2.13 on the CPU and the torch-2.x tools the
+# tests read our outputs with) and a build of aiprof._C and the adapter for
+# it (build-t2), made first: the Python suite runs there again below, and
+# ctest's GPU-check rehearsal runs its torch half on it.  A venv that cannot
+# be made is a failure: the suite would otherwise pass on torch 1.13 alone.
+echo "== torch 2.x venv and build (build-t2) =="
+T2_OK=0; T2PY=""
+if [ "${AIP_SKIP_TORCH2:-0}" = 1 ]; then
+  echo "skipped: AIP_SKIP_TORCH2=1"
+elif T2PY=$(bash scripts/torch2_venv.sh || bash scripts/torch2_venv.sh); then
+  echo "$("$T2PY" -c 'import torch; print("torch", torch.__version__)') ($T2PY)"
+  export AIP_TORCH2_PYTHON=$T2PY
+  if build build-t2 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$T2PY"; then
+    T2_OK=1
+  else total_fail=$((total_fail+1)); fi
+else
+  echo "FAILED: the torch 2.x venv could not be made (scripts/torch2_venv.sh said why above;"
+  echo "        AIP_SKIP_TORCH2=1 skips this part)"
+  total_fail=$((total_fail+1))
+fi
 echo "== normal build =="
 if build build -DCMAKE_BUILD_TYPE=RelWithDebInfo; then run_ctest build; else total_fail=$((total_fail+1)); fi
 echo "== ASan+UBSan build =="
@@ -61,23 +82,11 @@ if [ -d tests/python ] && [ -d build/python/aiprof ]; then
 else
   echo "skipped: no Python package built (python3-dev / python3-torch missing?)"
 fi
-# torch 2.x (Kineto): the same suite in the project's venv (.venv, made or
-# updated by scripts/torch2_venv.sh: torch 2.13 on the CPU and the torch-2.x
-# tools the tests read our outputs with), against a build of aiprof._C and
-# the adapter for that Python and torch (build-t2).  A venv that cannot be
-# made is a failure: the suite would otherwise pass on torch 1.13 alone.
 echo "== Python tests (pytest, torch 2.x venv) =="
-if [ "${AIP_SKIP_TORCH2:-0}" = 1 ]; then
-  echo "skipped: AIP_SKIP_TORCH2=1"
-elif T2PY=$(bash scripts/torch2_venv.sh || bash scripts/torch2_venv.sh); then
-  echo "$("$T2PY" -c 'import torch; print("torch", torch.__version__)') ($T2PY)"
-  if build build-t2 -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython3_EXECUTABLE="$T2PY"; then
-    run_pytest build-t2 "$T2PY" -m pytest -q -p no:cacheprovider "$PWD/tests/python"
-  else total_fail=$((total_fail+1)); fi
+if [ "$T2_OK" = 1 ]; then
+  run_pytest build-t2 "$T2PY" -m pytest -q -p no:cacheprovider "$PWD/tests/python"
 else
-  echo "FAILED: the torch 2.x venv could not be made (scripts/torch2_venv.sh said why above;"
-  echo "        AIP_SKIP_TORCH2=1 skips this part)"
-  total_fail=$((total_fail+1))
+  echo "skipped: no torch 2.x build (see \"torch 2.x venv and build\" above)"
 fi
 # Our code loaded into an uninstrumented interpreter: built with ASan+UBSan
 # and the ASan runtime preloaded.  `aiprof run` puts its own library first
