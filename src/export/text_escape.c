@@ -204,6 +204,24 @@ size_t aip__html_escape(const char *str, size_t n, char *out)
     return (size_t)(o - out);
 }
 
+size_t aip__term_clean(const char *s, size_t n, char *out)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, o = 0;
+    while (i < n) {
+        size_t k = u[i] >= 0x80 ? aip__utf8_seq(u + i, n - i) : 1;
+        if (!k || u[i] < 0x20 || u[i] == 0x7f) {
+            out[o++] = '?';
+            i++;
+        } else {
+            memcpy(out + o, s + i, k);
+            o += k;
+            i += k;
+        }
+    }
+    return o;
+}
+
 aip_status aip__esc_init(aip__esc_cache *c, const aip__process *p, int kind)
 {
     memset(c, 0, sizeof *c);

@@ -37,6 +37,11 @@ size_t aip__utf8_clean(const char *s, size_t n, char *out);
 #define AIP_HTML_ESC_MAX(n) (6 * (size_t)(n))
 size_t aip__html_escape(const char *s, size_t n, char *out);
 
+/* aip__term_clean() : s for a terminal: every control byte (escape
+ * sequences, line breaks: a name cannot start a line of its own), DEL and
+ * each invalid UTF-8 byte becomes '?'.  At most n bytes.  @return bytes. */
+size_t aip__term_clean(const char *s, size_t n, char *out);
+
 enum aip__esc_kind { AIP_ESC_JSON, AIP_ESC_CSV };
 
 typedef struct aip__esc_cache {

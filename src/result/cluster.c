@@ -19,6 +19,7 @@
 #include "cluster_links.h"
 #include "error.h"
 #include "fs.h"
+#include "text_escape.h"
 
 #include "aiprof.h"
 
@@ -40,14 +41,49 @@
 #define COMM_JSON_MAX (1024u << 20)
 #define OUT_DIR "cluster_analysis_output"
 
+/* The verdict goes to a terminal, and what it names (directory names,
+ * problems quoting a rank's files, hosts, groups) is anybody's bytes: all
+ * of it is cleaned (aip__term_clean: control bytes and invalid UTF-8 as
+ * '?'), the line break that ends `fmt` excepted, so no name can move the
+ * cursor, recolour the terminal or forge a line of the verdict. */
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...)
 {
     if (c->fd < 0)
         return;
+    char small[1024], *text = small;
     va_list ap;
     va_start(ap, fmt);
-    vdprintf(c->fd, fmt, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof small) {
+        if (!(text = malloc((size_t)n + 1)))
+            return;
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    size_t len = (size_t)n, fl = strlen(fmt);
+    int nl = len && text[len - 1] == '\n' && fl && fmt[fl - 1] == '\n';
+    char clean_small[1024], *clean = len <= sizeof clean_small ? clean_small : malloc(len);
+    if (clean) {
+        size_t m = aip__term_clean(text, len - (size_t)nl, clean);
+        if (nl)
+            clean[m++] = '\n';
+        for (size_t off = 0; off < m;) { /* errors ignored, as vdprintf's were */
+            ssize_t w = write(c->fd, clean + off, m - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+    }
+    if (clean != clean_small)
+        free(clean);
+    if (text != small)
+        free(text);
 }
 
 static int ends_with(const char *s, const char *tail)
@@ -183,28 +219,52 @@ void aip__cluster_problem(aip__rank_dir *r, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Split one CSV line (no quoted cells: step_trace_time.csv has none) in
- * place; @return the number of cells. */
-static size_t split(char *line, char **cells, size_t cap)
+/* `s` cleaned for a terminal (aip__term_clean) and cut to fit `cap`. */
+static void term_copy(char *out, size_t cap, const char *s)
 {
+    size_t n = strnlen(s, cap - 1);
+    out[aip__term_clean(s, n, out)] = 0;
+}
+
+/* Split the CSV record at *pos in place (RFC 4180: a quoted cell may hold
+ * commas, "" and line breaks; aiprof quotes a step name that needs it)
+ * and move *pos past its line break; a record ending at a line break
+ * inside quotes is the end of the text.  @return the number of cells. */
+static size_t split(char **pos, char **cells, size_t cap)
+{
+    char *p = *pos, *d = p;
     size_t n = 0;
-    for (char *p = line;; p++) {
+    for (;;) {
+        char *start = d;
         if (n < cap)
-            cells[n] = p;
+            cells[n] = start;
         n++;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        *p = 0;
+        if (*p == '"') {
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++)
+                *d++ = *p == '"' ? *++p : *p;
+            if (*p == '"')
+                p++;
+        }
+        while (*p && *p != ',' && *p != '\n')
+            *d++ = *p++;
+        char end = *p;
+        if (end != ',' && d > start && d[-1] == '\r')
+            d--; /* CRLF */
+        *d = 0;
+        if (end != ',') {
+            *pos = end ? p + 1 : p;
+            return n;
+        }
+        p++;
+        d++;
     }
-    return n;
 }
 
 static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
 {
     char *text = NULL;
     size_t size = 0;
-    aip_status s = aip__read_file(csv, CSV_MAX, &text, &size);
+    aip_status s = aip__read_file_nofollow(csv, CSV_MAX, &text, &size);
     if (s) {
         aip__cluster_problem(r, "%s", aip_last_error());
         return s == AIP_ERR_NOMEM ? -1 : 0;
@@ -220,12 +280,10 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
     int step_at = -1, dev_at = -1, ok = 1, nomem = 0;
     size_t n_head = 0, line_no = 0;
     int keep[MAXC];
-    for (char *line = text, *nl; ok && (nl = strchr(line, '\n')); line = nl + 1) {
-        *nl = 0;
-        if (nl > line && nl[-1] == '\r')
-            nl[-1] = 0;
+    for (char *line = text; ok && *line;) {
+        int blank = *line == '\n' || (line[0] == '\r' && line[1] == '\n');
         line_no++;
-        size_t n = split(line, cells, MAXC);
+        size_t n = split(&line, cells, MAXC);
         if (n > MAXC) {
             aip__cluster_problem(r, "step_trace_time.csv: %zu columns (at most %d)", n, MAXC);
             ok = 0;
@@ -250,7 +308,7 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
                 aip__cluster_problem(r, "step_trace_time.csv has no Step column");
                 ok = 0;
             }
-        } else if (!*line) {
+        } else if (blank) {
             continue;
         } else if (n != n_head) {
             aip__cluster_problem(r,
@@ -280,10 +338,14 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
                 double v = strtod(cells[i], &end);
                 if (end == cells[i] || *end) {
                     /* msprof-analyze: a cell that is not a number is 0, with a warning */
-                    if (!c->quiet)
+                    if (!c->quiet) {
+                        char cell[64], col[64];
+                        term_copy(cell, sizeof cell, cells[i]);
+                        term_copy(col, sizeof col, r->cols[k]);
                         aip__warn("%s: step_trace_time.csv line %zu: '%s' in %s is not a "
                                   "number; 0 used",
-                                  r->path, line_no, cells[i], r->cols[k]);
+                                  r->path, line_no, cell, col);
+                    }
                     v = 0;
                 }
                 row->v[k++] = v;
@@ -304,7 +366,7 @@ static int read_step_trace(aip__cluster *c, aip__rank_dir *r, const char *csv)
 static json_t *read_summary_json(aip__rank_dir *r, const char *path, const char *name)
 {
     struct stat st;
-    if (stat(path, &st))
+    if (lstat(path, &st))
         return NULL;
     if ((unsigned long long)st.st_size > COMM_JSON_MAX) { /* msprof-analyze has such limits too */
         aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT/%s is %lld bytes, more than %u MiB", name,
@@ -317,7 +379,7 @@ static json_t *read_summary_json(aip__rank_dir *r, const char *path, const char 
     size_t size = 0;
     json_error_t err = {.line = 0, .text = ""};
     json_t *j = NULL;
-    if (aip__read_file(path, COMM_JSON_MAX, &text, &size) == AIP_OK)
+    if (aip__read_file_nofollow(path, COMM_JSON_MAX, &text, &size) == AIP_OK)
         j = json_loadb(text, size, 0, &err);
     else
         snprintf(err.text, sizeof err.text, "%s", aip_last_error());
@@ -376,7 +438,7 @@ static void rank_paths(const aip__rank_dir *r, char *csv, char *comm)
  * sets r->analyse when only the analysis is missing. */
 static void check_rank(aip__rank_dir *r)
 {
-    char csv[PATH_MAX], comm[PATH_MAX], fw[PATH_MAX];
+    char csv[PATH_MAX], comm[PATH_MAX], fw[PATH_MAX], out[PATH_MAX];
     struct stat st;
     if (r->rank < 0) {
         aip__cluster_problem(r, "no profiler_info_{rank}.json: not a rank's result directory, "
@@ -384,11 +446,18 @@ static void check_rank(aip__rank_dir *r)
         return;
     }
     rank_paths(r, csv, comm);
-    if (!csv[0] || aip__join(fw, sizeof fw, r->path, "FRAMEWORK")) {
+    if (!csv[0] || aip__join(fw, sizeof fw, r->path, "FRAMEWORK") ||
+        aip__join(out, sizeof out, r->path, "ASCEND_PROFILER_OUTPUT")) {
         aip__cluster_problem(r, "path too long");
         return;
     }
-    if (!stat(csv, &st))
+    /* A link there could make a shared job directory's owner feed this
+     * pass (often run as root) any file: refused, as for outputs. */
+    if (!lstat(out, &st) && S_ISLNK(st.st_mode)) {
+        aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT is a symbolic link: not followed");
+        return;
+    }
+    if (!lstat(csv, &st))
         return;
     if (stat(fw, &st) || !S_ISDIR(st.st_mode))
         aip__cluster_problem(r, "neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor "

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define AIP__CLUSTER_SLOW_SPREAD 0.05 /* msprof-analyze's docs: > 5 % between ranks */
 
@@ -123,6 +124,16 @@ unsigned long long aip__cluster_double_hash(const char *s);
 /* Rows of ranks whose step_trace_time.csv columns differ from the first
  * used rank's get a problem (before anything is written). */
 void aip__cluster_check_columns(aip__cluster *c);
+
+/* cluster_out.c: an output file of cluster_analysis_output/ written as
+ * every output is (temp name, 0640, no symbolic link, renamed when
+ * complete), through a stdio stream.  aip__cluster_out_open(): `*f` to
+ * write to.  aip__cluster_out_close(): closes `f`; renames the file into
+ * place unless `failed` or a write failed (then nothing is left).  */
+struct aip__out;
+aip_status aip__cluster_out_open(struct aip__out *o, FILE **f, const char *out_dir,
+                                 const char *name);
+aip_status aip__cluster_out_close(struct aip__out *o, FILE *f, int failed);
 
 /* cluster_db.c: cluster_analysis.db's ClusterStepTraceTime,
  * CommunicationGroupMapping, HostInfo, RankDeviceMap, ClusterBaseInfo

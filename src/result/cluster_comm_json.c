@@ -27,6 +27,7 @@
 #include "py_round.h"
 #include "error.h"
 #include "fs.h"
+#include "outbuf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -143,21 +144,12 @@ int aip__cc_dump_python(const json_t *v, FILE *f)
 
 aip_status aip__cc_write_python(const char *out_dir, const char *name, const json_t *v)
 {
-    char path[PATH_MAX];
-    if (aip__join(path, sizeof path, out_dir, name))
-        return AIP_ERR_PATH;
-    int fd = aip__open_output(path);
-    if (fd < 0)
-        return AIP_ERR_IO;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return aip__fail(AIP_ERR_IO, "%s: %s", path, strerror(errno));
-    }
-    int bad = aip__cc_dump_python(v, f);
-    if (fclose(f) || bad)
-        return aip__fail(AIP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    return AIP_OK;
+    aip__out o;
+    FILE *f;
+    aip_status s = aip__cluster_out_open(&o, &f, out_dir, name);
+    if (s)
+        return s;
+    return aip__cluster_out_close(&o, f, aip__cc_dump_python(v, f));
 }
 
 /* ---- shared ----------------------------------------------------------------- */

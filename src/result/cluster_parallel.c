@@ -42,41 +42,73 @@ unsigned long long aip__cluster_double_hash(const char *s)
 
 /* ---- DP / PP / TP Index (MegatronAlgorithm + ParallelStrategyCalculator) ---- */
 
-static int int_arg(json_t *args, const char *key, long *out)
+/* Every figure of distributed_args comes from a file any rank's user could
+ * have written: each is checked against AIP__CLUSTER_MAX_WORLD before it
+ * is multiplied, and the products are checked for overflow, so no size
+ * reaches malloc or an index unproven (a tensor-parallel size of 2^62 + 1
+ * once made tp * pp * dp wrap around to the world size). */
+#define AIP__CLUSTER_MAX_WORLD (1L << 24)
+
+static int int_arg(json_t *args, const char *key, long *out, const char *who, char *why,
+                   size_t cap)
 {
     json_t *v = json_object_get(args, key);
     if (!v) {
         *out = 1; /* the algorithm's defaults */
         return 0;
     }
-    if (!json_is_integer(v)) /* "must be int type" */
+    if (!json_is_integer(v)) { /* "must be int type" */
+        snprintf(why, cap, "%s distributed_args.%s is not an integer", who, key);
         return -1;
-    *out = (long)json_integer_value(v);
+    }
+    json_int_t x = json_integer_value(v);
+    /* 0 is "set to 1" there (world_size excepted: checked below) */
+    if (x < 0 || x > AIP__CLUSTER_MAX_WORLD) {
+        snprintf(why, cap, "%s distributed_args.%s %lld is out of range [0, %ld]", who, key,
+                 (long long)x, AIP__CLUSTER_MAX_WORLD);
+        return -1;
+    }
+    *out = (long)x;
     return 0;
 }
 
+/* a * b, or -1 past AIP__CLUSTER_MAX_WORLD (never wraps: both are <= it). */
+static long bounded_mul(long a, long b)
+{
+    long p;
+    if (__builtin_mul_overflow(a, b, &p) || p > AIP__CLUSTER_MAX_WORLD)
+        return -1;
+    return p;
+}
+
 /* The map rank → (dp, pp, tp) of msprof-analyze, or 0 where its code
- * raises (then it writes no index columns). */
-static int megatron(json_t *args, long (**out)[3], size_t *n_out, char *why, size_t cap)
+ * raises (then it writes no index columns); `who` names the rank whose
+ * profiler_metadata.json gave the arguments. */
+static int megatron(json_t *args, const char *who, long (**out)[3], size_t *n_out, char *why,
+                    size_t cap)
 {
     long world, tp, pp, dp, cp, ep;
-    if (int_arg(args, "world_size", &world) || int_arg(args, "tensor_model_parallel_size", &tp) ||
-        int_arg(args, "pipeline_model_parallel_size", &pp) ||
-        int_arg(args, "data_parallel_size", &dp) || int_arg(args, "context_parallel_size", &cp) ||
-        int_arg(args, "expert_model_parallel_size", &ep)) {
-        snprintf(why, cap, "a parallel size or world_size is not an integer");
+    if (int_arg(args, "world_size", &world, who, why, cap) ||
+        int_arg(args, "tensor_model_parallel_size", &tp, who, why, cap) ||
+        int_arg(args, "pipeline_model_parallel_size", &pp, who, why, cap) ||
+        int_arg(args, "data_parallel_size", &dp, who, why, cap) ||
+        int_arg(args, "context_parallel_size", &cp, who, why, cap) ||
+        int_arg(args, "expert_model_parallel_size", &ep, who, why, cap))
         return 0;
-    }
     tp = tp ? tp : 1; /* "cannot be 0 and has been set to 1" */
     pp = pp ? pp : 1;
     dp = dp ? dp : 1;
     ep = ep ? ep : 1;
-    if (tp < 0 || pp < 0 || dp < 0 || cp <= 0 || ep < 0 || dp % ep || (dp * cp) % ep ||
-        world != tp * pp * dp || world <= 0 || world > (1L << 24)) {
+    long tpp = bounded_mul(tp, pp), prod = tpp < 0 ? -1 : bounded_mul(tpp, dp);
+    long dcp = bounded_mul(dp, cp), tcp = bounded_mul(tp, cp);
+    long blocks = tcp < 0 ? -1 : bounded_mul(pp, tcp);
+    if (cp <= 0 || world <= 0 || prod < 0 || world != prod || dcp < 0 || blocks < 0 ||
+        dp % ep || dcp % ep) {
         snprintf(why, cap,
-                 "world_size %ld is not tensor %ld x pipeline %ld x data %ld parallel, or "
-                 "expert parallel %ld does not divide data x context parallel %ld",
-                 world, tp, pp, dp, ep, cp);
+                 "%s distributed_args: world_size %ld is not tensor %ld x pipeline %ld x data "
+                 "%ld parallel (at most %ld), or expert parallel %ld does not divide data x "
+                 "context parallel %ld",
+                 who, world, tp, pp, dp, AIP__CLUSTER_MAX_WORLD, ep, cp);
         return 0;
     }
     long npg = world / pp, tc = tp * cp;
@@ -422,7 +454,7 @@ aip_status aip__cluster_parallel_build(aip__cluster *c)
 {
     aip__cluster_parallel *p = &c->par;
     size_t used = 0;
-    long max_rank = -1;
+    long max_rank = -1, dist_rank = -1;
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
         if (r->problem[0])
@@ -430,11 +462,15 @@ aip_status aip__cluster_parallel_build(aip__cluster *c)
         used++;
         max_rank = r->rank > max_rank ? r->rank : max_rank;
         json_t *a = json_object_get(r->meta, "distributed_args");
-        if (!p->dist_args && json_is_object(a) && json_object_size(a))
+        if (!p->dist_args && json_is_object(a) && json_object_size(a)) {
             p->dist_args = a; /* the first rank that has them, as there */
+            dist_rank = r->rank;
+        }
     }
     if (p->dist_args) {
-        int m = megatron(p->dist_args, &p->ptd, &p->n_ptd, p->ptd_problem,
+        char who[48];
+        snprintf(who, sizeof who, "rank %ld's profiler_metadata.json", dist_rank);
+        int m = megatron(p->dist_args, who, &p->ptd, &p->n_ptd, p->ptd_problem,
                          sizeof p->ptd_problem);
         if (m < 0)
             return aip__fail(AIP_ERR_NOMEM, "out of memory");

@@ -9,6 +9,8 @@
 #include "cluster_comm.h"
 #include "error.h"
 #include "fs.h"
+#include "outbuf.h"
+#include "text_escape.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -107,6 +109,22 @@ void aip__cluster_check_columns(aip__cluster *c)
     }
 }
 
+/* A Step or column name as a CSV cell: RFC 4180 quoted when it holds a
+ * comma, quote or line break (names come from the ranks' files, any
+ * bytes), as every CSV aiprof writes (text_escape.h). */
+static int put_cell(FILE *f, const char *s)
+{
+    size_t n = strlen(s);
+    char small[256], *buf = AIP_CSV_ESC_MAX(n) <= sizeof small ? small
+                                                                : malloc(AIP_CSV_ESC_MAX(n));
+    if (!buf)
+        return -1;
+    fwrite(buf, 1, aip__csv_cell(s, n, buf), f);
+    if (buf != small)
+        free(buf);
+    return 0;
+}
+
 static void put_values(FILE *f, const double *v, size_t n)
 {
     char num[64];
@@ -120,6 +138,7 @@ typedef struct csv_stage {
     FILE *f;
     const aip__cluster *c;
     size_t n_cols;
+    int bad; /* out of memory */
 } csv_stage;
 
 /* One "stage" row (aip__cluster_stage_rows); Index is the stage as Python
@@ -129,7 +148,8 @@ static void stage_row(void *ctx, const char *step, int st, const double *v)
 {
     csv_stage *cs = ctx;
     const aip__cluster_parallel *p = &cs->c->par;
-    fprintf(cs->f, st >= 0 ? "%s,stage,\"(" : "%s,stage,(", step);
+    cs->bad |= put_cell(cs->f, step);
+    fputs(st >= 0 ? ",stage,\"(" : ",stage,(", cs->f);
     for (size_t k = 0; st >= 0 && k < p->stage_len[st]; k++)
         fprintf(cs->f, "%s%ld", k ? ", " : "", p->stages[st][k]);
     fputs(st < 0 ? ")" : p->stage_len[st] == 1 ? ",)\"" : ")\"", cs->f);
@@ -137,11 +157,11 @@ static void stage_row(void *ctx, const char *step, int st, const double *v)
     fputs(p->ptd_ok ? ",NA,NA,NA\n" : "\n", cs->f);
 }
 
-static void stage_rows(FILE *f, const aip__cluster *c)
+static int stage_rows(FILE *f, const aip__cluster *c)
 {
     const aip__rank_dir *ref = aip__cluster_first_used(c);
-    csv_stage cs = {f, c, ref ? ref->n_cols : 0};
-    aip__cluster_stage_rows(c, stage_row, &cs);
+    csv_stage cs = {f, c, ref ? ref->n_cols : 0, 0};
+    return aip__cluster_stage_rows(c, stage_row, &cs) || cs.bad ? -1 : 0;
 }
 
 /* msprof-analyze's columns: Step, Type, Index, then the ranks' own columns
@@ -152,15 +172,17 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
     aip__cluster_check_columns(c);
     const aip__rank_dir *ref = aip__cluster_first_used(c);
     const aip__cluster_parallel *p = &c->par;
-    char path[PATH_MAX];
-    if (aip__join(path, sizeof path, out_dir, "cluster_step_trace_time.csv"))
-        return AIP_ERR_PATH;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return aip__fail(AIP_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    aip__out o;
+    FILE *f;
+    aip_status s = aip__cluster_out_open(&o, &f, out_dir, "cluster_step_trace_time.csv");
+    if (s)
+        return s;
+    int bad = 0;
     fputs("Step,Type,Index", f);
-    for (size_t k = 0; ref && k < ref->n_cols; k++)
-        fprintf(f, ",%s", ref->cols[k]);
+    for (size_t k = 0; ref && k < ref->n_cols; k++) {
+        fputc(',', f);
+        bad |= put_cell(f, ref->cols[k]);
+    }
     fputs(p->ptd_ok ? ",DP Index,PP Index,TP Index\n" : "\n", f);
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
@@ -169,7 +191,8 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
         int have = p->ptd_ok && r->rank >= 0 && (size_t)r->rank < p->n_ptd &&
                    p->ptd[r->rank][0] >= 0;
         for (size_t j = 0; j < r->n_rows; j++) {
-            fprintf(f, "%s,rank,%ld", r->rows[j].step, r->rank);
+            bad |= put_cell(f, r->rows[j].step);
+            fprintf(f, ",rank,%ld", r->rank);
             put_values(f, r->rows[j].v, r->n_cols);
             if (have)
                 fprintf(f, ",%ld,%ld,%ld", p->ptd[r->rank][0], p->ptd[r->rank][1],
@@ -179,10 +202,9 @@ aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir)
             fputc('\n', f);
         }
     }
-    stage_rows(f, c);
-    if (fclose(f))
-        return aip__fail(AIP_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    return AIP_OK;
+    bad |= stage_rows(f, c);
+    s = aip__cluster_out_close(&o, f, bad);
+    return bad && s == AIP_ERR_IO ? aip__fail(AIP_ERR_NOMEM, "out of memory") : s;
 }
 
 /* communication_group.json: the rank sets per type and
@@ -203,9 +225,13 @@ aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir)
         !json_object_set(root, "collective", lists[0]) &&
         !json_object_set(root, "p2p", lists[1]) &&
         !json_object_set(root, "comm_group_parallel_info", c->par.groups)) {
-        s = aip__join(path, sizeof path, out_dir, "communication_group.json");
-        if (!s && json_dump_file(root, path, 0))
-            s = aip__fail(AIP_ERR_IO, "%s: cannot write", path);
+        /* json_dump_file's text, through the one safe writer */
+        char *text = json_dumps(root, 0);
+        s = !text ? aip__fail(AIP_ERR_NOMEM, "out of memory")
+                  : aip__join(path, sizeof path, out_dir, "communication_group.json");
+        if (text && !s)
+            s = aip__write_file(path, text, strlen(text));
+        free(text);
     }
     json_decref(lists[0]);
     json_decref(lists[1]);

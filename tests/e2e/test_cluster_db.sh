@@ -48,7 +48,7 @@ echo "{oops" > "$T/badmeta/node0/w0_20260101000000000_ascend_pt/profiler_metadat
 sed -i 's/"world_size": 4/"world_size": 8/' "$T"/badmeta/node*/w[123]_*/profiler_metadata.json
 env -u AIPROF_QUIET "$AIPROF" cluster "$T/badmeta" >"$T/badmeta.log" 2>&1; rc=$? # the warning is wanted
 { [ $rc = 0 ] && grep -q "w0_20260101000000000_ascend_pt/profiler_metadata.json is not a JSON object (line 1: .*): its distributed_args and parallel_group_info are not used" "$T/badmeta.log" &&
-  grep -q "^distributed_args not used (no DP/PP/TP Index): world_size 8 is not tensor 1 x pipeline 2 x data 2 parallel" "$T/badmeta.log" &&
+  grep -q "^distributed_args not used (no DP/PP/TP Index): rank 1's profiler_metadata.json distributed_args: world_size 8 is not tensor 1 x pipeline 2 x data 2 parallel" "$T/badmeta.log" &&
   ! head -1 "$T/badmeta/cluster_analysis_output/cluster_step_trace_time.csv" | grep -q "DP Index"; } ||
   { cat "$T/badmeta.log"; echo "FAIL: bad metadata (exit $rc)"; fail=1; }
 
