@@ -663,6 +663,9 @@ typedef struct aip_cluster_options {
     int progress_fd;  /*!< a terminal: one updating progress line there instead of a line
                            per directory on report_fd; -1: none */
     int html;         /*!< also cluster_analysis_output/cluster_report.html */
+    size_t *incomplete; /*!< out (NULL: not wanted): the ranks of the job missing, truncated
+                           or in directories that could not be read, 0 when the job is
+                           complete (docs/CLUSTER.md) */
 } aip_cluster_options;
 
 /*! aip_cluster_options_init() : the defaults: one at a time, no report,

@@ -14,6 +14,8 @@
 #define AIP_EXIT_OK 0
 #define AIP_EXIT_FAILED 1   /* something could not be done */
 #define AIP_EXIT_USAGE 2    /* bad command line */
+#define AIP_EXIT_INCOMPLETE 3 /* `aiprof cluster`: ranks of the job missing, truncated or
+                                 unreadable (outputs written from the others) */
 
 /* cli_usage_error() (usage.c) : print "aiprof COMMAND: <message>" and a
  * --help hint on stderr; @return AIP_EXIT_USAGE. */

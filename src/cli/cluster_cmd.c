@@ -79,8 +79,15 @@ static void cluster_usage(FILE *f)
           "                line per directory analysed)\n"
           "  -h, --help    show this help\n"
           "\n"
-          "Exit status: 0 all directories used, 1 some not used or nothing written,\n"
-          "2 usage error.\n",
+          "The job's ranks are 0..N-1 (N: distributed_args' world_size, the\n"
+          "communication groups' members, the largest rank found + 1): a rank\n"
+          "without a directory is named missing, one whose steps or collectives\n"
+          "end before the others' truncated (with how early), a folder or rank\n"
+          "directory that cannot be read unreadable (with the reason).\n"
+          "\n"
+          "Exit status: 0 all directories used and the job complete, 1 some not\n"
+          "used or nothing written, 2 usage error, 3 ranks missing, truncated or\n"
+          "unreadable (the outputs hold the others).\n",
           f);
 }
 
@@ -140,7 +147,7 @@ int cli_cluster(int argc, char **argv)
     if (!dir)
         return cli_usage_error("cluster", "no DIR given");
     fflush(stdout);
-    size_t bad = 0;
+    size_t bad = 0, incomplete = 0;
 #ifdef M_MXFAST
     /* The pass holds every rank's summaries as millions of small JSON nodes
      * and frees them at the end; glibc's fastbins would put off merging
@@ -157,6 +164,7 @@ int cli_cluster(int argc, char **argv)
     o.report_fd = STDOUT_FILENO;
     o.progress_fd = !quiet && isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
     o.html = html;
+    o.incomplete = &incomplete;
     aip_status s;
     int process = 0;
     if (mpi) {
@@ -172,5 +180,7 @@ int cli_cluster(int argc, char **argv)
             fprintf(stderr, "aiprof cluster: %s\n", aip_last_error());
         return AIP_EXIT_FAILED;
     }
+    if (incomplete) /* before 1: a smaller job must not pass for a whole one */
+        return AIP_EXIT_INCOMPLETE;
     return bad ? AIP_EXIT_FAILED : AIP_EXIT_OK;
 }

@@ -109,12 +109,13 @@ static long long dir_ts(const char *path)
     return strtoll(p, NULL, 10);
 }
 
-/* N of the first profiler_info_N.json by name; -1 if none. */
+/* N of the first profiler_info_N.json by name; -1 if none, -2 when the
+ * directory cannot be listed (errno says why). */
 static long find_rank(const char *path)
 {
     DIR *d = opendir(path);
     if (!d)
-        return -1;
+        return -2;
     long best = -1;
     char best_name[NAME_MAX + 1] = "";
     struct dirent *e;
@@ -151,6 +152,11 @@ static int add_dir(aip__cluster *c, const char *path)
     if (!(r->path = strdup(path)))
         return -1;
     r->rank = find_rank(path);
+    if (r->rank == -2) { /* not "no profiler_info": we could not look */
+        aip__cluster_problem(r, "cannot read the directory: %s", strerror(errno));
+        r->unreadable = 1;
+        r->rank = -1;
+    }
     r->ts = dir_ts(path);
     r->first_us = r->last_us = r->clock_offset_us = NAN;
     c->n++;
@@ -162,12 +168,26 @@ static int by_text(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A folder the search could not list, "PATH: reason"; -1 no memory. */
+static int note_unreadable(aip__cluster *c, const char *path, int err)
+{
+    char **v = realloc(c->unreadable, (c->n_unreadable + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    c->unreadable = v;
+    size_t n = strlen(path) + strlen(strerror(err)) + 3;
+    if (!(v[c->n_unreadable] = malloc(n)))
+        return -1;
+    snprintf(v[c->n_unreadable++], n, "%s: %s", path, strerror(err));
+    return 0;
+}
+
 /* Depth-first; a rank directory's insides are not searched again. */
 static int walk(aip__cluster *c, const char *path, int depth)
 {
     DIR *d = opendir(path);
-    if (!d)
-        return 0; /* an unreadable folder holds no rank we could use */
+    if (!d) /* it may hold ranks of the job: named in the verdict */
+        return note_unreadable(c, path, errno);
     char **subs = NULL;
     size_t n = 0, cap = 0;
     int err = 0;
@@ -440,6 +460,8 @@ static void check_rank(aip__rank_dir *r)
 {
     char csv[PATH_MAX], comm[PATH_MAX], fw[PATH_MAX], out[PATH_MAX];
     struct stat st;
+    if (r->problem[0])
+        return;
     if (r->rank < 0) {
         aip__cluster_problem(r, "no profiler_info_{rank}.json: not a rank's result directory, "
                                 "or its program ended before writing it");
@@ -593,6 +615,10 @@ static void free_cluster(aip__cluster *c)
         aip__rank_dir_free(&c->r[i]);
     free(c->r);
     free(c->slow);
+    for (size_t i = 0; i < c->n_unreadable; i++)
+        free(c->unreadable[i]);
+    free(c->unreadable);
+    aip__cluster_gaps_free(c);
     aip__cluster_parallel_free(&c->par);
 }
 
@@ -708,6 +734,8 @@ static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, s
         if (!s)
             s = aip__cluster_links_build(&c, &links);
     }
+    if (!s)
+        s = aip__cluster_gaps_build(&c);
     size_t used = 0, bad = 0;
     for (size_t i = 0; i < c.n; i++) {
         if (c.r[i].problem[0]) {
@@ -735,6 +763,7 @@ static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, s
         if (c.par.ptd_problem[0])
             aip__cluster_say(&c, "distributed_args not used (no DP/PP/TP Index): %s\n",
                              c.par.ptd_problem);
+        aip__cluster_gaps_verdict(&c);
         aip__cluster_verdict(&c, used);
         aip__cluster_links_verdict(&c, &links);
         if (opt->html) {
@@ -746,6 +775,8 @@ static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, s
     aip__cluster_links_free(&links);
     if (bad_dirs)
         *bad_dirs = bad;
+    if (opt->incomplete)
+        *opt->incomplete = s ? 0 : aip__cluster_incomplete(&c);
     free_cluster(&c);
     return s;
 }

@@ -51,6 +51,7 @@ typedef struct aip__rank_dir {
     char *host_name;          /* HOST_INFO's hostName, else profiler_info's hostname */
     long long *devices;       /* RANK_DEVICE_MAP's deviceIds (-1: no device) */
     size_t n_devices;         /* 0: the rank has no ascend_pytorch_profiler db */
+    int unreadable;           /* the directory itself could not be listed (problem says why) */
 } aip__rank_dir;
 
 /* What the ranks' profiler_metadata.json say about the job
@@ -68,6 +69,19 @@ typedef struct aip__cluster_parallel {
     size_t *stage_len, n_stages;
 } aip__cluster_parallel;
 
+/* What the job should hold and does not (cluster_complete.c, docs/CLUSTER.md
+ * "Missing and truncated ranks"): the ranks expected, those with no
+ * directory (as ranges), those whose data ends early, and the folders and
+ * rank directories that could not be read. */
+typedef struct aip__cluster_gaps {
+    long expected;            /* ranks 0 .. expected - 1 */
+    char source[160];         /* what says so */
+    long (*missing)[2];       /* [first, last] ranges of ranks without a directory */
+    size_t n_ranges, n_missing;
+    char **truncated;         /* per r[i]: why its data ends early; NULL: it does not */
+    size_t n_truncated, n_unreadable;
+} aip__cluster_gaps;
+
 typedef struct aip__cluster {
     const char *dir;
     aip__rank_dir *r;
@@ -77,6 +91,9 @@ typedef struct aip__cluster {
     int progress_fd;          /* a terminal: one updating line; -1 none */
     aip__cluster_parallel par;
     unsigned char *slow;      /* per r[i]: named slow by the verdict */
+    char **unreadable;        /* folders the search could not list: "PATH: reason" */
+    size_t n_unreadable;
+    aip__cluster_gaps gaps;
 } aip__cluster;
 
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
@@ -139,6 +156,16 @@ aip_status aip__cluster_out_close(struct aip__out *o, FILE *f, int failed);
  * CommunicationGroupMapping, HostInfo, RankDeviceMap, ClusterBaseInfo
  * (only these tables are dropped and created; others in the file stay). */
 aip_status aip__cluster_write_db(const aip__cluster *c, const char *out_dir);
+
+/* cluster_complete.c: c->gaps from the used ranks (after the outputs are
+ * written: the clock offsets place where a truncated rank ends), and their
+ * lines in the verdict.  aip__cluster_gaps_build(): AIP_ERR_NOMEM or
+ * AIP_OK.  aip__cluster_incomplete(): ranks missing + truncated + rank
+ * directories and folders unreadable (0: the job is complete). */
+aip_status aip__cluster_gaps_build(aip__cluster *c);
+void aip__cluster_gaps_verdict(const aip__cluster *c);
+size_t aip__cluster_incomplete(const aip__cluster *c);
+void aip__cluster_gaps_free(aip__cluster *c);
 
 /* aip__cluster_progress() : `done` of `total` directories `what`
  * ("analysed", "read"): an updating line on a terminal (c->progress_fd),

@@ -198,6 +198,51 @@ static void link_table(aip__out *o, const aip__cluster_links *l)
                         shown, l->n, MAX_TABLE_LINKS);
 }
 
+/* The ranks the job should have and does not (cluster_complete.c). */
+static void job_gaps(aip__out *o, const aip__cluster *c)
+{
+    const aip__cluster_gaps *g = &c->gaps;
+    if (!aip__cluster_incomplete(c)) {
+        aip__out_printf(o, "<p id=\"job-complete\">Job complete: %ld of %ld ranks expected (",
+                        g->expected, g->expected);
+        aip__out_html_str(o, g->source);
+        AIP_OUT_LIT(o, ").</p>\n");
+        return;
+    }
+    aip__out_printf(o, "<h2 class=\"slow\">Job incomplete</h2>\n<p id=\"job-incomplete\">%ld "
+                       "ranks expected (", g->expected);
+    aip__out_html_str(o, g->source);
+    aip__out_printf(o, "); %zu missing, %zu truncated, %zu directories unreadable.</p>\n<ul>\n",
+                    g->n_missing, g->n_truncated, g->n_unreadable);
+    for (size_t k = 0; k < g->n_ranges; k++)
+        if (g->missing[k][0] == g->missing[k][1])
+            aip__out_printf(o, "<li>missing rank %ld: no result directory</li>\n",
+                            g->missing[k][0]);
+        else
+            aip__out_printf(o, "<li>missing ranks %ld-%ld: no result directory</li>\n",
+                            g->missing[k][0], g->missing[k][1]);
+    for (size_t i = 0; i < c->n; i++)
+        if (g->truncated[i]) {
+            aip__out_printf(o, "<li>truncated rank %ld: ", c->r[i].rank);
+            aip__out_html_str(o, g->truncated[i]);
+            AIP_OUT_LIT(o, "</li>\n");
+        }
+    for (size_t i = 0; i < c->n_unreadable; i++) {
+        AIP_OUT_LIT(o, "<li>unreadable folder ");
+        aip__out_html_str(o, c->unreadable[i]);
+        AIP_OUT_LIT(o, "</li>\n");
+    }
+    for (size_t i = 0; i < c->n; i++)
+        if (c->r[i].unreadable) {
+            AIP_OUT_LIT(o, "<li>unreadable rank directory ");
+            aip__out_html_str(o, c->r[i].path);
+            AIP_OUT_LIT(o, ": ");
+            aip__out_html_str(o, c->r[i].problem);
+            AIP_OUT_LIT(o, "</li>\n");
+        }
+    AIP_OUT_LIT(o, "</ul>\n");
+}
+
 aip_status aip__cluster_write_html(const aip__cluster *c, const aip__cluster_links *l,
                                    const unsigned char *slow, const char *out_dir)
 {
@@ -241,6 +286,7 @@ aip_status aip__cluster_write_html(const aip__cluster *c, const aip__cluster_lin
         AIP_OUT_LIT(&o, "<p id=\"no-links\">No communication_matrix.json in the ranks: no "
                         "link matrix.</p>\n");
     }
+    job_gaps(&o, c);
     if (bad) {
         AIP_OUT_LIT(&o, "<h2>Directories not used</h2>\n<ul>\n");
         for (size_t i = 0; i < c->n; i++) {

@@ -108,7 +108,7 @@ static aip_status load(const char *path, const aip__cluster_mpi_ops **ops)
 /* What process 0 tells every process at the end. */
 typedef struct outcome {
     int32_t status;
-    uint64_t bad;
+    uint64_t bad, incomplete;
     char error[512];
 } outcome;
 
@@ -129,11 +129,12 @@ aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, 
         return aip__fail(AIP_ERR_STATE, "--mpi: %s", err);
     if (process)
         *process = m.me;
-    size_t bad = 0;
+    size_t bad = 0, incomplete = 0;
     aip_cluster_options run;
     aip_cluster_options_init(&run);
     if (opt)
         run = *opt;
+    run.incomplete = &incomplete;
     if (m.me) { /* process 0 speaks for the job */
         run.quiet = 1;
         run.report_fd = run.progress_fd = -1;
@@ -143,6 +144,7 @@ aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, 
     memset(&o, 0, sizeof o);
     o.status = (int32_t)s;
     o.bad = bad;
+    o.incomplete = incomplete;
     if (s)
         snprintf(o.error, sizeof o.error, "%s", aip_last_error());
     if (ops->bcast(&o, sizeof o, err, sizeof err)) {
@@ -152,6 +154,8 @@ aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, 
     ops->finalize();
     if (bad_dirs)
         *bad_dirs = (size_t)o.bad;
+    if (opt && opt->incomplete)
+        *opt->incomplete = (size_t)o.incomplete;
     if (o.status)
         return aip__fail((aip_status)o.status, "%s", o.error);
     return AIP_OK;

@@ -386,9 +386,10 @@ static void wire_rank(wire *w, aip__rank_dir *r)
     w_str(w, &r->host_uid);
     w_str(w, &r->host_name);
     w_lls(w, &r->devices, &r->n_devices);
+    w_int(w, &r->unreadable);
 }
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(aip__rank_dir) == 544,
+_Static_assert(sizeof(aip__rank_dir) == 552,
                "aip__rank_dir changed: serialise the new field in wire_rank() "
                "(cluster_wire.c), then update this size");
 #endif
