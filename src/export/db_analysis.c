@@ -31,7 +31,9 @@ static const aip__db_col cols[] = {
     {"preparing", "NUMERIC"}};
 static const aip__db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
 
-static double us(int64_t ns) { return (double)ns / 1000.0; }
+/* Whole µs and the rest apart: (double)ns alone keeps only 256 ns steps
+ * at epoch scale (2^60 ns), so a start 383.750 µs would read 384. */
+static double us(int64_t ns) { return (double)(ns / 1000) + (double)(ns % 1000) / 1000.0; }
 
 static const aip__db_col comm_time_cols[] = {
     {"hccl_op_name", "TEXT"}, {"group_name", "TEXT"}, {"start_timestamp", "NUMERIC"},

@@ -414,6 +414,8 @@ static json_t *read_summary_json(aip__rank_dir *r, const char *path, const char 
     return j;
 }
 
+static void comm_span(aip__rank_dir *r);
+
 /* communication.json and communication_matrix.json, and the span of the
  * collectives' start times (what tells a run that is not this job's). */
 static void read_comm(aip__cluster *c, aip__rank_dir *r, const char *path)
@@ -427,6 +429,12 @@ static void read_comm(aip__cluster *c, aip__rank_dir *r, const char *path)
     char *slash = strrchr(dir, '/');
     if (slash && (*slash = 0, !aip__join(mpath, PATH_MAX, dir, "communication_matrix.json")))
         r->matrix = read_summary_json(r, mpath, "communication_matrix.json");
+    comm_span(r);
+}
+
+/* r->first_us / last_us: the span of its collectives' start times. */
+static void comm_span(aip__rank_dir *r)
+{
     const char *step, *op;
     json_t *sv, *ov;
     json_object_foreach(r->comm, step, sv) {
@@ -454,11 +462,24 @@ static void rank_paths(const aip__rank_dir *r, char *csv, char *comm)
         csv[0] = comm[0] = 0;
 }
 
+/* A rank exported as databases only (export type db): no
+ * step_trace_time.csv, an analysis.db (a regular file, not a link) in its
+ * place; its path in `db`. */
+static int db_only(const aip__rank_dir *r, char *db)
+{
+    char out[PATH_MAX], csv[PATH_MAX];
+    struct stat st;
+    return !aip__join(out, PATH_MAX, r->path, "ASCEND_PROFILER_OUTPUT") &&
+           !aip__join(csv, PATH_MAX, out, "step_trace_time.csv") &&
+           !aip__join(db, PATH_MAX, out, "analysis.db") && lstat(csv, &st) &&
+           !lstat(db, &st) && S_ISREG(st.st_mode);
+}
+
 /* What a rank directory lacks: a rank, or anything to read or analyse;
  * sets r->analyse when only the analysis is missing. */
 static void check_rank(aip__rank_dir *r)
 {
-    char csv[PATH_MAX], comm[PATH_MAX], fw[PATH_MAX], out[PATH_MAX];
+    char csv[PATH_MAX], comm[PATH_MAX], fw[PATH_MAX], out[PATH_MAX], db[PATH_MAX];
     struct stat st;
     if (r->problem[0])
         return;
@@ -479,7 +500,7 @@ static void check_rank(aip__rank_dir *r)
         aip__cluster_problem(r, "ASCEND_PROFILER_OUTPUT is a symbolic link: not followed");
         return;
     }
-    if (!lstat(csv, &st))
+    if (!lstat(csv, &st) || db_only(r, db))
         return;
     if (stat(fw, &st) || !S_ISDIR(st.st_mode))
         aip__cluster_problem(r, "neither ASCEND_PROFILER_OUTPUT/step_trace_time.csv nor "
@@ -591,11 +612,17 @@ static int read_rank(aip__cluster *c, aip__rank_dir *r)
     char csv[PATH_MAX], comm[PATH_MAX];
     if (r->problem[0])
         return 0;
+    char db[PATH_MAX];
     rank_paths(r, csv, comm);
-    if (read_step_trace(c, r, csv))
+    if (db_only(r, db)) { /* msprof-analyze reads such a rank from its db: so do we */
+        if (aip__cluster_read_rank_db(r, db))
+            return -1;
+        comm_span(r);
+    } else if (read_step_trace(c, r, csv)) {
         return -1;
-    if (!r->problem[0])
+    } else if (!r->problem[0]) {
         read_comm(c, r, comm);
+    }
     if (r->problem[0])
         return 0;
     return aip__cluster_read_meta(c, r);

@@ -118,6 +118,12 @@ void aip__cluster_drop_other_jobs(aip__cluster *c);
 aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir);
 aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
 
+/* cluster_rank_db.c: a rank exported as databases only: its step rows and
+ * communication trees from ASCEND_PROFILER_OUTPUT/analysis.db (`db_path`)
+ * as a text rank's files give them; a problem when unreadable.
+ * @return -1 out of memory only. */
+int aip__cluster_read_rank_db(aip__rank_dir *r, const char *db_path);
+
 /* cluster_meta.c: profiler_metadata.json and the host/devices of rank r
  * (ascend_pytorch_profiler_{rank}.db's HOST_INFO and RANK_DEVICE_MAP, as
  * msprof-analyze reads them; without that db profiler_info's hostname).
