@@ -779,8 +779,9 @@ static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, s
     if (!s && !c.n)
         s = aip__fail(AIP_ERR_NOT_FOUND,
                       "%s: no rank result directory (*ascend_pt with "
-                      "profiler_info_{rank}.json) found, to depth %d",
-                      dir, MAX_DEPTH);
+                      "profiler_info_{rank}.json) found, to depth %d%s%s",
+                      dir, MAX_DEPTH, c.n_unreadable ? "; not readable: " : "",
+                      c.n_unreadable ? c.unreadable[0] : "");
     else if (!s && !used)
         s = aip__fail(AIP_ERR_NOT_FOUND, "%s: none of the %zu rank directories could be used", dir,
                       c.n);

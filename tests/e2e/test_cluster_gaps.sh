@@ -9,7 +9,8 @@
 #   "truncated rank: 1" with the steps and collectives it has;
 # - a folder holding ranks 8-15 that cannot be listed, and a rank
 #   directory that cannot be listed: each named unreadable with the
-#   reason (not "no profiler_info"), the ranks in them missing.  chmod 000
+#   reason (not "no profiler_info"), the ranks in them missing; DIR
+#   itself unreadable: the error names it with the reason.  chmod 000
 #   does not stop root: as root the pass runs as nobody (setpriv), else as
 #   the user; skipped with a message when neither can work;
 # - a complete job: "job complete", exit 0.
@@ -86,6 +87,11 @@ else
     grep -q "^unreadable rank directory: $T/locked/node0/w2_[0-9]*_ascend_pt: cannot read the directory: Permission denied$" "$T/locked.log" &&
     ! grep -q "no profiler_info" "$T/locked.log"; } ||
     { cat "$T/locked.log"; echo "FAIL: unreadable directories (exit $rc)"; fail=1; }
+  # DIR itself unreadable: the error says so rather than only "no rank found"
+  chmod 000 "$T/locked"
+  "${AS[@]}" "$AIPROF" cluster -q "$T/locked" >"$T/top.log" 2>&1; rc=$?
+  { [ $rc = 1 ] && grep -q "no rank result directory .*; not readable: $T/locked: Permission denied$" "$T/top.log"; } ||
+    { cat "$T/top.log"; echo "FAIL: DIR unreadable (exit $rc)"; fail=1; }
 fi
 [ $fail = 0 ] && echo "PASS"
 exit $fail
