@@ -53,6 +53,12 @@ void aip__warn(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    /* A warning quotes paths and file contents (a rank directory's name, a
+     * CSV cell): no control byte of theirs reaches the terminal or splits
+     * the log line. */
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     if (!getenv("AIPROF_QUIET"))
         fprintf(stderr, "aiprof: warning: %s\n", msg);
     emit("WARNING", msg);
