@@ -118,6 +118,14 @@ void aip__cluster_drop_other_jobs(aip__cluster *c);
 aip_status aip__cluster_write_step_trace(aip__cluster *c, const char *out_dir);
 aip_status aip__cluster_write_groups(aip__cluster *c, const char *out_dir);
 
+/* cluster_read.c: a text rank's step_trace_time.csv (`csv`), and unless
+ * that gave it a problem its communication.json (`comm`) and
+ * communication_matrix.json beside it; aip__cluster_comm_span(): r->first_us
+ * / last_us from r->comm.  @return -1 out of memory only. */
+int aip__cluster_read_text(const aip__cluster *c, aip__rank_dir *r, const char *csv,
+                           const char *comm);
+void aip__cluster_comm_span(aip__rank_dir *r);
+
 /* cluster_rank_db.c: a rank exported as databases only: its step rows and
  * communication trees from ASCEND_PROFILER_OUTPUT/analysis.db (`db_path`)
  * as a text rank's files give them; a problem when unreadable.
