@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_RANKS (1L << 24) /* as world_size's bound (cluster_parallel.c) */
+
 static long group_max_rank(const aip__cluster *c)
 {
     long max = -1;
@@ -38,7 +40,7 @@ static long group_max_rank(const aip__cluster *c)
     json_array_foreach(c->par.groups, i, g)
         json_array_foreach(json_object_get(g, "rank_set"), k, v)
             if (json_is_integer(v) && json_integer_value(v) > max &&
-                json_integer_value(v) < (1L << 24)) /* as world_size's bound */
+                json_integer_value(v) < MAX_RANKS)
                 max = (long)json_integer_value(v);
     return max;
 }
@@ -48,8 +50,8 @@ static void expected(const aip__cluster *c, aip__cluster_gaps *g)
 {
     long used_max = -1, grp = group_max_rank(c), world = c->par.ptd ? (long)c->par.n_ptd : 0;
     for (size_t i = 0; i < c->n; i++)
-        if (!c->r[i].problem[0] && c->r[i].rank > used_max)
-            used_max = c->r[i].rank;
+        if (!c->r[i].problem[0] && c->r[i].rank > used_max && c->r[i].rank < MAX_RANKS)
+            used_max = c->r[i].rank; /* a rank number is any digits a file name holds */
     g->expected = used_max + 1;
     snprintf(g->source, sizeof g->source, "rank %ld found", used_max);
     if (grp + 1 > g->expected) {
@@ -68,10 +70,10 @@ static int missing(const aip__cluster *c, aip__cluster_gaps *g)
 {
     long next = 0; /* the first rank not yet accounted for */
     for (size_t i = 0; i <= c->n && next < g->expected; i++) {
-        long have = i < c->n ? c->r[i].rank : g->expected;
+        long have = i < c->n && c->r[i].rank < g->expected ? c->r[i].rank : g->expected;
         if (have < next)
             continue;
-        long last = have - 1 < g->expected - 1 ? have - 1 : g->expected - 1;
+        long last = have - 1;
         if (last >= next) {
             long(*v)[2] = realloc(g->missing, (g->n_ranges + 1) * sizeof *v);
             if (!v)

@@ -13,7 +13,9 @@
  * - a directory named with an escape sequence, BEL and a line break that
  *   forges a verdict line reaches the report as '?'s on its own line;
  * - a rank whose ASCEND_PROFILER_OUTPUT, or whose step_trace_time.csv, is
- *   a symbolic link is not read through it, and says so.
+ *   a symbolic link is not read through it, and says so;
+ * - a rank numbered LONG_MAX beside ranks 0 and 2: rank 1 named missing,
+ *   no overflow counting the ranks expected.
  */
 #include "aip_test.h"
 #include "tmp_dir.h"
@@ -184,6 +186,29 @@ static void test_verdict_escaped(void)
     free(text);
 }
 
+/* A rank number is whatever digits profiler_info_N.json's name holds:
+ * LONG_MAX must not overflow the count of the ranks expected (UBSan). */
+static void test_huge_rank_number(void)
+{
+    char top[PATH_MAX], dir[PATH_MAX], p[PATH_MAX], *text = NULL;
+    size_t bad = 9;
+    make_tmpdir(top, sizeof top, "cluster_huge");
+    rank_dir(top, 0, NULL, NULL, dir);
+    rank_dir(top, 2, NULL, NULL, dir);
+    rank_dir(top, 3, NULL, NULL, dir);
+    snprintf(p, sizeof p, "%s/profiler_info_3.json", dir);
+    char q[PATH_MAX];
+    snprintf(q, sizeof q, "%s/profiler_info_9223372036854775807.json", dir);
+    ASSERT_EQ(rename(p, q), 0);
+    aip_status s = run(top, &text, &bad);
+    rm_rf(top);
+    if (!text || !strstr(text, "missing rank: 1 (no result directory found)"))
+        fprintf(stderr, "report:\n%s\n", text ? text : "(none)");
+    ASSERT_EQ(s, AIP_OK);
+    ASSERT_TRUE(strstr(text, "job incomplete: 3 ranks expected (rank 2 found); 1 missing") != NULL);
+    free(text);
+}
+
 static void test_symlinked_inputs(void)
 {
     char top[PATH_MAX], dir[PATH_MAX], other[PATH_MAX], p[PATH_MAX], q[PATH_MAX], *text = NULL;
@@ -224,6 +249,7 @@ int main(void)
         TEST_CASE(test_csv_names_quoted),
         TEST_CASE(test_verdict_escaped),
         TEST_CASE(test_symlinked_inputs),
+        TEST_CASE(test_huge_rank_number),
     };
     return aip_test_run(cases, sizeof cases / sizeof *cases);
 }
