@@ -1,5 +1,5 @@
 """Running msprof-analyze (Ascend's cluster/compare/advisor tool) from an
-extracted source tree named by MSPROF_SRC, for the tests that check it reads
+extracted source tree named by MSPROF_SRC (else the installed release), for the tests that check it reads
 aiprof's outputs (test_msprof_analyze.py, test_device_trace_db.py).  Without
 MSPROF_SRC, or without the Debian Python modules it imports, those tests
 skip and say why (missing())."""
@@ -8,7 +8,18 @@ import os
 import subprocess
 import sys
 
-MSPROF_SRC = os.environ.get("MSPROF_SRC", "")
+def _installed():
+    """The directory holding an installed msprof_analyze package (the torch
+    2.x venv's: msprof-analyze 26.2.0 from PyPI), or ""."""
+    spec = importlib.util.find_spec("msprof_analyze")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return os.path.dirname(list(spec.submodule_search_locations)[0])
+
+
+# A source tree named by MSPROF_SRC, else the released package when the
+# interpreter has it installed (the project's venv, tests/requirements-torch2.txt).
+MSPROF_SRC = os.environ.get("MSPROF_SRC", "") or _installed()
 _DEPS = ("click", "ijson", "pandas", "xlsxwriter", "openpyxl", "tqdm", "prettytable",
          "networkx", "jinja2", "sqlalchemy", "yaml")
 

@@ -77,7 +77,8 @@ def test_compare_lists_the_operators(tmp_path):
     wb = openpyxl.load_workbook(books[0], read_only=True)
     rows = list(wb["OperatorCompare"].iter_rows(values_only=True))
     names = {r[1] for r in rows[3:] if r and r[1]}
-    assert {"aten::linear", "aten::mse_loss", "aten::zero_"} <= names, names
+    # (zero_grad() zeroes in place on torch 1.13, sets grads to None on 2.x)
+    assert {"aten::linear", "aten::mse_loss", "aten::relu"} <= names, names
     ops = [r for r in rows[3:] if r and r[1]]
     # 3 steps of the same step: every op of one run is matched in the other
     assert len(ops) >= 30 and all(r[1] == r[6] for r in ops), ops[:5]
