@@ -49,7 +49,9 @@ void aip__trace_kineto_devices(aip__out *o, const aip__model *m)
             const aip__device *dv = aip__model_device(p, d);
             if (!dv)
                 continue;
-            AIP_OUT_LIT(o, any ? ",\n{\"id\":" : "\n{\"id\":");
+            if (any)
+                AIP_OUT_LIT(o, ",");
+            AIP_OUT_LIT(o, "\n{\"id\":");
             any = 1;
             aip__out_u64(o, d);
             AIP_OUT_LIT(o, ",\"name\":");
@@ -104,7 +106,9 @@ static void pg_config(aip__out *o, const aip__process *p)
         const aip__comm_group_info *c = aip__model_comm_group(p, g);
         if (!c)
             continue;
-        AIP_OUT_LIT(o, first ? "{\"pg_name\": " : ", {\"pg_name\": ");
+        if (!first)
+            AIP_OUT_LIT(o, ", ");
+        AIP_OUT_LIT(o, "{\"pg_name\": ");
         first = 0;
         put_model_str(o, p, c->name);
         AIP_OUT_LIT(o, ", \"pg_size\": ");
