@@ -30,8 +30,11 @@
  *
  * Layout: per process its metadata, then per thread (by tid) its spans in
  * start order, marks, mstx start/end ranges, memory, GC (own process
- * "Python GC"), its device layers (trace_json_device.c), and last the
- * fwdbwd flows.
+ * "Python GC"), its device layers (torch_npu's: trace_json_device.c;
+ * Kineto's: trace_json_kineto_dev.c), and last the fwdbwd flows.  In
+ * Kineto's form ops and annotations carry its "External id" / "Ev Idx"
+ * (external_ids_begin) and the header the keys torch 2.x readers look up
+ * (trace_json_kineto.c).
  */
 #include "export.h"
 #include "trace_json_int.h"
@@ -584,8 +587,7 @@ uint64_t aip__tj_external_id(const aip__tj *w, size_t thread, size_t span)
 
 aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
 {
-    aip__tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO,
-                 .flow_id = m->n_flows}; /* fwdbwd flows are 1..n_flows */
+    aip__tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO};
     if (w.kineto) {
         /* Whole seconds below the earliest time: short, exact, reproducible. */
         w.base = m->first_ns - m->first_ns % 1000000000;

@@ -20,7 +20,6 @@ typedef struct aip__tj {
     int64_t base;             /* 0 in torch_npu's form: ts are absolute */
     int first;                /* no event written yet */
     uint64_t async_id;
-    uint64_t flow_id;         /* Kineto's form: the last device flow id (after fwdbwd's) */
     aip_status status;        /* first non-I/O error (no memory) */
     aip__esc_cache esc;        /* strings of the current process */
     aip__us3_cache ts_text;   /* torch_npu's ts: the leading digits kept */
@@ -86,8 +85,8 @@ void aip__tj_layer_meta(aip__tj *w, int64_t lpid, const char *name, const char *
 /* A thread of a layer without a name of its own: "Thread TID", sorted by tid. */
 void aip__tj_thread_meta(aip__tj *w, int64_t lpid, uint64_t tid);
 
-/* aip__trace_device_layers() (trace_json_device.c) : the device layers of
- * process `p` (its CANN-style runtime API process, one hardware process
+/* aip__trace_device_layers() (trace_json_device.c) : torch_npu's form's
+ * device layers of process `p` (its CANN-style runtime API process, one hardware process
  * per device, the Overlap Analysis process) with their flows; nothing
  * for a process without device activity. */
 void aip__trace_device_layers(aip__tj *w, const aip__process *p);
