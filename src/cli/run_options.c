@@ -59,6 +59,10 @@ static const run_option options[] = {
      "record MPI calls (libaiprof_mpi.so); the default when\n"
      "started by mpirun / srun / a PMI launcher"},
     {"--no-mpi", NULL, NULL, NULL, FIELD(mpi), -1, "do not record MPI calls, even under mpirun"},
+    {"--trace-format", NULL, NULL, "FORM", FIELD(trace_format), 0,
+     "trace_view.json as torch_npu writes it (torch_npu, the\n"
+     "default) or as torch.profiler / Kineto does (kineto: for\n"
+     "HTA, TensorBoard's profiler plugin, speedscope)"},
     {"--no-analyse", NULL, "--no-analyze", NULL, FIELD(analyse), 0,
      "keep the raw data only (analyse later: aiprof analyse DIR)"},
     {"--help", "-h", NULL, NULL, FIELD(help), 1, "show this help"},
@@ -223,6 +227,10 @@ int run_options_parse(int argc, char **argv, run_options *o)
     if (o->host_sys && !host_sys_ok(o->host_sys))
         return usage(o, "--host-sys needs a comma-separated list of cpu, mem, disk, network "
                      "and osrt, not '%s'", o->host_sys);
+    if (o->trace_format && strcmp(o->trace_format, "torch_npu") &&
+        strcmp(o->trace_format, "kineto"))
+        return usage(o, "--trace-format needs torch_npu or kineto, not '%s'", o->trace_format);
+    o->kineto = o->trace_format && !strcmp(o->trace_format, "kineto");
     if (o->config && (o->delay || o->duration))
         return usage(o, "--config (dynamic mode) cannot be combined with --delay/--duration",
                      NULL);

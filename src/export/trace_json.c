@@ -30,8 +30,11 @@
  *
  * Layout: per process its metadata, then per thread (by tid) its spans in
  * start order, marks, mstx start/end ranges, memory, GC (own process
- * "Python GC"), its device layers (trace_json_device.c), and last the
- * fwdbwd flows.
+ * "Python GC"), its device layers (torch_npu's: trace_json_device.c;
+ * Kineto's: trace_json_kineto_dev.c), and last the fwdbwd flows.  In
+ * Kineto's form ops and annotations carry its "External id" / "Ev Idx"
+ * (external_ids_begin) and the header the keys torch 2.x readers look up
+ * (trace_json_kineto.c).
  */
 #include "export.h"
 #include "trace_json_int.h"
@@ -39,6 +42,7 @@
 #include "text_escape.h"
 #include "error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,7 +189,8 @@ static void process_meta(aip__tj *w, const aip__process *p, int first)
 
 /* ---- spans ------------------------------------------------------------ */
 
-static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s)
+/* `ext`: Kineto's "External id" of the op (0: none; torch_npu's form). */
+static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s, uint64_t ext)
 {
     aip__op_fields f;
     aip__model_op_fields(t, s, &f);
@@ -198,6 +203,10 @@ static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s)
             AIP_OUT_LIT(w->o, ",\"args\":{\"" lit "\":"); \
         any = 1;                                   \
     } while (0)
+    if (ext) {
+        ARG("External id");
+        aip__out_u64(w->o, ext);
+    }
     if (f.has_seq && f.sequence_number >= 0) {
         ARG("Sequence number");
         aip__out_i64(w->o, f.sequence_number);
@@ -221,6 +230,10 @@ static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s)
     if (f.flops) {
         ARG("flops");
         aip__out_u64(w->o, f.flops);
+    }
+    if (ext) {
+        ARG("Ev Idx");
+        aip__out_u64(w->o, ext - 1);
     }
 #undef ARG
     if (any)
@@ -266,11 +279,58 @@ static void pyfunc_args(aip__tj *w, const aip__thread *t, const aip__span *s)
     AIP_OUT_LIT(w->o, "}");
 }
 
+/* Kineto's "External id" of slice `i` of thread `ti` (aip__tj_external_id
+ * of its span), 0 in torch_npu's form and for the later pieces of a split
+ * span.  Spans and slices are both in start order, parents first, so a
+ * walk (`*j`: the first span not before the slice, `*last`: the last span
+ * matched) finds each whole or first slice's span. */
+static uint64_t slice_external_id(aip__tj *w, const aip__thread *t, size_t ti, size_t i,
+                                  size_t *j, size_t *last)
+{
+    if (!w->kineto || !w->ext_base)
+        return 0;
+    if (!t->slices)
+        return aip__tj_external_id(w, ti, i);
+    const aip__span *s = &t->slices[i];
+    if (s->piece)
+        return 0;
+    while (*j < t->n_spans && t->spans[*j].start < s->start)
+        (*j)++;
+    size_t k = *last != SIZE_MAX && *last >= *j ? *last + 1 : *j;
+    for (; k < t->n_spans && t->spans[k].start == s->start; k++)
+        if (t->spans[k].name == s->name && t->spans[k].kind == s->kind) {
+            *last = k;
+            return aip__tj_external_id(w, ti, k);
+        }
+    return 0;
+}
+
+/* What follows a span's dur: its args, if any. */
+static void span_args(aip__tj *w, const aip__thread *t, const aip__span *s, uint64_t ext)
+{
+    if (s->kind == AIP_SPAN_OP) {
+        op_args(w, t, s, ext);
+    } else if (s->kind == AIP_SPAN_RANGE) {
+        AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
+        put_domain(w, s->aux ? aip__model_range_domain(t, s) : 0);
+        AIP_OUT_LIT(w->o, "}");
+    } else if (s->kind == AIP_SPAN_PYFUNC) {
+        if (s->aux)
+            pyfunc_args(w, t, s);
+    } else if (ext) { /* a user_annotation: Kineto's ids only */
+        AIP_OUT_LIT(w->o, ",\"args\":{\"External id\":");
+        aip__out_u64(w->o, ext);
+        AIP_OUT_LIT(w->o, ",\"Ev Idx\":");
+        aip__out_u64(w->o, ext - 1);
+        AIP_OUT_LIT(w->o, "}");
+    }
+}
+
 /* The hot loop: one X event per span, formatted straight into the output
  * buffer with a single capacity check for names of ordinary length. */
-static void thread_spans(aip__tj *w, const aip__thread *t)
+static void thread_spans(aip__tj *w, const aip__thread *t, size_t ti)
 {
-    size_t n;
+    size_t n, j = 0, last = SIZE_MAX;
     const aip__span *slices = aip__thread_slices(t, &n); /* nested: nesting.c */
     for (size_t i = 0; i < n; i++) {
         const aip__span *s = &slices[i];
@@ -306,21 +366,12 @@ static void thread_spans(aip__tj *w, const aip__thread *t)
         d = aip__tj_fmt_ts(w, d + w->pfx_len, s->start);
         memcpy(d, ",\"dur\":", 7);
         d = aip__tj_fmt_dur(w, d + 7, s->start, s->end);
-        if (s->aux) {
+        uint64_t ext = s->kind == AIP_SPAN_OP || s->kind == AIP_SPAN_ANNOTATION
+                           ? slice_external_id(w, t, ti, i, &j, &last)
+                           : 0;
+        if (s->aux || s->kind == AIP_SPAN_RANGE || ext) {
             aip__out_commit(w->o, d);
-            if (s->kind == AIP_SPAN_OP) {
-                op_args(w, t, s);
-            } else if (s->kind == AIP_SPAN_RANGE) {
-                AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
-                put_domain(w, aip__model_range_domain(t, s));
-                AIP_OUT_LIT(w->o, "}");
-            } else if (s->kind == AIP_SPAN_PYFUNC) {
-                pyfunc_args(w, t, s);
-            }
-            d = aip__out_reserve(w->o, 1);
-        } else if (s->kind == AIP_SPAN_RANGE) {
-            aip__out_commit(w->o, d);
-            AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":\"default\"}");
+            span_args(w, t, s, ext);
             d = aip__out_reserve(w->o, 1);
         }
         *d++ = '}';
@@ -505,10 +556,38 @@ static void flows(aip__tj *w)
 
 /* ---- the file ---------------------------------------------------------- */
 
+/* Kineto's "External id" numbers every op and annotation of the file from
+ * 1 (the "Ev Idx" one less): here a span's is 1 + the spans of the threads
+ * and processes before it + its index on its thread, so that a device
+ * call finds its launching op's id from (thread, span) alone. */
+static aip_status external_ids_begin(aip__tj *w, const aip__process *p)
+{
+    free(w->ext_base);
+    w->ext_base = malloc((p->n_threads ? p->n_threads : 1) * sizeof *w->ext_base);
+    if (!w->ext_base)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the trace's external ids");
+    for (size_t i = 0; i < p->n_threads; i++) {
+        w->ext_base[i] = w->ext_next;
+        w->ext_next += p->threads[i].n_spans;
+    }
+    return AIP_OK;
+}
+
+static void external_ids_end(aip__tj *w, const aip__process *p)
+{
+    (void)p;
+    free(w->ext_base);
+    w->ext_base = NULL;
+}
+
+uint64_t aip__tj_external_id(const aip__tj *w, size_t thread, size_t span)
+{
+    return w->ext_base ? w->ext_base[thread] + span + 1 : 0;
+}
+
 aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
 {
-    aip__tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO,
-                 .flow_id = m->n_flows}; /* fwdbwd flows are 1..n_flows */
+    aip__tj w = {.o = o, .m = m, .first = 1, .kineto = m->trace_format == AIP_TRACE_KINETO};
     if (w.kineto) {
         /* Whole seconds below the earliest time: short, exact, reproducible. */
         w.base = m->first_ns - m->first_ns % 1000000000;
@@ -521,26 +600,33 @@ aip_status aip__export_trace_json(const aip__model *m, aip__out *o)
         w.status = aip__esc_init(&w.esc, p, AIP_ESC_JSON);
         if (w.status)
             break;
+        if (w.kineto && (w.status = external_ids_begin(&w, p)))
+            break;
         process_meta(&w, p, pi == 0);
         for (size_t ti = 0; ti < p->n_threads; ti++) {
             aip__tj_prefix(&w, p->pid, p->threads[ti].tid);
-            thread_spans(&w, &p->threads[ti]);
+            thread_spans(&w, &p->threads[ti], ti);
         }
         marks(&w, p);
         ranges(&w, p);
         memory(&w, p);
         gc_events(&w, p);
-        aip__trace_device_layers(&w, p);
+        if (w.kineto)
+            aip__trace_kineto_device(&w, p);
+        else
+            aip__trace_device_layers(&w, p);
         aip__trace_comm_layer(&w, p);
         aip__trace_host_layers(&w, p);
         aip__trace_osrt_layer(&w, p);
         aip__esc_free(&w.esc);
+        external_ids_end(&w, p);
     }
     aip__esc_free(&w.esc);
+    free(w.ext_base);
     if (!w.status)
         flows(&w);
     if (w.kineto)
-        AIP_OUT_LIT(o, "\n]}\n");
+        aip__trace_kineto_footer(o);
     else
         AIP_OUT_LIT(o, "\n]\n");
     return w.status ? w.status : o->status;

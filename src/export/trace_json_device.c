@@ -21,16 +21,15 @@
  *   aip__device_overlap(); no back end reports communication yet, so
  *   tracks 1 and 2 stay empty;
  * - flows, both ends written beside the task: op → task `torch_to_npu`
- *   (cat async_npu, "bp":"e" on both ends as torch_npu; in Kineto's form on
- *   the end only, as torch's ac2g flows), its start at the launching op's
- *   start on its thread, as torch_npu: msprof-analyze's compare finds an
- *   op's kernels by that ts (kernel_dict keyed by the flow start's ts);
- *   call → task `HostToDevice<id>` (cat HostToDevice, start on the CANN
- *   call, end "bp":"e" on the task).  In torch_npu's form the
- *   ids are torch_npu's and msprof's: the kernel's ts text, and the string
- *   of connection id << 32; in Kineto's form numbers counted on after the
- *   fwdbwd flows' (its readers take ids as numbers, and those would pass
- *   2^53).
+ *   (cat async_npu, "bp":"e" on both ends as torch_npu), its start at the
+ *   launching op's start on its thread, as torch_npu: msprof-analyze's
+ *   compare finds an op's kernels by that ts (kernel_dict keyed by the flow
+ *   start's ts); call → task `HostToDevice<id>` (cat HostToDevice, start on
+ *   the CANN call, end "bp":"e" on the task).  The ids are torch_npu's and
+ *   msprof's: the kernel's ts text, and the string of connection id << 32.
+ *
+ * These are torch_npu's form's layers; Kineto's form lays device activity
+ * out as Kineto does (trace_json_kineto_dev.c).
  *
  * Device ids from 31 on do not fit msprof's 5-bit field (31 means host):
  * their pids put the device in a 6-bit field above a 16-bit shift instead.
@@ -303,37 +302,25 @@ static char *task_flows(dev_writer *dw, char *d, const aip__process *p,
     size_t id_len;
     if (c->parent_span >= 0 && c->parent_thread < p->n_threads &&
         (size_t)c->parent_span < p->threads[c->parent_thread].n_spans) {
-        if (w->kineto) {
-            id_len = (size_t)(aip__fmt_u64(id, ++w->flow_id) - id);
-        } else { /* torch_npu's id: the kernel's ts text, quoted as its ts is */
-            memcpy(id, kts, kts_len);
-            id_len = kts_len;
-        }
+        /* torch_npu's id: the kernel's ts text, quoted as its ts is */
+        memcpy(id, kts, kts_len);
+        id_len = kts_len;
         const aip__thread *th = &p->threads[c->parent_thread];
         size_t ts_len = (size_t)(aip__tj_fmt_ts(w, ts, th->spans[c->parent_span].start) - ts);
         const track_pfx *hx = pfx_thread(dw, dw->host, p->pid, p, c->parent_thread);
-        if (w->kineto)
-            d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"cat\":\"async_npu\",\"name\":\"torch_to_npu"),
-                         num, 0, id, id_len, hx, ts, ts_len);
-        else
-            d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"bp\":\"e\",\"cat\":\"async_npu\","
-                                     "\"name\":\"torch_to_npu"), num, 0, id, id_len, hx, ts, ts_len);
+        d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"bp\":\"e\",\"cat\":\"async_npu\","
+                                 "\"name\":\"torch_to_npu"), num, 0, id, id_len, hx, ts, ts_len);
         d = flow_end(w, d, LIT_N("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"async_npu\","
                                  "\"name\":\"torch_to_npu"), num, 0, id, id_len, dx, kts, kts_len);
     }
-    /* name "HostToDevice<n>", id n (Kineto's) or "n" (msprof's: the
-     * connection id << 32, as a string) */
-    uint64_t n = w->kineto ? ++w->flow_id : (uint64_t)conn << 32;
+    /* name "HostToDevice<n>", id "n" (msprof's: the connection id << 32,
+     * as a string) */
+    uint64_t n = (uint64_t)conn << 32;
     size_t num_len = (size_t)(aip__fmt_u64(num, n) - num);
-    if (w->kineto) {
-        memcpy(id, num, num_len);
-        id_len = num_len;
-    } else {
-        id[0] = '"';
-        memcpy(id + 1, num, num_len);
-        id[num_len + 1] = '"';
-        id_len = num_len + 2;
-    }
+    id[0] = '"';
+    memcpy(id + 1, num, num_len);
+    id[num_len + 1] = '"';
+    id_len = num_len + 2;
     int64_t cpid = aip__tj_layer_pid(p->pid, SORT_CANN, AIP__TJ_HOST_DEVICE);
     size_t ts_len = (size_t)(aip__tj_fmt_ts(w, ts, c->start) - ts);
     d = flow_end(w, d, LIT_N("{\"ph\":\"s\",\"cat\":\"HostToDevice\",\"name\":\"HostToDevice"),

@@ -79,7 +79,7 @@ static int reserved_key(const char *k)
 {
     static const char *const keys[] = {
         "schemaVersion", "deviceProperties", "displayTimeUnit", "baseTimeNanoseconds",
-        "traceEvents", "traceName", "hostname", "pid", "rank", "record_shapes",
+        "traceEvents", "traceName", "distributedInfo", "hostname", "pid", "rank", "record_shapes",
         "profile_memory", "with_stack", "with_flops", "with_modules", "aiprof", "ENV_VARIABLES"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(k, keys[i]))
@@ -104,13 +104,36 @@ static void put_json_text(aip__out *o, const char *v)
     }
 }
 
+/* The index of profiler_metadata.json's "distributedInfo" entry, or -1. */
+static long dist_info_entry(const aip__metadata *md)
+{
+    for (size_t i = 0; i < md->n; i++)
+        if (md->keys[i] && md->values[i] && !strcmp(md->keys[i], "distributedInfo"))
+            return (long)i;
+    return -1;
+}
+
+/* Kineto's order: schemaVersion, deviceProperties, the metadata keys
+ * (distributedInfo first here: HTA takes a file's rank from the first
+ * line with `"rank": N`, and a caller's entry could hold another),
+ * displayTimeUnit, baseTimeNanoseconds, traceEvents, traceName. */
 void aip__trace_kineto_header(aip__out *o, const aip__model *m, int64_t base)
 {
     const aip__metadata *md = &m->meta;
+    long dist = dist_info_entry(md);
     AIP_OUT_LIT(o, "{\"schemaVersion\":1,\n");
+    aip__trace_kineto_devices(o, m);
+    AIP_OUT_LIT(o, ",\n");
+    if (dist >= 0) {
+        AIP_OUT_LIT(o, "\"distributedInfo\":");
+        put_json_text(o, md->values[dist]);
+        AIP_OUT_LIT(o, ",\n");
+    } else if (aip__trace_kineto_dist_info(o, m)) {
+        AIP_OUT_LIT(o, ",\n");
+    }
     aip__trace_run_facts(o, m);
     for (size_t i = 0; i < md->n; i++) {
-        if (!md->keys[i] || !md->values[i] || reserved_key(md->keys[i]))
+        if (!md->keys[i] || !md->values[i] || reserved_key(md->keys[i]) || (long)i == dist)
             continue;
         AIP_OUT_LIT(o, ",\n");
         aip__trace_put_cstr(o, md->keys[i]);
@@ -120,4 +143,10 @@ void aip__trace_kineto_header(aip__out *o, const aip__model *m, int64_t base)
     AIP_OUT_LIT(o, ",\n\"displayTimeUnit\":\"ms\",\"baseTimeNanoseconds\":");
     aip__out_i64(o, base);
     AIP_OUT_LIT(o, ",\n\"traceEvents\":[");
+}
+
+void aip__trace_kineto_footer(aip__out *o)
+{
+    /* Kineto names the file it wrote; ours is the result directory's */
+    AIP_OUT_LIT(o, "\n],\n\"traceName\":\"trace_view.json\"}\n");
 }

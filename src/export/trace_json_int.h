@@ -20,10 +20,12 @@ typedef struct aip__tj {
     int64_t base;             /* 0 in torch_npu's form: ts are absolute */
     int first;                /* no event written yet */
     uint64_t async_id;
-    uint64_t flow_id;         /* Kineto's form: the last device flow id (after fwdbwd's) */
     aip_status status;        /* first non-I/O error (no memory) */
     aip__esc_cache esc;        /* strings of the current process */
     aip__us3_cache ts_text;   /* torch_npu's ts: the leading digits kept */
+    uint64_t *ext_base;       /* Kineto's form: per thread of the current process, the
+                                 External id before its first span's */
+    uint64_t ext_next;        /* the first External id of the next process, less 1 */
     char pfx[80];             /* `,"pid":P,"tid":T,"ts":` of the current thread */
     size_t pfx_len;
 } aip__tj;
@@ -67,6 +69,10 @@ void aip__tj_meta_str(aip__tj *w, const char *what, int64_t pid, uint64_t tid, c
                       const char *value);
 void aip__tj_meta_sort(aip__tj *w, const char *what, int64_t pid, uint64_t tid, uint64_t index);
 
+/* aip__tj_external_id() : Kineto's "External id" of span `span` of thread
+ * index `thread` of the current process; 0 in torch_npu's form. */
+uint64_t aip__tj_external_id(const aip__tj *w, size_t thread, size_t span);
+
 /* The layers torch_npu adds beside a process (Python GC, CANN,
  * Communication, OS Runtime API, CPU Usage, a device's hardware...) have a
  * pid of their own: pid << 10 | sort << 5 | device, device 31 being the
@@ -79,11 +85,16 @@ void aip__tj_layer_meta(aip__tj *w, int64_t lpid, const char *name, const char *
 /* A thread of a layer without a name of its own: "Thread TID", sorted by tid. */
 void aip__tj_thread_meta(aip__tj *w, int64_t lpid, uint64_t tid);
 
-/* aip__trace_device_layers() (trace_json_device.c) : the device layers of
- * process `p` (its CANN-style runtime API process, one hardware process
+/* aip__trace_device_layers() (trace_json_device.c) : torch_npu's form's
+ * device layers of process `p` (its CANN-style runtime API process, one hardware process
  * per device, the Overlap Analysis process) with their flows; nothing
  * for a process without device activity. */
 void aip__trace_device_layers(aip__tj *w, const aip__process *p);
+
+/* aip__trace_kineto_device() (trace_json_kineto_dev.c) : p's runtime
+ * calls, device tasks and their ac2g flows in Kineto's layout (the layers
+ * of Kineto's form in place of aip__trace_device_layers'). */
+void aip__trace_kineto_device(aip__tj *w, const aip__process *p);
 
 /* aip__trace_comm_layer() (trace_json_comm.c) : the Communication process
  * of p's recorded communication ops, one thread per group; nothing
@@ -107,5 +118,15 @@ void aip__trace_run_facts(aip__out *o, const aip__model *m);
 /* aip__trace_kineto_header() : everything of Kineto's form up to and
  * including `"traceEvents":[`; `base` is baseTimeNanoseconds. */
 void aip__trace_kineto_header(aip__out *o, const aip__model *m, int64_t base);
+/* aip__trace_kineto_footer() : the end of Kineto's form: the events'
+ * closing bracket, "traceName" and the closing brace. */
+void aip__trace_kineto_footer(aip__out *o);
+
+/* trace_json_kineto.c: aip__trace_kineto_devices() writes the
+ * "deviceProperties" key and its array; aip__trace_kineto_dist_info() the
+ * "distributedInfo" key derived from the recorded rank and groups, and
+ * returns 0 (nothing written) when neither was recorded. */
+void aip__trace_kineto_devices(aip__out *o, const aip__model *m);
+int aip__trace_kineto_dist_info(aip__out *o, const aip__model *m);
 
 #endif

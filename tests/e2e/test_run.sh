@@ -132,6 +132,12 @@ done
 if "$AIPROF" run 2>/dev/null; then exit 1; fi
 if "$AIPROF" run --delay abc -- true 2>/dev/null; then exit 1; fi
 if "$AIPROF" run --bogus -- true 2>/dev/null; then exit 1; fi
+set +e
+"$AIPROF" run --trace-format chrome -- true 2>"$TMP/err"
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "--trace-format chrome: exit $rc"; exit 1; }
+grep -q "trace-format needs torch_npu or kineto, not 'chrome'" "$TMP/err"
 # A recording of no time is a usage error (exit 2), not an empty run.
 set +e
 "$AIPROF" run --duration 0 -- true 2>"$TMP/err"
@@ -157,7 +163,8 @@ grep -qx "  --max-size SIZE     stop writing raw data at SIZE bytes (suffix K, M
 grep -qx "  --mpi               record MPI calls (libaiprof_mpi.so); the default when" "$TMP/help"
 grep -qx "  --no-mpi            do not record MPI calls, even under mpirun" "$TMP/help"
 grep -qx '  --host-sys LIST     host system data, comma-separated: cpu, mem, disk, network,' "$TMP/help"
-[ "$(grep -c "^  -" "$TMP/help")" = 17 ]
+grep -qx '  --trace-format FORM trace_view.json as torch_npu writes it (torch_npu, the' "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 18 ]
 # A statically linked program: LD_PRELOAD cannot reach it; it runs as it
 # would, and the message says why there is no profile (where the C library
 # has a static form: libc6-dev's libc.a).

@@ -350,6 +350,40 @@ static void test_structure(void)
     json_decref(root);
 }
 
+/* What torch 2.x readers look up besides the events (perfetto_hta_kineto.md):
+ * deviceProperties ([] without devices), distributedInfo with the rank
+ * written as json.dumps() does (HTA takes a file's rank from the first line
+ * matching `"rank":\s+(\d+)`, and the metadata entry distributed_args
+ * holds `"rank": 0`: distributedInfo's must come first), traceName last,
+ * and every op's External id unique. */
+static void check_kineto_keys(json_t *root, const char *text)
+{
+    json_t *devs = json_object_get(root, "deviceProperties");
+    ASSERT_TRUE(json_is_array(devs) && json_array_size(devs) == 0);
+    json_t *di = json_object_get(root, "distributedInfo");
+    ASSERT_EQ(json_integer_value(json_object_get(di, "rank")), 3);
+    const char *r = strstr(text, "\"rank\": ");
+    ASSERT_TRUE(r && r[8] == '3' && r < strstr(text, "\"distributed_args\""));
+    ASSERT_TRUE(strstr(text, "\"traceEvents\":[") < strstr(text, "\"traceName\":\"trace_view.json\"}"));
+    json_t *events = json_object_get(root, "traceEvents");
+    size_t i, n_ops = 0;
+    json_t *ev;
+    json_int_t seen[64] = {0};
+    json_array_foreach(events, i, ev) {
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        if (!cat || strcmp(cat, "cpu_op"))
+            continue;
+        json_int_t ext = json_integer_value(json_object_get(args_of(ev), "External id"));
+        ASSERT_TRUE(ext > 0);
+        ASSERT_EQ(json_integer_value(json_object_get(args_of(ev), "Ev Idx")), ext - 1);
+        for (size_t k = 0; k < n_ops; k++)
+            ASSERT_TRUE(seen[k] != ext);
+        ASSERT_TRUE(n_ops < 64);
+        seen[n_ops++] = ext;
+    }
+    ASSERT_TRUE(n_ops >= 13);
+}
+
 /* Kineto's form: an object, numeric ts relative to baseTimeNanoseconds,
  * profiler_metadata.json's entries as top-level keys (not the reserved ones). */
 static void test_kineto_form(void)
@@ -372,11 +406,14 @@ static void test_kineto_form(void)
     ASSERT_TRUE(json_is_array(events) && json_array_size(events) > 10);
     /* "traceEvents" appears once: the metadata entry of that name was skipped */
     ASSERT_TRUE(strstr(strstr(text, "\"traceEvents\"") + 1, "\"traceEvents\"") == NULL);
-    ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":1.000,\"dur\":0.500}") != NULL);
+    /* Kineto's ids on every op and annotation: "External id" from 1, "Ev Idx" one less */
+    ASSERT_TRUE(strstr(text, ",\"pid\":77,\"tid\":1000,\"ts\":1.000,\"dur\":0.500,"
+                             "\"args\":{\"External id\":1,\"Ev Idx\":0}}") != NULL);
+    check_kineto_keys(root, text);
     /* 300123 ns and 301500 ns as 2^-10 µs units: 307326 and 308736, so ts
      * 307326/1024 µs and dur (308736 - 307326)/1024 µs, both exact doubles
      * whose sum is the end's ts exactly (speedscope adds them). */
-    ASSERT_TRUE(strstr(text, "\"ts\":300.123046875,\"dur\":1.376953125}") != NULL);
+    ASSERT_TRUE(strstr(text, "\"ts\":300.123046875,\"dur\":1.376953125,\"args\"") != NULL);
     size_t i;
     json_t *ev;
     json_array_foreach(events, i, ev) {

@@ -19,6 +19,7 @@ class ProfilerAction(Enum):
     WARMUP: int
     RECORD: int
     RECORD_AND_SAVE: int
+    DEVICE_STOPPED: int
 
 class schedule:
     wait: int

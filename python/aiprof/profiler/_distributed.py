@@ -99,6 +99,33 @@ def prepare():
         return None
 
 
+def distributed_info():
+    """torch.profiler's "distributedInfo" (its _KinetoProfile.start_trace()
+    adds it as add_metadata_json when a process group exists) as JSON text:
+    backend, rank, world_size, and on torch 2.x pg_count, pg_config and
+    nccl_version; None without torch.distributed.  The trace writer puts it
+    first among the metadata keys: HTA takes a trace's rank from it."""
+    d = _dist()
+    if d is None:
+        return None
+    try:
+        backend = d.get_backend()
+        info = {"backend": backend, "rank": d.get_rank(), "world_size": d.get_world_size()}
+        if hasattr(d, "get_pg_count"):
+            info["pg_count"] = d.get_pg_count()
+        configs = getattr(d.distributed_c10d, "_get_all_pg_configs", None)
+        if configs is not None:
+            info["pg_config"] = configs()
+        if backend == "nccl":
+            torch = sys.modules.get("torch")
+            version = torch.cuda.nccl.version() if torch is not None else None
+            if version:
+                info["nccl_version"] = ".".join(str(v) for v in version)
+        return json.dumps(info)
+    except Exception:   # a torch whose internals differ: derived from the groups instead
+        return None
+
+
 _adapter_comm = None            # the adapter's comm capture (ctypes functions), or False
 _adapter_on = False             # it records the collectives now
 _adapter_mstx = False           # and gives them their mstx ranges

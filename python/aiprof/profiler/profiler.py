@@ -199,6 +199,7 @@ class _KinetoProfile:
             self._warn_unsupported()
         dir_name, worker_name = self._result_location()
         groups = _distributed.prepare()  # the rank first: it names profiler_info_{rank}.json
+        dist_info = _distributed.distributed_info()
         # Only what differs from aip_config_init's defaults: the session
         # parses fewer keywords (python/_C/session.c orders them).
         kw = {"activities": self._activities & C_BITS, "on_trace_ready": self._c_trace_ready}
@@ -221,6 +222,9 @@ class _KinetoProfile:
         if groups is not None and not any(k == "parallel_group_info" for k, _, _ in
                                           self._metadata):
             self._session.add_metadata_json("parallel_group_info", groups)
+        if dist_info is not None and not any(k == "distributedInfo" for k, _, _ in
+                                             self._metadata):
+            self._session.add_metadata_json("distributedInfo", dist_info)
         for key, value, as_json in self._metadata:
             (self._session.add_metadata_json if as_json else self._session.add_metadata)(
                 key, value)

@@ -15,11 +15,15 @@ __all__ = ["ProfilerAction", "schedule"]
 
 
 class ProfilerAction(Enum):
-    """What the profiler does during a step."""
+    """What the profiler does during a step.  DEVICE_STOPPED is torch 2.x's
+    action for device collection stopping early (a CUPTI buffer overflow);
+    no schedule may return it.  aiprof never enters it: its collectors do
+    not stop, they count what they drop (docs/PYTHON.md)."""
     NONE = 0
     WARMUP = 1
     RECORD = 2
     RECORD_AND_SAVE = 3
+    DEVICE_STOPPED = 4
 
 
 class schedule:
@@ -80,6 +84,9 @@ class _CallableSchedule:
         try:
             action = self.fn(step)
             value = getattr(action, "value", action)
+            if value == ProfilerAction.DEVICE_STOPPED.value and not isinstance(value, bool):
+                raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the "
+                                 "profiler and must not be returned by a user-provided schedule")
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
                 raise TypeError(f"schedule({step}) returned {action!r}, not a ProfilerAction")
             return value
