@@ -16,6 +16,7 @@
 #include "error.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,7 +271,12 @@ static void w_json_at(wire *w, json_t **j, int depth)
     case J_REAL: {
         double v = 0;
         w_double(w, &v);
-        *j = json_real(v);
+        /* jansson holds no NaN or infinity (json_real() refuses them): a
+         * sender never packs one, so the message is damaged, not memory short */
+        if (!w->err && !isfinite(v))
+            w->err = AIP_ERR_CORRUPT;
+        else
+            *j = json_real(v);
         break;
     }
     case J_TRUE:
