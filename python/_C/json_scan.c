@@ -139,22 +139,34 @@ int js_string(js *s, js_buf *out)
     }
 }
 
+static int number_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
 int js_number(js *s, double *out)
 {
     js_peek(s);
     const char *q = s->p;
-    char tmp[64];
-    size_t n = 0;
-    while (q < s->end && n < sizeof tmp - 1 &&
-           ((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' || *q == '.' || *q == 'e' ||
-            *q == 'E'))
-        tmp[n++] = *q++;
+    while (q < s->end && number_char(*q))
+        q++;
+    size_t n = (size_t)(q - s->p);
     if (!n)
         return fail(s, "number expected");
+    /* strtod needs a NUL: a copy, on the heap for the rare long number (a
+     * real may be written with any number of digits; cutting it would read
+     * another number) */
+    char small[64], *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return fail(s, "out of memory");
+    memcpy(tmp, s->p, n);
     tmp[n] = '\0';
     char *endp;
     *out = strtod(tmp, &endp);
-    if (endp != tmp + n)
+    int bad = endp != tmp + n;
+    if (tmp != small)
+        free(tmp);
+    if (bad)
         return fail(s, "bad number");
     s->p = q;
     return 0;
