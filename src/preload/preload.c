@@ -9,17 +9,31 @@
  *   dynamic  profiler_config.json in --config drives collections.
  * The program's own session calls, if any, only mark steps (see
  * aip_external_control()), so ProfilerStep# ranges follow its loop.
- * Unless AIPROF_RUN_CHILDREN=1, child processes are not profiled.
+ * Unless AIPROF_RUN_CHILDREN=1, child processes are not profiled: the
+ * process `aiprof run` started (AIPROF_RUN_PID) is, through its execs.
+ * A `#!/usr/bin/env python3` script, a pyenv shim or a shell wrapper
+ * ending in `exec prog` is a chain of images in one process; each image
+ * that execs hands over to the next (aip__preload_exec(), called by the
+ * exec wrappers of preload_exec.c) and the image that runs to the end owns
+ * the result.  An image that marked steps before its exec keeps its trace
+ * (saved, a result of its own); one that did not (a wrapper) leaves
+ * nothing behind.  docs/RESULT_LAYOUT.md, "aiprof run and exec".
  */
+#include "preload.h"
+
 #include "aiprof.h"
 #include "aiprof_integration.h"
 #include "thread.h"
 
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +42,7 @@ enum { MODE_OFF, MODE_WHOLE, MODE_WINDOW, MODE_DYNAMIC };
 static int mode = MODE_OFF;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static aip_session *session;
-static int started, finished;
+static int started, finished, handing_over;
 static int64_t program_steps;
 static double delay_s, duration_s = -1;
 static pid_t owner;
@@ -41,24 +55,64 @@ static int env_flag(const char *name)
 
 /* `aiprof run` reads the directories from this file to analyse them; a
  * directory is announced when recording starts, so that a program that
- * dies (SIGKILL, _exit) still gets its raw data analysed. */
+ * dies (SIGKILL, _exit) still gets its raw data analysed.  Under a lock:
+ * the images of other processes (--children) append, and an image handing
+ * over to its exec takes its line back (unannounce). */
 static void announce(void)
 {
     const char *dir = aip_session_result_dir(session);
     const char *list = getenv("AIPROF_RUN_RESULT_LIST");
-    if (dir && list && *list) {
-        FILE *f = fopen(list, "a");
-        if (f) {
-            fprintf(f, "%s\n", dir);
-            fclose(f);
-        }
+    if (!dir || !list || !*list)
+        return;
+    int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    flock(fd, LOCK_EX);
+    dprintf(fd, "%s\n", dir);
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+static void unannounce(const char *dir)
+{
+    const char *list = getenv("AIPROF_RUN_RESULT_LIST");
+    if (!dir || !list || !*list)
+        return;
+    int fd = open(list, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    flock(fd, LOCK_EX);
+    FILE *in = fdopen(dup(fd), "r");
+    char *keep = NULL, line[PATH_MAX + 2];
+    size_t len = 0;
+    FILE *out = in ? open_memstream(&keep, &len) : NULL;
+    while (out && fgets(line, sizeof line, in))
+        if (strcspn(line, "\n") != strlen(dir) || strncmp(line, dir, strlen(dir)))
+            fputs(line, out);
+    if (out && fclose(out) == 0 && ftruncate(fd, 0) == 0) {
+        ssize_t w = pwrite(fd, keep, len, 0);
+        (void)w;
     }
+    if (in)
+        fclose(in);
+    free(keep);
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)flag, (void)f;
+    remove(path);
+    return 0;
 }
 
 static void on_ready(aip_session *s, const char *dir, void *user)
 {
     (void)s;
     (void)user;
+    if (handing_over)
+        return; /* a wrapper's trace, removed next */
     fprintf(stderr, "aiprof: trace saved in %s (%llu events dropped)\n", dir,
             (unsigned long long)aip_session_dropped_events(session));
 }
@@ -148,14 +202,54 @@ static unsigned host_sys_bits(const char *s)
     return bits;
 }
 
+/* The image is about to exec (preload_exec.c, after checking that the
+ * exec can succeed): the next image, the same process, profiles from its
+ * start (AIPROF_RUN_MODE stays set).  This image's trace is kept if the
+ * program marked steps (a real program that execs at its end), else it
+ * was a wrapper's (env, a shell script, a shim) and is removed. */
+void aip__preload_exec(void)
+{
+    if (mode == MODE_OFF || getpid() != owner)
+        return;
+    if (mode == MODE_DYNAMIC) {
+        mode = MODE_OFF;
+        aip_dynamic_shutdown(); /* a running collection is saved */
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (started && !finished && !program_steps) {
+        char dir[PATH_MAX];
+        const char *d = aip_session_result_dir(session);
+        snprintf(dir, sizeof dir, "%s", d ? d : "");
+        handing_over = 1;
+        stop_trace();
+        if (dir[0]) {
+            nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+            unannounce(dir);
+        }
+    } else {
+        stop_trace();
+    }
+    finished = 1; /* the window thread, if still waiting, starts nothing */
+    mode = MODE_OFF;
+    pthread_mutex_unlock(&lock);
+}
+
 __attribute__((constructor)) static void aiprof_preload_init(void)
 {
     const char *m = getenv("AIPROF_RUN_MODE");
     if (!m || !*m)
         return;
-    if (!env_flag("AIPROF_RUN_CHILDREN"))
-        unsetenv("AIPROF_RUN_MODE"); /* programs this one starts run unprofiled */
     owner = getpid();
+    /* The process aiprof run started, through its execs; not the programs
+     * it starts, nor theirs, unless --children.  The environment is only
+     * read here, never changed: a program may bring its own setenv and
+     * unsetenv (bash does), unusable before its main(). */
+    const char *pid = getenv("AIPROF_RUN_PID");
+    char me[24];
+    snprintf(me, sizeof me, "%ld", (long)owner);
+    if (!env_flag("AIPROF_RUN_CHILDREN") && pid && *pid && strcmp(pid, me))
+        return;
     if (!strcmp(m, "dynamic")) {
         const char *dir = getenv("AIPROF_RUN_CONFIG");
         if (aip_dynamic_init(dir ? dir : ".") != AIP_OK) {
