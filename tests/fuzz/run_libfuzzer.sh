@@ -66,7 +66,8 @@ CFLAGS="-std=gnu11 -g -O1 -D_GNU_SOURCE -DAIP_LIBFUZZER -fno-omit-frame-pointer
 lib=$ROOT/lib/libaiprof_fuzz.a
 stamp="$dirs|$CC|$cupti"
 if [ ! -f "$lib" ] || [ "$(cat "$lib.stamp" 2>/dev/null)" != "$stamp" ] ||
-   [ -n "$(find "$SRC/src" "$SRC/include" -newer "$lib" \( -name '*.c' -o -name '*.h' \) -print -quit)" ]; then
+   [ -n "$(for d in $dirs; do echo "$SRC/src/$d"; done | xargs -I{} find {} "$SRC/include" \
+           -maxdepth 1 -newer "$lib" \( -name '*.c' -o -name '*.h' \) | head -1)" ]; then
   echo "building $lib with $CC ..."
   rm -rf "$ROOT/lib/obj" "$lib"
   mkdir -p "$ROOT/lib/obj"
