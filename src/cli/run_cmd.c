@@ -226,7 +226,7 @@ int cli_run(int argc, char **argv)
         setenv("AIPROF_RUN_MODE", o.config ? "dynamic" : "whole", 1);
         /* The process profiled, through its execs (a #!/usr/bin/env
          * script, a shim): the preload leaves the others alone unless
-         * --children (docs/RESULT_LAYOUT.md, "aiprof run and exec"). */
+         * --children (README.md, "`aiprof run` and exec"). */
         char pid_text[24];
         snprintf(pid_text, sizeof pid_text, "%ld", (long)getpid());
         setenv("AIPROF_RUN_PID", pid_text, 1);

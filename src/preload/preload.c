@@ -17,7 +17,7 @@
  * exec wrappers of preload_exec.c) and the image that runs to the end owns
  * the result.  An image that marked steps before its exec keeps its trace
  * (saved, a result of its own); one that did not (a wrapper) leaves
- * nothing behind.  docs/RESULT_LAYOUT.md, "aiprof run and exec".
+ * nothing behind.  README.md, "`aiprof run` and exec".
  */
 #include "preload.h"
 
