@@ -6,13 +6,17 @@
  * Prints "ticks N", the number of ticks it made, so that tests compare what
  * was recorded with what happened rather than with what the clock allowed
  * (a loaded machine sleeps longer than a millisecond).
- * Usage: prog_ticker MS [STEPS STEP_MS]
+ * With --exec it then execs PROG ARGS (a program that does its work, then
+ * hands its process over: `aiprof run` through exec, test_run_exec.sh).
+ * Usage: prog_ticker MS [STEPS STEP_MS [--exec PROG ARGS...]]
  */
 #include "aiprof.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -23,13 +27,14 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 4) {
-        fprintf(stderr, "usage: prog_ticker MS [STEPS STEP_MS]\n");
+    int then_exec = argc > 5 && !strcmp(argv[4], "--exec");
+    if (argc != 2 && argc != 4 && !then_exec) {
+        fprintf(stderr, "usage: prog_ticker MS [STEPS STEP_MS [--exec PROG ARGS...]]\n");
         return 2;
     }
     double total = atof(argv[1]) / 1000.0;
-    int steps = argc == 4 ? atoi(argv[2]) : 0;
-    double step_s = argc == 4 ? atof(argv[3]) / 1000.0 : 0;
+    int steps = argc >= 4 ? atoi(argv[2]) : 0;
+    double step_s = argc >= 4 ? atof(argv[3]) / 1000.0 : 0;
     aip_session *s = NULL;
     if (steps) {
         aip_config cfg;
@@ -61,5 +66,11 @@ int main(int argc, char **argv)
         aip_session_destroy(s);
     }
     printf("ticks %ld\n", ticks);
+    if (then_exec) {
+        fflush(stdout);
+        execv(argv[5], argv + 5);
+        perror(argv[5]);
+        return 1;
+    }
     return 0;
 }

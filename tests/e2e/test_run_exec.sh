@@ -12,7 +12,8 @@
 #   3. a C program exec'd by a shell script (`exec prog`): all its ticks;
 #   4. a child started with fork + exec (bash -c 'prog; true'): not profiled
 #      without --children (one result, the shell's, without ticks), and
-#      profiled with it.
+#      profiled with it;
+#   5. a program that marked steps, then execs another: both are results.
 set -eu
 BUILD=$1
 AIPROF=$BUILD/bin/aiprof
@@ -94,4 +95,19 @@ n=$(count "$(ls -d "$TMP"/fork/*_ascend_pt)" tick)
   >"$TMP/forkc.log" 2>&1 || { cat "$TMP/forkc.log"; fail "--children: aiprof run failed"; }
 [ "$(results "$TMP/forkc")" = 2 ] || { cat "$TMP/forkc.log"; fail "--children: $(results "$TMP/forkc") results, 2 expected"; }
 echo "ok: fork + exec child: not profiled (one result, 0 ticks); with --children: two results"
+# 5. steps, then exec: the first program's trace is kept, the second has its own
+"$AIPROF" run --dir "$TMP/steps" -- "$BUILD/bin/prog_ticker" 0 3 60 --exec "$BUILD/bin/prog_ticker" 100 \
+  >"$TMP/steps.log" 2>&1 || { cat "$TMP/steps.log"; fail "steps + exec: aiprof run failed"; }
+[ "$(results "$TMP/steps")" = 2 ] || { cat "$TMP/steps.log"; fail "steps + exec: $(results "$TMP/steps") results, 2 expected"; }
+! grep -q "ended before the trace was saved" "$TMP/steps.log" || { cat "$TMP/steps.log"; fail "steps + exec: a trace was not saved"; }
+made=$(sed -n 's/^ticks //p' "$TMP/steps.log" | tail -1)
+got=""
+for d in "$TMP"/steps/*_ascend_pt; do got="$got $(count "$d" ProfilerStep#3)/$(count "$d" tick)"; done
+case "$got" in
+  *" 1/"*) ;; *) fail "steps + exec: no result with the first program's steps ($got)" ;;
+esac
+case "$got" in
+  *" 0/$made"*) ;; *) fail "steps + exec: no result with the second program's $made ticks ($got)" ;;
+esac
+echo "ok: steps, then exec: two results (steps/ticks:$got)"
 echo "PASS"
