@@ -8,8 +8,8 @@
  * the rest skipped (js_skip); a walk must never read past the end.  The
  * same text parsed by jansson is the reference: what jansson accepts
  * (without duplicate keys or raw NUL bytes, nested less than the
- * scanner's limit) the
- * scanner must accept too, with the same strings, keys and numbers.
+ * scanner's limit) the scanner must accept too, with the same strings,
+ * keys and numbers.
  *
  * Build with libFuzzer:  tests/fuzz/run_libfuzzer.sh fuzz_json_scan
  * Without libFuzzer, replay_main.c replays the corpus (a ctest).
