@@ -15,7 +15,7 @@
 #
 # The library is compiled once into $AIP_FUZZ_BUILD/lib/libaiprof_fuzz.a
 # from the same folders CMakeLists.txt globs (rebuilt when a source or
-# header under src/ is newer), and each target links it: ctest runs every
+# header of those folders or include/ is newer), and each target links it: ctest runs every
 # target this way (tests/CMakeLists.txt, libfuzzer_*), so a library file
 # the script does not know about fails a test instead of rotting here.
 set -eu
@@ -66,8 +66,9 @@ CFLAGS="-std=gnu11 -g -O1 -D_GNU_SOURCE -DAIP_LIBFUZZER -fno-omit-frame-pointer
 lib=$ROOT/lib/libaiprof_fuzz.a
 stamp="$dirs|$CC|$cupti"
 if [ ! -f "$lib" ] || [ "$(cat "$lib.stamp" 2>/dev/null)" != "$stamp" ] ||
-   [ -n "$(for d in $dirs; do echo "$SRC/src/$d"; done | xargs -I{} find {} "$SRC/include" \
-           -maxdepth 1 -newer "$lib" \( -name '*.c' -o -name '*.h' \) | head -1)" ]; then
+   # shellcheck disable=SC2046
+   [ -n "$(find $(for d in $dirs; do echo "$SRC/src/$d"; done) "$SRC/include" -maxdepth 1 \
+           -newer "$lib" \( -name '*.c' -o -name '*.h' \) -print -quit)" ]; then
   echo "building $lib with $CC ..."
   rm -rf "$ROOT/lib/obj" "$lib"
   mkdir -p "$ROOT/lib/obj"
