@@ -143,3 +143,17 @@ def test_deep_nesting_is_refused_not_crashing(tmp_path):
     path.write_text('{"x": ' + "[" * 5000 + "]" * 5000 + ', "traceEvents": []}')
     with pytest.raises(ValueError, match="deep"):
         _C.read_trace(str(path), FILTERED)
+
+
+def test_numbers_longer_than_63_characters(tmp_path):
+    """A number is read whole however many digits it has (issue 28.5's
+    fuzz target found the scanner cutting it at 63 characters: the rest
+    was read as another token and the file refused)."""
+    path = tmp_path / "trace.json"
+    ts = "1." + "0" * 70 + "25"             # 1.0000...0025: 74 characters
+    doc = ('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, '
+           '"tid": 1, "ts": %s, "dur": 10.5, "args": {"x": %s}}]}' % (ts, "9" * 80))
+    path.write_text(doc)
+    c = _Columns(str(path))
+    assert c.n == 1
+    assert c.start[0] == pytest.approx(1.0) and c.dur[0] == 10.5
