@@ -39,7 +39,7 @@ if [ -z "$CC" ]; then
   exit 77
 fi
 mkdir -p "$ROOT/lib" "$OUT/corpus" "$OUT/artifacts"
-probe=$ROOT/lib/probe
+probe=$ROOT/lib/probe-$(basename "$CC")
 if [ ! -x "$probe" ]; then
   echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' > "$probe.c"
   if ! "$CC" -fsanitize=fuzzer,address,undefined "$probe.c" -o "$probe" 2>/dev/null; then
