@@ -218,6 +218,11 @@ int cli_run(int argc, char **argv)
         char abs[PATH_MAX];
         if (!getenv("CUDA_INJECTION64_PATH") && realpath(lib, abs))
             setenv("CUDA_INJECTION64_PATH", abs, 1);
+        /* NVTX loads it the same way at its first call and hands it the
+         * program's NVTX ranges and marks (docs/NVTX.md); a tool the user
+         * named keeps its place. */
+        if (!getenv("NVTX_INJECTION64_PATH") && realpath(lib, abs))
+            setenv("NVTX_INJECTION64_PATH", abs, 1);
         if (mpi[0])
             prepend_env("LD_PRELOAD", mpi);
         if (!pre && access(pypath, R_OK) == 0)
