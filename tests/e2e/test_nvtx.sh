@@ -8,7 +8,7 @@
 #   2. `aiprof run --no-mstx`: none of them (NVTX follows the mstx switch);
 #   3. linked with libaiprof, its own session (mstx on): the same, with no
 #      variable set by anyone but libaiprof itself;
-#   4. AIPROF_NVTX=0: libaiprof leaves NVTX alone, nothing recorded;
+#   4. AIPROF_NVTX=0: libaiprof and aiprof run leave NVTX alone, nothing recorded;
 #   5. aiprof run sets NVTX_INJECTION64_PATH to libaiprof and keeps a value
 #      the user set (another tool).
 # Skips (exit 77) where nvtx_prog was not built (no NVTX headers).
@@ -62,4 +62,6 @@ grep -q "^NVTX_INJECTION64_PATH=/.*libaiprof\.so" "$TMP/r5.out" ||
   fail "NVTX_INJECTION64_PATH not set to libaiprof: $(grep NVTX_INJ "$TMP/r5.out")"
 NVTX_INJECTION64_PATH=/mine.so "$B/aiprof" run --dir "$TMP/r5b" -- /usr/bin/env >"$TMP/r5b.out" 2>&1 || true
 grep -q "^NVTX_INJECTION64_PATH=/mine.so$" "$TMP/r5b.out" || fail "the user's NVTX_INJECTION64_PATH was replaced"
+env -u NVTX_INJECTION64_PATH AIPROF_NVTX=0 "$B/aiprof" run --dir "$TMP/r5c" -- /usr/bin/env >"$TMP/r5c.out" 2>&1 || true
+grep -q "^NVTX_INJECTION64_PATH=" "$TMP/r5c.out" && fail "NVTX_INJECTION64_PATH set with AIPROF_NVTX=0"
 echo "e2e nvtx: 5 passed, 0 failed"

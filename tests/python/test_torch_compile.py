@@ -42,9 +42,17 @@ COMPILED = re.compile(r"^(TorchDynamo Cache Lookup|Torch-Compiled Region: \d+/\d
                       r"autograd::engine::evaluate_function: CompiledFunctionBackward)$")
 
 
+KINETO_ONLY = {"External id", "Record function id", "Ev Idx"}
+# Kineto's post-processing (not RecordFunction: its seqNr is -1 there) copies
+# each "autograd::engine::evaluate_function: X" wrapper's Sequence number and
+# Fwd thread id from the backward node it wraps; aiprof does not yet, for
+# every backward node, compiled or not (docs/PYTHON.md, torch.compile).
+WRAPPER = "autograd::engine::evaluate_function: "
+
+
 def _compiled(path):
-    """{name: [(cat, enclosing event's name or None)]} of the compiled-code
-    events, in start order, from a Kineto-form trace."""
+    """{name: [(cat, enclosing event's name or None, args names)]} of the
+    compiled-code events, in start order, from a Kineto-form trace."""
     with open(path) as f:
         events = [e for e in json.load(f)["traceEvents"]
                   if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
@@ -55,7 +63,10 @@ def _compiled(path):
         enclosing = [p for p in events if p is not e and p["tid"] == e["tid"]
                      and p["ts"] <= e["ts"] and e["ts"] + e["dur"] <= p["ts"] + p["dur"]]
         parent = min(enclosing, key=lambda p: p["dur"])["name"] if enclosing else None
-        out.setdefault(e["name"], []).append((e["cat"], parent))
+        skip = KINETO_ONLY | ({"Sequence number", "Fwd thread id"}
+                              if e["name"].startswith(WRAPPER) else set())
+        args = tuple(sorted(set(e.get("args", {})) - skip))
+        out.setdefault(e["name"], []).append((e["cat"], parent, args))
     return out
 
 
@@ -71,3 +82,9 @@ def test_compiled_regions_as_kineto_shows_them():
     assert {"TorchDynamo Cache Lookup", "CompiledFunction",
             "CompiledFunctionBackward"} <= set(kineto), kineto
     assert ours == kineto
+    with open("aiprof.json") as f:
+        events = json.load(f)["traceEvents"]
+    seq = {name: sorted(e["args"]["Sequence number"] for e in events
+                        if e.get("ph") == "X" and e["name"] == name)
+           for name in ("CompiledFunction", "CompiledFunctionBackward")}
+    assert seq["CompiledFunction"] == seq["CompiledFunctionBackward"] != [], seq
