@@ -10,6 +10,7 @@ The backend is aot_eager: the same Dynamo frames and aot_autograd
 CompiledFunction as inductor, without inductor's C++ build, which takes
 minutes on the shared test machines; the ranges compared come from Dynamo
 and aot_autograd, not from the backend (docs/PYTHON.md)."""
+import collections
 import json
 import re
 
@@ -70,6 +71,13 @@ def _compiled(path):
     return out
 
 
+def _counts(path):
+    with open(path) as f:
+        return collections.Counter(e["name"] for e in json.load(f)["traceEvents"]
+                                   if e.get("ph") == "X"
+                                   and e.get("cat") in ("cpu_op", "user_annotation"))
+
+
 def test_compiled_regions_as_kineto_shows_them():
     import torch
     if not hasattr(torch, "compile"):
@@ -82,6 +90,8 @@ def test_compiled_regions_as_kineto_shows_them():
     assert {"TorchDynamo Cache Lookup", "CompiledFunction",
             "CompiledFunctionBackward"} <= set(kineto), kineto
     assert ours == kineto
+    # and every other op and annotation of the compiled steps, per name
+    assert _counts("aiprof.json") == _counts("kineto.json")
     with open("aiprof.json") as f:
         events = json.load(f)["traceEvents"]
     seq = {name: sorted(e["args"]["Sequence number"] for e in events
