@@ -10,9 +10,12 @@
  * which ops.cpp discards either way):
  *   - c10::Allocator (memory.cpp): from torch 2.3, allocate() is no longer
  *     const and copy_data() is a pure virtual every allocator defines.
- * Only the 1.13 side is compiled on the build machines (no torch 2.x
- * headers there); the 2.x side is checked where a pip torch 2.x is at hand
- * (scripts/gpu_check.sh builds the adapter against it).
+ * Both sides are compiled and tested on the build machines: Debian's torch
+ * 1.13 (`make build`) and pip torch 2.13 in a venv (`make build
+ * BUILD=build-t2 PYTHON=.venv/bin/python`), where profile_memory's
+ * allocator reports (tests/python/test_memory_categories.py), c10d
+ * collectives (test_distributed.py) and torch.compile'd code
+ * (test_torch_compile.py) run against the 2.x side.
  */
 #ifndef AIPROF_TORCH_COMPAT_H
 #define AIPROF_TORCH_COMPAT_H

@@ -219,6 +219,13 @@ int cli_run(int argc, char **argv)
         char abs[PATH_MAX];
         if (!getenv("CUDA_INJECTION64_PATH") && realpath(lib, abs))
             setenv("CUDA_INJECTION64_PATH", abs, 1);
+        /* NVTX loads it the same way at its first call and hands it the
+         * program's NVTX ranges and marks (docs/NVTX.md); a tool the user
+         * named keeps its place; AIPROF_NVTX=0 leaves NVTX alone. */
+        const char *nvtx_off = getenv("AIPROF_NVTX");
+        if (!(nvtx_off && strcmp(nvtx_off, "0") == 0) && !getenv("NVTX_INJECTION64_PATH") &&
+            realpath(lib, abs))
+            setenv("NVTX_INJECTION64_PATH", abs, 1);
         if (mpi[0])
             prepend_env("LD_PRELOAD", mpi);
         if (!pre && access(pypath, R_OK) == 0)

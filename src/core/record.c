@@ -187,25 +187,32 @@ void aip_range_pop(void)
     aip__commit(t, sizeof *r);
 }
 
-uint64_t aip_range_start(const char *domain, const char *message)
+uint64_t aip__range_start_id(aip_string_id domain, aip_string_id message)
 {
     aip__tstate *t = aip__current();
     if (!t)
         return 0;
-    aip_string_id d = domain_or_default(intern_opt(domain));
+    aip_string_id d = domain_or_default(domain);
     if (!mstx_on(d))
         return 0;
     aip__rec_range_start *r = aip__reserve(t, sizeof *r);
     if (UNLIKELY(!r))
         return 0;
     uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
-    aip__rec_set_header(&r->h, AIP_REC_RANGE_START, 0, sizeof *r, aip_intern(message));
+    aip__rec_set_header(&r->h, AIP_REC_RANGE_START, 0, sizeof *r, message);
     r->ts = aip__ticks();
     r->range_id = id;
     r->domain = d;
     r->reserved = 0;
     aip__commit(t, sizeof *r);
     return id;
+}
+
+uint64_t aip_range_start(const char *domain, const char *message)
+{
+    if (!aip_is_recording())
+        return 0;
+    return aip__range_start_id(intern_opt(domain), aip_intern(message));
 }
 
 void aip_range_end(uint64_t range_id)

@@ -247,6 +247,10 @@ int aip__recorder_active(void);
 /* Emit a complete annotation on the calling thread (ProfilerStep#N). */
 void aip__emit_annotation(uint32_t name, uint64_t start, uint64_t end);
 
+/* aip_range_start() with interned texts (0: domain "default", no message),
+ * for callers that hold ids, not texts (the NVTX collector). */
+uint64_t aip__range_start_id(aip_string_id domain, aip_string_id message);
+
 /* Set up the clock and the per-thread state, and install the fork handlers
  * (fork_handlers.h); idempotent. */
 void aip__recorder_init(void);

@@ -95,8 +95,9 @@ def test_torch_experimental_config_verbose_false_with_stack_named():
 
 
 def test_torch2_experimental_config_fields_mapped():
-    # torch 2.x pickles twelve fields (and may add more): the ones aiprof
-    # understands are honoured, the others named, unknown ones by position.
+    # torch 2.13 pickles fourteen fields (and may add more): the ones aiprof
+    # understands are honoured, the others named with the reason, unknown
+    # ones by position.
     class _ExperimentalConfig:
         def __init__(self, state):
             self.state = state
@@ -104,18 +105,80 @@ def test_torch2_experimental_config_fields_mapped():
         def __getstate__(self):
             return self.state
     _ExperimentalConfig.__module__ = "torch._C._profiler"
-    default = ([], False, False, [], False, False, False, False, False, False, False, "")
+    default = ([], False, False, [], False, False, False, False, False, False, False, "",
+               False, False)
     cfg, unsupported = from_torch_config(_ExperimentalConfig(default))
     assert unsupported == [] and cfg.gc_detect_threshold is None
     state = list(default)
+    state[6] = True           # disable_external_correlation: aiprof never pushes any
     state[7] = True           # profile_all_threads: aiprof records every thread
     state[9] = True           # record_python_gc_info → every GC pass
+    state[13] = True          # trace_only: exports work (events() too)
     state[3] = [b"cycles"]    # performance_events
     state[11] = "x=1"         # custom_profiler_config
+    state[12] = True          # adjust_timestamps
     cfg, unsupported = from_torch_config(_ExperimentalConfig(tuple(state) + (True,)))
     assert cfg.with_gc and cfg.gc_detect_threshold == 0.0
-    assert unsupported == ["performance_events=[cycles]", "custom_profiler_config='x=1'",
-                           "field #12 (newer torch)=True"]
+    assert unsupported == ["performance_events=[cycles] (no per-op CPU performance counters)",
+                           "custom_profiler_config='x=1' (no PrivateUse1/custom profiler "
+                           "back end)", "adjust_timestamps=True (no Vulkan events)",
+                           "field #14 (newer torch)=True"]
+
+
+@needs_torch
+def test_real_torch_experimental_config_every_field():
+    # The installed torch's own object, every field it has set away from its
+    # default: each honoured or named (once, with its reason), none unknown.
+    import torch
+    fields = len(torch.profiler._ExperimentalConfig().__getstate__())
+    values = {"profiler_metrics": ["m"], "profiler_measure_per_kernel": True, "verbose": True,
+              "performance_events": ["cycles"], "enable_cuda_sync_events": True,
+              "adjust_profiler_step": True, "disable_external_correlation": True,
+              "profile_all_threads": True, "capture_overload_names": True,
+              "record_python_gc_info": True, "expose_kineto_event_metadata": True,
+              "custom_profiler_config": "k=v", "adjust_timestamps": True, "trace_only": True}
+    from aiprof.profiler.experimental_config import _TORCH_FIELDS
+    kwargs = {n: values[n] for n in _TORCH_FIELDS[:fields]}
+    cfg, unsupported = from_torch_config(torch.profiler._ExperimentalConfig(**kwargs))
+    named = {u.split("=")[0] for u in unsupported}
+    assert not any(n.startswith("field #") for n in named), unsupported
+    assert named.isdisjoint({"verbose", "disable_external_correlation", "profile_all_threads",
+                             "record_python_gc_info", "trace_only"}), unsupported
+    assert named | {"verbose", "disable_external_correlation", "profile_all_threads",
+                    "record_python_gc_info", "trace_only"} >= set(_TORCH_FIELDS[:fields])
+    assert all("(" in u for u in unsupported), unsupported  # each says why
+    if fields > 9:
+        assert cfg.with_gc and cfg.gc_detect_threshold == 0.0
+
+
+@needs_torch
+def test_profile_all_threads_records_threads_started_before():
+    # Kineto records other threads only with profile_all_threads=True; aiprof's
+    # callback is global, so a thread already running when the profile starts
+    # has its ops recorded (with the torch config as without).
+    import threading
+    import torch
+    go, done = threading.Event(), threading.Event()
+
+    def worker():
+        go.wait()
+        a = torch.ones(3, 3)
+        torch.mm(a, a)
+        done.set()
+    t = threading.Thread(target=worker)
+    t.start()
+    kwargs = {}
+    if len(torch.profiler._ExperimentalConfig().__getstate__()) > 7:
+        kwargs["profile_all_threads"] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with P.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                       experimental_config=torch.profiler._ExperimentalConfig(**kwargs)) as prof:
+            go.set()
+            assert done.wait(60)
+    t.join()
+    mm = [e for e in prof.events() if e.name == "aten::mm"]
+    assert len(mm) == 1 and mm[0].thread != threading.get_native_id(), mm
 
 
 def test_other_experimental_config_types_refused():

@@ -382,3 +382,37 @@ def test_dynamic_profile_config(tmp_path):
         """, env={"AIPROF_DP_POLL_MS": "50"})
         (d,) = result_dirs(f"./dp_{mstx}")
         assert _mstx_ranges(d) == ([("save_checkpoint", "default")] if mstx else [])
+
+
+def _spans(d):
+    """[(ph, name, domain)] of the mstx events in trace_view.json, in order."""
+    ev = trace_events(trace_of(d))
+    return sorted((e["ph"], e["name"], e.get("args", {}).get("domain"))
+                  for e in ev if e.get("cat") == "mstx")
+
+
+def test_torch_itt_recorded_as_mstx():
+    # torch.profiler.itt's calls go to ITT (VTune) as before and, while a
+    # trace records with mstx on, become mstx ranges/marks in domain "itt";
+    # they return what torch returns (None in torch 2.13); with mstx off
+    # they are not wrapped.
+    import torch
+    itt = torch.profiler.itt
+    if not itt.is_available():
+        pytest.skip(f"torch {torch.__version__} was built without ITT")
+    originals = (itt.range_push, itt.range_pop, itt.mark)
+    with _profile():
+        want = [originals[0]("probe"), originals[1]()]
+        assert [itt.range_push("outer")] == want[:1]
+        with itt.range("inner {}", 1):
+            itt.mark("tick")
+        assert [itt.range_pop()] == want[1:]
+    assert (itt.range_push, itt.range_pop, itt.mark) == originals
+    [d] = result_dirs("./out")
+    assert _spans(d) == [("X", "inner 1", "itt"), ("X", "outer", "itt"), ("i", "tick", "itt")]
+    with _profile(mstx=False):
+        assert itt.range_push is originals[0]
+        itt.range_push("off")
+        itt.range_pop()
+    d = [r for r in result_dirs("./out") if r not in (d,)][0]
+    assert _spans(d) == []

@@ -23,6 +23,13 @@ records nothing).
     that iterates, workers or not), the call that finds the epoch over
     included: it is time spent in the DataLoader too.
   - torch.save (and torch.serialization.save, the same function).
+  - torch.profiler.itt's range_push / range_pop / mark (and its range(),
+    which calls them): besides going to ITT (VTune) as before, each is an
+    mstx range or mark in the domain "itt", as aiprof.profiler.itt's are.
+    Torch's ITT calls go straight to libittnotify, which no profiler but
+    VTune sees; the module's functions are the one place to catch them, so
+    a name bound before the trace (`from torch.profiler.itt import
+    range_push`) is not caught.
 
 Nothing is replaced while no trace records with mstx on: set_on(True)
 installs the wrappers, set_on(False) puts the originals back (unless
@@ -121,6 +128,52 @@ def _replace(owner, attr, message):
     return w
 
 
+DOMAIN_ITT = "itt"              # aiprof.profiler.itt's domain
+
+
+def _itt_push(msg, *args, **kwargs):
+    _C.range_push(msg, DOMAIN_ITT)
+
+
+def _itt_pop(*args, **kwargs):
+    _C.range_pop()
+
+
+def _itt_mark(msg, *args, **kwargs):
+    _C.mark(msg, DOMAIN_ITT)
+
+
+def _also(fn, record):
+    """fn, which also records while mstx is on, once fn succeeded (a call
+    torch refuses — no ITT in this build, a message not a str — leaves no
+    half of a range behind)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        if _on:
+            try:
+                record(*args, **kwargs)
+            except Exception:  # never the program's problem
+                pass
+        return result
+    wrapper._aiprof_original = fn
+    return wrapper
+
+
+def _install_itt(torch):
+    itt = getattr(getattr(torch, "profiler", None), "itt", None)
+    if itt is None:
+        return
+    for attr, record in (("range_push", _itt_push), ("range_pop", _itt_pop),
+                         ("mark", _itt_mark)):
+        fn = getattr(itt, attr, None)
+        if fn is None or hasattr(fn, "_aiprof_original"):
+            continue
+        w = _also(fn, record)
+        setattr(itt, attr, w)
+        _saved.append((itt, attr, fn, w))
+
+
 def _install(torch):
     try:
         base = torch.utils.data.dataloader._BaseDataLoaderIter
@@ -134,6 +187,7 @@ def _install(torch):
     if w is not None and getattr(torch, "save", None) is original:
         setattr(torch, "save", w)
         _saved.append((torch, "save", original, w))
+    _install_itt(torch)
 
 
 def _uninstall():

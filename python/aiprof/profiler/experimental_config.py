@@ -333,14 +333,35 @@ class _ExperimentalConfig:
 
 
 # torch.profiler._ExperimentalConfig's pickled state, by position: torch
-# 1.13 has the first three, torch 2.x all twelve (torch/csrc/profiler/python/
-# init.cpp).  Its fields are not readable as attributes, so __getstate__ is
-# the one portable way to see them.
+# 1.13 has the first three, torch 2.13 all fourteen (torch/csrc/profiler/
+# python/init.cpp; newer fields are appended).  Its fields are not readable
+# as attributes, so __getstate__ is the one portable way to see them.
 _TORCH_FIELDS = ("profiler_metrics", "profiler_measure_per_kernel", "verbose",
                  "performance_events", "enable_cuda_sync_events", "adjust_profiler_step",
                  "disable_external_correlation", "profile_all_threads",
                  "capture_overload_names", "record_python_gc_info",
-                 "expose_kineto_event_metadata", "custom_profiler_config")
+                 "expose_kineto_event_metadata", "custom_profiler_config",
+                 "adjust_timestamps", "trace_only")
+
+# Fields whose every value aiprof already does, so never named:
+# disable_external_correlation — aiprof never pushes external correlation
+# ids to CUPTI (the CUDA back end links a kernel to its op through the
+# launching call, docs/CUDA.md); profile_all_threads — aiprof's
+# RecordFunction callback is global, so threads started before the
+# profiler are recorded too; trace_only — export_chrome_trace() works,
+# and events() still does.
+_HONOURED = {"disable_external_correlation", "profile_all_threads", "trace_only"}
+
+# Why each field aiprof cannot honour is ignored (the warning says it).
+_WHY = {"profiler_metrics": "CUPTI profiler metrics are not collected",
+        "profiler_measure_per_kernel": "CUPTI profiler metrics are not collected",
+        "performance_events": "no per-op CPU performance counters",
+        "enable_cuda_sync_events": "CUDA synchronisation records are not collected",
+        "adjust_profiler_step": "ProfilerStep#N ranges keep their recorded times",
+        "capture_overload_names": "op names are recorded without the overload",
+        "expose_kineto_event_metadata": "events() has no Kineto metadata_json",
+        "custom_profiler_config": "no PrivateUse1/custom profiler back end",
+        "adjust_timestamps": "no Vulkan events"}
 
 
 def is_torch_config(value):
@@ -352,15 +373,14 @@ def is_torch_config(value):
 
 def from_torch_config(value, with_stack=False):
     """(the aiprof _ExperimentalConfig doing what `value` asks where this
-    machine can, the names of the fields set that it cannot honour).
+    machine can, the names of the fields set that it cannot honour, each
+    with the reason).
 
-    Kineto's fields mostly steer CUPTI (metrics, per-kernel measurement,
-    CUDA sync events) or Kineto's own trace post-processing; aiprof has
-    neither.  What it does understand: profile_all_threads (aiprof records
-    every thread anyway), record_python_gc_info (GC passes, as
-    gc_detect_threshold=0 records every one) and verbose=True (the trace has
-    "Call stack" whenever with_stack=True).  A field left at torch's default
-    asks for nothing and is not named."""
+    What aiprof understands: profile_all_threads, disable_external_correlation
+    and trace_only (what aiprof does anyway, _HONOURED), record_python_gc_info
+    (GC passes, as gc_detect_threshold=0 records every one) and verbose=True
+    (the trace has "Call stack" whenever with_stack=True).  A field left at
+    torch's default asks for nothing and is not named."""
     try:
         state = tuple(value.__getstate__())
     except Exception as e:  # a torch whose config cannot be read: say so, run on
@@ -374,13 +394,14 @@ def from_torch_config(value, with_stack=False):
             # with with_stack, so only verbose=False with with_stack differs.
             if not v and with_stack:
                 unsupported.append("verbose=False (Call stack is still written)")
-        elif name == "profile_all_threads":
-            pass  # aiprof records every thread: honoured either way
+        elif name in _HONOURED:
+            pass
         elif name == "record_python_gc_info":
             if v:
                 gc_threshold = 0.0
         elif v:  # a non-default value: an empty list/string or False is torch's default
-            unsupported.append(f"{name}={_torch_value(v)}")
+            why = _WHY.get(name)
+            unsupported.append(f"{name}={_torch_value(v)}" + (f" ({why})" if why else ""))
     return _ExperimentalConfig(gc_detect_threshold=gc_threshold), unsupported
 
 

@@ -117,8 +117,8 @@ class _KinetoProfile:
                                                                  self.with_stack)
             if unsupported:
                 _warn_once(("torch-config",) + tuple(unsupported),
-                           "torch.profiler._ExperimentalConfig: not supported here (no CUDA/"
-                           "CUPTI back end, no Kineto) and ignored: " + ", ".join(unsupported))
+                           "torch.profiler._ExperimentalConfig: not supported by aiprof and "
+                           "ignored: " + ", ".join(unsupported))
         elif not isinstance(experimental_config, _ExperimentalConfig):
             raise TypeError("experimental_config must be aiprof.profiler._ExperimentalConfig, "
                             "torch.profiler._ExperimentalConfig or None, got "
