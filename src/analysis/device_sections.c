@@ -105,7 +105,8 @@ static int step_kernels(const aip__model *m, uint32_t device, int64_t step, int6
             }
             (*buf)[n++] = (kref){t->start > from ? t->start : from, t->end};
         }
-    qsort(*buf, n, sizeof **buf, cmp_kref);
+    if (n) /* qsort(NULL, 0, ...) is undefined */
+        qsort(*buf, n, sizeof **buf, cmp_kref);
     u->n = 0;
     for (size_t i = 0; i < n; i++)
         if ((*buf)[i].end > (*buf)[i].start && ipush(u, (*buf)[i].start, (*buf)[i].end))

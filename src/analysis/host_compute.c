@@ -185,7 +185,8 @@ static int build_steps(const aip__model *m, steps_by_start *st)
             free(v.v);
             return -1;
         }
-    qsort(v.v, v.n, 2 * sizeof *v.v, cmp_pair); /* not merged: each step stays */
+    if (v.n) /* not merged: each step stays */
+        qsort(v.v, v.n, 2 * sizeof *v.v, cmp_pair);
     for (size_t i = 0; i < v.n; i++) {
         st->start[i] = v.v[2 * i];
         st->end[i] = v.v[2 * i + 1] - 1;
