@@ -134,9 +134,36 @@ static int span_is_work(const aip__process *p, const aip__span *s, uint8_t *cls,
     return s->kind == AIP_SPAN_OP || !encloses_step(st, s->start, s->end);
 }
 
+/* The process's blocking comm ops grouped by thread (counting sort):
+ * thread ti's are ix[at[ti] .. at[ti + 1]). */
+typedef struct by_thread {
+    size_t *at, *ix;
+} by_thread;
+
+static int group_blocking(const aip__process *p, by_thread *b)
+{
+    b->at = calloc(p->n_threads + 2, sizeof *b->at);
+    b->ix = malloc((p->comm_ops.n ? p->comm_ops.n : 1) * sizeof *b->ix);
+    if (!b->at || !b->ix)
+        return -1;
+    for (size_t k = 0; k < p->comm_ops.n; k++) {
+        const aip__comm_event *e = &p->comm_ops.v[k];
+        if (e->thread < p->n_threads && !(e->flags & AIP_COMMF_NONBLOCKING))
+            b->at[e->thread + 2]++;
+    }
+    for (size_t t = 2; t < p->n_threads + 2; t++)
+        b->at[t] += b->at[t - 1];
+    for (size_t k = 0; k < p->comm_ops.n; k++) {
+        const aip__comm_event *e = &p->comm_ops.v[k];
+        if (e->thread < p->n_threads && !(e->flags & AIP_COMMF_NONBLOCKING))
+            b->ix[b->at[e->thread + 1]++] = k;
+    }
+    return 0;
+}
+
 /* The thread's work intervals (merged) minus its blocking comm ops. */
 static int thread_work(const aip__process *p, size_t ti, uint8_t *cls, const uint8_t *is_step,
-                       const steps_by_start *st, ivec *out, ivec *tmp)
+                       const steps_by_start *st, const by_thread *bt, ivec *out, ivec *tmp)
 {
     const aip__thread *t = &p->threads[ti];
     tmp->n = 0;
@@ -148,9 +175,9 @@ static int thread_work(const aip__process *p, size_t ti, uint8_t *cls, const uin
         return 0;
     merge_tail(tmp, 0);
     size_t comm_from = tmp->n;
-    for (size_t k = 0; k < p->comm_ops.n; k++) {
-        const aip__comm_event *e = &p->comm_ops.v[k];
-        if (e->thread == ti && !(e->flags & AIP_COMMF_NONBLOCKING) && push(tmp, e->start, e->end))
+    for (size_t k = bt->at[ti]; k < bt->at[ti + 1]; k++) {
+        const aip__comm_event *e = &p->comm_ops.v[bt->ix[k]];
+        if (push(tmp, e->start, e->end))
             return -1;
     }
     merge_tail(tmp, comm_from);
@@ -207,11 +234,14 @@ aip_status aip__host_compute_intervals(const aip__model *m, int64_t **iv, size_t
         const aip__process *p = &m->procs[pi];
         uint8_t *is_step = aip__step_name_flags(p);
         uint8_t *cls = calloc(p->strings.n_ent ? p->strings.n_ent : 1, 1);
-        err = !is_step || !cls;
+        by_thread bt = {0};
+        err = !is_step || !cls || group_blocking(p, &bt);
         for (size_t ti = 0; ti < p->n_threads && !err; ti++)
-            err = thread_work(p, ti, cls, is_step, &st, &out, &tmp);
+            err = thread_work(p, ti, cls, is_step, &st, &bt, &out, &tmp);
         free(is_step);
         free(cls);
+        free(bt.at);
+        free(bt.ix);
     }
     free(st.start);
     free(st.end);
