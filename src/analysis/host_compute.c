@@ -48,6 +48,7 @@ int aip__comm_span_name(const char *s, size_t n)
 typedef struct ivec {
     int64_t *v; /* pairs */
     size_t n, cap;
+    int unsorted; /* push_sorted() met a pair out of order */
 } ivec;
 
 static int push(ivec *x, int64_t a, int64_t b)
@@ -66,6 +67,20 @@ static int push(ivec *x, int64_t a, int64_t b)
     x->v[2 * x->n + 1] = b;
     x->n++;
     return 0;
+}
+
+/* push() for pairs that come sorted by start (a thread's spans, its comm
+ * ops): merged with the last one on the fly, nothing to sort. */
+static int push_sorted(ivec *x, size_t from, int64_t a, int64_t b)
+{
+    if (x->n > from && a < x->v[2 * x->n - 2])
+        x->unsorted = 1; /* merge_tail() afterwards */
+    else if (x->n > from && a <= x->v[2 * x->n - 1]) {
+        if (b > x->v[2 * x->n - 1])
+            x->v[2 * x->n - 1] = b;
+        return 0;
+    }
+    return push(x, a, b);
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -169,18 +184,22 @@ static int thread_work(const aip__process *p, size_t ti, uint8_t *cls, const uin
     tmp->n = 0;
     for (size_t i = 0; i < t->n_spans; i++)
         if (span_is_work(p, &t->spans[i], cls, is_step, st) &&
-            push(tmp, t->spans[i].start, t->spans[i].end))
+            push_sorted(tmp, 0, t->spans[i].start, t->spans[i].end))
             return -1;
     if (!tmp->n)
         return 0;
-    merge_tail(tmp, 0);
+    if (tmp->unsorted)
+        merge_tail(tmp, 0);
+    tmp->unsorted = 0;
     size_t comm_from = tmp->n;
-    for (size_t k = bt->at[ti]; k < bt->at[ti + 1]; k++) {
+    for (size_t k = bt->at[ti]; k < bt->at[ti + 1]; k++) { /* by start, as comm_ops */
         const aip__comm_event *e = &p->comm_ops.v[bt->ix[k]];
-        if (push(tmp, e->start, e->end))
+        if (push_sorted(tmp, comm_from, e->start, e->end))
             return -1;
     }
-    merge_tail(tmp, comm_from);
+    if (tmp->unsorted)
+        merge_tail(tmp, comm_from);
+    tmp->unsorted = 0;
     /* work minus blocking comm: both lists sorted and disjoint */
     const int64_t *c = tmp->v + 2 * comm_from;
     size_t nc = tmp->n - comm_from, j = 0;
