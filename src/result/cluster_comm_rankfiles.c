@@ -254,16 +254,26 @@ static json_t *without_notes(const json_t *comm)
     return c;
 }
 
+/* Only into files the rank has: a rank exported as databases only gets
+ * no text files (msprof-analyze refuses a directory holding both). */
+static int exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
 static aip_status write_rank(const aip__rank_dir *r)
 {
     char out[PATH_MAX], path[PATH_MAX];
     aip_status s = aip__join(out, sizeof out, r->path, "ASCEND_PROFILER_OUTPUT");
-    if (!s && r->comm && !(s = aip__join(path, sizeof path, out, "communication.json"))) {
+    if (!s && r->comm && !(s = aip__join(path, sizeof path, out, "communication.json")) &&
+        exists(path)) {
         json_t *c = without_notes(r->comm);
         s = c ? write_json(path, c) : aip__fail(AIP_ERR_NOMEM, "no memory for %s", path);
         json_decref(c);
     }
-    if (!s && r->matrix && !(s = aip__join(path, sizeof path, out, "communication_matrix.json")))
+    if (!s && r->matrix &&
+        !(s = aip__join(path, sizeof path, out, "communication_matrix.json")) && exists(path))
         s = write_json(path, r->matrix);
     if (!s && !(s = aip__join(path, sizeof path, out, "analysis.db")))
         s = write_db(path, r);
