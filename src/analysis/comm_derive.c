@@ -291,7 +291,7 @@ static aip_status build_rows(const aip__model *m, aip__comm_tables *t)
 
 typedef struct rec {
     uint32_t src, dst;
-    uint8_t transport;
+    uint8_t transport, timed;
     uint64_t bytes;
     int64_t time;
     const aip__comm_row *row;
@@ -339,12 +339,15 @@ static aip_status block_links(aip__comm_tables *t, size_t *cap, rec *r, size_t n
                 b++;
             size_t len = b - a, pick;
             aip__comm_link l = {.of = r[a].row, .label = labels[li], .src = r[a].src,
-                                .dst = r[a].dst, .transport = r[a].transport};
+                                .dst = r[a].dst, .transport = r[a].transport, .timed = 1};
             if (li == 5) {
                 for (size_t i = a; i < b; i++) {
                     l.bytes += r[i].bytes;
                     l.time += r[i].time;
+                    l.timed &= r[i].timed;
                 }
+                if (!l.timed)
+                    l.time = 0;
                 l.op_name = r[a].row->name;
                 if (push_link(t, cap, l))
                     return AIP_ERR_NOMEM;
@@ -352,6 +355,9 @@ static aip_status block_links(aip__comm_tables *t, size_t *cap, rec *r, size_t n
                 pick = li == 0 ? a : li == 1 ? a + len / 2 : b - (size_t)(li - 1);
                 l.bytes = r[pick].bytes;
                 l.time = r[pick].time;
+                l.timed = r[pick].timed;
+                if (!l.timed)
+                    l.time = 0;
                 l.op_name = r[pick].row->name;
                 if (push_link(t, cap, l))
                     return AIP_ERR_NOMEM;
@@ -364,16 +370,19 @@ static aip_status block_links(aip__comm_tables *t, size_t *cap, rec *r, size_t n
 
 /* Matrix records of one op: its self link (LOCAL; a collective's carries
  * the rank's buffer bytes, since the algorithm's pairwise transfers are not
- * visible to the rank; a point-to-point op's is empty and only names the
- * rank, which cluster tools need to map group ranks to global ones), and a
+ * visible to the rank, and no time: its elapse includes the wait for the
+ * other ranks, which one rank cannot tell from the transfer, so it is
+ * left untimed and ranked by bytes per elapse only to pick top / middle /
+ * bottom; a point-to-point op's is empty and only names the rank, which
+ * cluster tools need to map group ranks to global ones), and a
  * point-to-point op's link to or from its peer. */
 static size_t op_recs(const aip__comm_row *w, rec out[2])
 {
-    out[0] = (rec){w->me, w->me, AIP_TRANSPORT_LOCAL, w->p2p ? 0 : w->bytes,
+    out[0] = (rec){w->me, w->me, AIP_TRANSPORT_LOCAL, (uint8_t)w->p2p, w->p2p ? 0 : w->bytes,
                    w->p2p ? 0 : w->elapse, w};
     if (!w->p2p || w->peer == w->me)
         return 1;
-    out[1] = (rec){w->send ? w->me : w->peer, w->send ? w->peer : w->me, w->transport,
+    out[1] = (rec){w->send ? w->me : w->peer, w->send ? w->peer : w->me, w->transport, 1,
                    w->bytes, w->elapse, w};
     return 2;
 }

@@ -40,7 +40,9 @@ typedef struct aip__comm_link {
     uint32_t src, dst;         /* group-local ranks */
     uint8_t transport;
     uint64_t bytes;
-    int64_t time;              /* ns */
+    int64_t time;              /* ns; 0 when !timed */
+    uint8_t timed;             /* 0: a collective's self link, whose transfer time
+                                * one rank cannot know (cluster analysis fills it) */
     const char *op_name;       /* the op it came from (total: the first op) */
 } aip__comm_link;
 

@@ -75,14 +75,14 @@ typedef struct aip__overlap_section {
     uint8_t type;           /* enum aip__overlap_type */
 } aip__overlap_section;
 
-/* aip__device_overlap() : device `device`'s sections as msprof's overlap
- * analysis computes them (reference §3.1): Computing = the union of its
- * kernel tasks; Free = what of [first task start, last task end] no
- * computing (nor communication: no back end has any yet) covers — copies,
- * fills and markers are not computing.  Sorted by start, computing and
- * free interleaved; *out is malloc'ed (NULL when *n is 0).
- * @return AIP_ERR_NOMEM or AIP_OK. */
-aip_status aip__device_overlap(const aip__process *p, uint32_t device, aip__overlap_section **out,
+/* aip__device_overlap() (device_sections.c) : device `device`'s sections,
+ * cut from its step_trace_time rows (m->step_rows, device_steps.c) with
+ * their definitions: per row's window, Computing = the union of the step's
+ * kernels, Communication = the communication ops' union,
+ * Communication(Not Overlapped) = that less Computing, Free = the rest of
+ * the window; so a step's Free sections sum to its Free.  Sorted by start;
+ * *out is malloc'ed (NULL when *n is 0).  @return AIP_ERR_NOMEM or AIP_OK. */
+aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overlap_section **out,
                                size_t *n);
 
 /* The seed's task type of a task (TASK.taskType, the "Task Type" arg, and

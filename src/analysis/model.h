@@ -493,6 +493,15 @@ aip_status aip__steps_add(aip__model *m, const aip__process *p, const uint8_t *i
                           size_t *cap);
 /* aip__steps_finish() : sort by number and merge equal numbers. */
 void aip__steps_finish(aip__model *m);
+/* aip__host_compute_intervals() (host_compute.c) : the host's work as
+ * sorted disjoint pairs iv[2k], iv[2k+1] (malloc'd; NULL and 0 when none):
+ * the union over threads of top-level ops, annotations that are no step and
+ * enclose none, and mstx / NVTX ranges, whose names are not communication
+ * (aip__comm_span_name), less the thread's blocking communication ops. */
+aip_status aip__host_compute_intervals(const aip__model *m, int64_t **iv, size_t *n);
+/* aip__comm_span_name() : 1 when a span's name says communication. */
+int aip__comm_span_name(const char *s, size_t n);
+
 /* aip__step_trace_compute() : m->step_rows, every column, from steps (or
  * the whole profile). */
 aip_status aip__step_trace_compute(aip__model *m);

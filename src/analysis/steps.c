@@ -3,16 +3,15 @@
  *
  * Steps are the `ProfilerStep#N` annotations (the same N on several threads
  * or processes is one step spanning all of them).  step_trace_time's host
- * definitions (docs/RESULT_LAYOUT.md): Computing is the length of the union
- * of top-level op intervals inside the step; Preparing is the first
- * top-level op start in the step minus the step start.  Both come from one
- * sweep over every thread's top-level ops in start order (a k-way merge of
- * the already sorted per-thread arrays), so no interval list of ops is
- * built.  The same sweep measures how much of the communication ops' union
- * (comm_derive.c) the top-level ops cover; Communication, Bubble (the
- * receives) and an earlier Preparing come from that union
- * (docs/COMMUNICATION.md).  The other columns follow here
- * (aip__step_row_derive), once for both files that print the step trace.
+ * definitions (docs/RESULT_LAYOUT.md): Computing is the length of the
+ * host's work inside the step (host_compute.c: ops, annotations and
+ * mstx / NVTX ranges that are not communication, less the blocking
+ * communication inside them); Communication, Bubble (the receives) come
+ * from the communication ops' union (comm_derive.c, docs/COMMUNICATION.md),
+ * Overlapped is what of it the work covers; Preparing is the first work or
+ * communication in the step minus the step start.  The other columns
+ * follow here (aip__step_row_derive), once for both files that print the
+ * step trace.
  */
 #include "model.h"
 #include "comm_derive.h"
@@ -104,147 +103,29 @@ void aip__steps_finish(aip__model *m)
     m->n_steps = k;
 }
 
-/* ---- the sweep ---------------------------------------------------- */
+/* ---- the host step trace ------------------------------------------ */
 
-typedef struct cursor {
-    int64_t key;              /* start of the cursor's current top-level op */
-    const aip__thread *t;
-    size_t i;
-} cursor;
-
-static int cursor_less(const cursor *a, const cursor *b) { return a->key < b->key; }
-
-static void heap_down(cursor *h, size_t n, size_t i)
+/* What of [a, b] both lists cover: each comm pair clipped to [a, b], the
+ * work inside it. */
+static int64_t both(const int64_t *work, size_t n_work, const int64_t *comm, size_t n_comm,
+                    int64_t a, int64_t b)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && cursor_less(&h[l], &h[m]))
-            m = l;
-        if (r < n && cursor_less(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        cursor x = h[i];
-        h[i] = h[m];
-        h[m] = x;
-        i = m;
+    size_t lo = 0, hi = n_comm;
+    while (lo < hi) { /* first comm pair ending after a */
+        size_t mid = (lo + hi) / 2;
+        if (comm[2 * mid + 1] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-}
-
-/* Move a cursor to its next top-level op at index >= c->i; 0 if none. */
-static int cursor_seek(cursor *c)
-{
-    const aip__thread *t = c->t;
-    while (c->i < t->n_spans && !t->spans[c->i].top_op)
-        c->i++;
-    if (c->i >= t->n_spans)
-        return 0;
-    c->key = t->spans[c->i].start;
-    return 1;
-}
-
-typedef struct sweep {
-    aip__step_row *rows;
-    size_t n_rows;
-    const size_t *order;      /* rows by start */
-    size_t next_first, next_comp;
-    size_t *pending, n_pending;
-    size_t *active, n_active;
-    const int64_t *comm;      /* union of comm op intervals, pairs */
-    size_t n_comm, next_comm; /* first pair that may meet a later segment */
-    int64_t *covered;         /* per row: comm time inside top-level ops */
-} sweep;
-
-static void first_op(sweep *w, int64_t s)
-{
-    while (w->next_first < w->n_rows && w->rows[w->order[w->next_first]].start <= s)
-        w->pending[w->n_pending++] = w->order[w->next_first++];
-    /* Every pending row is settled by the first op starting at or after its
-     * start: either the op is inside the row or no op started in it. */
-    for (size_t k = 0; k < w->n_pending; k++) {
-        aip__step_row *r = &w->rows[w->pending[k]];
-        if (s < r->end)
-            r->preparing = s - r->start;
+    int64_t sum = 0;
+    for (size_t i = lo; i < n_comm && comm[2 * i] < b; i++) {
+        int64_t x = comm[2 * i] > a ? comm[2 * i] : a;
+        int64_t y = comm[2 * i + 1] < b ? comm[2 * i + 1] : b;
+        if (y > x)
+            sum += aip__intervals_clip(work, n_work, x, y, NULL);
     }
-    w->n_pending = 0;
-}
-
-static void add_segment(sweep *w, int64_t a, int64_t b)
-{
-    while (w->next_comm < w->n_comm && w->comm[2 * w->next_comm + 1] <= a)
-        w->next_comm++; /* segments come in order: this pair ends before them all */
-    while (w->next_comp < w->n_rows && w->rows[w->order[w->next_comp]].start < b)
-        w->active[w->n_active++] = w->order[w->next_comp++];
-    size_t keep = 0;
-    for (size_t k = 0; k < w->n_active; k++) {
-        aip__step_row *r = &w->rows[w->active[k]];
-        int64_t lo = a > r->start ? a : r->start, hi = b < r->end ? b : r->end;
-        if (hi > lo) {
-            r->computing += hi - lo;
-            for (size_t c = w->next_comm; c < w->n_comm && w->comm[2 * c] < hi; c++) {
-                int64_t x = w->comm[2 * c] > lo ? w->comm[2 * c] : lo;
-                int64_t y = w->comm[2 * c + 1] < hi ? w->comm[2 * c + 1] : hi;
-                if (y > x)
-                    w->covered[w->active[k]] += y - x;
-            }
-        }
-        if (r->end > b) /* later segments start after b */
-            w->active[keep++] = w->active[k];
-    }
-    w->n_active = keep;
-}
-
-static int cmp_row_start(const void *a, const void *b, void *ctx)
-{
-    const aip__step_row *rows = ctx;
-    const aip__step_row *x = &rows[*(const size_t *)a];
-    const aip__step_row *y = &rows[*(const size_t *)b];
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
-}
-
-static aip_status run_sweep(aip__model *m, sweep *w)
-{
-    size_t n_threads = 0;
-    for (size_t i = 0; i < m->n_procs; i++)
-        n_threads += m->procs[i].n_threads;
-    cursor *heap = malloc((n_threads ? n_threads : 1) * sizeof *heap);
-    if (!heap)
-        return aip__fail(AIP_ERR_NOMEM, "no memory for the step trace");
-    size_t n = 0;
-    for (size_t i = 0; i < m->n_procs; i++)
-        for (size_t j = 0; j < m->procs[i].n_threads; j++) {
-            heap[n] = (cursor){0, &m->procs[i].threads[j], 0};
-            if (cursor_seek(&heap[n]))
-                n++;
-        }
-    for (size_t i = n; i-- > 0;)
-        heap_down(heap, n, i);
-    int have = 0;
-    int64_t a = 0, b = 0;
-    while (n) {
-        const aip__span *s = &heap[0].t->spans[heap[0].i];
-        first_op(w, s->start);
-        if (have && s->start <= b) {
-            if (s->end > b)
-                b = s->end;
-        } else {
-            if (have)
-                add_segment(w, a, b);
-            a = s->start;
-            b = s->end;
-            have = 1;
-        }
-        heap[0].i++;
-        if (!cursor_seek(&heap[0]))
-            heap[0] = heap[--n];
-        heap_down(heap, n, 0);
-    }
-    if (have)
-        add_segment(w, a, b);
-    free(heap);
-    return AIP_OK;
+    return sum;
 }
 
 /* The columns that follow from Computing, Communication, Communication(Not
@@ -275,11 +156,8 @@ aip_status aip__step_trace_compute(aip__model *m)
     size_t n = m->n_steps ? m->n_steps : 1;
     free(m->step_rows);
     m->step_rows = calloc(n, sizeof *m->step_rows);
-    size_t *buf = malloc(3 * n * sizeof *buf);
-    if (!m->step_rows || !buf) {
-        free(buf);
+    if (!m->step_rows)
         return aip__fail(AIP_ERR_NOMEM, "no memory for the step trace");
-    }
     m->n_step_rows = n;
     if (m->n_steps) {
         for (size_t i = 0; i < n; i++)
@@ -289,42 +167,28 @@ aip_status aip__step_trace_compute(aip__model *m)
     } else {
         m->step_rows[0] = (aip__step_row){.device = -1, .start = m->first_ns, .end = m->last_ns};
     }
-    int64_t *comm = NULL, *recv = NULL, *covered = NULL;
-    size_t n_comm = 0, n_recv = 0;
-    aip_status s = aip__comm_intervals(m, 0, &comm, &n_comm);
+    int64_t *work = NULL, *comm = NULL, *recv = NULL;
+    size_t n_work = 0, n_comm = 0, n_recv = 0;
+    aip_status s = aip__host_compute_intervals(m, &work, &n_work);
+    if (!s)
+        s = aip__comm_intervals(m, 0, &comm, &n_comm);
     if (!s)
         s = aip__comm_intervals(m, 1, &recv, &n_recv);
-    if (!s && n_comm && !(covered = calloc(n, sizeof *covered)))
-        s = aip__fail(AIP_ERR_NOMEM, "no memory for the step trace");
-    if (s) {
-        free(buf);
-        free(comm);
-        free(recv);
-        return s;
-    }
-    sweep w = {.rows = m->step_rows, .n_rows = n, .order = buf, .pending = buf + n,
-               .active = buf + 2 * n, .comm = comm, .n_comm = n_comm, .covered = covered};
-    for (size_t i = 0; i < n; i++) {
-        buf[i] = i;
-        m->step_rows[i].preparing = -1; /* no top-level op yet */
-    }
-    qsort_r(buf, n, sizeof *buf, cmp_row_start, m->step_rows);
-    s = run_sweep(m, &w);
-    free(buf);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !s; i++) {
         aip__step_row *r = &m->step_rows[i];
-        int64_t first = -1;
-        r->communication = aip__intervals_clip(comm, n_comm, r->start, r->end, &first);
+        int64_t first_work = -1, first_comm = -1;
+        r->computing = aip__intervals_clip(work, n_work, r->start, r->end, &first_work);
+        r->communication = aip__intervals_clip(comm, n_comm, r->start, r->end, &first_comm);
         r->bubble = aip__intervals_clip(recv, n_recv, r->start, r->end, NULL);
-        r->comm_not_overlapped = r->communication - (covered ? covered[i] : 0);
-        if (first >= 0 && (r->preparing < 0 || first - r->start < r->preparing))
-            r->preparing = first - r->start;
-        if (r->preparing < 0)
-            r->preparing = 0;
+        r->overlapped = both(work, n_work, comm, n_comm, r->start, r->end);
+        r->comm_not_overlapped = r->communication - r->overlapped;
+        int64_t first = first_work < 0 ? first_comm
+                        : first_comm < 0 || first_work < first_comm ? first_work : first_comm;
+        r->preparing = first < 0 ? 0 : first - r->start;
         aip__step_row_derive(r);
     }
+    free(work);
     free(comm);
     free(recv);
-    free(covered);
     return s;
 }

@@ -26,7 +26,9 @@
  *   back end records global = grid x block, local = block: the grid's
  *   blocks); N/A when the local size was left to the runtime, and for
  *   tasks that are not kernels.
- * - Input Shapes / Input Data Types: the launching op's, when recorded.
+ * - Input Shapes / Input Data Types: the task's own inputs, known only for a
+ *   kernel that is the only task its op launched (the op's, when
+ *   recorded: launch_fields); N/A for the others.
  * - Model ID, OP State, Mix Block Num, HF32 Eligible, Input Formats and the
  *   Output columns have no meaning for these back ends or were not
  *   recorded: N/A, as the seed writes them.
@@ -52,26 +54,81 @@ static uint64_t block_num(const aip__process *p, const aip__device_task *t)
     return aip__model_device(p, t->device) ? aip__task_groups(t, g) : 0;
 }
 
-/* The shapes and dtypes of the op whose call launched t: 0 when unknown. */
-static int launch_fields(const aip__process *p, const aip__device_task *t, aip__op_fields *f)
+/* The op span whose call launched t: its thread and span index, or -1. */
+static int64_t launch_span(const aip__process *p, const aip__device_task *t, uint32_t *thread)
 {
     if (t->api < 0 || (size_t)t->api >= p->dev_api.n)
-        return 0;
+        return -1;
     const aip__device_call *a = &p->dev_api.v[t->api];
-    if (a->parent_span < 0 || a->parent_thread >= p->n_threads)
+    if (a->parent_span < 0 || a->parent_thread >= p->n_threads ||
+        (size_t)a->parent_span >= p->threads[a->parent_thread].n_spans ||
+        p->threads[a->parent_thread].spans[a->parent_span].kind != AIP_SPAN_OP)
+        return -1;
+    *thread = a->parent_thread;
+    return a->parent_span;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Per process: the launching op span of every task, as (thread << 40 |
+ * span), sorted, so that the tasks an op launched can be counted. */
+static aip_status launch_keys(const aip__process *p, uint64_t **out)
+{
+    uint64_t *k = malloc((p->dev_tasks.n ? p->dev_tasks.n : 1) * sizeof *k);
+    if (!k)
+        return aip__fail(AIP_ERR_NOMEM, "no memory for kernel_details.csv");
+    for (size_t i = 0; i < p->dev_tasks.n; i++) {
+        uint32_t th = 0;
+        int64_t sp = launch_span(p, &p->dev_tasks.v[i], &th);
+        k[i] = sp < 0 ? UINT64_MAX : ((uint64_t)th << 40 | (uint64_t)sp);
+    }
+    qsort(k, p->dev_tasks.n, sizeof *k, cmp_u64);
+    *out = k;
+    return AIP_OK;
+}
+
+static size_t launched_by(const uint64_t *keys, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t c = 0;
+    while (lo + c < n && keys[lo + c] == key)
+        c++;
+    return c;
+}
+
+/* The seed's Input Shapes / Input Data Types are the task's own inputs.
+ * A task's own tensors are not recorded, but a kernel that is the only
+ * task its op launched runs that op, whose inputs are its inputs: that
+ * op's shapes and dtypes, when recorded.  A copy, fill or marker, and any
+ * of several tasks of one op (each runs a part with its own operands),
+ * have none: 0, and the columns say N/A. */
+static int launch_fields(const aip__process *p, const aip__device_task *t,
+                         const uint64_t *keys, aip__op_fields *f)
+{
+    uint32_t th = 0;
+    int64_t sp = launch_span(p, t, &th);
+    if (sp < 0 || t->kind != AIP_TASK_KERNEL ||
+        launched_by(keys, p->dev_tasks.n, (uint64_t)th << 40 | (uint64_t)sp) != 1)
         return 0;
-    const aip__thread *th = &p->threads[a->parent_thread];
-    if ((size_t)a->parent_span >= th->n_spans)
-        return 0;
-    const aip__span *s = &th->spans[a->parent_span];
-    if (s->kind != AIP_SPAN_OP)
-        return 0;
-    aip__model_op_fields(th, s, f);
+    const aip__thread *thr = &p->threads[th];
+    aip__model_op_fields(thr, &thr->spans[sp], f);
     return f->has_shapes;
 }
 
 typedef struct proc_state {
     int64_t *queue_end;       /* per queue id: the latest task end so far */
+    uint64_t *launch_keys;    /* launch_keys() */
     aip__dev_tracks tracks;   /* task numbers per queue */
     aip__us3_cache start_text; /* Start Time's leading digits */
 } proc_state;
@@ -141,7 +198,7 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     memcpy(d, ",N/A,N/A,", 9);
     aip__out_commit(o, d + 9);
     aip__op_fields f;
-    if (launch_fields(p, t, &f)) {
+    if (launch_fields(p, t, ps->launch_keys, &f)) {
         if (!s)
             s = aip__esc_put(o, c, f.input_shapes);
         AIP_OUT_LIT(o, ",");
@@ -168,12 +225,14 @@ aip_status aip__export_kernel_details(const aip__model *m, aip__out *o)
         proc_state ps = {0};
         ps.queue_end = malloc((p->queues.n ? p->queues.n : 1) * sizeof *ps.queue_end);
         aip__esc_cache c;
-        s = ps.queue_end ? aip__dev_tracks_build(p, &ps.tracks)
+        s = ps.queue_end ? launch_keys(p, &ps.launch_keys)
                          : aip__fail(AIP_ERR_NOMEM, "no memory for kernel_details.csv");
-        if (!s && (s = aip__esc_init(&c, p, AIP_ESC_CSV)))
+        if (!s && (s = aip__dev_tracks_build(p, &ps.tracks)) == AIP_OK &&
+            (s = aip__esc_init(&c, p, AIP_ESC_CSV)))
             aip__dev_tracks_free(&ps.tracks);
         if (s) {
             free(ps.queue_end);
+            free(ps.launch_keys);
             break;
         }
         for (size_t q = 0; q < p->queues.n; q++)
@@ -183,6 +242,7 @@ aip_status aip__export_kernel_details(const aip__model *m, aip__out *o)
         aip__esc_free(&c);
         aip__dev_tracks_free(&ps.tracks);
         free(ps.queue_end);
+        free(ps.launch_keys);
     }
     return s ? s : o->status;
 }

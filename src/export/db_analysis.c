@@ -14,8 +14,10 @@
  * §2.5) hold the rows of communication.json and communication_matrix.json
  * (src/analysis/comm_derive.c; same units: ms, MB, GB/s; step "step<N>",
  * type "collective" / "p2p"), created only when communication ops were
- * recorded.  The wait / transit / idle split is 0 as in the JSON file:
- * one rank cannot split its elapse time (docs/COMMUNICATION.md).
+ * recorded.  What one rank cannot know (the wait / transit / idle split,
+ * the transit time and bandwidth of its ops and of a collective's self
+ * link: docs/COMMUNICATION.md) is NULL, where the JSON files leave the key
+ * out; `aiprof cluster` writes the measured values in (cluster_comm_back.c).
  */
 #include "db_pytorch.h"
 #include "comm_derive.h"
@@ -85,8 +87,8 @@ static void comm_tables(aip__db *d, const aip__comm_tables *t)
             aip__db_text(&ins, 1, r->group, r->group_len);
             aip__db_f64(&ins, 2, us(r->start));
             aip__db_f64(&ins, 3, ms(r->elapse));
-            for (int c = 4; c < 8; c++)
-                aip__db_f64(&ins, c, 0.0);
+            for (int c = 4; c < 8; c++) /* not known to one rank: NULL, not 0 */
+                aip__db_null(&ins, c);
             step_type(&ins, 8, r);
             aip__db_row(&ins);
         }
@@ -99,12 +101,12 @@ static void comm_tables(aip__db *d, const aip__comm_tables *t)
             aip__db_text(&ins, 1, r->group, r->group_len);
             text(&ins, 2, aip__comm_transport_name(r->transport));
             aip__db_f64(&ins, 3, mb(r->bytes));
-            aip__db_f64(&ins, 4, ms(r->elapse));
-            aip__db_f64(&ins, 5, gbs(r->bytes, r->elapse));
+            aip__db_null(&ins, 4);
+            aip__db_null(&ins, 5);
             aip__db_f64(&ins, 6, r->bytes >= AIP_COMM_LARGE_PACKET ? 1.0 : 0.0);
             aip__db_f64(&ins, 7, mb(r->bytes));
             aip__db_f64(&ins, 8, 1.0);
-            aip__db_f64(&ins, 9, ms(r->elapse));
+            aip__db_null(&ins, 9);
             step_type(&ins, 10, r);
             aip__db_row(&ins);
         }
@@ -123,8 +125,13 @@ static void comm_tables(aip__db *d, const aip__comm_tables *t)
             text(&ins, 3, dst);
             text(&ins, 4, aip__comm_transport_name(l->transport));
             aip__db_f64(&ins, 5, mb(l->bytes));
-            aip__db_f64(&ins, 6, ms(l->time));
-            aip__db_f64(&ins, 7, gbs(l->bytes, l->time));
+            if (l->timed) {
+                aip__db_f64(&ins, 6, ms(l->time));
+                aip__db_f64(&ins, 7, gbs(l->bytes, l->time));
+            } else {
+                aip__db_null(&ins, 6);
+                aip__db_null(&ins, 7);
+            }
             step_type(&ins, 8, l->of);
             text(&ins, 10, l->op_name);
             aip__db_row(&ins);

@@ -275,7 +275,7 @@ static void overlap_rows(dev_writer *w)
                 continue;
             aip__overlap_section *sec;
             size_t n;
-            if (aip__device_overlap(p, dv, &sec, &n)) {
+            if (aip__device_overlap(w->m, dv, &sec, &n)) {
                 w->d->status = AIP_ERR_NOMEM;
                 break;
             }

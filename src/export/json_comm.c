@@ -9,11 +9,12 @@
  * Units as the seed's: µs (3 decimals) for the start, ms for times, MB
  * (2^20 bytes) for sizes, bandwidth = MB / ms (GB/s).  A rank alone cannot
  * split an op's elapse time into wait / transit / idle (that needs the
- * other ranks' times of the same op: cluster analysis), so Transit, Wait,
- * Synchronization and Idle Time and their ratios are written as 0, which
- * docs/COMMUNICATION.md defines as "not split here"; the bandwidth block
- * counts the whole elapse time as the transfer time (a lower bound of the
- * link's bandwidth).
+ * other ranks' times of the same op: cluster analysis), so the keys of the
+ * split, the transit time, the bandwidth and the size distribution (whose
+ * second figure is a transit time) are left out, as is the time of a
+ * collective's self link in the matrix: never written as 0, which would
+ * read as a measurement.  `aiprof cluster` writes the measured figures
+ * into these files (docs/COMMUNICATION.md, cluster_comm_back.c).
  */
 #include "export.h"
 #include "comm_derive.h"
@@ -69,19 +70,12 @@ static void op_key(aip__out *o, const char *name, const char *group, size_t grou
     free(buf);
 }
 
-typedef struct size_bin {
-    uint64_t bytes, count;
-    int64_t time;
-} size_bin;
-
-static int cmp_bin(const void *a, const void *b)
-{
-    const size_bin *x = a, *y = b;
-    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
-}
-
-/* The two blocks of one op or of a class's total ("Total Op Info"). */
-static void op_info(aip__out *o, const aip__comm_row *rows, size_t n, size_bin *bins)
+/* The two blocks of one op or of a class's total ("Total Op Info"): only
+ * what the rank itself measured.  Transit / wait / synchronization / idle
+ * time, the bandwidth and the size distribution's durations need the other
+ * ranks (docs/COMMUNICATION.md): they are absent here, not 0, and
+ * `aiprof cluster` writes them in. */
+static void op_info(aip__out *o, const aip__comm_row *rows, size_t n)
 {
     int64_t start = rows[0].start, elapse = 0;
     uint64_t bytes = 0, large = 0;
@@ -91,44 +85,18 @@ static void op_info(aip__out *o, const aip__comm_row *rows, size_t n, size_bin *
         elapse += rows[i].elapse;
         bytes += rows[i].bytes;
         large += rows[i].bytes >= AIP_COMM_LARGE_PACKET;
-        bins[i] = (size_bin){rows[i].bytes, 1, rows[i].elapse};
-    }
-    qsort(bins, n, sizeof *bins, cmp_bin);
-    size_t nb = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (nb && bins[nb - 1].bytes == bins[i].bytes) {
-            bins[nb - 1].count++;
-            bins[nb - 1].time += bins[i].time;
-        } else {
-            bins[nb++] = bins[i];
-        }
     }
     AIP_OUT_LIT(o, "{\"Communication Time Info\": {\"Start Timestamp(us)\": ");
     aip__out_us3(o, start);
     AIP_OUT_LIT(o, ", \"Elapse Time(ms)\": ");
     ms(o, elapse);
-    AIP_OUT_LIT(o, ", \"Transit Time(ms)\": 0, \"Wait Time(ms)\": 0, "
-                   "\"Synchronization Time(ms)\": 0, \"Idle Time(ms)\": 0, "
-                   "\"Wait Time Ratio\": 0, \"Synchronization Time Ratio\": 0}, "
-                   "\"Communication Bandwidth Info\": {\"");
+    AIP_OUT_LIT(o, "}, \"Communication Bandwidth Info\": {\"");
     aip__out_str(o, aip__comm_transport_name(rows[0].transport));
     AIP_OUT_LIT(o, "\": {\"Transit Size(MB)\": ");
     mb(o, bytes);
-    AIP_OUT_LIT(o, ", \"Transit Time(ms)\": ");
-    ms(o, elapse);
-    AIP_OUT_LIT(o, ", \"Bandwidth(GB/s)\": ");
-    bandwidth(o, bytes, elapse);
     AIP_OUT_LIT(o, ", \"Large Packet Ratio\": ");
     aip__out_printf(o, "%.4f", (double)large / (double)n);
-    AIP_OUT_LIT(o, ", \"Size Distribution\": {");
-    for (size_t i = 0; i < nb; i++) {
-        AIP_OUT_LIT(o, "\"");
-        mb(o, bins[i].bytes);
-        aip__out_printf(o, "\": [%llu, ", (unsigned long long)bins[i].count);
-        ms(o, bins[i].time);
-        aip__out_str(o, i + 1 < nb ? "], " : "]");
-    }
-    AIP_OUT_LIT(o, "}}}}");
+    AIP_OUT_LIT(o, "}}}");
 }
 
 /* One object per step holding ops, both classes always present. */
@@ -138,11 +106,6 @@ aip_status aip__export_communication(const aip__model *m, aip__out *o)
     aip_status s = aip__comm_tables_build(m, &t);
     if (s)
         return s;
-    size_bin *bins = malloc((t.n_rows ? t.n_rows : 1) * sizeof *bins);
-    if (!bins) {
-        aip__comm_tables_free(&t);
-        return AIP_ERR_NOMEM;
-    }
     AIP_OUT_LIT(o, "{");
     for (size_t a = 0; a < t.n_rows;) {
         const aip__comm_row *r0 = &t.rows[a];
@@ -157,12 +120,12 @@ aip_status aip__export_communication(const aip__model *m, aip__out *o)
             for (size_t i = a; i < b; i++) {
                 op_key(o, t.rows[i].name, t.rows[i].group, t.rows[i].group_len);
                 AIP_OUT_LIT(o, ": ");
-                op_info(o, &t.rows[i], 1, bins);
+                op_info(o, &t.rows[i], 1);
                 AIP_OUT_LIT(o, ", ");
             }
             if (b > a) {
                 AIP_OUT_LIT(o, "\"Total Op Info\": ");
-                op_info(o, &t.rows[a], b - a, bins);
+                op_info(o, &t.rows[a], b - a);
             }
             AIP_OUT_LIT(o, "}");
             a = b;
@@ -170,7 +133,6 @@ aip_status aip__export_communication(const aip__model *m, aip__out *o)
         AIP_OUT_LIT(o, "}");
     }
     AIP_OUT_LIT(o, "}\n");
-    free(bins);
     aip__comm_tables_free(&t);
     return o->status;
 }
@@ -213,10 +175,12 @@ aip_status aip__export_communication_matrix(const aip__model *m, aip__out *o)
                                     b > a ? ", " : "", L[b].src, L[b].dst,
                                     aip__comm_transport_name(L[b].transport));
                     mb(o, L[b].bytes);
-                    AIP_OUT_LIT(o, ", \"Transit Time(ms)\": ");
-                    ms(o, L[b].time);
-                    AIP_OUT_LIT(o, ", \"Bandwidth(GB/s)\": ");
-                    bandwidth(o, L[b].bytes, L[b].time);
+                    if (L[b].timed) {
+                        AIP_OUT_LIT(o, ", \"Transit Time(ms)\": ");
+                        ms(o, L[b].time);
+                        AIP_OUT_LIT(o, ", \"Bandwidth(GB/s)\": ");
+                        bandwidth(o, L[b].bytes, L[b].time);
+                    }
                     AIP_OUT_LIT(o, ", \"Op Name\": ");
                     quoted(o, L[b].op_name, strlen(L[b].op_name));
                     AIP_OUT_LIT(o, "}");

@@ -18,8 +18,8 @@
  * - "Overlap Analysis" (label "NPU <device>", sort index 31): the four
  *   tracks Computing / Communication / Communication(Not Overlapped) / Free
  *   (tids 0..3, all four named as msprof always does), sections from
- *   aip__device_overlap(); no back end reports communication yet, so
- *   tracks 1 and 2 stay empty;
+ *   aip__device_overlap(): the step trace's device rows cut into time, so a
+ *   step's Free slices sum to its step_trace_time Free;
  * - flows, both ends written beside the task: op → task `torch_to_npu`
  *   (cat async_npu, "bp":"e" on both ends as torch_npu), its start at the
  *   launching op's start on its thread, as torch_npu: msprof-analyze's
@@ -440,7 +440,7 @@ static void overlap_layer(dev_writer *dw, const aip__process *p, uint32_t d)
     aip__tj *w = dw->w;
     aip__overlap_section *sec;
     size_t n;
-    aip_status s = aip__device_overlap(p, d, &sec, &n);
+    aip_status s = aip__device_overlap(w->m, d, &sec, &n);
     if (s) {
         if (!w->status)
             w->status = s;

@@ -22,7 +22,11 @@
  *    host aligned before, so a chain of groups suffices.  The error of the
  *    estimate is the release skew (how far apart a collective lets its
  *    ranks go: one message latency, microseconds on a LAN), not the wait.
- * 3. Split (aip__cc_split) on aligned clocks; Synchronization Time = Wait
+ * 3. Split (aip__cc_split) on aligned clocks; the op's bandwidth block
+ *    gets the same transit time (its Transit Time, Bandwidth = size /
+ *    transit, Size Distribution), never the elapse, which holds the wait;
+ *    the ranks' totals and the matrix's self links follow from the split
+ *    ops (cluster_comm_back.c); Synchronization Time = Wait
  *    Time (msprof: the notify waits before the first transfer; on a host
  *    the only wait visible is the one for the last arrival), ratios as
  *    msprof-analyze's: wait / (wait + transit), sync / (sync + transit),
@@ -85,7 +89,8 @@ int64_t aip__cc_median(int64_t *v, size_t n)
 static void note(json_t *time, const char *fmt, ...) AIP_PRINTF(2, 3);
 
 typedef struct rec {      /* one rank's record of one collective */
-    json_t *time;         /* its "Communication Time Info" in r->comm */
+    json_t *op;           /* its entry in r->comm */
+    json_t *time;         /* its "Communication Time Info" there */
     uint32_t rank, coll;  /* index in c->r; its collective */
     int64_t start, end;   /* ns on the rank's own clock */
 } rec;
@@ -176,8 +181,9 @@ static int sync_type(const char *key)
     return 0;
 }
 
-static int add_rec(pass *p, const char *key, json_t *time, uint32_t rank, uint32_t grp)
+static int add_rec(pass *p, const char *key, json_t *op, uint32_t rank, uint32_t grp)
 {
+    json_t *time = json_object_get(op, "Communication Time Info");
     json_t *ts = json_object_get(time, "Start Timestamp(us)");
     json_t *el = json_object_get(time, "Elapse Time(ms)");
     /* a start past ±9e15 us or an elapse past a day is no clock reading:
@@ -214,7 +220,8 @@ static int add_rec(pass *p, const char *key, json_t *time, uint32_t rank, uint32
      * it (µs * 1e3 as a double would lose the ns of a 1.7e18 ns clock) */
     double us = json_number_value(ts), whole = floor(us);
     int64_t start = (int64_t)whole * 1000 + llround((us - whole) * 1e3);
-    p->rec[p->n_rec++] = (rec){time, rank, k, start, start + llround(json_number_value(el) * 1e6)};
+    p->rec[p->n_rec++] =
+        (rec){op, time, rank, k, start, start + llround(json_number_value(el) * 1e6)};
     return 0;
 }
 
@@ -227,6 +234,9 @@ static int collect(pass *p)
         if (r->problem[0])
             continue;
         json_t *files[2] = {r->comm, r->matrix};
+        /* a file this pass wrote back holds an earlier split: only the
+         * rank's own figures go in (cluster_comm_back.c) */
+        aip__cc_strip(r);
         for (int f = 0; f < 2; f++) {
             const char *step, *key;
             json_t *sv, *ov;
@@ -237,9 +247,7 @@ static int collect(pass *p)
                         continue;
                     if (add_group(p, key, (uint32_t)i, &g))
                         return -1;
-                    if (f == 0 &&
-                        add_rec(p, key, json_object_get(ov, "Communication Time Info"),
-                                (uint32_t)i, g))
+                    if (f == 0 && add_rec(p, key, ov, (uint32_t)i, g))
                         return -1;
                 }
         }
@@ -476,9 +484,12 @@ static int split_all(pass *p)
             set_ms(time, "Idle Time(ms)", idle[j]);
             json_object_set_new(time, "Wait Time Ratio", ratio(w[j], w[j] + t[j]));
             json_object_set_new(time, "Synchronization Time Ratio", ratio(w[j], w[j] + t[j]));
+            if (aip__cc_set_transit(p->rec[ids[j]].op, t[j]))
+                goto nomem;
         }
     }
     free(v);
+    v = NULL;
     /* point-to-point: kept whole */
     aip__cluster *c = p->c;
     for (size_t i = 0; i < c->n; i++) {
@@ -492,7 +503,10 @@ static int split_all(pass *p)
                     note(json_object_get(ov, "Communication Time Info"),
                          "not split: point-to-point (only collectives are matched)");
     }
-    return 0;
+    return aip__cc_fill_ranks(c);
+nomem:
+    free(v);
+    return -1;
 }
 
 static void free_pass(pass *p)
@@ -528,6 +542,8 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
         s = aip__cc_write_python(out_dir, "cluster_communication_matrix.json", matrix);
     if (!s)
         s = aip__cluster_comm_write_db(c, out_dir, comm, matrix);
+    if (!s)
+        aip__cc_write_back(c);
     if (dropped)
         aip__cluster_say(c,
                          "communication matrix: %zu links left out: a local rank of theirs maps "

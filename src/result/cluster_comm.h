@@ -20,7 +20,7 @@
 
 /* The note a rank's op gets in its "Communication Time Info" (and in the
  * verdict's counts) when its elapse time could not be split: the split
- * fields stay 0 as in the per-rank files, where 0 means "not split". */
+ * fields stay absent, as in the per-rank files. */
 #define AIP__CC_NOTE "Split"
 
 /* aip__cc_split() : one collective's split on aligned clocks (ns).  Ranks
@@ -47,6 +47,25 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir);
 /* aip__cluster_comm_verdict() : the clocks and each rank's wait / transit
  * / idle over its split collectives, to c->fd. */
 void aip__cluster_comm_verdict(const aip__cluster *c);
+
+/* cluster_comm_back.c: the split in the ranks' own files.
+ * aip__cc_strip() : take out of r->comm and r->matrix every figure that
+ * only the cross-rank split gives (what an earlier write-back put there),
+ * so that each pass starts from the rank's own measurements.
+ * aip__cc_set_transit() : an op entry's bandwidth blocks get the split's
+ * transit time `ns` (Transit Time, Bandwidth, Size Distribution); -1: no
+ * memory.
+ * aip__cc_fill_ranks() : after the split, each rank's "Total Op Info" and
+ * its collectives' self links in r->matrix from its split ops; -1: no
+ * memory.
+ * aip__cc_write_back() : r->comm and r->matrix into each used rank's
+ * communication.json and communication_matrix.json, and the same figures
+ * into its analysis.db (temp file + rename, never through a link); a rank
+ * that cannot be written is said on c->fd and skipped. */
+void aip__cc_strip(aip__rank_dir *r);
+int aip__cc_set_transit(json_t *op, int64_t ns);
+int aip__cc_fill_ranks(aip__cluster *c);
+void aip__cc_write_back(aip__cluster *c);
 
 /* aip__cc_tree() (cluster_comm_json.c) : the content of
  * cluster_communication.json (matrix 0) or cluster_communication_matrix.json

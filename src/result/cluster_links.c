@@ -298,7 +298,8 @@ static size_t judge(const aip__cluster *c, aip__cluster_links *l, const char *tr
 }
 
 /* The advisor's own form: per (step, rank), the SDMA and RDMA sizes and
- * times of communication.json's ops summed, bandwidth = size / time
+ * transit times of communication.json's split ops summed (cluster_comm.c
+ * gives a split op its transit time), bandwidth = size / time
  * (rounded to 4 decimals, 0 without time); over all those rows, max − min
  * against the mean. */
 static void advisor_rule(const aip__cluster *c)
@@ -325,7 +326,9 @@ static void advisor_rule(const aip__cluster *c)
                 json_t *bw = json_object_get(ov, "Communication Bandwidth Info");
                 for (int t = 0; t < 2; t++) {
                     json_t *b = json_object_get(bw, types[t]);
-                    if (!b)
+                    /* no transit time: not split (point-to-point, or a rank
+                     * alone), its size alone would inflate the bandwidth */
+                    if (!json_is_number(json_object_get(b, "Transit Time(ms)")))
                         continue;
                     any = 1;
                     cur.mb[t] += json_number_value(json_object_get(b, "Transit Size(MB)"));

@@ -13,8 +13,10 @@
  * fixed number of decimals (µs with 3, ms and MB with 6, GB/s and ratios
  * with 4; src/export/json_comm.c, csv_step_trace.c); each is passed
  * through that same text, so a db rank gives the cluster outputs a text
- * rank gives, byte for byte.  Fields the text writer writes as the integer
- * 0 (a rank alone does not split an op's time) stay integers here when 0.
+ * rank gives, byte for byte.  What a rank alone does not know (the split,
+ * transit time, bandwidth, size distribution, a collective's self-link
+ * time) is NULL in the db and left out here, as the text files leave it
+ * out; where `aiprof cluster` wrote it back, it is read as written.
  * Opened read-only, never through a symbolic link; values only selected.
  */
 #include "cluster.h"
@@ -143,6 +145,18 @@ static json_t *ratio(double a, double b)
     return a + b > 0 ? num(a / (a + b), 4) : json_integer(0);
 }
 
+static int is_null(sqlite3_stmt *q, int i) { return sqlite3_column_type(q, i) == SQLITE_NULL; }
+
+/* add's keys into `into`, add's reference taken; -1 on failure. */
+static int merge_new(json_t *into, json_t *add)
+{
+    int err = !add || json_object_update(into, add);
+    json_decref(add);
+    return err ? -1 : 0;
+}
+
+/* A Time Info as the text file has it: the start and the elapse, and the
+ * split only where `aiprof cluster` wrote it (NULL: absent, not 0). */
 static int comm_time(sqlite3 *db, json_t *tree)
 {
     sqlite3_stmt *q = NULL;
@@ -155,22 +169,29 @@ static int comm_time(sqlite3 *db, json_t *tree)
         json_t *op = op_of(tree, q, 0, 8);
         double transit = sqlite3_column_double(q, 4), wait = sqlite3_column_double(q, 5);
         double sync = sqlite3_column_double(q, 6);
-        json_t *t = op ? json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
-                                   "Start Timestamp(us)", num(sqlite3_column_double(q, 2), 3),
-                                   "Elapse Time(ms)", num(sqlite3_column_double(q, 3), 6),
-                                   "Transit Time(ms)", split_num(transit, 6), "Wait Time(ms)",
-                                   split_num(wait, 6), "Synchronization Time(ms)",
-                                   split_num(sync, 6), "Idle Time(ms)",
-                                   split_num(sqlite3_column_double(q, 7), 6), "Wait Time Ratio",
-                                   ratio(wait, transit), "Synchronization Time Ratio",
-                                   ratio(sync, transit))
+        json_t *t = op ? json_pack("{s:o, s:o}", "Start Timestamp(us)",
+                                   num(sqlite3_column_double(q, 2), 3), "Elapse Time(ms)",
+                                   num(sqlite3_column_double(q, 3), 6))
                        : NULL;
-        err = !t || json_object_set_new(op, "Communication Time Info", t);
+        if (t && !is_null(q, 4))
+            err = merge_new(t, json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+                                                  "Transit Time(ms)", split_num(transit, 6),
+                                                  "Wait Time(ms)", split_num(wait, 6),
+                                                  "Synchronization Time(ms)",
+                                                  split_num(sync, 6), "Idle Time(ms)",
+                                                  split_num(sqlite3_column_double(q, 7), 6),
+                                                  "Wait Time Ratio", ratio(wait, transit),
+                                                  "Synchronization Time Ratio",
+                                                  ratio(sync, transit)));
+        err = err || !t || json_object_set_new(op, "Communication Time Info", t);
     }
     sqlite3_finalize(q);
     return err;
 }
 
+/* A bandwidth block as the text file has it: size and large packet ratio;
+ * transit time, bandwidth and the size distribution only where `aiprof
+ * cluster` wrote them (NULL: absent). */
 static int comm_bandwidth(sqlite3 *db, json_t *tree)
 {
     sqlite3_stmt *q = NULL;
@@ -184,14 +205,23 @@ static int comm_bandwidth(sqlite3 *db, json_t *tree)
         json_t *op = op_of(tree, q, 0, 10);
         json_t *bw = op ? child(op, "Communication Bandwidth Info") : NULL;
         json_t *tr = bw ? json_object_get(bw, col_text(q, 2)) : NULL;
+        int timed = !is_null(q, 4);
         if (bw && !tr) {
-            tr = json_pack("{s:o, s:o, s:o, s:o, s:{}}", "Transit Size(MB)",
-                           num(sqlite3_column_double(q, 3), 6), "Transit Time(ms)",
-                           num(sqlite3_column_double(q, 4), 6), "Bandwidth(GB/s)",
-                           num(sqlite3_column_double(q, 5), 4), "Large Packet Ratio",
-                           num(sqlite3_column_double(q, 6), 4), "Size Distribution");
+            tr = json_pack("{s:o, s:o}", "Transit Size(MB)", num(sqlite3_column_double(q, 3), 6),
+                           "Large Packet Ratio", num(sqlite3_column_double(q, 6), 4));
+            if (tr && timed &&
+                merge_new(tr, json_pack("{s:{}, s:o, s:o}", "Size Distribution",
+                                                 "Transit Time(ms)",
+                                                 num(sqlite3_column_double(q, 4), 6),
+                                                 "Bandwidth(GB/s)",
+                                                 num(sqlite3_column_double(q, 5), 4))))
+                tr = NULL;
             if (!tr || json_object_set_new(bw, col_text(q, 2), tr))
                 tr = NULL;
+        }
+        if (!timed) {
+            err = !tr;
+            continue;
         }
         char size[64];
         snprintf(size, sizeof size, "%.6f", sqlite3_column_double(q, 7));
@@ -220,12 +250,20 @@ static int comm_matrix(sqlite3 *db, json_t *tree)
         json_t *entry = op_of(tree, q, 0, 8);
         char link[96];
         snprintf(link, sizeof link, "%s-%s", col_text(q, 2), col_text(q, 3));
-        json_t *l = entry ? json_pack("{s:s, s:o, s:o, s:o, s:s}", "Transport Type",
-                                      col_text(q, 4), "Transit Size(MB)",
-                                      num(sqlite3_column_double(q, 5), 6), "Transit Time(ms)",
-                                      num(sqlite3_column_double(q, 6), 6), "Bandwidth(GB/s)",
-                                      num(sqlite3_column_double(q, 7), 4), "Op Name",
-                                      col_text(q, 10))
+        /* a collective's self link has no time until `aiprof cluster` */
+        json_t *l = entry ? (is_null(q, 6)
+                                 ? json_pack("{s:s, s:o, s:s}", "Transport Type", col_text(q, 4),
+                                             "Transit Size(MB)",
+                                             num(sqlite3_column_double(q, 5), 6), "Op Name",
+                                             col_text(q, 10))
+                                 : json_pack("{s:s, s:o, s:o, s:o, s:s}", "Transport Type",
+                                             col_text(q, 4), "Transit Size(MB)",
+                                             num(sqlite3_column_double(q, 5), 6),
+                                             "Transit Time(ms)",
+                                             num(sqlite3_column_double(q, 6), 6),
+                                             "Bandwidth(GB/s)",
+                                             num(sqlite3_column_double(q, 7), 4), "Op Name",
+                                             col_text(q, 10)))
                           : NULL;
         err = !l || json_object_set_new(entry, link, l);
     }

@@ -92,8 +92,13 @@ def main():
                     bw = o["Communication Bandwidth Info"]["SDMA"]
                     got[key] = bw["Transit Size(MB)"] * 1048576
                     t = o["Communication Time Info"]
-                    if t["Elapse Time(ms)"] < 0 or t["Wait Time(ms)"] != 0:
+                    # one rank knows its start and elapse only: the split,
+                    # the transit time and the bandwidth are left out, never 0
+                    if t["Elapse Time(ms)"] < 0 or set(t) != {"Start Timestamp(us)",
+                                                            "Elapse Time(ms)"}:
                         fail(f"rank {rank}: {key}: times {t}")
+                    if set(bw) != {"Transit Size(MB)", "Large Packet Ratio"}:
+                        fail(f"rank {rank}: {key}: bandwidth block {bw}")
                     if key.startswith("hcom_receive"):
                         step_recv[step] = step_recv.get(step, 0) + \
                             round(t["Elapse Time(ms)"] * 1e6)

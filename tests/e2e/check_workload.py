@@ -163,8 +163,10 @@ def main(result_dir):
     check([r[1] for r in rows[1:]] == ["2", "3"], f"step rows {[r[1] for r in rows[1:]]}")
     for r in rows[1:]:
         computing, free = float(r[2]), float(r[6])
-        check(computing >= 4000, f"computing {computing} covers outer + backward")
-        check(free >= 500, f"free {free} covers the 0.5 ms 'post' annotation")
+        # host Computing counts annotated work too (docs/RESULT_LAYOUT.md)
+        check(computing >= 4500, f"computing {computing} covers outer + backward + the "
+                                 "0.5 ms 'post' annotation")
+        check(free >= 0, f"free {free}")
 
     if failures:
         for m in failures:

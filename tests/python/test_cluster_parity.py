@@ -6,9 +6,10 @@ communication_group.json with the same groups, and
 cluster_communication.json / cluster_communication_matrix.json with the
 same keys and numbers, except the split fields (Transit / Wait /
 Synchronization / Idle Time and the two ratios) of each op and their
-totals: msprof-analyze sums the per-rank files' 0s ("not split here"),
-aiprof fills the cross-rank split, and adds its "Split" note to an op not
-split.  The matrix file is byte for byte msprof-analyze's once the ranks
+totals, which msprof-analyze copies from the rank files that `aiprof
+cluster` wrote the split into (docs/CLUSTER.md "Written back into the
+ranks"; test_cluster_writeback.py compares them), and the "Split" note
+aiprof adds to an op not split.  The matrix file is byte for byte msprof-analyze's once the ranks
 are in one order.  Only the order of the ranks differs: msprof-analyze
 keeps the order it found the directories in (the file system's), aiprof
 sorts by rank.  Db mode: cluster_analysis.db's ClusterStepTraceTime,

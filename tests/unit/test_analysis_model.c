@@ -173,7 +173,9 @@ static void test_round_trip(void)
     ASSERT_EQ(m.first_ns, R0 + 5);
     ASSERT_EQ(m.last_ns, R0 + 60);
     ASSERT_EQ(m.n_step_rows, 1);
-    ASSERT_EQ(m.step_rows[0].computing, 10);
+    /* host Computing: the op [10, 20] and the mstx range [25, 30]
+     * (docs/RESULT_LAYOUT.md); the step's own annotation is not work */
+    ASSERT_EQ(m.step_rows[0].computing, 15);
     ASSERT_EQ(m.step_rows[0].preparing, 5);
     aip__model_free(&m);
 }

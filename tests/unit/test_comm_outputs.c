@@ -45,6 +45,8 @@ static void op(uint32_t group, const char *name, uint8_t kind, uint32_t peer, ui
                            .bytes = bytes, .count = bytes, .dtype = "int8", .tag = -1,
                            .kind = kind, .lib = AIP_COMMLIB_MPI, .start = start, .end = end};
     o.seq = kind == AIP_COMM_COLLECTIVE ? aip__comm_next_seq(group) : 0;
+    /* MPI_I*: from the call to its completion, the thread free meanwhile */
+    o.nonblocking = !strncmp(name, "MPI_I", 5);
     aip__comm_op(&o);
 }
 
@@ -112,42 +114,12 @@ static void info(sb *b, const ev *e, size_t n)
     us3(b, e[0].start);
     put(b, ", \"Elapse Time(ms)\": ");
     ms6(b, el);
-    put(b, ", \"Transit Time(ms)\": 0, \"Wait Time(ms)\": 0, \"Synchronization Time(ms)\": 0, "
-           "\"Idle Time(ms)\": 0, \"Wait Time Ratio\": 0, \"Synchronization Time Ratio\": 0}, "
-           "\"Communication Bandwidth Info\": {\"SDMA\": {\"Transit Size(MB)\": ");
+    /* what one rank measured only: no split, transit time, bandwidth nor
+     * size distribution, never 0 in their place (docs/COMMUNICATION.md) */
+    put(b, "}, \"Communication Bandwidth Info\": {\"SDMA\": {\"Transit Size(MB)\": ");
     mb6(b, by);
-    put(b, ", \"Transit Time(ms)\": ");
-    ms6(b, el);
-    put(b, ", \"Bandwidth(GB/s)\": ");
-    bw(b, by, el);
-    put(b, ", \"Large Packet Ratio\": %.4f, \"Size Distribution\": {", (double)large / (double)n);
-    /* sizes ascending; equal sizes merged (the test's events come sorted
-     * within each size) */
-    uint64_t done = 0;
-    int first = 1;
-    for (;;) {
-        uint64_t next = UINT64_MAX;
-        for (size_t i = 0; i < n; i++)
-            if ((first || e[i].bytes > done) && e[i].bytes < next)
-                next = e[i].bytes;
-        if (next == UINT64_MAX || (!first && next <= done))
-            break;
-        unsigned c = 0;
-        int64_t t = 0;
-        for (size_t i = 0; i < n; i++)
-            if (e[i].bytes == next) {
-                c++;
-                t += e[i].elapse;
-            }
-        put(b, "%s\"", first ? "" : ", ");
-        mb6(b, next);
-        put(b, "\": [%u, ", c);
-        ms6(b, t);
-        put(b, "]");
-        first = 0;
-        done = next;
-    }
-    put(b, "}}}}");
+    put(b, ", \"Large Packet Ratio\": %.4f", (double)large / (double)n);
+    put(b, "}}}");
 }
 
 static void op_class(sb *b, const char *cls, const ev *e, size_t n, int comma)
@@ -172,10 +144,12 @@ static void link_entry(sb *b, int comma, const char *link, const char *tt, uint6
     put(b, "%s\"%s\": {\"Transport Type\": \"%s\", \"Transit Size(MB)\": ", comma ? ", " : "",
         link, tt);
     mb6(b, bytes);
-    put(b, ", \"Transit Time(ms)\": ");
-    ms6(b, ns);
-    put(b, ", \"Bandwidth(GB/s)\": ");
-    bw(b, bytes, ns);
+    if (ns >= 0) { /* < 0: a collective's self link, untimed by one rank */
+        put(b, ", \"Transit Time(ms)\": ");
+        ms6(b, ns);
+        put(b, ", \"Bandwidth(GB/s)\": ");
+        bw(b, bytes, ns);
+    }
     put(b, ", \"Op Name\": \"%s\"}", op);
 }
 
@@ -210,7 +184,7 @@ static void coll_block(sb *b, const char *type, const char *group, const char *s
             break;
         const ev *x = &e[ix[pick[l]]];
         put(b, "%s\"%s-%s@%s\": {", comma || l ? ", " : "", type, labels[l], group);
-        link_entry(b, 0, self, "LOCAL", x->bytes, x->elapse, x->name);
+        link_entry(b, 0, self, "LOCAL", x->bytes, -1, x->name);
         put(b, "}");
     }
     int64_t t = 0;
@@ -220,7 +194,7 @@ static void coll_block(sb *b, const char *type, const char *group, const char *s
         by += e[i].bytes;
     }
     put(b, ", \"%s-total@%s\": {", type, group);
-    link_entry(b, 0, self, "LOCAL", by, t, e[ix[0]].name);
+    link_entry(b, 0, self, "LOCAL", by, -1, e[ix[0]].name);
     put(b, "}");
 }
 
@@ -276,7 +250,9 @@ static void test_outputs(void)
     aip_op_end();
     spin();
     uint64_t a1 = aip__ticks();
-    op(gw, "MPI_Allreduce", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 4u << 20, a0, a1);
+    /* non-blocking: aten::mm computes while it is outstanding (overlap); a
+     * blocking op there would be the thread waiting, not computing */
+    op(gw, "MPI_Iallreduce", AIP_COMM_COLLECTIVE, AIP_RAW_NO_RANK, 4u << 20, a0, a1);
     spin();
     uint64_t r0 = aip__ticks();
     spin();
@@ -427,7 +403,8 @@ static void test_outputs(void)
         ASSERT_TRUE(sqlite3_column_double(q, 2) ==
                     (double)(x->start / 1000) + (double)(x->start % 1000) / 1000.0);
         ASSERT_TRUE(sqlite3_column_double(q, 3) == (double)x->elapse / 1e6);
-        ASSERT_TRUE(sqlite3_column_double(q, 4) == 0.0); /* not split by one rank */
+        /* not split by one rank: NULL, not 0 */
+        ASSERT_EQ(sqlite3_column_type(q, 4), SQLITE_NULL);
         ASSERT_STREQ((const char *)sqlite3_column_text(q, 5), steps[n]);
         ASSERT_STREQ((const char *)sqlite3_column_text(q, 6), types[n]);
         ASSERT_STREQ((const char *)sqlite3_column_text(q, 7), "SDMA");

@@ -85,6 +85,9 @@ static void test_lanes_and_task_ids(void)
     aip__dev_tracks_free(&tr);
 }
 
+/* The Overlap Analysis sections are the step trace's device rows cut into
+ * time: a row's Free sections sum to its Free (issue 26: they differed,
+ * 107.8 vs 32.3 us, when Free sections spanned only first..last task). */
 static void test_overlap_sections(void)
 {
     aip__process p;
@@ -95,31 +98,47 @@ static void test_overlap_sections(void)
         task(1100, 1110, 1, AIP_TASK_KERNEL), /* touching: merged */
         task(1120, 1130, 0, AIP_TASK_MEMCPY), /* a copy is not computing */
         task(1140, 1150, 0, AIP_TASK_KERNEL),
-        task(1160, 1200, 0, AIP_TASK_MARKER), /* the last end bounds Free */
+        task(1160, 1200, 0, AIP_TASK_MARKER),
         task(1500, 1600, 0, AIP_TASK_KERNEL), /* another device */
     };
     t[6].device = 1;
     p.dev_tasks.v = t;
     p.dev_tasks.n = sizeof t / sizeof t[0];
+    aip__model m;
+    memset(&m, 0, sizeof m);
+    m.procs = &p;
+    m.n_procs = 1;
+    m.first_ns = 900; /* no steps: one window per device, the whole profile */
+    m.last_ns = 1300;
+    ASSERT_EQ(aip__device_steps(&m), AIP_OK);
+    ASSERT_EQ(m.n_step_rows, 2);
     aip__overlap_section *s;
     size_t n;
-    ASSERT_EQ(aip__device_overlap(&p, 0, &s, &n), AIP_OK);
-    static const int64_t want[][3] = {{1000, 1110, AIP_OVERLAP_COMPUTE},
+    ASSERT_EQ(aip__device_overlap(&m, 0, &s, &n), AIP_OK);
+    static const int64_t want[][3] = {{900, 1000, AIP_OVERLAP_FREE},
+                                      {1000, 1110, AIP_OVERLAP_COMPUTE},
                                       {1110, 1140, AIP_OVERLAP_FREE},
                                       {1140, 1150, AIP_OVERLAP_COMPUTE},
-                                      {1150, 1200, AIP_OVERLAP_FREE}};
-    ASSERT_EQ(n, 4);
-    for (size_t i = 0; i < n; i++) {
+                                      {1150, 1300, AIP_OVERLAP_FREE}};
+    ASSERT_EQ(n, 5);
+    int64_t free_ns = 0, comp_ns = 0;
+    for (size_t i = 0; i < n && n == 5; i++) {
         ASSERT_EQ(s[i].start, want[i][0]);
         ASSERT_EQ(s[i].end, want[i][1]);
         ASSERT_EQ(s[i].type, want[i][2]);
+        free_ns += s[i].type == AIP_OVERLAP_FREE ? s[i].end - s[i].start : 0;
+        comp_ns += s[i].type == AIP_OVERLAP_COMPUTE ? s[i].end - s[i].start : 0;
     }
+    ASSERT_EQ(free_ns, m.step_rows[0].free); /* one definition, both outputs */
+    ASSERT_EQ(comp_ns, m.step_rows[0].computing);
     free(s);
-    ASSERT_EQ(aip__device_overlap(&p, 1, &s, &n), AIP_OK);
-    ASSERT_TRUE(n == 1 && s[0].type == AIP_OVERLAP_COMPUTE && s[0].end - s[0].start == 100);
+    ASSERT_EQ(aip__device_overlap(&m, 1, &s, &n), AIP_OK);
+    ASSERT_TRUE(n == 2 && s[1].type == AIP_OVERLAP_COMPUTE && s[1].end - s[1].start == 100 &&
+                s[0].type == AIP_OVERLAP_FREE && s[0].end - s[0].start == m.step_rows[1].free);
     free(s);
-    ASSERT_EQ(aip__device_overlap(&p, 5, &s, &n), AIP_OK); /* no tasks: nothing */
+    ASSERT_EQ(aip__device_overlap(&m, 5, &s, &n), AIP_OK); /* no tasks: nothing */
     ASSERT_TRUE(n == 0 && s == NULL);
+    free(m.step_rows);
 }
 
 /* ---- recorded, analysed ----------------------------------------------- */
@@ -638,10 +657,15 @@ static void test_database_device_tables(void)
     /* taskId counts per queue; streams are the queues */
     ASSERT_EQ(q1(db, "SELECT count(DISTINCT streamId) FROM TASK"), 3);
     ASSERT_EQ(q1(db, "SELECT max(taskId) FROM TASK"), 1);
+    /* Free sections: the step trace's Free, one definition for both */
+    char apath[PATH_MAX + 64];
+    snprintf(apath, sizeof apath, "%s/ASCEND_PROFILER_OUTPUT/analysis.db", result);
+    sqlite3 *adb = NULL;
+    ASSERT_EQ(sqlite3_open_v2(apath, &adb, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     ASSERT_EQ(q1(db, "SELECT sum(endNs - startNs) FROM OVERLAP_ANALYSIS WHERE type = 3"),
-              q1(db, "SELECT max(endNs) - min(startNs) FROM TASK WHERE deviceId = "
-                     "(SELECT deviceId FROM TASK WHERE taskType = (SELECT id FROM STRING_IDS "
-                     "WHERE value = 'MEMCPY_ASYNC'))") - 100 * (long long)US);
+              q1(adb, "SELECT CAST(round(sum(free) * 1000) AS INTEGER) FROM StepTraceTime "
+                      "WHERE deviceId >= 0"));
+    sqlite3_close(adb);
     ASSERT_EQ(q1(db, "SELECT sum(endNs - startNs) FROM OVERLAP_ANALYSIS WHERE type = 0"),
               130 * (long long)US); /* mm_kernel on A, relu_kernel on B */
     sqlite3_close(db);

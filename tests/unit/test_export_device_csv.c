@@ -558,6 +558,46 @@ static void setup(void)
     q1 = aip__dev_queue(dev, 0x101, "queue 1");
 }
 
+/* Input Shapes / Input Data Types are the task's own inputs (the seed's
+ * kernel_details table): a kernel that is the only task of its op has the
+ * op's; the two kernels of one op, and a copy, have none (N/A).  Before,
+ * every task carried its launching op's shapes. */
+static void test_kernel_input_shapes(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
+    c.record_shapes = 1;
+    n_rec = 0;
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    if (!s)
+        return;
+    op_begin("aten::addmm", "[[4], [2, 3], [3, 4]]", "[float, float, float]");
+    launch(-1, "gemm", AIP_TASK_KERNEL, q0, 10, 64);
+    launch(-1, "bias", AIP_TASK_KERNEL, q0, 10, 64);
+    aip_op_end();
+    op_begin("aten::copy_", "[[1024], [1024]]", "[float, float]");
+    launch(-1, "Memcpy HtoD", AIP_TASK_MEMCPY, q0, 10, 0);
+    aip_op_end();
+    op_begin("aten::relu", "[[2, 4]]", "[float]");
+    launch(-1, "relu", AIP_TASK_KERNEL, q0, 10, 64);
+    aip_op_end();
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    const char *dir = analysed_dir(s);
+    ASSERT_TRUE(dir != NULL);
+    csv k;
+    ASSERT_EQ(csv_read(&k, dir, "kernel_details.csv"), 0);
+    ASSERT_EQ(k.rows, 4);
+    for (size_t r = 0; r < k.rows && k.rows == 4; r++) {
+        int relu = !strcmp(at(&k, r, "Name"), "relu");
+        ASSERT_STREQ(at(&k, r, "Input Shapes"), relu ? "[[2, 4]]" : "N/A");
+        ASSERT_STREQ(at(&k, r, "Input Data Types"), relu ? "[float]" : "N/A");
+    }
+    csv_free(&k);
+    aip_session_destroy(s);
+}
+
 int main(void)
 {
     setup();
@@ -567,6 +607,7 @@ int main(void)
         TEST_CASE(test_overlapping_tasks),
         TEST_CASE(test_two_devices),
         TEST_CASE(test_host_only_unchanged),
+        TEST_CASE(test_kernel_input_shapes),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rm_rf(tmp);

@@ -1,0 +1,200 @@
+/*
+ * device_sections.c — aip__device_overlap() (device_tracks.h): the
+ * timeline's Overlap Analysis sections of a device (trace_view.json's
+ * "Overlap Analysis" tracks, ascend_pytorch_profiler.db's
+ * OVERLAP_ANALYSIS), cut from the same step windows and the same sets as
+ * step_trace_time's device rows (device_steps.c), so that one definition
+ * gives both outputs: per row of the device, in its window,
+ *   Computing = the union of the step's kernels (clipped to the window's
+ *   start), Communication = the recorded communication ops' union,
+ *   Communication(Not Overlapped) = Communication less Computing,
+ *   Free = the window less Computing and Communication,
+ * so the Free sections of a step sum to its step_trace_time Free, and the
+ * Computing ones to its Computing, exactly, wherever a step's device work
+ * ends before the next step's window begins; where it runs on into it,
+ * that time is drawn once, under the earlier step (a track's sections
+ * never overlap).
+ */
+#include "device_tracks.h"
+#include "comm_derive.h"
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct sect_vec {
+    aip__overlap_section *v;
+    size_t n, cap;
+} sect_vec;
+
+static int push(sect_vec *s, int64_t start, int64_t end, uint8_t type)
+{
+    if (end <= start)
+        return 0; /* msprof keeps only sections with end > start */
+    if (s->n && s->v[s->n - 1].type == type && s->v[s->n - 1].end == start &&
+        type != AIP_OVERLAP_COMMUNICATION) {
+        s->v[s->n - 1].end = end;
+        return 0;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        aip__overlap_section *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (aip__overlap_section){start, end, type};
+    return 0;
+}
+
+typedef struct ivec {
+    int64_t *v;
+    size_t n, cap;
+} ivec;
+
+static int ipush(ivec *x, int64_t a, int64_t b)
+{
+    if (x->n && a <= x->v[2 * x->n - 1]) { /* sorted input: merge */
+        if (b > x->v[2 * x->n - 1])
+            x->v[2 * x->n - 1] = b;
+        return 0;
+    }
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        int64_t *v = realloc(x->v, 2 * cap * sizeof *v);
+        if (!v)
+            return -1;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[2 * x->n] = a;
+    x->v[2 * x->n + 1] = b;
+    x->n++;
+    return 0;
+}
+
+typedef struct kref {
+    int64_t start, end;
+} kref;
+
+static int cmp_kref(const void *a, const void *b)
+{
+    const kref *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The step's kernels of `device` (every process's), union from `from`. */
+static int step_kernels(const aip__model *m, uint32_t device, int64_t step, int64_t from,
+                        ivec *u, kref **buf, size_t *cap)
+{
+    size_t n = 0;
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        for (size_t i = 0; i < m->procs[pi].dev_tasks.n; i++) {
+            const aip__device_task *t = &m->procs[pi].dev_tasks.v[i];
+            if (t->device % AIP_RAW_MAX_DEVICES != device || t->kind != AIP_TASK_KERNEL ||
+                t->step != step)
+                continue;
+            if (n == *cap) {
+                size_t c = *cap ? 2 * *cap : 64;
+                kref *v = realloc(*buf, c * sizeof *v);
+                if (!v)
+                    return -1;
+                *buf = v;
+                *cap = c;
+            }
+            (*buf)[n++] = (kref){t->start > from ? t->start : from, t->end};
+        }
+    if (n) /* qsort(NULL, 0, ...) is undefined */
+        qsort(*buf, n, sizeof **buf, cmp_kref);
+    u->n = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((*buf)[i].end > (*buf)[i].start && ipush(u, (*buf)[i].start, (*buf)[i].end))
+            return -1;
+    return 0;
+}
+
+/* One window's sections: U (computing) and the comm pairs c[0..nc). */
+static int window(sect_vec *s, int64_t a, int64_t b, const ivec *u, const int64_t *c,
+                  size_t nc)
+{
+    size_t lo = 0;
+    while (lo < nc && c[2 * lo + 1] <= a)
+        lo++;
+    for (size_t k = lo; k < nc && c[2 * k] < b; k++)
+        if (push(s, c[2 * k] > a ? c[2 * k] : a, c[2 * k + 1] < b ? c[2 * k + 1] : b,
+                 AIP_OVERLAP_COMMUNICATION))
+            return -1;
+    size_t i = 0, j = lo;
+    int64_t at = a;
+    while (at < b) {
+        while (i < u->n && u->v[2 * i + 1] <= at)
+            i++;
+        while (j < nc && c[2 * j + 1] <= at)
+            j++;
+        int in_u = i < u->n && u->v[2 * i] <= at, in_c = j < nc && c[2 * j] <= at;
+        int64_t next = b;
+        if (i < u->n)
+            next = in_u ? (u->v[2 * i + 1] < next ? u->v[2 * i + 1] : next)
+                        : (u->v[2 * i] < next ? u->v[2 * i] : next);
+        if (j < nc)
+            next = in_c ? (c[2 * j + 1] < next ? c[2 * j + 1] : next)
+                        : (c[2 * j] < next ? c[2 * j] : next);
+        uint8_t type = in_u ? AIP_OVERLAP_COMPUTE
+                            : in_c ? AIP_OVERLAP_COMM_NOT_OVERLAPPED : AIP_OVERLAP_FREE;
+        if (push(s, at, next, type))
+            return -1;
+        at = next;
+    }
+    return 0;
+}
+
+static int cmp_section(const void *a, const void *b)
+{
+    const aip__overlap_section *x = a, *y = b;
+    if (x->start != y->start)
+        return (x->start > y->start) - (x->start < y->start);
+    return (x->type > y->type) - (x->type < y->type);
+}
+
+aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overlap_section **out,
+                               size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int64_t *comm = NULL;
+    size_t n_comm = 0, cap = 0;
+    aip_status st = aip__comm_intervals(m, 0, &comm, &n_comm);
+    if (st)
+        return st;
+    sect_vec s = {0};
+    ivec u = {0};
+    kref *buf = NULL;
+    int fail = 0;
+    int64_t k = 0, drawn = INT64_MIN;
+    for (size_t r = 0; r < m->n_step_rows && !fail; r++) {
+        const aip__step_row *row = &m->step_rows[r];
+        if (row->device != (int32_t)device)
+            continue;
+        int64_t step = m->n_steps ? k++ : -1;
+        /* a window reaching into the next (the step's kernels outlasting
+         * the next step's start) is drawn once, under the earlier step:
+         * the sections of one track must not overlap */
+        int64_t from = row->start > drawn ? row->start : drawn;
+        fail = step_kernels(m, device, step, row->start, &u, &buf, &cap) ||
+               window(&s, from, row->end, &u, comm, n_comm);
+        drawn = row->end > drawn ? row->end : drawn;
+    }
+    free(comm);
+    free(u.v);
+    free(buf);
+    if (fail) {
+        free(s.v);
+        return aip__fail(AIP_ERR_NOMEM, "no memory for the overlap analysis");
+    }
+    if (s.n)
+        qsort(s.v, s.n, sizeof *s.v, cmp_section);
+    *out = s.v;
+    *n = s.n;
+    return AIP_OK;
+}
