@@ -7,7 +7,10 @@
  *
  * When a table exists: STRING_IDS, PYTORCH_API, ENUM_API_TYPE,
  * RANK_DEVICE_MAP (a row per device used, else deviceId -1), HOST_INFO,
- * META_DATA always; the device tables with device activity; CONNECTION_IDS when an op
+ * META_DATA, CANN_API, TASK, COMPUTE_TASK_INFO, COMMUNICATION_OP,
+ * ENUM_HCCL_DATA_TYPE always (empty when nothing ran on a device or
+ * communicated: db_device.c, db_comm.c); the other device tables with
+ * device activity; CONNECTION_IDS when an op
  * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
  * MEMORY_RECORD/OP_MEMORY when there are memory records;
  * STEP_TIME with a schedule (or any ProfilerStep#); GC_RECORD with a
@@ -162,7 +165,7 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
     s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, m);
     if (!s)
         s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, m);
-    if (!s && (aip__db_has_device(m) || aip__db_has_comm(m)))
+    if (!s) /* the device and communication tables exist in every database */
         s = aip__dbs_init(&dev, AIP_DB_STR_BASE_DEVICE, m);
     if (!s)
         s = aip__db_write_api(&d, m, &api);
