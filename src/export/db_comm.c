@@ -113,6 +113,10 @@ aip_status aip__db_write_comm(aip__db *d, const aip__model *m, aip__db_strings *
     aip_status s = aip__db_insert_begin(d, &tbl_comm_op, &ins);
     if (s)
         return AIP_OK; /* the database's status reports it */
+    if (!aip__db_has_comm(m)) {
+        aip__db_insert_end(&ins); /* the table, empty */
+        return str->status;
+    }
     int64_t na = aip__dbs_text(str, "N/A", 3), op_id = 0;
     for (size_t pi = 0; pi < m->n_procs && !s; pi++) {
         const aip__process *p = &m->procs[pi];

@@ -376,6 +376,14 @@ int aip__db_has_device(const aip__model *m)
 
 aip_status aip__db_write_device(aip__db *d, const aip__model *m, aip__db_strings *str)
 {
+    if (!aip__db_has_device(m)) { /* the three tables, empty: see the header */
+        aip_status s = aip__db_create(d, &tbl_cann_api);
+        if (!s)
+            s = aip__db_create(d, &tbl_task);
+        if (!s)
+            s = aip__db_create(d, &tbl_compute);
+        return s;
+    }
     dev_writer *w = calloc(1, sizeof *w); /* an insert holds a batch: not for the stack */
     if (!w)
         return aip__fail(AIP_ERR_NOMEM, "no memory for the device tables");
@@ -389,11 +397,6 @@ aip_status aip__db_write_device(aip__db *d, const aip__model *m, aip__db_strings
         task_rows(w);
     if (!d->status)
         compute_rows(w);
-    if (!aip__db_has_device(m)) {
-        /* CANN_API, TASK, COMPUTE_TASK_INFO stay empty: see the header */
-        free(w);
-        return d->status ? d->status : str->status;
-    }
     if (!d->status)
         memcpy_rows(w);
     if (!d->status)
