@@ -13,7 +13,7 @@
  * device activity; CONNECTION_IDS when an op
  * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
  * MEMORY_RECORD/OP_MEMORY when there are memory records;
- * STEP_TIME with a schedule (or any ProfilerStep#); GC_RECORD with a
+ * STEP_TIME always (empty without steps); GC_RECORD with a
  * gc_detect_threshold (or any GC record).
  */
 #include "db_pytorch.h"
@@ -126,7 +126,9 @@ static void small_tables(aip__db *d, const aip__model *m)
     }
     host_info(d, m);
     meta_data(d, &m->meta);
-    if ((m->n_steps || m->info.has_schedule) && !aip__db_insert_begin(d, &tbl_step_time, &ins)) {
+    /* always, as torch_npu's: empty when the profile had no steps (no
+     * schedule, no step() calls) */
+    if (!aip__db_insert_begin(d, &tbl_step_time, &ins)) {
         for (size_t i = 0; i < m->n_steps; i++) {
             aip__db_i64(&ins, 0, m->steps[i].number);
             aip__db_i64(&ins, 1, m->steps[i].start);

@@ -218,7 +218,7 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
             continue;
         }
         aip__op_fields f;
-        if (sp->kind == AIP_SPAN_OP && sp->aux) {
+        if ((sp->kind == AIP_SPAN_OP || sp->kind == AIP_SPAN_ANNOTATION) && sp->aux) {
             aip__model_op_fields(t, sp, &f);
         } else {
             memset(&f, 0, sizeof f);

@@ -158,3 +158,44 @@ def test_export_chrome_trace_bad_format(tmp_path):
     with pytest.raises(ValueError, match="torch_npu"):
         prof.export_chrome_trace("x.json", trace_format="perfetto")
     assert not os.path.exists("x.json")
+
+
+def _perfetto_ns(value):
+    """Perfetto (v52+) reads a JSON ts or dur, string or number, through a
+    float64 as llround(value * 1000) ns."""
+    import math
+    d = float(value) * 1000.0
+    return int(math.floor(d + 0.5)) if d >= 0 else -int(math.floor(-d + 0.5))
+
+
+def _perfetto_misnested(events):
+    """Slices of one track that Perfetto, ending each at ts_ns + dur_ns,
+    sees overlapping without nesting."""
+    tracks = {}
+    for e in events:
+        if e.get("ph") == "X":
+            s = _perfetto_ns(e["ts"])
+            tracks.setdefault((e["pid"], e["tid"]), []).append(
+                (s, -(s + _perfetto_ns(e["dur"])), e["name"]))
+    bad = []
+    for spans in tracks.values():
+        spans.sort()
+        open_ = []
+        for s, neg_end, name in spans:
+            while open_ and open_[-1][0] <= s:
+                open_.pop()
+            if open_ and -neg_end > open_[-1][0]:
+                bad.append((name, open_[-1][1]))
+            open_.append((-neg_end, name))
+    return bad
+
+
+@needs_torch
+def test_kineto_form_nests_in_perfetto(tmp_path):
+    """The form docs/RESULT_LAYOUT.md gives Perfetto users: every slice at
+    its recorded ns there, children inside their parents (the default
+    form's absolute string ts keep 0.25 µs through a float64)."""
+    _profile("./r", steps=3, trace_format="kineto")
+    events = trace_of(result_dirs("./r")[0])["traceEvents"]
+    assert sum(e.get("ph") == "X" for e in events) > 100
+    assert _perfetto_misnested(events) == []

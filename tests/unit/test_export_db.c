@@ -349,15 +349,17 @@ static void test_tables_follow_switches(void)
     db = open_db(d, "ascend_pytorch_profiler_3.db");
     ASSERT_TRUE(db != NULL);
     const char *want[] = {"PYTORCH_API", "ENUM_API_TYPE", "RANK_DEVICE_MAP", "HOST_INFO",
-                          "META_DATA", "STRING_IDS", "CONNECTION_IDS"};
-    for (size_t i = 0; i < 7; i++) {
+                          "META_DATA", "STRING_IDS", "CONNECTION_IDS", "STEP_TIME"};
+    for (size_t i = 0; i < 8; i++) {
         char sql[200];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE name = '%s'", want[i]);
         ASSERT_EQ(q_int(db, sql), 1);
     }
     host_only_tables(db);
     ASSERT_EQ(q_int(db, "SELECT count(*) FROM CONNECTION_IDS"), 0);
-    ASSERT_EQ(n_tables(db), 12);
+    /* no schedule, no steps: STEP_TIME is there, empty, as torch_npu's */
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM STEP_TIME"), 0);
+    ASSERT_EQ(n_tables(db), 13);
     ASSERT_EQ(q_int(db, "SELECT rankId FROM RANK_DEVICE_MAP"), 3);
     sqlite3_close(db);
     db = open_db(d, "analysis.db");
