@@ -190,50 +190,39 @@ static inline char *aip__fmt_us3_cached(aip__us3_cache *c, char *p, int64_t ns)
     return p + 8;
 }
 
-/* For float64 readers, two kinds:
- * - those that compute with the numbers (speedscope turns an X event into
- *   begin ts and end ts + dur, after subtracting the smallest ts): times as
- *   multiples of 2^-12 µs are exact doubles, and so are their sums and
- *   differences (below 2^41 µs, 25 days), so slices that touch or end
- *   together in ns still do after that arithmetic; 3-decimal µs are not,
- *   and then a child can end after its parent;
- * - Perfetto (v52+), which converts ts and dur separately to integer ns,
- *   llround(value * 1000), and ends a slice at ts_ns + dur_ns: rounded
- *   apart, a child could end 1 ns after its parent.
- * aip__us_bin(): ns t → the smallest multiple u of 2^-12 µs (0.244 ns) not
- * below t, counted in those units, so u*1000/4096 = t + φ with 0 <= φ <
- * 0.245: llround gives t back, and a duration's units (the difference of
- * its two ends' units) give t_end - t_start + (φ_end - φ_start), |φ_end -
- * φ_start| < 0.25, which llround also turns into the exact ns.  So both
- * kinds see every slice at its recorded integer ns.  Strictly increasing:
- * distinct ns stay distinct and order is kept. */
+/* For float64 readers that compute with the numbers (speedscope turns an X
+ * event into begin ts and end ts + dur, after subtracting the smallest ts):
+ * times as multiples of 2^-10 µs are exact doubles, and so are their sums
+ * and differences (below 2^43 µs), so slices that touch or end together in
+ * ns still do after that arithmetic; 3-decimal µs are not, and then a child
+ * can end after its parent.  aip__us_bin(): ns → the nearest multiple of
+ * 2^-10 µs (0.977 ns), counted in those units; strictly increasing, so
+ * distinct ns stay distinct and order is kept.  A duration is the
+ * difference of its two ends' units, never a rounded duration. */
 static inline int64_t aip__us_bin(int64_t ns)
 {
     int neg = ns < 0;
     unsigned __int128 m = neg ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    /* ceil(ns * 4096/1000) = ceil(ns * 512/125); for a negative ns the
-     * ceiling of -|x| is -floor(|x|) */
-    int64_t q = neg ? -(int64_t)((m * 512u) / 125u) : (int64_t)((m * 512u + 124u) / 125u);
-    return q;
+    int64_t q = (int64_t)((m * 256u + 125u) / 250u); /* ns * 1024/1000, rounded */
+    return neg ? -q : q;
 }
 
-/* Units of aip__us_bin() as µs, exactly (at most 12 decimals, trailing
- * zeros dropped, at least 3): "12.500", "854.055665039062"; at most 36
- * bytes. */
+/* Units of aip__us_bin() as µs, exactly (at most 10 decimals, trailing
+ * zeros dropped, at least 3): "12.500", "854.0556640625"; at most 34 bytes. */
 static inline char *aip__fmt_us_bin(char *p, int64_t units)
 {
     if (units < 0) {
         *p++ = '-';
         units = units == INT64_MIN ? INT64_MAX : -units;
     }
-    p = aip__fmt_u64(p, (uint64_t)units >> 12);
-    uint64_t frac = ((uint64_t)units & 4095u) * 244140625u; /* / 4096 = * 5^12 / 10^12 */
-    char d[12];
-    for (int i = 12; i-- > 0;) {
+    p = aip__fmt_u64(p, (uint64_t)units >> 10);
+    uint64_t frac = ((uint64_t)units & 1023u) * 9765625u; /* / 1024 = * 5^10 / 10^10 */
+    char d[10];
+    for (int i = 10; i-- > 0;) {
         d[i] = (char)('0' + frac % 10);
         frac /= 10;
     }
-    int n = 12;
+    int n = 10;
     while (n > 3 && d[n - 1] == '0')
         n--;
     *p++ = '.';
