@@ -442,6 +442,16 @@ typedef struct aip_op_info {
  *  interned at begin, so the caller may free them afterwards. */
 AIP_API void aip_op_begin(const aip_op_info *op);
 AIP_API void aip_op_end(void);
+/*! aip_annotation_begin() : open an annotation with an op's context: `op`'s
+ *  name (name / name_id), call stack and module hierarchy (recorded when the
+ *  trace has with_stack / with_modules, as an op's), its other fields
+ *  ignored; torch's record_function ranges get their Python stack so.
+ *  Close it with aip_annotation_end() (it pairs with the thread's ops, not
+ *  with aip_annotation_push()). */
+AIP_API void aip_annotation_begin(const aip_op_info *op);
+/*! aip_annotation_end() : close the innermost aip_annotation_begin() or
+ *  aip_op_begin() of the calling thread. */
+AIP_API void aip_annotation_end(void);
 
 /* Memory devices, numbered as torch's DeviceType. */
 typedef enum aip_device_type { AIP_DEVICE_CPU = 0, AIP_DEVICE_NPU = 20, AIP_DEVICE_CUDA = 1 }

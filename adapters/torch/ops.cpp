@@ -97,6 +97,7 @@ struct TextSlot {
 struct Forwarded {
     const void *fn;
     uint32_t gen;
+    bool with_context; /* a USER_SCOPE opened by aip_annotation_begin() */
 };
 constexpr uint32_t kForwardedMax = 256;
 
@@ -249,9 +250,28 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
     uint32_t gen = __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
     if (s->n_fwd == kForwardedMax && !forwarded_compact(s, gen))
         return nullptr; /* kForwardedMax ranges open in this trace: not recorded */
-    s->fwd[s->n_fwd++] = Forwarded{&fn, gen};
+    s->fwd[s->n_fwd++] = Forwarded{&fn, gen, false};
+    unsigned want = g_want.load(std::memory_order_relaxed);
+    aiprof_op_context_fn ctx_fn = g_context_fn.load(std::memory_order_relaxed);
     if (fn.scope() == at::RecordScope::USER_SCOPE) {
-        aip_annotation_push_id(name_id(s, fn.name()));
+        if (!want || !ctx_fn) {
+            aip_annotation_push_id(name_id(s, fn.name()));
+            return nullptr;
+        }
+        /* with_stack / with_modules: the scope gets the Python stack where
+         * it opened (torch's record_function events carry "Call stack" as
+         * ops do: Optimizer.step#SGD.step, the user's own scopes) */
+        aip_op_info ann{};
+        ann.name_id = name_id(s, fn.name());
+        ann.sequence_number = -1;
+        aiprof_op_context ctx{nullptr, nullptr, 0, 0};
+        ctx_fn(want, &ctx);
+        ann.call_stack = ctx.call_stack;
+        ann.module_hierarchy = ctx.module_hierarchy;
+        ann.call_stack_id = ctx.call_stack_id;
+        ann.module_hierarchy_id = ctx.module_hierarchy_id;
+        s->fwd[s->n_fwd - 1].with_context = true;
+        aip_annotation_begin(&ann);
         return nullptr;
     }
     aip_op_info op{};
@@ -276,8 +296,6 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
             }
         }
     }
-    unsigned want = g_want.load(std::memory_order_relaxed);
-    aiprof_op_context_fn ctx_fn = g_context_fn.load(std::memory_order_relaxed);
     if (want && ctx_fn) {
         aiprof_op_context ctx{nullptr, nullptr, 0, 0};
         /* torch gives backward ops no Python stack: they run in the engine. */
@@ -293,8 +311,9 @@ std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction &fn)
 
 /* Was `fn` forwarded by this thread in the trace recording now?  Takes its
  * entry (and any above it: RecordFunctions that ended on another thread)
- * off the thread's list. */
-bool forwarded_now(const at::RecordFunction &fn)
+ * off the thread's list; *with_context: it was opened with
+ * aip_annotation_begin(). */
+bool forwarded_now(const at::RecordFunction &fn, bool *with_context)
 {
     ThreadState *s = t_state;
     if (!s)
@@ -303,6 +322,7 @@ bool forwarded_now(const at::RecordFunction &fn)
         if (s->fwd[i].fn != &fn)
             continue;
         s->n_fwd = i;
+        *with_context = s->fwd[i].with_context;
         return s->fwd[i].gen == __atomic_load_n(&aip_recording_generation, __ATOMIC_RELAXED);
     }
     return false; /* began before on_enter forwarded anything: nothing to end */
@@ -310,12 +330,13 @@ bool forwarded_now(const at::RecordFunction &fn)
 
 void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
 {
-    if (!forwarded_now(fn) || !AIP_RECORDING())
+    bool with_context = false;
+    if (!forwarded_now(fn, &with_context) || !AIP_RECORDING())
         return;
-    if (fn.scope() == at::RecordScope::USER_SCOPE)
+    if (fn.scope() == at::RecordScope::USER_SCOPE && !with_context)
         aip_annotation_pop();
     else
-        aip_op_end();
+        aip_op_end(); /* an op, or a scope opened with aip_annotation_begin() */
 }
 
 /* The callback a recording trace needs: with inputs when the trace or

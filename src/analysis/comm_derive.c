@@ -269,12 +269,9 @@ static aip_status build_rows(const aip__model *m, aip__comm_tables *t)
                 r.has_step = 1;
                 r.step = st->number;
             }
-            if (g && g->name) {
-                r.group = aip__model_str(p, g->name, &r.group_len);
-            } else {
-                r.group = "ungrouped";
-                r.group_len = 9;
-            }
+            /* the hashed name msprof-analyze maps through parallel_group_info */
+            r.group = g ? g->label : "ungrouped";
+            r.group_len = strlen(r.group);
             r.p2p = e->kind != AIP_COMM_COLLECTIVE;
             r.send = e->kind == AIP_COMM_SEND;
             t->rows[t->n_rows++] = r;

@@ -25,7 +25,7 @@ typedef struct aip__comm_row {
     const char *type;          /* "allReduce", "send", "receive", ... */
     const char *type_lower;    /* "allreduce", ... (matrix keys) */
     char name[64];             /* "hcom_allReduce__3_0_1" (without @group) */
-    const char *group;         /* the group's recorded name, "ungrouped" */
+    const char *group;         /* the group's label (its hashed name), "ungrouped" */
     size_t group_len;
     int64_t start, elapse;
     uint64_t bytes;

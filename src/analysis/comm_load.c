@@ -11,7 +11,9 @@
  */
 #include "model.h"
 #include "error.h"
+#include "double_hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +109,15 @@ static int cmp_op(const void *a, const void *b)
 
 void aip__comm_sort(aip__process *p)
 {
+    for (size_t g = 0; g < p->comm_groups.n; g++) {
+        aip__comm_group_info *cg = &p->comm_groups.v[g];
+        size_t n = 0;
+        const char *name = cg->present && cg->name ? aip__model_str(p, cg->name, &n) : "";
+        if (n)
+            snprintf(cg->label, sizeof cg->label, "%llu", aip__double_hash(name, n));
+        else
+            snprintf(cg->label, sizeof cg->label, "ungrouped");
+    }
     if (p->comm_ops.n > 1)
         qsort(p->comm_ops.v, p->comm_ops.n, sizeof *p->comm_ops.v, cmp_op);
 }

@@ -20,6 +20,11 @@ typedef struct aip__comm_group_info {
     uint32_t my_rank, n_ranks; /* this process's rank in the group, its size */
     uint32_t listed;
     uint32_t *ranks;           /* global ranks of group ranks 0..listed-1 (malloc'd) */
+    /* The group's name in the communication outputs (derive): the decimal
+     * double_hash of its recorded name, which is its parallel_group_info
+     * key, as CANN names groups and msprof-analyze maps them back;
+     * "ungrouped" for a group recorded without a name. */
+    char label[24];
 } aip__comm_group_info;
 
 typedef struct aip__comm_event {

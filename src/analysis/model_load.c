@@ -251,7 +251,9 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
         uint64_t w[5];
         unsigned n = (unsigned)op_words(h->flags);
         memcpy(w, r + 24, n * 8); /* the fields are in flag order, like the words */
-        add_span(t, r, AIP_SPAN_OP, h->name, h->flags & 0x3F, w, n);
+        /* 1.7: a record_function scope with an op's context is an annotation */
+        add_span(t, r, (h->flags & AIP_OPF_ANNOTATION) ? AIP_SPAN_ANNOTATION : AIP_SPAN_OP,
+                 h->name, h->flags & 0x3F, w, n);
         return AIP_OK;
     }
     case AIP_REC_PYFUNC: {

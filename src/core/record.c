@@ -267,11 +267,12 @@ static __attribute__((noinline, cold)) aip_string_id intern_text(const char *s)
 
 /* The OP record of `op` into frame `f`, start and end left to the end:
  * the optional fields in flag order (docs/RAW_FORMAT.md). */
-static inline void op_record(aip__op_frame *f, const aip_op_info *op, uint32_t m)
+static inline void op_record(aip__op_frame *f, const aip_op_info *op, uint32_t m,
+                             uint8_t extra)
 {
     uint8_t *r = (uint8_t *)f->rec, *q = r + sizeof(aip__rec_span);
     aip_string_id name = op->name_id ? op->name_id : intern_text(op->name);
-    uint8_t flags = op->is_backward ? AIP_OPF_BACKWARD : 0;
+    uint8_t flags = (uint8_t)(extra | (op->is_backward ? AIP_OPF_BACKWARD : 0));
     if (op->sequence_number >= 0) {
         memcpy(q, &op->sequence_number, 8);
         q += 8;
@@ -311,7 +312,7 @@ static inline void op_record(aip__op_frame *f, const aip_op_info *op, uint32_t m
     aip__rec_set_header((aip__rec_header *)r, AIP_REC_OP, flags, (size_t)(q - r), name);
 }
 
-void aip_op_begin(const aip_op_info *op)
+static inline void op_begin(const aip_op_info *op, uint8_t extra)
 {
     aip__tstate *t = aip__current();
     if (!t || !op || !(aip__rec_mask & AIP_MASK_CPU) || UNLIKELY(thread_paused))
@@ -321,9 +322,32 @@ void aip_op_begin(const aip_op_info *op)
     if (UNLIKELY(d >= AIP_STACK_DEPTH))
         return; /* keep pairing; the deep frame is dropped at the end */
     aip__op_frame *f = &t->op[d];
-    op_record(f, op, aip__rec_mask | thread_op_mask);
+    op_record(f, op, aip__rec_mask | thread_op_mask, extra);
     f->rec[1] = aip__ticks();
 }
+
+void aip_op_begin(const aip_op_info *op) { op_begin(op, 0); }
+
+/* A record_function scope that carries an op's context (the call stack
+ * with_stack captured where it opened, the module hierarchy): an OP record
+ * flagged AIP_OPF_ANNOTATION, which the reader turns into the annotation
+ * it is (docs/RAW_FORMAT.md).  Its sequence number, shapes and flops are
+ * not an annotation's: not written. */
+void aip_annotation_begin(const aip_op_info *op)
+{
+    if (!op)
+        return;
+    aip_op_info a = *op;
+    a.sequence_number = -1;
+    a.fwd_thread_id = 0;
+    a.input_shapes = a.input_dtypes = NULL;
+    a.input_shapes_id = a.input_dtypes_id = 0;
+    a.flops = 0;
+    a.is_backward = 0;
+    op_begin(&a, AIP_OPF_ANNOTATION);
+}
+
+void aip_annotation_end(void) { aip_op_end(); }
 
 /* The last record of a buffer, too close to its end for the whole frame:
  * its optional fields alone. */

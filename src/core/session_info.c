@@ -14,10 +14,12 @@
 #include "error.h"
 #include "fs.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static json_t *str_list(char **l)
@@ -257,6 +259,13 @@ aip_status aip__metadata_write(const aip_session *s)
     char path[PATH_MAX];
     if (aip__join(path, sizeof path, s->result_dir, "profiler_metadata.json"))
         return aip__fail(AIP_ERR_INVALID_ARG, "result directory path too long");
+    /* The trace's directory is made by its writer thread (trace.c
+     * prepare_dirs), which writes this file once it has; an addition
+     * before that finds no directory and leaves the file to it (the
+     * addition is in the session's metadata before the writer reads it). */
+    struct stat st_dir;
+    if (stat(s->result_dir, &st_dir) != 0 && errno == ENOENT)
+        return AIP_OK;
     json_t *j = aip__profiler_metadata(s);
     pthread_mutex_lock(&meta_lock); /* one writer of the file at a time */
     aip_status st = aip__write_json_file(path, j);

@@ -259,6 +259,15 @@ static void prepare_dirs(void *arg)
         if (info && aip__write_json_file(path, info))
             aip__warn("%s", aip_last_error());
         json_decref(info);
+        /* profiler_metadata.json now too, not only at the end, when there
+         * is some: a program that dies or leaves with _exit keeps its
+         * metadata (added ones rewrite it, session.c).  Here, once the
+         * directory exists: written by start() it came before the
+         * directory and failed ("cannot create ...json.tmpPID") on every
+         * distributed rank. */
+        if (aip__metadata_has_any(prepared.session) && aip__metadata_write(prepared.session))
+            aip__warn("profiler_metadata.json not written at trace start: %s",
+                      aip_last_error());
     }
     prepared.session = NULL;
 }
@@ -326,11 +335,6 @@ aip_status aip__trace_begin(aip_session *s)
         return st;
     }
     s->trace_open = 1;
-    /* Now too, not only at the end, when there is some: a program that
-     * dies or leaves with _exit keeps its metadata (added ones rewrite it,
-     * session.c).  None: no file to write at start (start() stays cheap). */
-    if (aip__metadata_has_any(s) && aip__metadata_write(s))
-        aip__warn("profiler_metadata.json not written at trace start: %s", aip_last_error());
     aip__dev_trace_started(device_requested(&s->cfg));
     if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
         aip__osrt_trace_started();

@@ -29,7 +29,15 @@
  * - Input Shapes / Input Data Types: the task's own inputs, known only for a
  *   kernel that is the only task its op launched (the op's, when
  *   recorded: launch_fields); N/A for the others.
- * - Model ID, OP State, Mix Block Num, HF32 Eligible, Input Formats and the
+ * - OP State: "static" for kernels.  CANN's state says whether an op's
+ *   binary was built for its shapes ahead of the launch (static) or is
+ *   compiled/tiled for the shapes at run time (dynamic); an OpenCL or CUDA
+ *   kernel's binary is fixed once the program is built and no launch
+ *   compiles anything, which is the static case.  Writing N/A made
+ *   msprof-analyze's advisor (which counts the static ops) report "all
+ *   operators are dynamic shape" and advise turning JIT compilation off.
+ *   N/A for copies and other tasks.
+ * - Model ID, Mix Block Num, HF32 Eligible, Input Formats and the
  *   Output columns have no meaning for these back ends or were not
  *   recorded: N/A, as the seed writes them.
  */
@@ -165,7 +173,13 @@ static aip_status put_task(aip__out *o, const aip__model *m, const aip__process 
     } else {
         aip__out_put(o, type, len);
     }
-    AIP_OUT_LIT(o, ",N/A,");
+    /* a kernel is "static" (binary fixed when built, never recompiled for
+     * a shape at launch; msprof's advisor reads no static op as "all
+     * dynamic shape"); other tasks have no state */
+    if (t->kind == AIP_TASK_KERNEL)
+        AIP_OUT_LIT(o, ",static,");
+    else
+        AIP_OUT_LIT(o, ",N/A,");
     const aip__device *dv = aip__model_device(p, t->device);
     if (dv)
         aip__out_str(o, aip__dev_kind_name(dv->kind));

@@ -22,8 +22,9 @@
  *   name (a kernel is its own op type outside CANN), blockNum = the number
  *   of work-groups and gridDim / blockDim the work-groups and work-group
  *   size per dimension ("x,y,z") when the local size is known; the CANN
- *   columns (formats, data types, shapes, attrInfo, opState, hf32Eligible)
- *   are "N/A" as msprof writes what it does not know, mixBlockNum NULL;
+ *   columns (formats, data types, shapes, attrInfo, hf32Eligible) are
+ *   "N/A" as msprof writes what it does not know, opState "static"
+ *   (csv_kernel_details.c), mixBlockNum NULL;
  * - MEMCPY_INFO (globalTaskId, size, memcpyOperation) per copy, with
  *   ENUM_MEMCPY_OPERATION as msprof fills it;
  * - OVERLAP_ANALYSIS (the timeline's Overlap Analysis sections) and
@@ -32,9 +33,14 @@
  * - msprof's ENUM_API_TYPE rows (acl, model, node, communication, runtime)
  *   beside torch_npu's.
  *
- * Nothing is written for a model without device activity: host-only
- * databases keep their tables.  Device strings use msprof's STRING_IDS
- * range (from 0, below torch_npu's 1<<28).
+ * A model without device activity gets CANN_API, TASK and
+ * COMPUTE_TASK_INFO empty, as a torch_npu profile in which nothing ran on
+ * the device holds them: msprof-analyze's compare and recipes (compare's
+ * db mode, free_analysis, slow_rank, cluster_time_summary, ...) query them
+ * unconditionally and stop at a missing table; empty, they report no
+ * device time, which is what was measured.  The other device tables are
+ * not written then.  Device strings use msprof's STRING_IDS range (from 0,
+ * below torch_npu's 1<<28).
  */
 #include "db_pytorch.h"
 #include "device_tracks.h"
@@ -204,11 +210,14 @@ static int64_t dims_id(dev_writer *w, int slot, const uint32_t v[3])
 
 static void compute_rows(dev_writer *w)
 {
-    /* mixBlockNum NULL; the CANN-only columns the id of "N/A" */
-    char na[24];
+    /* mixBlockNum NULL; opState "static" (csv_kernel_details.c says why);
+     * the other CANN-only columns the id of "N/A" */
+    char na[24], st[24];
+    int64_t static_id = text_id(w, "static");
     snprintf(na, sizeof na, w->na >= 0 ? "%lld" : "NULL", (long long)w->na);
+    snprintf(st, sizeof st, static_id >= 0 ? "%lld" : "NULL", (long long)static_id);
     const char *const fixed[17] = {NULL, NULL, NULL, "NULL", NULL, NULL, na, na, na,
-                                   na,   na,   na,   na,     na,   na,   NULL, NULL};
+                                   na,   na,   na,   na,     st,   na,   NULL, NULL};
     if (begin_fixed(w, &tbl_compute, fixed))
         return;
     int64_t gid = 0;
@@ -367,8 +376,14 @@ int aip__db_has_device(const aip__model *m)
 
 aip_status aip__db_write_device(aip__db *d, const aip__model *m, aip__db_strings *str)
 {
-    if (!aip__db_has_device(m))
-        return AIP_OK;
+    if (!aip__db_has_device(m)) { /* the three tables, empty: see the header */
+        aip_status s = aip__db_create(d, &tbl_cann_api);
+        if (!s)
+            s = aip__db_create(d, &tbl_task);
+        if (!s)
+            s = aip__db_create(d, &tbl_compute);
+        return s;
+    }
     dev_writer *w = calloc(1, sizeof *w); /* an insert holds a batch: not for the stack */
     if (!w)
         return aip__fail(AIP_ERR_NOMEM, "no memory for the device tables");

@@ -7,10 +7,13 @@
  *
  * When a table exists: STRING_IDS, PYTORCH_API, ENUM_API_TYPE,
  * RANK_DEVICE_MAP (a row per device used, else deviceId -1), HOST_INFO,
- * META_DATA always; the device tables with device activity; CONNECTION_IDS when an op
+ * META_DATA, CANN_API, TASK, COMPUTE_TASK_INFO, COMMUNICATION_OP,
+ * ENUM_HCCL_DATA_TYPE always (empty when nothing ran on a device or
+ * communicated: db_device.c, db_comm.c); the other device tables with
+ * device activity; CONNECTION_IDS when an op
  * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
  * MEMORY_RECORD/OP_MEMORY when there are memory records;
- * STEP_TIME with a schedule (or any ProfilerStep#); GC_RECORD with a
+ * STEP_TIME always (empty without steps); GC_RECORD with a
  * gc_detect_threshold (or any GC record).
  */
 #include "db_pytorch.h"
@@ -123,7 +126,9 @@ static void small_tables(aip__db *d, const aip__model *m)
     }
     host_info(d, m);
     meta_data(d, &m->meta);
-    if ((m->n_steps || m->info.has_schedule) && !aip__db_insert_begin(d, &tbl_step_time, &ins)) {
+    /* always, as torch_npu's: empty when the profile had no steps (no
+     * schedule, no step() calls) */
+    if (!aip__db_insert_begin(d, &tbl_step_time, &ins)) {
         for (size_t i = 0; i < m->n_steps; i++) {
             aip__db_i64(&ins, 0, m->steps[i].number);
             aip__db_i64(&ins, 1, m->steps[i].start);
@@ -162,7 +167,7 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
     s = aip__dbs_init(&api, AIP_DB_STR_BASE_API, m);
     if (!s)
         s = aip__dbs_init(&mem, AIP_DB_STR_BASE_MEMORY, m);
-    if (!s && (aip__db_has_device(m) || aip__db_has_comm(m)))
+    if (!s) /* the device and communication tables exist in every database */
         s = aip__dbs_init(&dev, AIP_DB_STR_BASE_DEVICE, m);
     if (!s)
         s = aip__db_write_api(&d, m, &api);

@@ -16,7 +16,8 @@
  *   (a runtime call with a correlation made while it was the innermost
  *   open span) is also connected to each such call's CANN_API.connectionId
  *   (torch_npu's torch-cann-task relation, db_device.c).  No task queue
- *   exists here.
+ *   exists here.  CONNECTION_IDS exists, empty, when nothing is connected
+ *   (torch_npu's always has rows; msprof-analyze joins it unconditionally).
  * - call stacks (with_stack) are split into frames at ";\n" (or ";\r\n");
  *   identical stacks of a process share one callchain id (torch_npu makes
  *   one per op; sharing keeps the table small and the join the same).
@@ -217,7 +218,7 @@ static void thread_rows(api_writer *w, uint32_t pi, uint32_t ti)
             continue;
         }
         aip__op_fields f;
-        if (sp->kind == AIP_SPAN_OP && sp->aux) {
+        if ((sp->kind == AIP_SPAN_OP || sp->kind == AIP_SPAN_ANNOTATION) && sp->aux) {
             aip__model_op_fields(t, sp, &f);
         } else {
             memset(&f, 0, sizeof f);
@@ -355,6 +356,8 @@ aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *s
         s = aip__db_insert_begin(d, &aip__tbl_pytorch_api, &w->api);
     if (!s && w->n_conns)
         s = aip__db_insert_begin(d, &aip__tbl_connection_ids, &w->conn_ins);
+    else if (!s) /* empty: msprof-analyze's exports join it unconditionally */
+        s = aip__db_create(d, &aip__tbl_connection_ids);
     /* with_stack on: the table exists even if no op carried a stack */
     if (!s && m->info.with_stack) {
         s = aip__db_insert_begin(d, &aip__tbl_callchains, &w->chain_ins);

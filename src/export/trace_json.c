@@ -308,8 +308,8 @@ static uint64_t slice_external_id(aip__tj *w, const aip__thread *t, size_t ti, s
 /* What follows a span's dur: its args, if any. */
 static void span_args(aip__tj *w, const aip__thread *t, const aip__span *s, uint64_t ext)
 {
-    if (s->kind == AIP_SPAN_OP) {
-        op_args(w, t, s, ext);
+    if (s->kind == AIP_SPAN_OP || (s->kind == AIP_SPAN_ANNOTATION && s->aux)) {
+        op_args(w, t, s, ext); /* an annotation's: its call stack / modules */
     } else if (s->kind == AIP_SPAN_RANGE) {
         AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
         put_domain(w, s->aux ? aip__model_range_domain(t, s) : 0);

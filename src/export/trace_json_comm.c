@@ -49,10 +49,9 @@ static void thread_meta(aip__tj *w, const aip__process *p, int64_t cpid, uint32_
                         size_t lane, uint64_t tid)
 {
     const aip__comm_group_info *g = aip__model_comm_group(p, group);
-    size_t n = 0;
-    const char *name = g && g->name ? aip__model_str(p, g->name, &n) : "ungrouped";
-    if (!(g && g->name))
-        n = strlen(name);
+    /* torch_npu's track name: "Group <hashed name> Communication" */
+    const char *name = g ? g->label : "ungrouped";
+    size_t n = strlen(name);
     char *buf = malloc(n + 48);
     if (!buf) {
         if (!w->status)

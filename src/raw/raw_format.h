@@ -21,7 +21,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 6
+#define AIP_RAW_VERSION_MINOR 7
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -110,7 +110,10 @@ enum aip__op_flags {
     AIP_OPF_SHAPES = 0x04,
     AIP_OPF_STACK = 0x08,
     AIP_OPF_BACKWARD = 0x10,
-    AIP_OPF_FLOPS = 0x20 /* format 1.2 */
+    AIP_OPF_FLOPS = 0x20, /* format 1.2 */
+    /* format 1.7: the record is a record_function scope (user_annotation)
+     * carrying op fields (its call stack / module hierarchy), not an op */
+    AIP_OPF_ANNOTATION = 0x40
 };
 
 typedef struct aip__chunk_header {

@@ -21,6 +21,7 @@
  * Pure computation on the loaded summaries; no I/O.
  */
 #include "cluster.h"
+#include "double_hash.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -28,16 +29,7 @@
 
 unsigned long long aip__cluster_double_hash(const char *s)
 {
-    /* msprof-analyze common_func/utils.py double_hash: two 32-bit
-     * polynomial hashes (29 and 131) of the characters' code points.  A
-     * group_id is ASCII in practice; a UTF-8 byte stands for its code
-     * point only below 0x80, so other ids may hash differently there. */
-    unsigned long long a = 0, b = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        a = (a * 29 + *p) & 0xFFFFFFFFull;
-        b = (b * 131 + *p) & 0xFFFFFFFFull;
-    }
-    return a << 32 | b;
+    return aip__double_hash(s, strlen(s));
 }
 
 /* ---- DP / PP / TP Index (MegatronAlgorithm + ParallelStrategyCalculator) ---- */

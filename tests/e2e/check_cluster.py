@@ -23,6 +23,10 @@ import json
 import os
 import sys
 
+# MPI_COMM_WORLD as the outputs name it: msprof-analyze's double_hash of the
+# name (how CANN names groups and msprof-analyze maps them back)
+WORLD = "3594055298557201744"
+
 top, n_ranks = sys.argv[1], int(sys.argv[2])
 out = os.path.join(top, "cluster_analysis_output")
 fail = []
@@ -143,7 +147,7 @@ def check_comm(steps, params, ring, slow):
     # lottery); the split itself is checked against the starts below.
     last = 0
     for step in range(steps):
-        at = {r: seen.get((r, "hcom_allReduce__%d_0_1@MPI_COMM_WORLD" % (1 + 3 * step)))
+        at = {r: seen.get((r, "hcom_allReduce__%d_0_1@%s" % (1 + 3 * step, WORLD)))
               for r in ranks}
         w = {r: i["Communication Time Info"].get("Wait Time(ms)") for r, i in at.items() if i}
         if len(w) == n_ranks and w[slow] == 0 and all(v > 0 for r, v in w.items() if r != slow):
@@ -173,7 +177,7 @@ def check_comm(steps, params, ring, slow):
         for step, ops in steps_d.items():
             for op, links in ops.items():
                 for kind in ("send", "receive"):
-                    if op == kind + "-total@MPI_COMM_WORLD":
+                    if op == kind + "-total@" + WORLD:
                         for link, v in links.items():
                             ring_bytes[(kind, link)] = ring_bytes.get((kind, link), 0) + \
                                 v["Transit Size(MB)"] * 1048576

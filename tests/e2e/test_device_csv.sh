@@ -75,7 +75,8 @@ for r in kd:
     assert r["Start Time(us)"].endswith("\t"), r  # msprof's trailing tab
     assert US(r["Duration(us)"]) > 0 and US(r["Wait Time(us)"]) >= 0, r
     assert r["Block Num"] == ("64" if kernel else "N/A"), r  # 4096 / 64
-    for c in ["Model ID", "OP State", "Mix Block Num", "HF32 Eligible", "Input Formats",
+    assert r["OP State"] == ("static" if kernel else "N/A"), r  # advisor: not "all dynamic"
+    for c in ["Model ID", "Mix Block Num", "HF32 Eligible", "Input Formats",
               "Output Shapes", "Output Data Types", "Output Formats"]:
         assert r[c] == "N/A", (c, r)
 # Wait Time: start - end of the previous task on the same queue

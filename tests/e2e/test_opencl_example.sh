@@ -70,6 +70,8 @@ check_device "$TMP/c.txt"
 set -- "$TMP"/run/*_ascend_pt
 [ $# = 1 ] && [ -d "$1" ] || fail "aiprof run left: $*"
 [ ! -e "$TMP/own" ] || fail "the program's own session wrote a trace under aiprof run"
+! grep -q "results under $TMP/own" "$TMP/run.out" ||
+  fail "under aiprof run the program announced $TMP/own, which does not exist"
 "$AIPROF" summary "$1" -q >"$TMP/run.txt" || fail "summary of the aiprof run trace"
 grep -q "infer::layer1" "$TMP/run.txt" || fail "aiprof run trace lacks the ops"
 

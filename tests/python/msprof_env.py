@@ -60,3 +60,29 @@ def run(tmp_path, script, *args):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     return out
+
+
+# The released msprof-analyze, installed (pip install msprof-analyze): the
+# command named by MSPROF_ANALYZE, else the one in the repository's .venv
+# (the project's torch 2.13 venv, which has it), else none.
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INSTALLED = os.environ.get("MSPROF_ANALYZE") or os.path.join(_REPO, ".venv", "bin",
+                                                             "msprof-analyze")
+
+
+def installed_missing():
+    """Why the installed msprof-analyze cannot run here, or None."""
+    if not os.access(INSTALLED, os.X_OK):
+        return (f"no msprof-analyze command at {INSTALLED} (set MSPROF_ANALYZE, or "
+                f"pip install msprof-analyze into {_REPO}/.venv)")
+    return None
+
+
+def run_installed(cwd, *args, timeout=600):
+    """`msprof-analyze args...` in cwd: its combined output (it exits 0 even
+    on failure: callers read the output and the files)."""
+    proc = subprocess.run([INSTALLED, *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env=dict(os.environ, PYTHONPATH=""))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    return out

@@ -338,3 +338,61 @@ def test_program_leaving_before_its_async_analysis_warns_nothing():
             break
         time.sleep(0.05)
     assert glob.glob("./a/*_ascend_pt/ASCEND_PROFILER_OUTPUT/operator_details.csv")
+
+
+# ---- 5. record_function ranges carry their call stack ------------------------
+
+@needs_torch
+def test_record_function_ranges_carry_the_call_stack():
+    """torch's record_function scopes (user_annotation) get the Python
+    stack with_stack captured where they opened, as torch's own trace and
+    torch_npu's give them: the optimizer's Optimizer.step#SGD.step and the
+    user's own scope, in trace_view.json and in PYTORCH_API's callchain."""
+    import json
+    import sqlite3
+    import torch
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with P.profile(activities=[P.ProfilerActivity.CPU], with_stack=True,
+                   on_trace_ready=P.tensorboard_trace_handler("./r")):
+        with torch.autograd.profiler.record_function("my_scope"):
+            model(torch.ones(3, 4)).sum().backward()
+        opt.step()
+    d = result_dirs("./r")[0]
+    with open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "trace_view.json")) as f:
+        events = json.load(f)
+    scopes = {e["name"]: e for e in events if e.get("cat") == "user_annotation"}
+    step = [n for n in scopes if n.startswith("Optimizer.step#SGD.step")]
+    assert step and "my_scope" in scopes, sorted(scopes)
+    for name in step + ["my_scope"]:
+        stack = scopes[name].get("args", {}).get("Call stack", "")
+        assert "test_compat.py" in stack, (name, scopes[name])
+    db = sqlite3.connect(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler.db"))
+    chains = db.execute("SELECT count(*) FROM PYTORCH_API a JOIN STRING_IDS s ON a.name = s.id "
+                        "WHERE s.value = 'my_scope' AND a.callchainId IS NOT NULL").fetchone()[0]
+    assert chains == 1
+
+
+# ---- 6. metadata at trace start -----------------------------------------------
+
+def test_metadata_at_trace_start_needs_no_second_try():
+    """Metadata added before start() (as parallel_group_info is on every
+    distributed rank) and right after it is written once the trace's
+    directory exists: no "cannot create ...profiler_metadata.json.tmpPID"
+    (the file was written before the writer thread made the directory)."""
+    proc = run_python("\n".join([
+        "import json, glob",
+        "from aiprof import profiler as P",
+        "prof = P.profile(activities=[P.ProfilerActivity.CPU],",
+        "                 on_trace_ready=P.tensorboard_trace_handler('./r'))",
+        "prof.add_metadata_json('parallel_group_info', json.dumps({'0': {'group_name': 'g'}}))",
+        "prof.start()",
+        "prof.add_metadata('after', 'start')",
+        "prof.stop()",
+        "d = glob.glob('./r/*_ascend_pt')[0]",
+        "meta = json.load(open(d + '/profiler_metadata.json'))",
+        "assert meta['parallel_group_info'] == {'0': {'group_name': 'g'}}, meta",
+        "assert meta['after'] == 'start', meta",
+    ]), env={"AIPROF_QUIET": "0"})
+    assert "cannot create" not in proc.stderr, proc.stderr
+    assert "not written" not in proc.stderr and "not rewritten" not in proc.stderr, proc.stderr

@@ -117,6 +117,17 @@ def test_ddp_gloo_example(tmp_path):
     assert per_rank[0] == per_rank[1]
 
 
+def _label(group):
+    """A group's name in the communication outputs: msprof-analyze's
+    double_hash of its parallel_group_info key (how CANN names groups and
+    how msprof-analyze maps them back to group_id / pg_name)."""
+    a = b = 0
+    for c in group:
+        a = (a * 29 + ord(c)) & 0xFFFFFFFF
+        b = (b * 131 + ord(c)) & 0xFFFFFFFF
+    return str(a << 32 | b)
+
+
 def _us_ns(text):
     a, b = text.split(".")
     return int(a) * 1000 + int(b)
@@ -130,7 +141,7 @@ def _check_comm_outputs(d, want):
     with open(os.path.join(out, "communication.json")) as f:
         comm = json.load(f)
     names = {"all_reduce": "allReduce", "broadcast": "broadcast"}
-    expect = {f"hcom_{names[o[0]]}__{o[7]}_0_1@0": o[3] for o in want}
+    expect = {f"hcom_{names[o[0]]}__{o[7]}_0_1@{_label('0')}": o[3] for o in want}
     got = {}
     for step, classes in comm.items():
         assert step.startswith("step") and set(classes) == {"collective", "p2p"}
@@ -238,10 +249,11 @@ def test_collectives_and_point_to_point(tmp_path):
                                * 1048576)
                       for k, v in ops_.items() if k != "Total Op Info"}
                 for step in comm.values() for cls, ops_ in step.items()}
-        coll = {"hcom_allReduce__0_0_1@2": 48, "hcom_allReduce__0_0_1@0": 12,
-                "hcom_allGather__1_0_1@0": 8, "hcom_barrier__2_0_1@0": 0}
+        g0, g1, g2 = _label("0"), _label("1"), _label("2")
+        coll = {f"hcom_allReduce__0_0_1@{g2}": 48, f"hcom_allReduce__0_0_1@{g0}": 12,
+                f"hcom_allGather__1_0_1@{g0}": 8, f"hcom_barrier__2_0_1@{g0}": 0}
         if r == 1:
-            coll["hcom_allReduce__0_0_1@1"] = 4
-        p2p = {"hcom_send__0_1_1@0": 40, "hcom_receive__0_1_1@0": 16} if r == 0 else \
-            {"hcom_receive__0_0_1@0": 40, "hcom_send__0_0_1@0": 16}
+            coll[f"hcom_allReduce__0_0_1@{g1}"] = 4
+        p2p = {f"hcom_send__0_1_1@{g0}": 40, f"hcom_receive__0_1_1@{g0}": 16} if r == 0 else \
+            {f"hcom_receive__0_0_1@{g0}": 40, f"hcom_send__0_0_1@{g0}": 16}
         assert keys == {"collective": coll, "p2p": p2p}, keys

@@ -29,6 +29,11 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The groups' names in the outputs: msprof-analyze's double_hash of the
+ * recorded names (their parallel_group_info keys) "world" and "pair". */
+#define WORLD "373545006161295238"
+#define PAIR "12095933829058662"
+
 static char tmp[PATH_MAX];
 
 static void spin(void)
@@ -287,12 +292,12 @@ static void test_outputs(void)
     ASSERT_EQ(p->comm_ops.n, 7);
     ASSERT_EQ(m.n_steps, 2);
     const aip__comm_event *o = p->comm_ops.v; /* by start */
-    ev s1c[] = {{"hcom_allReduce__0_0_1", "world", o[0].start, o[0].end - o[0].start, 4u << 20}};
-    ev s1p[] = {{"hcom_receive__0_3_1", "world", o[1].start, o[1].end - o[1].start, 1000}};
-    ev s2c[] = {{"hcom_allReduce__1_0_1", "world", o[2].start, o[2].end - o[2].start, 1000},
-                {"hcom_allReduce__2_0_1", "world", o[3].start, o[3].end - o[3].start, 1000},
-                {"hcom_allReduce__3_0_1", "world", o[4].start, o[4].end - o[4].start, 2u << 20}};
-    ev s2p[] = {{"hcom_send__0_1_1", "pair", o[5].start, o[5].end - o[5].start, 64}};
+    ev s1c[] = {{"hcom_allReduce__0_0_1", WORLD, o[0].start, o[0].end - o[0].start, 4u << 20}};
+    ev s1p[] = {{"hcom_receive__0_3_1", WORLD, o[1].start, o[1].end - o[1].start, 1000}};
+    ev s2c[] = {{"hcom_allReduce__1_0_1", WORLD, o[2].start, o[2].end - o[2].start, 1000},
+                {"hcom_allReduce__2_0_1", WORLD, o[3].start, o[3].end - o[3].start, 1000},
+                {"hcom_allReduce__3_0_1", WORLD, o[4].start, o[4].end - o[4].start, 2u << 20}};
+    ev s2p[] = {{"hcom_send__0_1_1", PAIR, o[5].start, o[5].end - o[5].start, 64}};
     ASSERT_EQ(o[1].kind, AIP_COMM_RECV);
     ASSERT_EQ(o[5].kind, AIP_COMM_SEND);
 
@@ -317,11 +322,11 @@ static void test_outputs(void)
 
     e.n = 0;
     put(&e, "{\"step1\": {\"collective\": {");
-    coll_block(&e, "allreduce", "world", "1-1", s1c, 1, 0);
+    coll_block(&e, "allreduce", WORLD, "1-1", s1c, 1, 0);
     put(&e, "}, \"p2p\": {");
     p2p_block(&e, "receive", "1-1", "3-1", s1p, 0);
     put(&e, "}}, \"step2\": {\"collective\": {");
-    coll_block(&e, "allreduce", "world", "1-1", s2c, 3, 0);
+    coll_block(&e, "allreduce", WORLD, "1-1", s2c, 3, 0);
     put(&e, "}, \"p2p\": {");
     p2p_block(&e, "send", "0-0", "0-1", s2p, 0);
     put(&e, "}}}\n");
@@ -436,11 +441,11 @@ static void test_outputs(void)
     ASSERT_EQ(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     ASSERT_EQ(sqlite3_prepare_v2(db,
                                  "SELECT n.value, c.startNs, c.endNs, g.value, c.opId, "
-                                 "d.value, a.value, c.count, t.value, c.deviceId, c.rankSize, "
+                                 "d.name, a.value, c.count, t.value, c.deviceId, c.rankSize, "
                                  "c.connectionId IS NULL FROM COMMUNICATION_OP c "
                                  "JOIN STRING_IDS n ON n.id = c.opName "
                                  "JOIN STRING_IDS g ON g.id = c.groupName "
-                                 "JOIN STRING_IDS d ON d.id = c.dataType "
+                                 "JOIN ENUM_HCCL_DATA_TYPE d ON d.id = c.dataType "
                                  "JOIN STRING_IDS a ON a.id = c.algType "
                                  "JOIN STRING_IDS t ON t.id = c.opType ORDER BY c.opId",
                                  -1, &q, NULL),
@@ -456,9 +461,9 @@ static void test_outputs(void)
         ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), op_names[n]);
         ASSERT_EQ(sqlite3_column_int64(q, 1), o[n].start);
         ASSERT_EQ(sqlite3_column_int64(q, 2), o[n].end);
-        ASSERT_STREQ((const char *)sqlite3_column_text(q, 3), n == 5 ? "pair" : "world");
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 3), n == 5 ? PAIR : WORLD);
         ASSERT_EQ(sqlite3_column_int(q, 4), n);
-        ASSERT_STREQ((const char *)sqlite3_column_text(q, 5), "int8");
+        ASSERT_STREQ((const char *)sqlite3_column_text(q, 5), "INT8"); /* torch's int8 */
         ASSERT_STREQ((const char *)sqlite3_column_text(q, 6), "N/A");
         ASSERT_EQ(sqlite3_column_int64(q, 7), (int64_t)o[n].count);
         ASSERT_STREQ((const char *)sqlite3_column_text(q, 8), op_types[n]);
@@ -483,8 +488,8 @@ static void test_outputs(void)
         ASSERT_TRUE(tv != NULL);
         ASSERT_TRUE(strstr(tv, "{\"name\":\"Communication\"}") != NULL);
         ASSERT_TRUE(strstr(tv, "{\"sort_index\":16}") != NULL);
-        ASSERT_TRUE(strstr(tv, "\"Group world Communication\"") != NULL);
-        ASSERT_TRUE(strstr(tv, "\"Group pair Communication\"") != NULL);
+        ASSERT_TRUE(strstr(tv, "\"Group " WORLD " Communication\"") != NULL);
+        ASSERT_TRUE(strstr(tv, "\"Group " PAIR " Communication\"") != NULL);
         const char *names[] = {"hcom_allReduce__0_0_1", "hcom_receive__0_3_1",
                                "hcom_allReduce__1_0_1", "hcom_allReduce__2_0_1",
                                "hcom_allReduce__3_0_1", "hcom_send__0_1_1",
