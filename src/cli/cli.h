@@ -47,4 +47,10 @@ int cli_memory(int argc, char **argv);
 /* cli_summary() : `aiprof summary DIR [--html FILE]` (summary_cmd.c). */
 int cli_summary(int argc, char **argv);
 
+/* cli_advise() : `aiprof advise DIR...` (advise_cmd.c). */
+int cli_advise(int argc, char **argv);
+
+/* cli_compare() : `aiprof compare BASE NEW` (compare_cmd.c). */
+int cli_compare(int argc, char **argv);
+
 #endif
