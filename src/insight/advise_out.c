@@ -57,8 +57,7 @@ void aip__advise_json(const aip__advise_ctx *c, const char *dir, aip__out *o)
                     (long long)c->mean_step_ns);
     for (size_t i = 0; i < c->n; i++) {
         const aip__finding *f = &c->f[i];
-        AIP_OUT_LIT(o, i ? ",\n{\"rank\":" : "\n{\"rank\":");
-        aip__out_printf(o, "%zu,\"rule\":", i + 1);
+        aip__out_printf(o, "%s\n{\"rank\":%zu,\"rule\":", i ? "," : "", i + 1);
         put_json_str(o, f->rule);
         aip__out_printf(o, ",\"severity\":\"%s\",\"ns_per_step\":%lld,\"share\":%.6f,"
                         "\"title\":", aip__severity_name(f->severity),
