@@ -1,0 +1,56 @@
+#!/bin/bash
+# `aiprof compare` on real runs (docs/ADVISE.md "compare"): prog_advise's
+# `regress` loop is `base` with one op 15 ms slower, one 10 ms op added
+# and a temporary twice as big.  compare must name exactly those at the
+# top of the op and memory sections (text and CSV); two runs of `base`
+# show no op or memory change above a threshold wide enough for a loaded
+# machine's noise (the exact figures: tests/unit/test_insight.c).
+set -eu
+BUILD=$1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+AIPROF="$BUILD/bin/aiprof"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+base=$("$BUILD/bin/prog_advise" base "$TMP/a") || fail "prog_advise base"
+base2=$("$BUILD/bin/prog_advise" base "$TMP/b") || fail "prog_advise base (again)"
+new=$("$BUILD/bin/prog_advise" regress "$TMP/c") || fail "prog_advise regress"
+
+"$AIPROF" compare -q "$base" "$new" --csv "$TMP/cmp.csv" >"$TMP/cmp.txt" || fail "compare"
+python3 - "$TMP/cmp.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+ops = [r for r in rows if r["Section"] == "op"]
+top2 = {r["Operator Name"] for r in ops[:2]}
+assert top2 == {"aten::conv2d", "aten::added_op"}, ops[:3]
+added = [r for r in ops if r["Operator Name"] == "aten::added_op"][0]
+assert added["Base Operator Number"] == "0" and added["Comparison Operator Number"] == "8", added
+assert added["Diff Ratio"] == "inf", added
+conv = [r for r in ops if r["Operator Name"] == "aten::conv2d"][0]
+assert conv["Input Shape"] == "[[8, 3, 32, 32]]" and float(conv["Diff Duration(ms)"]) > 0, conv
+mem = [r for r in rows if r["Section"] == "memory"]
+assert mem and float(mem[0]["Diff Duration(ms)"]) == 4.0, mem   # MiB: 4 -> 8
+print("ok regress: top ops", sorted(top2), "memory +4 MiB")
+PY
+grep -q "aten::added_op" "$TMP/cmp.txt" || fail "text lacks the added op"
+
+# the same program twice: nothing above the threshold among ops and memory
+"$AIPROF" compare -q "$base" "$base2" --threshold 60 --csv "$TMP/same.csv" >"$TMP/same.txt" ||
+    fail "compare same"
+python3 - "$TMP/same.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["Section"] in ("op", "memory")]
+assert not rows, rows
+print("ok same program: no op or memory change above 60% of the step")
+PY
+
+set +e
+"$AIPROF" compare -q "$base" >/dev/null 2>"$TMP/err"; rc=$?
+[ $rc -eq 2 ] || fail "one dir: exit $rc"
+"$AIPROF" compare -q "$base" "$TMP/nowhere" >/dev/null 2>"$TMP/err"; rc=$?
+[ $rc -eq 1 ] && grep -q nowhere "$TMP/err" || fail "missing dir: exit $rc $(cat "$TMP/err")"
+"$AIPROF" compare --threshold x "$base" "$new" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "bad threshold: exit $rc"
+"$AIPROF" compare --help | grep -q -- "--threshold" || fail "--help"
+set -e
+echo "test_compare: ok"
