@@ -60,8 +60,11 @@ aip_status aip__rule_small_kernels(aip__advise_ctx *c)
     if (!f)
         return AIP_ERR_NOMEM;
     aip__advise_stake(c, f, launch);
+    for (size_t i = 0; i < c->n_steps; i++) /* the longest steps show the overhead */
+        aip__where_keep(f, c->steps[i].start, c->steps[i].end - c->steps[i].start);
     snprintf(f->title, sizeof f->title,
-             "Many small kernels: launching them takes %.1f%% of the step", 100 * f->share);
+             "Many small kernels (%.0f per step, median %.1f us): per-launch overhead dominates",
+             (double)n / (double)c->n_steps, med / 1e3);
     aip__evidence_add(f, "%llu kernels inside %zu steps (%.0f per step), median %.3f us, "
                       "%.3f ms of kernel time per step against %.3f ms per step in the "
                       "launching calls", (unsigned long long)n, c->n_steps, per_step,
@@ -90,12 +93,24 @@ aip_status aip__rule_device_idle(aip__advise_ctx *c)
     }
     if (!rows || span <= 0 || free_ns <= 0)
         return AIP_OK;
+    int64_t per_row = free_ns / (int64_t)rows;
+    /* Launch-bound: with many small kernels the idle time between them is
+     * what their launches cost; one finding, not the same time twice. */
+    for (size_t i = 0; i < c->n; i++) {
+        aip__finding *k = &c->f[i];
+        if (strcmp(k->rule, "small_kernels"))
+            continue;
+        if (per_row > k->ns_per_step)
+            aip__advise_stake(c, k, per_row * (int64_t)c->n_steps);
+        aip__evidence_add(k, "; the device is idle %.1f%% of the step between them (%.3f ms "
+                          "per step)", 100.0 * (double)free_ns / (double)span, per_row / 1e6);
+        return AIP_OK;
+    }
     aip__finding *f = aip__advise_add(c, "device_idle");
     if (!f)
         return AIP_ERR_NOMEM;
     /* per device-step row, scaled to the steps so that the share reads
      * against the mean step like every other rule's */
-    int64_t per_row = free_ns / (int64_t)rows;
     aip__advise_stake(c, f, per_row * (int64_t)c->n_steps);
     f->share = (double)free_ns / (double)span;
     snprintf(f->title, sizeof f->title, "The device is idle %.1f%% of the step (host-bound)",
