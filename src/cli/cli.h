@@ -1,6 +1,7 @@
 /*
  * cli.h — the `aiprof` command's subcommands (one file each: analyse_cmd.c,
- * cluster_cmd.c, run_cmd.c, memory_cmd.c, summary_cmd.c; main.c dispatches, usage.c
+ * cluster_cmd.c, run_cmd.c, memory_cmd.c, summary_cmd.c, advise_cmd.c,
+ * compare_cmd.c; main.c dispatches, usage.c
  * reports bad command lines).  The command is a client of libaiprof: it
  * includes the public header, aiprof.h, and the src/common helpers (fs.h's
  * path checks); CMake gives it no other include directory.
