@@ -81,6 +81,10 @@ aip_status aip__rule_memory(aip__advise_ctx *c); /* advise_memory.c */
 /* advise_out.c */
 void aip__advise_text(const aip__advise_ctx *c, const char *dir, aip__out *o);
 void aip__advise_json(const aip__advise_ctx *c, const char *dir, aip__out *o);
+/* The summary's "Advice" section (advise_summary.c): `ctx` is an
+ * aip__advise_ctx; the summary's callbacks (summary.h). */
+void aip__advise_summary_text(const void *ctx, aip__out *o);
+void aip__advise_summary_html(const void *ctx, aip__out *o);
 
 /* compare.c: one model reduced to named rows, two of them side by side. */
 typedef struct aip__cmp_row {

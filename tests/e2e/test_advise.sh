@@ -85,5 +85,12 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==2 an
 "$AIPROF" advise --fail-on severe "$(cat "$TMP/clean.dir")" >/dev/null 2>"$TMP/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "severe" "$TMP/err" || fail "bad --fail-on: exit $rc"
 "$AIPROF" advise --help | grep -q -- "--fail-on" || fail "--help"
+# the summary's Advice section: text and HTML, the recorded name escaped
+"$AIPROF" summary -q "$(cat "$TMP/dataloader.dir")" --html "$TMP/s.html" >"$TMP/s.txt" 2>/dev/null ||
+    fail "summary"
+grep -q "^  \[high\] dataloader: " "$TMP/s.txt" || fail "summary text lacks the advice"
+grep -q '<table id="advice">' "$TMP/s.html" && grep -q "<td>dataloader</td>" "$TMP/s.html" ||
+    fail "summary HTML lacks the advice table"
+! grep -q $'\x1b' "$TMP/s.html" "$TMP/s.txt" || fail "control bytes in the summary"
 set -e
 echo "test_advise: ok"
