@@ -79,6 +79,10 @@ set +e
 "$AIPROF" advise -q --json "$(cat "$TMP/item.dir")" "$(cat "$TMP/clean.dir")" >"$TMP/two.json"; rc=$?
 [ $rc -eq 0 ] || fail "two dirs: exit $rc"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==2 and d[0]["findings"][0]["rule"]=="sync", d' "$TMP/two.json" || fail "two dirs JSON"
+# a folder of result directories (two levels down here): each advised in turn
+"$AIPROF" advise -q --json "$TMP" >"$TMP/all.json"; rc=$?
+[ $rc -eq 0 ] || fail "folder: exit $rc"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[x["findings"][0]["rule"] if x["findings"] else None for x in d]; assert len(d)==5 and r[1:]==["dataloader","sync","memory_growth","osrt"], r' "$TMP/all.json" || fail "folder JSON"
 # bad input
 "$AIPROF" advise -q "$TMP/nowhere" >/dev/null 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "nowhere" "$TMP/err" || fail "missing dir: exit $rc, $(cat "$TMP/err")"
