@@ -725,6 +725,32 @@ AIP_API aip_status aip_export_memory_timeline(const char *result_dir, const char
  *  page. */
 AIP_API aip_status aip_summarise(const char *result_dir, int fd, const char *html_path);
 
+/*! Severity of an `aiprof advise` finding (docs/ADVISE.md "Severity"): the
+ *  share of the mean step the finding puts at stake (info < 1% <= low <
+ *  5% <= medium < 20% <= high), or the rule's own scale (memory). */
+typedef enum aip_severity {
+    AIP_SEVERITY_INFO = 0,
+    AIP_SEVERITY_LOW = 1,
+    AIP_SEVERITY_MEDIUM = 2,
+    AIP_SEVERITY_HIGH = 3
+} aip_severity;
+
+/*! aip_advise() : `aiprof advise DIR`: run the rules of docs/ADVISE.md over
+ *  a result directory's raw data and write the findings, ranked by severity
+ *  then time at stake per step, to `fd` (-1: none) as text for a terminal,
+ *  or as JSON when `json` is nonzero.  `*worst` (if given) receives the
+ *  highest severity found, -1 when nothing was found. */
+AIP_API aip_status aip_advise(const char *result_dir, int fd, int json, int *worst);
+
+/*! aip_compare() : `aiprof compare BASE NEW`: step-time breakdown, ops (name
+ *  and input shapes), device kernels, runtime API calls, memory peak and
+ *  communication ops of two result directories side by side, each ranked by
+ *  the change per step.  Changes below `threshold` (a share of BASE's mean
+ *  step time; memory: of BASE's peak) are left out.  Text to `fd` (-1:
+ *  none); every row (threshold applied) as CSV to `csv_path` when given. */
+AIP_API aip_status aip_compare(const char *base_dir, const char *new_dir, int fd,
+                               const char *csv_path, double threshold);
+
 #ifdef __cplusplus
 }
 #endif

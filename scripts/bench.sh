@@ -32,6 +32,11 @@ fi
 if [ -d "$BUILD/python/aiprof" ] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
   pybench "Debian, legacy profiler" /usr/bin/python3 "$BUILD"
 fi
+# issue 29: advise and compare on the 10 M-event profile; msprof-analyze's
+# advisor beside them on 1 M events (it takes minutes per million)
+echo "== insight_bench.sh =="
+bash bench/insight_bench.sh "$BUILD" || status=1
+bash bench/insight_bench.sh "$BUILD" 1000000 || status=1
 # issue 15: the PMPI wrappers' cost on 2 ranks, and aiprof cluster at scale
 for py in mpi_overhead.py cluster_scale.py; do
   echo "== $py =="

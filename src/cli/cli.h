@@ -1,6 +1,7 @@
 /*
  * cli.h — the `aiprof` command's subcommands (one file each: analyse_cmd.c,
- * cluster_cmd.c, run_cmd.c, memory_cmd.c, summary_cmd.c; main.c dispatches, usage.c
+ * cluster_cmd.c, run_cmd.c, memory_cmd.c, summary_cmd.c, advise_cmd.c,
+ * compare_cmd.c; main.c dispatches, usage.c
  * reports bad command lines).  The command is a client of libaiprof: it
  * includes the public header, aiprof.h, and the src/common helpers (fs.h's
  * path checks); CMake gives it no other include directory.
@@ -46,5 +47,11 @@ int cli_memory(int argc, char **argv);
 
 /* cli_summary() : `aiprof summary DIR [--html FILE]` (summary_cmd.c). */
 int cli_summary(int argc, char **argv);
+
+/* cli_advise() : `aiprof advise DIR...` (advise_cmd.c). */
+int cli_advise(int argc, char **argv);
+
+/* cli_compare() : `aiprof compare BASE NEW` (compare_cmd.c). */
+int cli_compare(int argc, char **argv);
 
 #endif

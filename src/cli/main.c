@@ -58,6 +58,10 @@ int main(int argc, char **argv)
         return cli_memory(argc - 1, argv + 1);
     if (!strcmp(cmd, "summary"))
         return cli_summary(argc - 1, argv + 1);
+    if (!strcmp(cmd, "advise"))
+        return cli_advise(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cli_compare(argc - 1, argv + 1);
     if (cmd[0] == '-')
         fprintf(stderr, "aiprof: unknown option '%s'\n", cmd);
     else

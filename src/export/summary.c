@@ -318,6 +318,8 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
     }
     aip__summary_devmem_text(s, o);
     aip__summary_osrt_text(s, o);
+    if (s->advice_text)
+        s->advice_text(s->advice_ctx, o);
     AIP_OUT_LIT(o, "\nNot collected / problems:");
     if (!s->n_notes)
         AIP_OUT_LIT(o, " none");

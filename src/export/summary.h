@@ -87,6 +87,12 @@ typedef struct aip__summary_data {
     aip__sum_range *mstx_ranges; /* by total time, longest first */
     size_t n_mstx_ranges;
     uint64_t mstx_marks, mstx_unended; /* marks; range starts without end */
+    /* The "Advice" section (aiprof advise, src/insight/), given by the
+     * caller that built the findings (reports.c); NULL: none.  A callback,
+     * so that export does not depend on insight. */
+    void (*advice_text)(const void *ctx, aip__out *o);
+    void (*advice_html)(const void *ctx, aip__out *o);
+    const void *advice_ctx;
 } aip__summary_data;
 
 /* aip__summary_build() : the facts of `dir`'s model (its info says which

@@ -146,6 +146,8 @@ aip_status aip__summary_html(const aip__summary_data *s, aip__out *o)
         aip__summary_osrt_html(s, o);
     if (st)
         return st;
+    if (s->advice_html)
+        s->advice_html(s->advice_ctx, o);
     AIP_OUT_LIT(o, "<h2>Not collected / problems</h2>\n<ul id=\"notes\">\n");
     if (!s->n_notes)
         AIP_OUT_LIT(o, "<li>none</li>\n");

@@ -11,6 +11,7 @@
 #include "export.h"
 #include "memory_timeline.h"
 #include "summary.h"
+#include "insight.h"
 #include "error.h"
 #include "fs.h"
 
@@ -29,13 +30,22 @@ aip_status aip__summary(const char *result_dir, int fd, const char *html_path, i
     if (!st)
         st = aip__summary_build(result_dir, &m, &s);
     if (!st) {
+        aip__advise_ctx adv; /* the "Advice" section: aiprof advise's findings */
+        st = aip__advise_build(&m, &adv);
+        if (!st) {
+            s.advice_text = aip__advise_summary_text;
+            s.advice_html = aip__advise_summary_html;
+            s.advice_ctx = &adv;
+        }
         aip__out o;
-        if (fd >= 0 && !aip__out_init_fd(&o, fd)) {
+        if (!st && fd >= 0 && !aip__out_init_fd(&o, fd)) {
             aip__summary_text(&s, &o);
             st = aip__out_close(&o);
         }
         if (!st && html_path && !(st = aip__out_open(&o, html_path)))
             st = aip__out_finish(&o, aip__summary_html(&s, &o));
+        if (s.advice_ctx)
+            aip__advise_free(&adv);
         aip__summary_free(&s);
     }
     aip__model_free(&m);
