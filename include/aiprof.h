@@ -615,17 +615,21 @@ enum aip_analyse_outputs {
                                     key_averages); nothing else is touched */
 };
 
-/* The two forms of trace_view.json (docs/RESULT_LAYOUT.md says which
+/* The forms of the timeline: trace_view.json's two (docs/RESULT_LAYOUT.md says which
  * viewer or tool wants which). */
 enum aip_trace_format {
     AIP_TRACE_TORCH_NPU = 0,     /* torch_npu's: a top-level array, `ts` a string
                                     of absolute epoch µs with 3 decimals (what
                                     msprof-analyze and MindStudio Insight read) */
-    AIP_TRACE_KINETO = 1         /* torch.profiler's: {"traceEvents": [...],
+    AIP_TRACE_KINETO = 1,        /* torch.profiler's: {"traceEvents": [...],
                                     "baseTimeNanoseconds": B, ...}, numeric `ts`
                                     relative to B, add_metadata entries as
                                     top-level keys (for float64 readers such as
                                     speedscope and the old chrome://tracing) */
+    AIP_TRACE_PERFETTO = 2       /* torch_npu's trace_view.json and also
+                                    trace.perfetto-trace: Perfetto's native protobuf
+                                    TrackEvent trace (integer ns, interned strings)
+                                    for the Perfetto UI / trace processor */
 };
 
 typedef struct aip_analyse_options {
@@ -705,7 +709,8 @@ AIP_API aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_option
 
 /*! aip_export_trace() : trace_view.json of a result directory's raw data,
  *  in `trace_format` (aip_trace_format), written to `path` (gzip when it
- *  ends in .gz is the caller's business: the text is plain JSON).  The
+ *  ends in .gz is the caller's business: the text is plain JSON; with
+ *  AIP_TRACE_PERFETTO the file is Perfetto's protobuf trace instead).  The
  *  result directory is not changed.  This is export_chrome_trace() in a
  *  form other than the one ASCEND_PROFILER_OUTPUT holds. */
 AIP_API aip_status aip_export_trace(const char *result_dir, const char *path,

@@ -1,6 +1,6 @@
 /*
  * analyse_cmd.c — `aiprof analyse PATH... [-j N] [--export-type text|db]
- * [--trace-format torch_npu|kineto]`.
+ * [--trace-format torch_npu|kineto|perfetto]`.
  *
  * Mirrors torch_npu.profiler.profiler.analyse(): PATH is a result directory
  * (it holds FRAMEWORK/) or a folder whose immediate subdirectories are
@@ -42,7 +42,7 @@ typedef struct list {
 static void analyse_usage(FILE *f)
 {
     fputs("Usage: aiprof analyse PATH... [-j N] [--export-type text|db]\n"
-          "                      [--trace-format torch_npu|kineto] [-q]\n"
+          "                      [--trace-format torch_npu|kineto|perfetto] [-q]\n"
           "\n"
           "Analyse profiling results offline.  PATH is a result directory\n"
           "({worker}_{timestamp}_ascend_pt, holding FRAMEWORK/) or a directory whose\n"
@@ -63,6 +63,9 @@ static void analyse_usage(FILE *f)
           "                         Perfetto) or as torch.profiler/Kineto does (kineto:\n"
           "                         an object with numeric ts relative to\n"
           "                         baseTimeNanoseconds; for speedscope, chrome://tracing)\n"
+          "                         or perfetto: torch_npu's trace_view.json and\n"
+          "                         trace.perfetto-trace, Perfetto's own protobuf form\n"
+          "                         (exact ns, far smaller; for ui.perfetto.dev)\n"
           "  -q, --quiet            no warnings and no progress display\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -166,14 +169,17 @@ static int parse_args(int argc, char **argv, opts *o)
             else if (i + 1 < argc)
                 val = argv[++i];
             else
-                return cli_usage_error("analyse", "option '%s' needs torch_npu or kineto", a);
+                return cli_usage_error("analyse", "option '%s' needs torch_npu, kineto or perfetto",
+                                       a);
             if (!strcmp(val, "torch_npu"))
                 o->trace_format = AIP_TRACE_TORCH_NPU;
             else if (!strcmp(val, "kineto"))
                 o->trace_format = AIP_TRACE_KINETO;
+            else if (!strcmp(val, "perfetto"))
+                o->trace_format = AIP_TRACE_PERFETTO;
             else /* a form asked for by name must not be replaced silently */
-                return cli_usage_error("analyse", "unknown trace format '%s' (torch_npu or "
-                                       "kineto)", val);
+                return cli_usage_error("analyse", "unknown trace format '%s' (torch_npu, "
+                                       "kineto or perfetto)", val);
         } else {
             return cli_usage_error("analyse", "unknown option '%s'", a);
         }

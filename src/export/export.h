@@ -19,6 +19,11 @@ typedef aip_status (*aip__export_fn)(const aip__model *m, aip__out *o);
  * metadata keys; rank and config flags from m->info). */
 aip_status aip__export_trace_json(const aip__model *m, aip__out *o);
 
+/* trace_perfetto.c : trace.perfetto-trace, the same timeline in Perfetto's
+ * protobuf TrackEvent format (written when m->trace_format is
+ * AIP_TRACE_PERFETTO). */
+aip_status aip__export_trace_perfetto(const aip__model *m, aip__out *o);
+
 /* csv_operator_details.c : operator_details.csv, one row per framework op. */
 aip_status aip__export_operator_details(const aip__model *m, aip__out *o);
 

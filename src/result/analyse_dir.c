@@ -42,7 +42,8 @@ enum {
     W_DEVICE = 1u << 12,       /* device tasks were recorded */
     W_COMM = 1u << 13,         /* communication ops were recorded */
     W_NIC = 1u << 14,          /* sys_io interface samples were recorded */
-    W_ROCE = 1u << 15          /* sys_io RDMA port samples were recorded */
+    W_ROCE = 1u << 15,         /* sys_io RDMA port samples were recorded */
+    W_PERFETTO = 1u << 16      /* trace format perfetto was asked for */
 };
 
 typedef struct exporter {
@@ -56,6 +57,7 @@ typedef struct exporter {
  * seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、analysis.db). */
 static const exporter exporters[] = {
     {"trace_view.json", W_TEXT | W_TRACE_VIEW, aip__export_trace_json},
+    {"trace.perfetto-trace", W_TEXT | W_TRACE_VIEW | W_PERFETTO, aip__export_trace_perfetto},
     {"kernel_details.csv", W_TEXT | W_DEVICE, aip__export_kernel_details},
     {"operator_details.csv", W_TEXT, aip__export_operator_details},
     {"step_trace_time.csv", W_TEXT, aip__export_step_trace},
@@ -102,6 +104,8 @@ static int has_host(const aip__model *m, uint8_t what, uint8_t flag)
 
 static int enabled(const exporter *e, const aip__model *m, unsigned export_type, unsigned which)
 {
+    if ((e->when & W_PERFETTO) && m->trace_format != AIP_TRACE_PERFETTO)
+        return 0;
     if (which == AIP_OUTPUTS_TRACE_VIEW)
         return !!(e->when & W_TRACE_VIEW);
     if (!(e->when & export_type))
@@ -217,7 +221,9 @@ static size_t pool_export(pool *p, unsigned export_type, unsigned which)
     for (int pass = 0; pass < 3; pass++) /* the main database, the trace, the rest */
         for (size_t i = 0; i < p->n; i++) {
             const exporter *e = p->jobs[i].e;
-            int rank = !e->name ? 0 : e->fn == aip__export_trace_json ? 1 : 2;
+            int rank = !e->name ? 0
+                     : e->fn == aip__export_trace_json || e->fn == aip__export_trace_perfetto ? 1
+                     : 2;
             if (rank == pass)
                 p->order[k++] = i;
         }
@@ -337,9 +343,9 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
     if (opt.outputs > AIP_OUTPUTS_TRACE_VIEW)
         return aip__fail(AIP_ERR_INVALID_ARG, "outputs %u is not an aip_analyse_outputs value",
                          opt.outputs);
-    if (opt.trace_format > AIP_TRACE_KINETO)
+    if (opt.trace_format > AIP_TRACE_PERFETTO)
         return aip__fail(AIP_ERR_INVALID_ARG, "trace_format %u is not an aip_trace_format value "
-                         "(0 torch_npu, 1 kineto)", opt.trace_format);
+                         "(0 torch_npu, 1 kineto, 2 perfetto)", opt.trace_format);
 
     aip__run_log r;
     aip__runlog_init(&r, result_dir, opt.quiet);
@@ -365,6 +371,8 @@ aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *op
     if (opt.trace_format == AIP_TRACE_KINETO)
         aip__runlog_line(&r, "trace_view.json in Kineto's form (object, ts relative to "
                          "baseTimeNanoseconds)");
+    else if (opt.trace_format == AIP_TRACE_PERFETTO)
+        aip__runlog_line(&r, "trace.perfetto-trace too (Perfetto's protobuf format)");
     /* Past `ulimit -f` every writer (the exporters, the pool's threads, which
      * inherit this mask, and SQLite's) gets EFBIG and fails the analysis
      * with a message, instead of SIGXFSZ killing the caller: `aiprof run`

@@ -77,9 +77,9 @@ aip_status aip__export_trace(const char *result_dir, const char *path, unsigned 
 {
     if (!result_dir || !path)
         return aip__fail(AIP_ERR_INVALID_ARG, "result directory and output path are required");
-    if (trace_format > AIP_TRACE_KINETO)
+    if (trace_format > AIP_TRACE_PERFETTO)
         return aip__fail(AIP_ERR_INVALID_ARG, "trace_format %u is not an aip_trace_format value "
-                         "(0 torch_npu, 1 kineto)", trace_format);
+                         "(0 torch_npu, 1 kineto, 2 perfetto)", trace_format);
     aip_status s = aip__path_usable(path, "output path");
     if (s)
         return s;
@@ -93,7 +93,9 @@ aip_status aip__export_trace(const char *result_dir, const char *path, unsigned 
         aip__out o;
         s = aip__out_open(&o, path);
         if (!s)
-            s = aip__out_finish(&o, aip__export_trace_json(&m, &o));
+            s = aip__out_finish(&o, trace_format == AIP_TRACE_PERFETTO
+                                        ? aip__export_trace_perfetto(&m, &o)
+                                        : aip__export_trace_json(&m, &o));
     }
     aip__model_free(&m);
     aip__runlog_free(&r);

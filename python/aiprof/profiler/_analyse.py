@@ -113,8 +113,9 @@ def analyse_in_background(result_dir, export_bits=0, gzip_trace=False, trace_for
     argv = [sys.executable, "-m", "aiprof.profiler._analyse_child", result_dir, str(export_bits)]
     if gzip_trace:
         argv.append("gzip")
-    if trace_format == TRACE_FORMATS["kineto"]:
-        argv.append("kineto")
+    for form, number in TRACE_FORMATS.items():
+        if trace_format == number and number:
+            argv.append(form)
     proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
     with _pending_lock:
         _pending[os.path.abspath(result_dir)] = proc
@@ -173,14 +174,16 @@ def find_result_dirs(path):
 
 
 def _main(argv):
-    if len(argv) < 2 or argv[3:] not in ([], ["gzip"], ["kineto"], ["gzip", "kineto"]):
+    forms = [a for a in argv[3:] if a != "gzip"]
+    if len(argv) < 2 or argv[3:4] not in ([], ["gzip"]) + [[f] for f in TRACE_FORMATS] \
+            or len(forms) > 1 or any(f not in TRACE_FORMATS for f in forms) \
+            or argv[3:].count("gzip") > 1:
         print("usage: python -m aiprof.profiler._analyse_child RESULT_DIR [EXPORT_BITS [gzip] "
-              "[kineto]]", file=sys.stderr)
+              "[kineto|perfetto]]", file=sys.stderr)
         return 2
     try:
         _C.analyse_dir(argv[1], int(argv[2]) if len(argv) > 2 else 0, False,
-                       trace_format=TRACE_FORMATS["kineto" if "kineto" in argv[3:]
-                                                  else "torch_npu"])
+                       trace_format=TRACE_FORMATS[forms[0] if forms else "torch_npu"])
         if "gzip" in argv[3:]:
             gzip_trace(argv[1])
     except Exception as e:  # the analysis's own errors are in the directory's logs too
@@ -197,7 +200,8 @@ def analyse(profiler_path, max_process_number=None, export_type=None, *,
     falls back to half the CPUs, as the seed documents).  export_type:
     "text", "db" or a list; None uses what each trace recorded.
     trace_format (aiprof's): "torch_npu" writes trace_view.json as
-    torch_npu does, "kineto" as torch.profiler does.
+    torch_npu does, "kineto" as torch.profiler does, "perfetto" also
+    trace.perfetto-trace (Perfetto's protobuf trace).
     """
     profiler_path = check_path("profiler_path", profiler_path)
     form = check_trace_format("trace_format", trace_format)

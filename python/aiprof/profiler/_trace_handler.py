@@ -47,7 +47,10 @@ def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True
     read; "kineto" as torch.profiler does — {"traceEvents": [...],
     "baseTimeNanoseconds": N, ...} with numeric ts relative to N and
     add_metadata entries as top-level keys, for viewers that read ts as a
-    float (speedscope, the old chrome://tracing)."""
+    float (speedscope, the old chrome://tracing); "perfetto" writes
+    torch_npu's trace_view.json and also trace.perfetto-trace, Perfetto's
+    own protobuf trace (exact ns, about a fifth of the JSON's size), the
+    form to open in ui.perfetto.dev."""
     check_trace_format("trace_format", trace_format)
     if dir_name is not None:
         dir_name = check_path("dir_name", dir_name)

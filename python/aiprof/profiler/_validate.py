@@ -119,16 +119,19 @@ def check_str_list(name, value):
     return out
 
 
-# trace_view.json's two forms (aip_trace_format): torch_npu's array (the
-# default) and torch.profiler/Kineto's object (docs/RESULT_LAYOUT.md).
-TRACE_FORMATS = {"torch_npu": 0, "kineto": 1}
+# The timeline's forms (aip_trace_format): torch_npu's array (the default),
+# torch.profiler/Kineto's object, and "perfetto": torch_npu's trace_view.json
+# plus trace.perfetto-trace, Perfetto's protobuf trace (docs/RESULT_LAYOUT.md).
+TRACE_FORMATS = {"torch_npu": 0, "kineto": 1, "perfetto": 2}
 
 
 def check_trace_format(name, value):
-    """A trace form by name ("torch_npu" or "kineto") → the C core's number."""
+    """A trace form by name ("torch_npu", "kineto" or "perfetto") → the C
+    core's number."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str (\"torch_npu\" or \"kineto\"), "
+        raise TypeError(f"{name} must be a str (\"torch_npu\", \"kineto\" or \"perfetto\"), "
                         f"got {type(value).__name__}")
     if value not in TRACE_FORMATS:
-        raise ValueError(f"{name} must be \"torch_npu\" or \"kineto\", got {value!r}")
+        raise ValueError(f"{name} must be \"torch_npu\", \"kineto\" or \"perfetto\", "
+                         f"got {value!r}")
     return TRACE_FORMATS[value]
