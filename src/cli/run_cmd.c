@@ -87,7 +87,7 @@ static json_t *load_info(const char *dir)
     return info;
 }
 
-static void summarise(const char *dir, int analyse, int kineto)
+static void summarise(const char *dir, int analyse, int trace_format)
 {
     long long events = -1, dropped = 0;
     int saved = 0;
@@ -104,7 +104,7 @@ static void summarise(const char *dir, int analyse, int kineto)
         aip_analyse_options o;
         aip_analyse_options_init(&o);
         o.quiet = 1;
-        o.trace_format = kineto ? AIP_TRACE_KINETO : AIP_TRACE_TORCH_NPU;
+        o.trace_format = (unsigned)trace_format;
         state = aip_analyse_dir(dir, &o) == AIP_OK ? "analysed" : "analysis failed";
         if (strcmp(state, "analysed"))
             fprintf(stderr, "aiprof run: %s: %s\n", dir, aip_last_error());
@@ -277,7 +277,7 @@ int cli_run(int argc, char **argv)
         while (fgets(line, sizeof line, f)) {
             line[strcspn(line, "\n")] = '\0';
             if (line[0]) {
-                summarise(line, o.analyse, o.kineto);
+                summarise(line, o.analyse, o.trace_form);
                 n++;
             }
         }

@@ -62,7 +62,8 @@ static const run_option options[] = {
     {"--trace-format", NULL, NULL, "FORM", FIELD(trace_format), 0,
      "trace_view.json as torch_npu writes it (torch_npu, the\n"
      "default) or as torch.profiler / Kineto does (kineto: for\n"
-     "HTA, TensorBoard's profiler plugin, speedscope)"},
+     "HTA, TensorBoard's profiler plugin, speedscope); perfetto:\n"
+     "torch_npu's and trace.perfetto-trace (ui.perfetto.dev)"},
     {"--no-analyse", NULL, "--no-analyze", NULL, FIELD(analyse), 0,
      "keep the raw data only (analyse later: aiprof analyse DIR)"},
     {"--help", "-h", NULL, NULL, FIELD(help), 1, "show this help"},
@@ -227,10 +228,16 @@ int run_options_parse(int argc, char **argv, run_options *o)
     if (o->host_sys && !host_sys_ok(o->host_sys))
         return usage(o, "--host-sys needs a comma-separated list of cpu, mem, disk, network "
                      "and osrt, not '%s'", o->host_sys);
-    if (o->trace_format && strcmp(o->trace_format, "torch_npu") &&
-        strcmp(o->trace_format, "kineto"))
-        return usage(o, "--trace-format needs torch_npu or kineto, not '%s'", o->trace_format);
-    o->kineto = o->trace_format && !strcmp(o->trace_format, "kineto");
+    if (o->trace_format) {
+        static const char *const forms[] = {"torch_npu", "kineto", "perfetto"};
+        o->trace_form = -1;
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(o->trace_format, forms[k]))
+                o->trace_form = k; /* aip_trace_format's numbering */
+        if (o->trace_form < 0)
+            return usage(o, "--trace-format needs torch_npu, kineto or perfetto, not '%s'",
+                         o->trace_format);
+    }
     if (o->config && (o->delay || o->duration))
         return usage(o, "--config (dynamic mode) cannot be combined with --delay/--duration",
                      NULL);

@@ -14,13 +14,14 @@ typedef struct run_options {
     const char *dir, *delay, *duration, *config; /* point into argv; NULL when not given */
     const char *max_size;
     const char *host_sys;  /* --host-sys: "cpu,mem,disk,network,osrt" (checked), NULL: none */
-    const char *trace_format; /* --trace-format: "torch_npu" or "kineto" (checked), NULL: default */
+    const char *trace_format; /* --trace-format: "torch_npu", "kineto" or "perfetto" (checked),
+                                 NULL: default */
     unsigned long long max_bytes; /* --max-size in bytes (RUN_DEFAULT_MAX_BYTES if not given), 0 = none */
     int record_shapes, with_stack, profile_memory, with_modules, with_flops;
     int no_mstx, children;
     int mpi;      /* --mpi 1, --no-mpi -1, else 0: record MPI calls when under an MPI launcher */
     int analyse;  /* 1 unless --no-analyse */
-    int kineto;   /* --trace-format kineto: trace_view.json in Kineto's form */
+    int trace_form;  /* --trace-format as an aip_trace_format (0 when not given) */
     int help;     /* -h/--help was given: print run_options_help(), nothing else */
     int command;  /* argv index of COMMAND (when !help) */
     const char *error, *error_arg; /* a usage error: a format with at most one %s, its value */

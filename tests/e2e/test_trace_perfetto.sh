@@ -64,6 +64,23 @@ else
   echo "communication: not run (no MPI)"
 fi
 
+# bench_trace_perfetto's profiles (bench_analyse.c's generator: nested ops
+# on 3 threads with steps; with --device a runtime call and a kernel per
+# op triple, kernels of different threads starting together).
+for dev in "" --device; do
+  k=$("$B/bench_trace_perfetto" 20000 3 $dev --keep --rounds 1 | sed -n 's/^  kept: //p')
+  [ -d "$k/bench_ascend_pt" ] || fail "bench_trace_perfetto $dev"
+  mv "$k" "$TMP/bench$dev" && check "$TMP/bench$dev/bench_ascend_pt" "bench$dev"
+done
+
+# `aiprof run --trace-format perfetto` analyses with it.
+"$B/aiprof" run --trace-format perfetto --dir "$TMP/run" -- sleep 0.1 >/dev/null 2>&1 ||
+  fail "aiprof run --trace-format perfetto"
+RUN=$(ls -d "$TMP"/run/*_ascend_pt)
+[ -f "$RUN/ASCEND_PROFILER_OUTPUT/trace.perfetto-trace" ] || fail "aiprof run: no perfetto file"
+"$PY" "$CHECK" "$RUN" >/dev/null || fail "aiprof run: check"
+passed=$((passed + 1))
+
 # Re-analysed in the default form, the directory no longer holds the file
 # (only this analysis's outputs stay); an unknown form is a usage error.
 "$B/aiprof" analyse -q "$DEV" >/dev/null || fail "analyse (default form)"
