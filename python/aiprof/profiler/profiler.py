@@ -78,8 +78,8 @@ class _ProfInterface:
 
     def analyse(self, async_mode=False, use_gzip=False, trace_format="torch_npu", **_ignored):
         """Analyse the trace just saved (in a background process if async);
-        use_gzip also writes trace_view.json.gz; trace_format "torch_npu" or
-        "kineto" (tensorboard_trace_handler says what each is)."""
+        use_gzip also writes trace_view.json.gz; trace_format "torch_npu",
+        "kineto" or "perfetto" (tensorboard_trace_handler says what each is)."""
         self._prof._analyse_last(check_bool("async_mode", async_mode),
                                  check_bool("use_gzip", use_gzip),
                                  check_trace_format("trace_format", trace_format))
