@@ -481,7 +481,9 @@ class _KinetoProfile:
         .gz): trace_format "torch_npu" (default) as torch_npu writes it, a
         JSON array with string ts; "kineto" as torch.profiler does, an object
         with numeric ts relative to baseTimeNanoseconds and add_metadata
-        entries as top-level keys (for speedscope, the old chrome://tracing)."""
+        entries as top-level keys (for speedscope, the old chrome://tracing);
+        "perfetto": Perfetto's protobuf trace instead of JSON (for
+        ui.perfetto.dev; name it .perfetto-trace)."""
         path = check_path("path", path)
         form = check_trace_format("trace_format", trace_format)
         r = self._saved_trace("export_chrome_trace")
