@@ -3,7 +3,8 @@
  * trace_json_device.c (its device layers), trace_json_comm.c (its
  * Communication layer) and trace_json_header.c (the
  * keys around them) share: the writer's state and its event pieces.
- * Nothing outside these files includes it.
+ * Nothing outside these files includes it but trace_perfetto_int.h, for
+ * the layers' pids (aip__tj_layer_pid), which both timelines share.
  */
 #ifndef AIP_TRACE_JSON_INT_H
 #define AIP_TRACE_JSON_INT_H
