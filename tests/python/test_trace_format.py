@@ -156,5 +156,5 @@ def test_bad_trace_format_is_refused():
 def test_export_chrome_trace_bad_format(tmp_path):
     prof = _profile("./r", steps=1)
     with pytest.raises(ValueError, match="torch_npu"):
-        prof.export_chrome_trace("x.json", trace_format="perfetto")
+        prof.export_chrome_trace("x.json", trace_format="protobuf")
     assert not os.path.exists("x.json")

@@ -83,3 +83,12 @@ def test_trace_handler_and_export_chrome_trace():
         assert a.read() == b.read()  # the same model gives the same bytes
     counts = _decode_and_match(d)
     assert counts["flows"] > 0  # fwdbwd
+
+
+@needs_torch
+def test_async_analysis_writes_it():
+    """The analysis in a background process (async_mode) gets the form too."""
+    prof = _train("out", async_mode=True, trace_format="perfetto")
+    prof.key_averages()  # waits for the background analysis
+    (d,) = result_dirs("out")
+    _looks_like_trace(os.path.join(d, PF))

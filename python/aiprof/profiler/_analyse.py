@@ -174,10 +174,10 @@ def find_result_dirs(path):
 
 
 def _main(argv):
+    named = [f for f in TRACE_FORMATS if f != "torch_npu"]
+    allowed = [[], ["gzip"]] + [[f] for f in named] + [["gzip", f] for f in named]
     forms = [a for a in argv[3:] if a != "gzip"]
-    if len(argv) < 2 or argv[3:4] not in ([], ["gzip"]) + [[f] for f in TRACE_FORMATS] \
-            or len(forms) > 1 or any(f not in TRACE_FORMATS for f in forms) \
-            or argv[3:].count("gzip") > 1:
+    if len(argv) < 2 or argv[3:] not in allowed:
         print("usage: python -m aiprof.profiler._analyse_child RESULT_DIR [EXPORT_BITS [gzip] "
               "[kineto|perfetto]]", file=sys.stderr)
         return 2
