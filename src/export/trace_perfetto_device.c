@@ -202,7 +202,7 @@ static void overlap_layer(aip__pf *w, uint32_t d)
 {
     aip__overlap_section *sec;
     size_t n;
-    aip_status s = aip__device_overlap(w->p, d, &sec, &n);
+    aip_status s = aip__device_overlap(w->m, d, &sec, &n);
     if (s) {
         if (!w->status)
             w->status = s;

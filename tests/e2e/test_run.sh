@@ -137,7 +137,7 @@ set +e
 rc=$?
 set -e
 [ $rc = 2 ] || { echo "--trace-format chrome: exit $rc"; exit 1; }
-grep -q "trace-format needs torch_npu or kineto, not 'chrome'" "$TMP/err"
+grep -q "trace-format needs torch_npu, kineto or perfetto, not 'chrome'" "$TMP/err"
 # A recording of no time is a usage error (exit 2), not an empty run.
 set +e
 "$AIPROF" run --duration 0 -- true 2>"$TMP/err"
