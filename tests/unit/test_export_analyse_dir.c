@@ -150,7 +150,13 @@ static void test_outputs_and_determinism(void)
     j = json_load_file(p, 0, &err);
     ASSERT_TRUE(json_is_array(j));
     json_decref(j);
-    ASSERT_EQ(aip_export_trace(d, k, 2), AIP_ERR_INVALID_ARG);
+    ASSERT_EQ(aip_export_trace(d, k, 3), AIP_ERR_INVALID_ARG);
+    /* perfetto: the protobuf trace (a Trace's first field, packet, is 0x0a) */
+    ASSERT_EQ(aip_export_trace(d, k, AIP_TRACE_PERFETTO), AIP_OK);
+    size_t n;
+    char *pb = aip_test_slurp(k, &n);
+    ASSERT_TRUE(pb && n > 100 && pb[0] == 0x0a);
+    free(pb);
 }
 
 static void test_truncated_raw_is_salvaged(void)
