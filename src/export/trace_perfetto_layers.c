@@ -39,10 +39,9 @@ typedef struct lane_set {
 static uint64_t group_track(aip__pf *w, uint64_t layer, uint32_t group, size_t lane)
 {
     const aip__comm_group_info *g = aip__model_comm_group(w->p, group);
-    size_t n = 0;
-    const char *gname = g && g->name ? aip__model_str(w->p, g->name, &n) : "ungrouped";
-    if (!(g && g->name))
-        n = strlen(gname);
+    /* torch_npu's track name, as trace_view.json: "Group <hashed name> Communication" */
+    const char *gname = g ? g->label : "ungrouped";
+    size_t n = strlen(gname);
     char *buf = malloc(n + 48);
     if (!buf) {
         nomem(w, "the communication layer");
