@@ -16,7 +16,7 @@ summarise() { # result dir
   local d=$1 out="$1/ASCEND_PROFILER_OUTPUT"
   echo
   echo "result: $d"
-  [ -f "$out/trace_view.json" ] && echo "  trace_view.json      $(du -h "$out/trace_view.json" | cut -f1)  (open in https://ui.perfetto.dev or MindStudio Insight; for speedscope or chrome://tracing: aiprof analyse --trace-format kineto)"
+  [ -f "$out/trace_view.json" ] && echo "  trace_view.json      $(du -h "$out/trace_view.json" | cut -f1)  (MindStudio Insight, msprof-analyze; for ui.perfetto.dev: aiprof analyse --trace-format perfetto; for HTA, TensorBoard, speedscope or chrome://tracing: --trace-format kineto)"
   if [ -f "$out/operator_details.csv" ]; then
     echo "  top operators by host self time (us):"
     /usr/bin/python3 - "$out/operator_details.csv" <<'PY'
