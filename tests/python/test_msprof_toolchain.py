@@ -36,8 +36,18 @@ import msprof_env
 from conftest import needs_torch
 from mpi_example import BIN, ENV, needs_mpi
 
-pytestmark = pytest.mark.skipif(msprof_env.installed_missing() is not None,
-                                reason=str(msprof_env.installed_missing()))
+import importlib.util  # noqa: E402
+
+# Minutes of msprof-analyze runs: once per `make test`, in the pass whose
+# interpreter has it installed (the torch 2.x venv), not again under
+# Debian's python3 and the ASan pass, which would run the same tool.
+pytestmark = [
+    pytest.mark.skipif(msprof_env.installed_missing() is not None,
+                       reason=str(msprof_env.installed_missing())),
+    pytest.mark.skipif(importlib.util.find_spec("msprof_analyze") is None,
+                       reason="runs in the pass whose Python has msprof-analyze (the torch 2.x "
+                              "venv's)"),
+]
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "examples")
