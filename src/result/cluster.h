@@ -14,6 +14,8 @@
 #include "error.h"
 
 #include <jansson.h>
+#include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -165,6 +167,22 @@ struct aip__out;
 aip_status aip__cluster_out_open(struct aip__out *o, FILE **f, const char *out_dir,
                                  const char *name);
 aip_status aip__cluster_out_close(struct aip__out *o, FILE *f, int failed);
+
+/* cluster_dbfile.c: cluster_analysis.db as a copy beside it (other tools'
+ * tables kept), renamed into place when complete.  aip__cluster_db_open():
+ * copy the existing file (never through a link; a regular file only) to a
+ * temporary one (O_EXCL, 0640) and open the copy as f->db; SIGXFSZ is
+ * blocked until the close.  aip__cluster_db_close(): close f->db; rename
+ * the copy over the file unless `s` (the writer's status) or this fails,
+ * else remove the copy and leave the file as it was.  @return the status. */
+struct sqlite3;
+typedef struct aip__cluster_dbfile {
+    char path[PATH_MAX], tmp[PATH_MAX];
+    struct sqlite3 *db;
+    sigset_t old_mask;
+} aip__cluster_dbfile;
+aip_status aip__cluster_db_open(aip__cluster_dbfile *f, const char *out_dir);
+aip_status aip__cluster_db_close(aip__cluster_dbfile *f, aip_status s);
 
 /* cluster_db.c: cluster_analysis.db's ClusterStepTraceTime,
  * CommunicationGroupMapping, HostInfo, RankDeviceMap, ClusterBaseInfo

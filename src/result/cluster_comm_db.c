@@ -8,10 +8,10 @@
  * cluster_communication(_matrix).json (cluster_comm_json.c).
  *
  * Other tables of the same database are written by another writer of the
- * cluster pass, in either order: the file is opened where it is (created,
- * 0640, when missing; never through a symbolic link) and only these three
- * tables are dropped and created, in one transaction; values go in as
- * bound parameters only.
+ * cluster pass, in either order: each changes a copy of the file
+ * (cluster_dbfile.c: 0640, never through a symbolic link, renamed into
+ * place when complete) and only these three tables are dropped and
+ * created; values go in as bound parameters only.
  *
  * Rows: one per rank and op (time), per rank, op, transport and size bin
  * (bandwidth), per op entry and global link (matrix), then the "Total Op
@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define DB_NAME "cluster_analysis.db"
 
 static const char *const TIME_SQL =
     "CREATE TABLE \"ClusterCommunicationTime\" (\"step\" TEXT, \"rank_id\" INTEGER, "
@@ -202,36 +200,18 @@ aip_status aip__cluster_comm_write_db(const aip__cluster *c, const char *out_dir
                                       const json_t *comm, const json_t *matrix)
 {
     (void)c;
-    char path[PATH_MAX];
-    aip_status s = aip__join(path, sizeof path, out_dir, DB_NAME);
-    int created = 0;
-    if (!s)
-        s = aip__path_no_symlink(path);
-    if (!s) /* an empty file is an empty database; another writer may have made it */
-        s = aip__create_file(path, "", 0, &created);
+    aip__cluster_dbfile f;
+    aip_status s = aip__cluster_db_open(&f, out_dir);
     if (s)
         return s;
-    db d = {NULL, path, SQLITE_OK};
-    if (check(&d,
-              sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL),
-              "open")) {
-        sqlite3_close(d.db);
-        return AIP_ERR_IO;
-    }
-    sqlite3_busy_timeout(d.db, 30000);
-    if (!check(&d, sqlite3_exec(d.db, "BEGIN IMMEDIATE", NULL, NULL, NULL), "begin")) {
+    db d = {f.db, f.path, SQLITE_OK};
+    if (!check(&d, sqlite3_exec(d.db, "BEGIN", NULL, NULL, NULL), "begin")) {
         table(&d, "ClusterCommunicationTime", TIME_SQL, 12, time_rows, comm);
         table(&d, "ClusterCommunicationBandwidth", BW_SQL, 12, bandwidth_rows, comm);
         table(&d, "ClusterCommunicationMatrix", MATRIX_SQL, 10, matrix_rows, matrix);
         if (d.rc == SQLITE_OK)
             check(&d, sqlite3_exec(d.db, "COMMIT", NULL, NULL, NULL), "commit");
-        else
-            sqlite3_exec(d.db, "ROLLBACK", NULL, NULL, NULL);
     }
-    int failed = d.rc != SQLITE_OK;
-    if (sqlite3_close(d.db) != SQLITE_OK && !failed) {
-        failed = 1;
-        aip__fail(AIP_ERR_IO, "%s: close failed", path);
-    }
-    return failed ? AIP_ERR_IO : AIP_OK;
+    /* on a failure the copy is removed: the database stays as it was */
+    return aip__cluster_db_close(&f, d.rc == SQLITE_OK ? AIP_OK : AIP_ERR_IO);
 }

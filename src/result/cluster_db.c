@@ -5,9 +5,10 @@
  * TablesConfig through DBManager.create_tables, and pandas' to_sql for
  * CommunicationGroupMapping) and rows as its db mode fills them.  The
  * cross-rank communication tables go into the same file from their own
- * writer; each writer opens the file (created 0640 if missing, never
- * through a symbolic link), drops and creates only its own tables, in one
- * transaction, so the order of the writers does not matter.  Values are
+ * writer; each writer changes a copy of the file (cluster_dbfile.c: 0640,
+ * never through a symbolic link, renamed into place when complete),
+ * dropping and creating only its own tables, so the order of the writers
+ * does not matter and other tools' tables stay.  Values are
  * bound parameters, never pasted into SQL.
  *
  * Differences, on purpose: where msprof-analyze pads the DP/PP/TP Index
@@ -299,31 +300,12 @@ static void base_info(dbw *w, const aip__cluster *c)
 
 aip_status aip__cluster_write_db(const aip__cluster *c, const char *out_dir)
 {
-    char path[PATH_MAX];
-    aip_status s = aip__join(path, sizeof path, out_dir, "cluster_analysis.db");
-    if (!s)
-        s = aip__path_no_symlink(path);
+    aip__cluster_dbfile f;
+    aip_status s = aip__cluster_db_open(&f, out_dir);
     if (s)
         return s;
-    struct stat st;
-    if (lstat(path, &st)) { /* created here: our mode, O_NOFOLLOW */
-        int fd = aip__open_output(path);
-        if (fd < 0)
-            return AIP_ERR_IO;
-        close(fd);
-    } else if (!S_ISREG(st.st_mode)) {
-        return aip__fail(AIP_ERR_IO, "%s is %s, not a database file", path,
-                         aip__file_kind(st.st_mode));
-    }
-    dbw w = {NULL, AIP_OK, path};
-    if (sqlite3_open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
-        SQLITE_OK) {
-        fail(&w, "cannot open");
-        sqlite3_close(w.db);
-        return w.s;
-    }
-    sqlite3_busy_timeout(w.db, 10000); /* the other writer, in another process */
-    exec(&w, "BEGIN IMMEDIATE");
+    dbw w = {f.db, AIP_OK, f.path};
+    exec(&w, "BEGIN");
     char sql[128];
     for (size_t t = 0; t < sizeof ddl / sizeof *ddl; t++) {
         snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", ddl[t][0]);
@@ -339,9 +321,6 @@ aip_status aip__cluster_write_db(const aip__cluster *c, const char *out_dir)
     if (!c->par.dist_args)
         exec(&w, "DROP TABLE ClusterBaseInfo");
     exec(&w, "COMMIT");
-    if (w.s) /* nothing of ours half-written; the other writer's tables stay */
-        sqlite3_exec(w.db, "ROLLBACK", NULL, NULL, NULL);
-    if (sqlite3_close(w.db) != SQLITE_OK && !w.s)
-        w.s = aip__fail(AIP_ERR_IO, "%s: close failed", path);
-    return w.s;
+    /* on a failure the copy is removed: the database stays as it was */
+    return aip__cluster_db_close(&f, w.s);
 }

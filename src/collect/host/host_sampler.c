@@ -139,7 +139,8 @@ static int open_src(const char *rel, unsigned bit)
 static void emit(aip__tstate *t, uint8_t what, uint8_t flags, uint32_t name, uint32_t index,
                  const uint64_t *v, uint64_t ts)
 {
-    S.emitted++;
+    /* atomic: aip__host_sample_emit() lets other threads emit too */
+    __atomic_fetch_add(&S.emitted, 1, __ATOMIC_RELAXED);
     aip__rec_host_sample *r = aip__reserve(t, sizeof *r);
     if (!r)
         return; /* counted as dropped by the recorder */
@@ -150,6 +151,14 @@ static void emit(aip__tstate *t, uint8_t what, uint8_t flags, uint32_t name, uin
     r->index = index;
     memcpy(r->v, v, sizeof r->v);
     aip__commit(t, sizeof *r);
+}
+
+void aip__host_sample_emit(uint8_t what, uint8_t flags, uint32_t name, uint32_t index,
+                           const uint64_t *v, uint64_t ts)
+{
+    aip__tstate *t = aip__current();
+    if (t)
+        emit(t, what, flags, name, index, v, ts);
 }
 
 static void sample_threads(aip__tstate *t, uint64_t ts)
@@ -491,7 +500,7 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
     S.host_sys = host_sys;
     S.sys_io = sys_io;
     S.period_ns = period_from_env();
-    S.emitted = 0;
+    __atomic_store_n(&S.emitted, 0, __ATOMIC_RELAXED);
     const char *stall = getenv("AIPROF_HOST_SYS_TEST_STALL_MS"); /* tests only */
     S.stall_ns = stall ? (uint64_t)strtoul(stall, NULL, 10) * 1000000ull : 0;
     S.bad = S.logged = 0;
@@ -563,4 +572,7 @@ void aip__host_sampler_stop(void)
              "counted as dropped events)", (unsigned long long)S.emitted);
 }
 
-uint64_t aip__host_sampler_emitted(void) { return S.emitted; }
+uint64_t aip__host_sampler_emitted(void)
+{
+    return __atomic_load_n(&S.emitted, __ATOMIC_RELAXED);
+}

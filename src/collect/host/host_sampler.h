@@ -39,6 +39,14 @@ void aip__host_sampler_stop(void);
  * once it stopped. */
 uint64_t aip__host_sampler_emitted(void);
 
+/* aip__host_sample_emit() : one HOST_SAMPLE record (raw_format.h's
+ * fields) through the calling thread's buffer, counted in
+ * aip__host_sampler_emitted() whether recorded or dropped at the cap: the
+ * way the sampler writes each of its samples, callable from any thread so
+ * that the tests can fill the buffers with host samples. */
+void aip__host_sample_emit(uint8_t what, uint8_t flags, uint32_t name, uint32_t index,
+                           const uint64_t *v, uint64_t ts);
+
 /* ---- parsers (host_read.c), pure: text in, numbers out ------------------ */
 
 typedef struct aip__proc_stat {
