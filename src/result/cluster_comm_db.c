@@ -21,7 +21,6 @@
  */
 #include "cluster_comm.h"
 #include "error.h"
-#include "fs.h"
 
 #include <limits.h>
 #include <sqlite3.h>

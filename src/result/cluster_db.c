@@ -18,16 +18,12 @@
  */
 #include "cluster.h"
 #include "error.h"
-#include "fs.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The DDL as msprof-analyze issues it, text for text. */
 static const char *const ddl[][2] = {

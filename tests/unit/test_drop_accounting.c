@@ -6,8 +6,8 @@
  * first time a trace needs them), communication operations (each naming
  * one of 64 groups, most first named once the buffers are full), and host
  * samples (8 threads through the sampler's own aip__host_sample_emit(),
- * its thread sampling too: 140 MB of them for a 1 MiB cap).  A description that finds the buffers full is not an
- * event: before, it was counted as dropped at every record that retried
+ * its thread sampling too: 140 MB of them for a 1 MiB cap).  A
+ * description that finds the buffers full is not an event: before, it was counted as dropped at every record that retried
  * it, and recorded + dropped exceeded emitted by up to 47%.  CPU events
  * are test_threads.c's, OSRT calls e2e/test_osrt_load.sh's.
  */
