@@ -71,11 +71,14 @@ c.executemany("INSERT INTO ForeignTool VALUES (?, ?)", [(i, "x" * 1000) for i in
 c.commit()
 PY
 chmod 644 "$DB"
-ino=$(stat -c %i "$DB")
+# a second name holds the old inode, so that it cannot be reused for the new
+# file, and shows whether the old file was written to
+ln "$DB" "$T/old.db"; ino=$(stat -c %i "$DB"); old_sum=$(sha256sum <"$DB")
 "$AIPROF" cluster -q "$T/job" >"$T/db2.log" 2>&1 || { cat "$T/db2.log"; echo "FAIL: second run"; fail=1; }
 got=$(python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute("SELECT count(*), sum(length(blob)) FROM ForeignTool").fetchone(), c.execute("SELECT count(*) FROM ClusterStepTraceTime").fetchone()[0] > 0, c.execute("SELECT count(*) FROM ClusterCommunicationTime").fetchone()[0] > 0)' "$DB")
 [ "$got" = "(1000, 1000000) True True" ] || { echo "FAIL: cluster_analysis.db after a rerun: $got"; fail=1; }
-[ "$(stat -c %i "$DB")" != "$ino" ] || { echo "FAIL: cluster_analysis.db was changed in place, not replaced"; fail=1; }
+{ [ "$(stat -c %i "$DB")" != "$ino" ] && [ "$(sha256sum <"$T/old.db")" = "$old_sum" ]; } ||
+  { echo "FAIL: cluster_analysis.db was changed in place, not replaced"; fail=1; }
 [ "$(stat -c %a "$DB")" = 640 ] || { echo "FAIL: cluster_analysis.db is $(stat -c %a "$DB")"; fail=1; }
 
 # `ulimit -f 600` (the ~240 KiB JSON fits, the ~1.1 MiB database does not):
