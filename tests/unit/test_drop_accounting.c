@@ -99,7 +99,11 @@ static void test_device_tasks(void)
            (unsigned long long)rc.by_kind[AIP_REC_DEVICE_QUEUE]);
     ASSERT_TRUE(rc.clean_end);
     ASSERT_TRUE(rc.stats_dropped > 0); /* the cap did refuse some */
-    ASSERT_TRUE(rc.by_kind[AIP_REC_DEVICE] >= 1 && rc.by_kind[AIP_REC_DEVICE_QUEUE] >= NTHREADS);
+    /* a queue is described with its first recorded task: a thread whose
+     * every task met full buffers leaves its queue undescribed (seen under
+     * ASan), and nothing is lost by that */
+    ASSERT_TRUE(rc.by_kind[AIP_REC_DEVICE] >= 1 && rc.by_kind[AIP_REC_DEVICE_QUEUE] >= 1 &&
+                rc.by_kind[AIP_REC_DEVICE_QUEUE] <= NTHREADS);
     ASSERT_EQ(recorded + rc.stats_dropped, emitted);
 }
 
