@@ -29,7 +29,9 @@ def load(mode):
 # (mode, rule ranked first, text its evidence must hold, lowest severity)
 want = [("item", "sync", '"aten::item"', "medium"),
         ("dataloader", "dataloader", "DataLoader", "medium"),
-        ("osrt", "osrt", '"read" 8 calls', "medium"),
+        # (how many of the 8 reads block long enough to pass OSRT's
+        # recording threshold depends on the machine: 6 seen under load)
+        ("osrt", "osrt", 'by function: "read" ', "medium"),
         ("memgrow", "memory_growth", '"aten::relu"', "medium")]
 bad = 0
 for mode, rule, evidence, severity in want:
