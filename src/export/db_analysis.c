@@ -33,9 +33,19 @@ static const aip__db_col cols[] = {
     {"preparing", "NUMERIC"}};
 static const aip__db_table tbl_step_trace_time = {"StepTraceTime", cols, 11, -1};
 
-/* Whole µs and the rest apart: (double)ns alone keeps only 256 ns steps
- * at epoch scale (2^60 ns), so a start 383.750 µs would read 384. */
-static double us(int64_t ns) { return (double)(ns / 1000) + (double)(ns % 1000) / 1000.0; }
+/* The double nearest the decimal "µs.nnn" the CSV files print, so a
+ * reader of analysis.db and a reader of step_trace_time.csv get the same
+ * value (msprof-analyze's db mode copies these columns as they are): one
+ * division is correctly rounded while ns is exact in a double (2^53 ns,
+ * 104 days); 7 + 0.690 would read 7.6899999999999995 beside the CSV's
+ * 7.690.  Epoch-scale values keep whole µs and the rest apart, since
+ * (double)ns alone keeps only 256 ns steps at 2^60 ns. */
+static double us(int64_t ns)
+{
+    if (ns > -(INT64_C(1) << 53) && ns < (INT64_C(1) << 53))
+        return (double)ns / 1000.0;
+    return (double)(ns / 1000) + (double)(ns % 1000) / 1000.0;
+}
 
 static const aip__db_col comm_time_cols[] = {
     {"hccl_op_name", "TEXT"}, {"group_name", "TEXT"}, {"start_timestamp", "NUMERIC"},

@@ -368,6 +368,37 @@ static void test_tables_follow_switches(void)
     sqlite3_close(db);
 }
 
+/* analysis.db holds the double a reader of step_trace_time.csv parses
+ * from its "7.690": msprof-analyze's db mode copies the columns as they
+ * are, its text mode parses the CSV, and the two must agree (7 + 0.690
+ * would be 7.6899999999999995). */
+static void test_step_trace_values_match_the_csv_text(void)
+{
+    char d[256];
+    snprintf(d, sizeof d, "%s/frac_ascend_pt", root);
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, 7, "prog", 1e9);
+    const char *names[] = {"a"};
+    rb_strings(&b, 1, names, NULL, 1);
+    rb_clock(&b, 0, 0, RICH_R0);
+    ev_op(&e, 1, 1000, 8690);
+    ev_op(&e, 1, 16380, 17000);
+    rb_events(&b, 7, &e);
+    rb_end(&b);
+    rb_result_dir(d, 7, &b, "{\"config\": {}}");
+    rb_free(&b);
+    rb_free(&e);
+    analyse(d);
+    sqlite3 *db = open_db(d, "analysis.db");
+    ASSERT_TRUE(db != NULL);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM StepTraceTime"), 1);
+    /* the SQL literals are parsed as a CSV reader parses the text */
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM StepTraceTime WHERE computing = 8.310"), 1);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM StepTraceTime WHERE free = 7.690"), 1);
+    sqlite3_close(db);
+}
+
 static void test_db_is_reproducible(void)
 {
     char d[256], p[400];
@@ -393,4 +424,5 @@ static void teardown(void) { if (!getenv("KEEP")) rb_rmtree(root); }
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_schema_every_switch_on), TEST_CASE(test_rows),
           TEST_CASE(test_python_calls_are_trace_rows),
           TEST_CASE(test_tables_follow_switches), TEST_CASE(test_db_is_reproducible),
+          TEST_CASE(test_step_trace_values_match_the_csv_text),
           TEST_CASE(teardown))
