@@ -7,7 +7,7 @@
    then the library's include folders), and reports every cycle that passes
    through a file of src/core.
 2. src/analysis holds no I/O format: none of its files includes <jansson.h>
-   (JSON is read in src/raw and src/result, written in src/export).
+   (JSON is read in src/raw, src/result and src/cluster, written in src/export).
 3. src/dynamic knows a session only through its boundary header: none of its
    files includes session_int.h.
 Exit status 1 if any rule is broken.
@@ -19,7 +19,7 @@ import re
 import sys
 
 INCLUDE_DIRS = ["include", "src", "src/common", "src/raw", "src/core", "src/dynamic",
-                "src/analysis", "src/result", "src/export"]
+                "src/analysis", "src/result", "src/cluster", "src/export", "src/insight"]
 CHECKED = "src/core/"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]', re.M)

@@ -1,7 +1,7 @@
 /*
  * cluster_cmd.c — `aiprof cluster DIR [-j N] [--html] [-q]`: the cross-rank analysis of a
  * distributed job's rank result directories (msprof-analyze's `cluster`),
- * done by libaiprof's aip_cluster_run() (src/result/cluster.c).  The
+ * done by libaiprof's aip_cluster_run() (src/cluster/cluster.c).  The
  * verdict goes to stdout; a directory that could not be used is named
  * there too and makes the exit status 1, like a failed directory in
  * `aiprof analyse`, while the others are still analysed.

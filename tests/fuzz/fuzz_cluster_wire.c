@@ -1,6 +1,6 @@
 /*
  * fuzz_cluster_wire.c — libFuzzer target for the wire format of `aiprof
- * cluster --mpi` (src/result/cluster_wire.c): what process 0 unpacks from
+ * cluster --mpi` (src/cluster/cluster_wire.c): what process 0 unpacks from
  * the other processes' messages.  They are the same build, but a message
  * cut by a failing transport or a process that wrote garbage must end in
  * AIP_ERR_CORRUPT (or the mismatch errors), never a crash, an over-read,

@@ -2,7 +2,7 @@
 """Writes the seed corpus of fuzz_cluster_wire (tests/fuzz/corpus_fuzz_cluster_wire/).
 
 Usage: make_corpus_cluster_wire.py [OUT_DIR]
-Messages of `aiprof cluster --mpi` in src/result/cluster_wire.c's layout
+Messages of `aiprof cluster --mpi` in src/cluster/cluster_wire.c's layout
 (wire_rank(): little-endian 8-byte integers, a text as its length + 1 and
 its bytes with the NUL, JSON as tagged trees), written here from that
 layout: a rank directory as the readers fill it (step_trace_time.csv's

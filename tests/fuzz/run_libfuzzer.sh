@@ -50,9 +50,9 @@ fi
 
 # What CMakeLists.txt builds into libaiprof: the back ends whose headers
 # are found (OpenCL's, CUPTI's) included.
-dirs="common core raw analysis result export dynamic collect/host collect/osrt collect/nvtx insight"
+dirs="common core raw analysis result cluster export dynamic collect/host collect/osrt collect/nvtx insight"
 inc=""
-for d in include src src/common src/raw src/core src/analysis src/result src/export src/dynamic src/insight; do
+for d in include src src/common src/raw src/core src/analysis src/result src/cluster src/export src/dynamic src/insight; do
   inc="$inc -I$SRC/$d"
 done
 if [ -f /usr/include/CL/cl.h ]; then dirs="$dirs collect/opencl"; fi

@@ -1,5 +1,5 @@
 /*
- * cluster_mpi.h — what libaiprof_cluster_mpi.so (src/result/mpi/) gives
+ * cluster_mpi.h — what libaiprof_cluster_mpi.so (src/cluster/mpi/) gives
  * `aiprof cluster --mpi`: the few MPI operations the split cross-rank pass
  * needs, behind function pointers, so that libaiprof and the aiprof command
  * never link MPI (they run where Open MPI is not installed) and load it
