@@ -19,6 +19,7 @@
  */
 #include "comm_derive.h"
 #include "error.h"
+#include "intervals.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,14 +455,6 @@ void aip__comm_tables_free(aip__comm_tables *t)
 
 /* ---- intervals for the step trace ---------------------------------- */
 
-static int cmp_pair(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    if (x[0] != y[0])
-        return x[0] < y[0] ? -1 : 1;
-    return (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 aip_status aip__comm_intervals(const aip__model *m, int recv_only, int64_t **iv, size_t *n)
 {
     *iv = NULL;
@@ -484,18 +477,7 @@ aip_status aip__comm_intervals(const aip__model *m, int recv_only, int64_t **iv,
             v[2 * k + 1] = e->end;
             k++;
         }
-    qsort(v, k, 2 * sizeof *v, cmp_pair);
-    size_t u = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (u && v[2 * i] <= v[2 * u - 1]) {
-            if (v[2 * i + 1] > v[2 * u - 1])
-                v[2 * u - 1] = v[2 * i + 1];
-        } else {
-            v[2 * u] = v[2 * i];
-            v[2 * u + 1] = v[2 * i + 1];
-            u++;
-        }
-    }
+    size_t u = aip__intervals_union(v, k);
     if (!u) {
         free(v);
         return AIP_OK;
@@ -503,26 +485,4 @@ aip_status aip__comm_intervals(const aip__model *m, int recv_only, int64_t **iv,
     *iv = v;
     *n = u;
     return AIP_OK;
-}
-
-int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) { /* first pair ending after a */
-        size_t mid = (lo + hi) / 2;
-        if (iv[2 * mid + 1] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int64_t sum = 0;
-    for (size_t i = lo; i < n && iv[2 * i] < b; i++) {
-        int64_t x = iv[2 * i] > a ? iv[2 * i] : a, y = iv[2 * i + 1] < b ? iv[2 * i + 1] : b;
-        if (y > x) {
-            if (first && *first < 0)
-                *first = x;
-            sum += y - x;
-        }
-    }
-    return sum;
 }

@@ -80,11 +80,6 @@ static inline int aip__comm_same_step(const aip__comm_row *a, const aip__comm_ro
  * (malloc'd, *n pairs; NULL and 0 when none). */
 aip_status aip__comm_intervals(const aip__model *m, int recv_only, int64_t **iv, size_t *n);
 
-/* aip__intervals_clip() : length of the sorted disjoint pairs iv (n pairs)
- * inside [a, b]; *first (when not NULL and still < 0) the earliest such
- * time. */
-int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first);
-
 /* 1 MB in Transit Size(MB) and the Size Distribution keys. */
 #define AIP_COMM_MB 1048576.0
 /* A transfer at least this big counts in Large Packet Ratio. */

@@ -18,6 +18,7 @@
 #include "device_tracks.h"
 #include "comm_derive.h"
 #include "error.h"
+#include "intervals.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,74 +49,26 @@ static int push(sect_vec *s, int64_t start, int64_t end, uint8_t type)
     return 0;
 }
 
-typedef struct ivec {
-    int64_t *v;
-    size_t n, cap;
-} ivec;
-
-static int ipush(ivec *x, int64_t a, int64_t b)
-{
-    if (x->n && a <= x->v[2 * x->n - 1]) { /* sorted input: merge */
-        if (b > x->v[2 * x->n - 1])
-            x->v[2 * x->n - 1] = b;
-        return 0;
-    }
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 64;
-        int64_t *v = realloc(x->v, 2 * cap * sizeof *v);
-        if (!v)
-            return -1;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[2 * x->n] = a;
-    x->v[2 * x->n + 1] = b;
-    x->n++;
-    return 0;
-}
-
-typedef struct kref {
-    int64_t start, end;
-} kref;
-
-static int cmp_kref(const void *a, const void *b)
-{
-    const kref *x = a, *y = b;
-    return (x->start > y->start) - (x->start < y->start);
-}
-
 /* The step's kernels of `device` (every process's), union from `from`. */
 static int step_kernels(const aip__model *m, uint32_t device, int64_t step, int64_t from,
-                        ivec *u, kref **buf, size_t *cap)
+                        aip__intervals *u)
 {
-    size_t n = 0;
+    u->n = 0;
     for (size_t pi = 0; pi < m->n_procs; pi++)
         for (size_t i = 0; i < m->procs[pi].dev_tasks.n; i++) {
             const aip__device_task *t = &m->procs[pi].dev_tasks.v[i];
             if (t->device % AIP_RAW_MAX_DEVICES != device || t->kind != AIP_TASK_KERNEL ||
                 t->step != step)
                 continue;
-            if (n == *cap) {
-                size_t c = *cap ? 2 * *cap : 64;
-                kref *v = realloc(*buf, c * sizeof *v);
-                if (!v)
-                    return -1;
-                *buf = v;
-                *cap = c;
-            }
-            (*buf)[n++] = (kref){t->start > from ? t->start : from, t->end};
+            if (aip__intervals_push(u, t->start > from ? t->start : from, t->end))
+                return -1;
         }
-    if (n) /* qsort(NULL, 0, ...) is undefined */
-        qsort(*buf, n, sizeof **buf, cmp_kref);
-    u->n = 0;
-    for (size_t i = 0; i < n; i++)
-        if ((*buf)[i].end > (*buf)[i].start && ipush(u, (*buf)[i].start, (*buf)[i].end))
-            return -1;
+    aip__intervals_merge(u, 0);
     return 0;
 }
 
 /* One window's sections: U (computing) and the comm pairs c[0..nc). */
-static int window(sect_vec *s, int64_t a, int64_t b, const ivec *u, const int64_t *c,
+static int window(sect_vec *s, int64_t a, int64_t b, const aip__intervals *u, const int64_t *c,
                   size_t nc)
 {
     size_t lo = 0;
@@ -163,13 +116,12 @@ aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overla
     *out = NULL;
     *n = 0;
     int64_t *comm = NULL;
-    size_t n_comm = 0, cap = 0;
+    size_t n_comm = 0;
     aip_status st = aip__comm_intervals(m, 0, &comm, &n_comm);
     if (st)
         return st;
     sect_vec s = {0};
-    ivec u = {0};
-    kref *buf = NULL;
+    aip__intervals u = {0};
     int fail = 0;
     int64_t k = 0, drawn = INT64_MIN;
     for (size_t r = 0; r < m->n_step_rows && !fail; r++) {
@@ -181,13 +133,12 @@ aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overla
          * the next step's start) is drawn once, under the earlier step:
          * the sections of one track must not overlap */
         int64_t from = row->start > drawn ? row->start : drawn;
-        fail = step_kernels(m, device, step, row->start, &u, &buf, &cap) ||
+        fail = step_kernels(m, device, step, row->start, &u) ||
                window(&s, from, row->end, &u, comm, n_comm);
         drawn = row->end > drawn ? row->end : drawn;
     }
     free(comm);
     free(u.v);
-    free(buf);
     if (fail) {
         free(s.v);
         return aip__fail(AIP_ERR_NOMEM, "no memory for the overlap analysis");

@@ -35,6 +35,7 @@
 #include "model.h"
 #include "comm_derive.h"
 #include "error.h"
+#include "intervals.h"
 #include "sort_keys.h"
 
 #include <stdlib.h>

@@ -20,6 +20,7 @@
  */
 #include "model.h"
 #include "error.h"
+#include "intervals.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,69 +44,6 @@ int aip__comm_span_name(const char *s, size_t n)
         if (has_prefix(s, n, prefixes[i]))
             return 1;
     return 0;
-}
-
-typedef struct ivec {
-    int64_t *v; /* pairs */
-    size_t n, cap;
-    int unsorted; /* push_sorted() met a pair out of order */
-} ivec;
-
-static int push(ivec *x, int64_t a, int64_t b)
-{
-    if (b <= a)
-        return 0;
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 256;
-        int64_t *v = realloc(x->v, 2 * cap * sizeof *v);
-        if (!v)
-            return -1;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[2 * x->n] = a;
-    x->v[2 * x->n + 1] = b;
-    x->n++;
-    return 0;
-}
-
-/* push() for pairs that come sorted by start (a thread's spans, its comm
- * ops): merged with the last one on the fly, nothing to sort. */
-static int push_sorted(ivec *x, size_t from, int64_t a, int64_t b)
-{
-    if (x->n > from && a < x->v[2 * x->n - 2])
-        x->unsorted = 1; /* merge_tail() afterwards */
-    else if (x->n > from && a <= x->v[2 * x->n - 1]) {
-        if (b > x->v[2 * x->n - 1])
-            x->v[2 * x->n - 1] = b;
-        return 0;
-    }
-    return push(x, a, b);
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
-/* Sort and merge x[from..] in place (touching pairs merge). */
-static void merge_tail(ivec *x, size_t from)
-{
-    size_t n = x->n - from, u = 0;
-    int64_t *v = x->v + 2 * from;
-    qsort(v, n, 2 * sizeof *v, cmp_pair);
-    for (size_t i = 0; i < n; i++) {
-        if (u && v[2 * i] <= v[2 * u - 1]) {
-            if (v[2 * i + 1] > v[2 * u - 1])
-                v[2 * u - 1] = v[2 * i + 1];
-        } else {
-            v[2 * u] = v[2 * i];
-            v[2 * u + 1] = v[2 * i + 1];
-            u++;
-        }
-    }
-    x->n = from + u;
 }
 
 /* Steps by start, to tell an annotation that encloses a whole step. */
@@ -178,28 +116,27 @@ static int group_blocking(const aip__process *p, by_thread *b)
 
 /* The thread's work intervals (merged) minus its blocking comm ops. */
 static int thread_work(const aip__process *p, size_t ti, uint8_t *cls, const uint8_t *is_step,
-                       const steps_by_start *st, const by_thread *bt, ivec *out, ivec *tmp)
+                       const steps_by_start *st, const by_thread *bt, aip__intervals *out,
+                       aip__intervals *tmp)
 {
     const aip__thread *t = &p->threads[ti];
     tmp->n = 0;
     for (size_t i = 0; i < t->n_spans; i++)
         if (span_is_work(p, &t->spans[i], cls, is_step, st) &&
-            push_sorted(tmp, 0, t->spans[i].start, t->spans[i].end))
+            aip__intervals_push_sorted(tmp, 0, t->spans[i].start, t->spans[i].end))
             return -1;
     if (!tmp->n)
         return 0;
     if (tmp->unsorted)
-        merge_tail(tmp, 0);
-    tmp->unsorted = 0;
+        aip__intervals_merge(tmp, 0);
     size_t comm_from = tmp->n;
     for (size_t k = bt->at[ti]; k < bt->at[ti + 1]; k++) { /* by start, as comm_ops */
         const aip__comm_event *e = &p->comm_ops.v[bt->ix[k]];
-        if (push_sorted(tmp, comm_from, e->start, e->end))
+        if (aip__intervals_push_sorted(tmp, comm_from, e->start, e->end))
             return -1;
     }
     if (tmp->unsorted)
-        merge_tail(tmp, comm_from);
-    tmp->unsorted = 0;
+        aip__intervals_merge(tmp, comm_from);
     /* work minus blocking comm: both lists sorted and disjoint */
     const int64_t *c = tmp->v + 2 * comm_from;
     size_t nc = tmp->n - comm_from, j = 0;
@@ -208,11 +145,11 @@ static int thread_work(const aip__process *p, size_t ti, uint8_t *cls, const uin
         while (j < nc && c[2 * j + 1] <= a)
             j++;
         for (size_t k = j; k < nc && c[2 * k] < b && a < b; k++) {
-            if (push(out, a, c[2 * k] < b ? c[2 * k] : b))
+            if (aip__intervals_push(out, a, c[2 * k] < b ? c[2 * k] : b))
                 return -1;
             a = c[2 * k + 1] > a ? c[2 * k + 1] : a;
         }
-        if (push(out, a, b))
+        if (aip__intervals_push(out, a, b))
             return -1;
     }
     return 0;
@@ -225,14 +162,13 @@ static int build_steps(const aip__model *m, steps_by_start *st)
     st->end = malloc((st->n ? st->n : 1) * sizeof *st->end);
     if (!st->start || !st->end)
         return -1;
-    ivec v = {0};
+    aip__intervals v = {0};
     for (size_t i = 0; i < st->n; i++)
-        if (push(&v, m->steps[i].start, m->steps[i].end + 1)) {
+        if (aip__intervals_push(&v, m->steps[i].start, m->steps[i].end + 1)) {
             free(v.v);
             return -1;
         }
-    if (v.n) /* not merged: each step stays */
-        qsort(v.v, v.n, 2 * sizeof *v.v, cmp_pair);
+    aip__intervals_sort(v.v, v.n); /* not merged: each step stays */
     for (size_t i = 0; i < v.n; i++) {
         st->start[i] = v.v[2 * i];
         st->end[i] = v.v[2 * i + 1] - 1;
@@ -247,7 +183,7 @@ aip_status aip__host_compute_intervals(const aip__model *m, int64_t **iv, size_t
     *iv = NULL;
     *n = 0;
     steps_by_start st = {0};
-    ivec out = {0}, tmp = {0};
+    aip__intervals out = {0}, tmp = {0};
     int err = build_steps(m, &st);
     for (size_t pi = 0; pi < m->n_procs && !err; pi++) {
         const aip__process *p = &m->procs[pi];
@@ -269,8 +205,7 @@ aip_status aip__host_compute_intervals(const aip__model *m, int64_t **iv, size_t
         free(out.v);
         return aip__fail(AIP_ERR_NOMEM, "no memory for the host step trace");
     }
-    if (out.n)
-        merge_tail(&out, 0);
+    aip__intervals_merge(&out, 0);
     if (!out.n) {
         free(out.v);
         return AIP_OK;

@@ -16,6 +16,7 @@
 #include "model.h"
 #include "comm_derive.h"
 #include "error.h"
+#include "intervals.h"
 
 #include <stdlib.h>
 #include <string.h>

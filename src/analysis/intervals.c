@@ -1,0 +1,101 @@
+/*
+ * intervals.c — the interval vector and unions of intervals.h: one
+ * implementation of "sort by start, merge what touches" for the host and
+ * device step traces, the overlap analysis and the communication union.
+ */
+#include "intervals.h"
+
+#include <stdlib.h>
+
+int aip__intervals_push(aip__intervals *x, int64_t a, int64_t b)
+{
+    if (b <= a)
+        return 0;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        int64_t *v = realloc(x->v, 2 * cap * sizeof *v);
+        if (!v)
+            return -1;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[2 * x->n] = a;
+    x->v[2 * x->n + 1] = b;
+    x->n++;
+    return 0;
+}
+
+int aip__intervals_push_sorted(aip__intervals *x, size_t from, int64_t a, int64_t b)
+{
+    if (x->n > from && a < x->v[2 * x->n - 2])
+        x->unsorted = 1;
+    else if (x->n > from && a <= x->v[2 * x->n - 1]) {
+        if (b > x->v[2 * x->n - 1])
+            x->v[2 * x->n - 1] = b;
+        return 0;
+    }
+    return aip__intervals_push(x, a, b);
+}
+
+/* By start, then end: for valid pairs the union is the same in any order
+ * of equal starts, and a reversed pair (bad input) is kept the same way
+ * every time. */
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+void aip__intervals_sort(int64_t *v, size_t n)
+{
+    if (n) /* qsort(NULL, 0, ...) is undefined */
+        qsort(v, n, 2 * sizeof *v, cmp_pair);
+}
+
+size_t aip__intervals_union(int64_t *v, size_t n)
+{
+    aip__intervals_sort(v, n);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (u && v[2 * i] <= v[2 * u - 1]) {
+            if (v[2 * i + 1] > v[2 * u - 1])
+                v[2 * u - 1] = v[2 * i + 1];
+        } else {
+            v[2 * u] = v[2 * i];
+            v[2 * u + 1] = v[2 * i + 1];
+            u++;
+        }
+    }
+    return u;
+}
+
+void aip__intervals_merge(aip__intervals *x, size_t from)
+{
+    if (x->n > from)
+        x->n = from + aip__intervals_union(x->v + 2 * from, x->n - from);
+    x->unsorted = 0;
+}
+
+int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first pair ending after a */
+        size_t mid = (lo + hi) / 2;
+        if (iv[2 * mid + 1] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t sum = 0;
+    for (size_t i = lo; i < n && iv[2 * i] < b; i++) {
+        int64_t x = iv[2 * i] > a ? iv[2 * i] : a, y = iv[2 * i + 1] < b ? iv[2 * i + 1] : b;
+        if (y > x) {
+            if (first && *first < 0)
+                *first = x;
+            sum += y - x;
+        }
+    }
+    return sum;
+}

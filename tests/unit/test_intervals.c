@@ -1,0 +1,117 @@
+/*
+ * test_intervals.c — the interval vector and unions of
+ * src/analysis/intervals.h: touching pairs merge, empty pairs are dropped
+ * by push but kept by union, sorted pushes merge on the fly and flag a pair
+ * out of order, merge from an index leaves the pairs before it alone,
+ * growth past the first allocation keeps every pair, and clip measures a
+ * union inside a window.
+ */
+#include "aip_test.h"
+#include "intervals.h"
+
+static void test_push_drops_empty(void)
+{
+    aip__intervals x = {0};
+    ASSERT_EQ(aip__intervals_push(&x, 5, 5), 0);
+    ASSERT_EQ(aip__intervals_push(&x, 7, 6), 0);
+    ASSERT_EQ(x.n, 0);
+    ASSERT_EQ(aip__intervals_push(&x, 1, 2), 0);
+    ASSERT_EQ(x.n, 1);
+    free(x.v);
+}
+
+static void test_push_sorted_merges(void)
+{
+    aip__intervals x = {0};
+    /* [1,3) [2,4) touch [4,6) -> [1,6); [8,9) apart; [8,8) empty */
+    const int64_t in[][2] = {{1, 3}, {2, 4}, {4, 6}, {5, 5}, {8, 9}, {8, 8}};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        ASSERT_EQ(aip__intervals_push_sorted(&x, 0, in[i][0], in[i][1]), 0);
+    ASSERT_EQ(x.unsorted, 0);
+    ASSERT_EQ(x.n, 2);
+    ASSERT_EQ(x.v[0], 1);
+    ASSERT_EQ(x.v[1], 6);
+    ASSERT_EQ(x.v[2], 8);
+    ASSERT_EQ(x.v[3], 9);
+    free(x.v);
+}
+
+static void test_unsorted_then_merge_tail(void)
+{
+    aip__intervals x = {0};
+    ASSERT_EQ(aip__intervals_push(&x, 100, 200), 0); /* before `from`: untouched */
+    ASSERT_EQ(aip__intervals_push_sorted(&x, 1, 10, 20), 0);
+    ASSERT_EQ(aip__intervals_push_sorted(&x, 1, 30, 40), 0);
+    ASSERT_EQ(x.unsorted, 0);
+    ASSERT_EQ(aip__intervals_push_sorted(&x, 1, 15, 31), 0); /* out of order */
+    ASSERT_EQ(x.unsorted, 1);
+    ASSERT_EQ(x.n, 4);
+    aip__intervals_merge(&x, 1);
+    ASSERT_EQ(x.unsorted, 0);
+    ASSERT_EQ(x.n, 2);
+    ASSERT_EQ(x.v[0], 100);
+    ASSERT_EQ(x.v[1], 200);
+    ASSERT_EQ(x.v[2], 10);
+    ASSERT_EQ(x.v[3], 40);
+    aip__intervals_merge(&x, 2); /* nothing after index 2: no change */
+    ASSERT_EQ(x.n, 2);
+    free(x.v);
+}
+
+static void test_growth_keeps_every_pair(void)
+{
+    aip__intervals x = {0};
+    for (int64_t i = 999; i >= 0; i--) /* disjoint, reversed order */
+        ASSERT_EQ(aip__intervals_push(&x, 10 * i, 10 * i + 5), 0);
+    ASSERT_EQ(x.n, 1000);
+    ASSERT_TRUE(x.cap >= 1000);
+    aip__intervals_merge(&x, 0);
+    ASSERT_EQ(x.n, 1000);
+    for (size_t i = 0; i < x.n; i++) {
+        ASSERT_EQ(x.v[2 * i], 10 * (int64_t)i);
+        ASSERT_EQ(x.v[2 * i + 1], 10 * (int64_t)i + 5);
+    }
+    free(x.v);
+}
+
+static void test_union_keeps_pairs_as_given(void)
+{
+    /* union takes pairs as they are (comm ops of zero length stay) */
+    int64_t v[] = {9, 9, 4, 6, 1, 3, 3, 4, 20, 25, 21, 22};
+    size_t n = aip__intervals_union(v, 6);
+    ASSERT_EQ(n, 3);
+    ASSERT_EQ(v[0], 1);
+    ASSERT_EQ(v[1], 6);
+    ASSERT_EQ(v[2], 9);
+    ASSERT_EQ(v[3], 9);
+    ASSERT_EQ(v[4], 20);
+    ASSERT_EQ(v[5], 25);
+    ASSERT_EQ(aip__intervals_union(NULL, 0), 0);
+}
+
+static void test_sort_by_start_then_end(void)
+{
+    int64_t v[] = {5, 9, 1, 2, 5, 6};
+    aip__intervals_sort(v, 3);
+    const int64_t want[] = {1, 2, 5, 6, 5, 9};
+    for (size_t i = 0; i < 6; i++)
+        ASSERT_EQ(v[i], want[i]);
+}
+
+static void test_clip(void)
+{
+    const int64_t iv[] = {0, 10, 20, 30, 40, 50};
+    int64_t first = -1;
+    ASSERT_EQ(aip__intervals_clip(iv, 3, 5, 45, &first), 5 + 10 + 5);
+    ASSERT_EQ(first, 5);
+    first = -1;
+    ASSERT_EQ(aip__intervals_clip(iv, 3, 10, 20, &first), 0);
+    ASSERT_EQ(first, -1);
+    ASSERT_EQ(aip__intervals_clip(iv, 3, 25, 100, NULL), 5 + 10);
+    ASSERT_EQ(aip__intervals_clip(NULL, 0, 0, 100, NULL), 0);
+}
+
+TEST_MAIN(TEST_CASE(test_push_drops_empty), TEST_CASE(test_push_sorted_merges),
+          TEST_CASE(test_unsorted_then_merge_tail), TEST_CASE(test_growth_keeps_every_pair),
+          TEST_CASE(test_union_keeps_pairs_as_given), TEST_CASE(test_sort_by_start_then_end),
+          TEST_CASE(test_clip))
