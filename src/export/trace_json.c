@@ -135,6 +135,21 @@ int64_t aip__tj_layer_pid(int64_t pid, unsigned sort, uint32_t device)
     return (int64_t)(((uint64_t)pid << 16) | ((uint64_t)sort << 6) | device);
 }
 
+void aip__tj_memory_device(char *out, size_t cap, uint8_t type, int8_t index)
+{
+    const char *n = type == AIP_DEVICE_CPU ? "CPU" : type == AIP_DEVICE_CUDA ? "CUDA"
+                  : type == AIP_DEVICE_NPU ? "NPU" : NULL;
+    char other[16];
+    if (!n) {
+        snprintf(other, sizeof other, "Device%u", type);
+        n = other;
+    }
+    if (index >= 0)
+        snprintf(out, cap, "%s:%d", n, index);
+    else
+        snprintf(out, cap, "%s", n);
+}
+
 void aip__tj_layer_meta(aip__tj *w, int64_t lpid, const char *name, const char *label,
                         unsigned sort)
 {
@@ -442,21 +457,6 @@ static void ranges(aip__tj *w, const aip__process *p)
     }
 }
 
-static void device_name(char *out, size_t cap, uint8_t type, int8_t index)
-{
-    const char *n = type == AIP_DEVICE_CPU ? "CPU" : type == AIP_DEVICE_CUDA ? "CUDA"
-                  : type == AIP_DEVICE_NPU ? "NPU" : NULL;
-    char other[16];
-    if (!n) {
-        snprintf(other, sizeof other, "Device%u", type);
-        n = other;
-    }
-    if (index >= 0)
-        snprintf(out, cap, "%s:%d", n, index);
-    else
-        snprintf(out, cap, "%s", n);
-}
-
 static void memory(aip__tj *w, const aip__process *p)
 {
     for (size_t i = 0; i < p->memory.n; i++) {
@@ -482,7 +482,7 @@ static void memory(aip__tj *w, const aip__process *p)
         AIP_OUT_LIT(w->o, "}}");
         /* The counter track: one series pair per device. */
         char dev[40], name[64];
-        device_name(dev, sizeof dev, e->device_type, e->device_index);
+        aip__tj_memory_device(dev, sizeof dev, e->device_type, e->device_index);
         snprintf(name, sizeof name, "Memory (%s)", dev);
         aip__tj_begin(w);
         AIP_OUT_LIT(w->o, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":");

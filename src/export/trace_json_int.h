@@ -4,7 +4,8 @@
  * Communication layer) and trace_json_header.c (the
  * keys around them) share: the writer's state and its event pieces.
  * Nothing outside these files includes it but trace_perfetto_int.h, for
- * the layers' pids (aip__tj_layer_pid), which both timelines share.
+ * the layers' pids (aip__tj_layer_pid) and the memory counters' device
+ * names (aip__tj_memory_device), which both timelines share.
  */
 #ifndef AIP_TRACE_JSON_INT_H
 #define AIP_TRACE_JSON_INT_H
@@ -80,6 +81,9 @@ uint64_t aip__tj_external_id(const aip__tj *w, size_t thread, size_t span);
  * host; a device id above 31 takes pid << 16 | sort << 6 | device. */
 #define AIP__TJ_HOST_DEVICE 31u
 int64_t aip__tj_layer_pid(int64_t pid, unsigned sort, uint32_t device);
+/* The device of a memory event as both timelines name its counter tracks
+ * ("Memory (CUDA:0)"): CPU, CUDA, NPU or DeviceN, ":index" unless index < 0. */
+void aip__tj_memory_device(char *out, size_t cap, uint8_t type, int8_t index);
 /* A layer's process_name, process_labels and process_sort_index. */
 void aip__tj_layer_meta(aip__tj *w, int64_t lpid, const char *name, const char *label,
                         unsigned sort);

@@ -240,21 +240,6 @@ static void ranges(aip__pf *w, uint64_t proc_track, const uint64_t *tracks)
     free(lane_track);
 }
 
-static void device_name(char *out, size_t cap, uint8_t type, int8_t index)
-{
-    const char *n = type == AIP_DEVICE_CPU ? "CPU" : type == AIP_DEVICE_CUDA ? "CUDA"
-                  : type == AIP_DEVICE_NPU ? "NPU" : NULL;
-    char other[16];
-    if (!n) {
-        snprintf(other, sizeof other, "Device%u", type);
-        n = other;
-    }
-    if (index >= 0)
-        snprintf(out, cap, "%s:%d", n, index);
-    else
-        snprintf(out, cap, "%s", n);
-}
-
 typedef struct mem_tracks {
     uint16_t key;             /* type << 8 | (uint8_t)index */
     uint64_t alloc, reserved;
@@ -280,7 +265,7 @@ static void memory(aip__pf *w, uint64_t proc_track, const uint64_t *tracks)
             else
                 n_set++;
             char dev[40], name[96];
-            device_name(dev, sizeof dev, m->device_type, m->device_index);
+            aip__tj_memory_device(dev, sizeof dev, m->device_type, m->device_index);
             snprintf(name, sizeof name, "Memory (%s) Total Allocated", dev);
             set[k].key = key;
             set[k].alloc = aip__pf_counter_track(w, proc_track, name);

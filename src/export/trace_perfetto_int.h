@@ -25,7 +25,7 @@
 
 #include "model.h"
 #include "outbuf.h"
-#include "trace_json_int.h" /* the layers' pids: aip__tj_layer_pid() */
+#include "trace_json_int.h" /* shared: aip__tj_layer_pid(), aip__tj_memory_device() */
 
 /* Categories, as trace_view.json's "cat" (interned ids 1..). */
 enum {
