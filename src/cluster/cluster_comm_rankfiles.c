@@ -162,27 +162,25 @@ static aip_status update_db(const char *tmp, const aip__rank_dir *r)
     }
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(u.db, "BEGIN", NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(
-            u.db,
-            "UPDATE CommAnalyzerTime SET transit_time=?1, wait_time=?2, "
-            "synchronization_time=?3, idle_time=?4 WHERE hccl_op_name=?5 AND group_name=?6 "
-            "AND step=?7 AND type=?8",
-            -1, &u.time, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(
-            u.db,
-            "UPDATE CommAnalyzerBandwidth SET transit_time=?1, bandwidth=?2, "
-            "total_duration=?3 WHERE hccl_op_name=?4 AND group_name=?5 AND step=?6 AND "
-            "type=?7 AND transport_type=?8",
-            -1, &u.bw, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(
-            u.db,
-            "UPDATE CommAnalyzerMatrix SET transit_time=?1, bandwidth=?2 WHERE "
-            "hccl_op_name=?3 AND group_name=?4 AND src_rank=?5 AND dst_rank=?5 AND step=?6 "
-            "AND type='collective'",
-            -1, &u.mx, NULL);
+    const struct {
+        const char *sql;
+        sqlite3_stmt **st;
+    } stmts[] = {
+        {"UPDATE CommAnalyzerTime SET transit_time=?1, wait_time=?2, "
+         "synchronization_time=?3, idle_time=?4 WHERE hccl_op_name=?5 AND group_name=?6 "
+         "AND step=?7 AND type=?8",
+         &u.time},
+        {"UPDATE CommAnalyzerBandwidth SET transit_time=?1, bandwidth=?2, "
+         "total_duration=?3 WHERE hccl_op_name=?4 AND group_name=?5 AND step=?6 AND "
+         "type=?7 AND transport_type=?8",
+         &u.bw},
+        {"UPDATE CommAnalyzerMatrix SET transit_time=?1, bandwidth=?2 WHERE "
+         "hccl_op_name=?3 AND group_name=?4 AND src_rank=?5 AND dst_rank=?5 AND step=?6 "
+         "AND type='collective'",
+         &u.mx},
+    };
+    for (size_t i = 0; i < sizeof stmts / sizeof *stmts && rc == SQLITE_OK; i++)
+        rc = sqlite3_prepare_v2(u.db, stmts[i].sql, -1, stmts[i].st, NULL);
     if (rc == SQLITE_OK) {
         update_comm(&u, r->comm);
         update_matrix(&u, r->matrix);
