@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end for the NVTX collector (src/collect/nvtx, docs/NVTX.md): a
-# program using NVIDIA's NVTX v3 C API (tests/e2e/nvtx/nvtx_prog.c, built
+# program using NVIDIA's NVTX v3 C API (tests/e2e/nvtx_c/nvtx_prog.c, built
 # against the headers found on this machine; no CUDA needed):
 #   1. unaware of aiprof, under `aiprof run`: every range and mark in
 #      trace_view.json as mstx events with the NVTX domain, the push/pop
@@ -18,7 +18,7 @@ B=$BUILD/bin
 if [ ! -x "$B/nvtx_prog" ] || [ ! -x "$B/nvtx_prog_linked" ]; then
   echo "SKIP: the NVTX test programs were not built (no nvtx3/nvToolsExt.h)"; exit 77
 fi
-CHECK="/usr/bin/python3 $SRC/tests/e2e/nvtx/check_nvtx.py"
+CHECK="/usr/bin/python3 $SRC/tests/e2e/nvtx_c/check_nvtx.py"
 TMP=$(mktemp -d /tmp/aiprof_nvtx_e2e_XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 one_result() { find "$1" -maxdepth 1 -name "*_ascend_pt" | sort | head -1; }

@@ -3,7 +3,7 @@ in the torch 2.13 venv) recorded as mstx ranges (docs/NVTX.md): in-process
 under aiprof.profiler with mstx on — `import aiprof` comes before NVTX's
 first call, so libaiprof is NVTX's tool — and for a program that never
 heard of aiprof under `aiprof run`.  Checked in trace_view.json by
-tests/e2e/nvtx/check_nvtx.py (names, phases, domains, nesting, counts) and
+tests/e2e/nvtx_c/check_nvtx.py (names, phases, domains, nesting, counts) and
 in the db's PYTORCH_API (type mstx).  With mstx off nothing is recorded.
 Skipped where `nvtx` is not installed (Debian's python3)."""
 import glob
@@ -18,12 +18,8 @@ import aiprof
 from conftest import ROOT, result_dirs, run_python
 
 nvtx = pytest.importorskip("nvtx", reason="the nvtx package is not installed (pip install nvtx)")
-if not hasattr(nvtx, "annotate"):
-    # tests/e2e/nvtx (the C test's folder) imported as a namespace package,
-    # when another test put tests/e2e on sys.path: not NVIDIA's package
-    pytest.skip("the nvtx package is not installed (pip install nvtx)", allow_module_level=True)
 
-CHECK = os.path.join(ROOT, "tests", "e2e", "nvtx", "check_nvtx.py")
+CHECK = os.path.join(ROOT, "tests", "e2e", "nvtx_c", "check_nvtx.py")
 CLI = os.path.join(os.path.dirname(os.path.dirname(aiprof.__file__)), os.pardir, "bin", "aiprof")
 
 STEPS = r'''

@@ -1,5 +1,5 @@
 """check_nvtx.py RESULT_DIR [python] — the NVTX ranges and marks of
-tests/e2e/nvtx/nvtx_prog.c (or tests/python's nvtx program with `python`) in
+tests/e2e/nvtx_c/nvtx_prog.c (or tests/python's nvtx program with `python`) in
 a result directory's trace_view.json and api_statistic/msprof_tx outputs,
 recorded as mstx ranges are: cat mstx, args.domain the NVTX domain
 ("default" for NVTX's default domain), nesting kept, start/end ranges as
