@@ -16,6 +16,7 @@
 #include "session_log.h"
 #include "strlist.h"
 #include "intern.h"
+#include "nvtx.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -260,6 +261,10 @@ aip_status aip_session_start(aip_session *s)
     active_session = s;
     s->started = 1;
     pthread_mutex_unlock(&session_lock);
+    /* Before the program's first NVTX call, which may come in a step
+     * the schedule leaves unrecorded: NVTX picks its tool once. */
+    if (s->cfg.mstx || s->cfg.profiler_level == AIP_LEVEL_NONE)
+        aip__nvtx_session_started();
     s->step_num = 0;
     s->action = schedule_at(s, 0);
     st = transit(s, AIP_ACTION_NONE, s->action, 0);

@@ -1,7 +1,7 @@
 """NVTX ranges and marks from the `nvtx` Python package (NVIDIA's, on PyPI;
 in the torch 2.13 venv) recorded as mstx ranges (docs/NVTX.md): in-process
-under aiprof.profiler with mstx on — `import aiprof` comes before NVTX's
-first call, so libaiprof is NVTX's tool — and for a program that never
+under aiprof.profiler with mstx on — the trace's start, before NVTX's
+first call, makes libaiprof NVTX's tool — and for a program that never
 heard of aiprof under `aiprof run`.  Checked in trace_view.json by
 tests/e2e/nvtx_c/check_nvtx.py (names, phases, domains, nesting, counts) and
 in the db's PYTORCH_API (type mstx).  With mstx off nothing is recorded.

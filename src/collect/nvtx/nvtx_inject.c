@@ -9,17 +9,22 @@
  *
  * NVTX decides once, at its first call, so the variable must be set before
  * it: `aiprof run` sets it for the program, and libaiprof sets it in its own
- * process when it is loaded (a program linked with it, `import aiprof`), unless
- * the user set it (another tool: NVTX has one) or AIPROF_NVTX=0.  A copy of NVTX
- * that made its first call before libaiprof was loaded stays a no-op for the
- * life of the process (docs/NVTX.md).
+ * process when the first session that records mstx starts (a program
+ * linked with it, `import aiprof`), unless the user set it (another tool:
+ * NVTX has one) or AIPROF_NVTX=0.  Loading libaiprof changes no
+ * environment: a process that never profiles mstx keeps
+ * NVTX_INJECTION64_PATH as it found it.  A copy of NVTX that made its first
+ * call before that start stays a no-op for the life of the process
+ * (docs/NVTX.md).
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nvtx_int.h"
+#include "nvtx.h"
 
 #define AIP_NVTX_VERSION 3
 
@@ -54,7 +59,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(aip_nvtx_get
 /* Point NVTX at this library, when it is a shared libaiprof (a static link
  * cannot be dlopen'ed: naming the program would make NVTX fail to load and
  * turn itself off) and nobody chose another tool. */
-__attribute__((constructor)) static void arm_nvtx_injection(void)
+static void arm_nvtx_injection(void)
 {
     const char *off = getenv("AIPROF_NVTX");
     if ((off && strcmp(off, "0") == 0) || getenv("NVTX_INJECTION64_PATH"))
@@ -68,4 +73,10 @@ __attribute__((constructor)) static void arm_nvtx_injection(void)
     if (strncmp(base, "libaiprof.so", 12) != 0 || !realpath(info.dli_fname, abs))
         return;
     setenv("NVTX_INJECTION64_PATH", abs, 0);
+}
+
+void aip__nvtx_session_started(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, arm_nvtx_injection);
 }
