@@ -19,6 +19,10 @@
 #   D. a CUPTI that accepts the clock callback but keeps its own clock:
 #      the check against cuptiGetTimestamp notices, and kernels are placed
 #      through clock samples instead.
+#   E. the API callbacks enabled are those of the calls recorded (launch,
+#      copy, memory, synchronisation), found by name — not whole domains:
+#      cudaGetDevice, cudaStreamIsCapturing, cuCtxGetCurrent... stay off;
+#      a CUPTI that cannot name its callbacks gets both domains.
 # Kernel times are checked against the trace's host events: a kernel read
 # in the wrong clock lands an hour (or decades) away.
 set -eu
@@ -120,4 +124,22 @@ FAKE_CUPTI_IGNORE_TS_CB=1 "$B/fake_cuda_prog" api "$TMP/d" 4 3 >"$TMP/d.out" 2>"
 no_rule_broken "$TMP/d.err" "CUPTI's own clock"
 analyse "$TMP/d"
 check_kernels "$TMP/d" 12 || exit 1
+# E. Which callbacks: by id, only the recorded calls (each of 2 traces).
+FAKE_CUPTI_LIST_CALLBACKS=1 "$B/fake_cuda_prog" api "$TMP/e" 2 2 >"$TMP/e.out" 2>"$TMP/e.err" ||
+  fail "callbacks: $(cat "$TMP/e.err")"
+no_rule_broken "$TMP/e.err" "enabling callbacks"
+got=$(grep "^enabled " "$TMP/e.out" | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')
+want="2 enabled callback DRIVER cuCtxSynchronize;2 enabled callback DRIVER cuLaunchKernel;"
+want+="2 enabled callback DRIVER cuMemAlloc_v2;2 enabled callback RUNTIME cudaDeviceSynchronize_v3020;"
+want+="2 enabled callback RUNTIME cudaLaunchKernel_v7000;2 enabled callback RUNTIME cudaMallocAsync_v11020;"
+want+="2 enabled callback RUNTIME cudaMemcpyAsync_v3020;2 enabled callback RUNTIME cudaStreamSynchronize_v3020;"
+[ "$got" = "$want" ] || fail "callbacks enabled: $got, want $want"
+analyse "$TMP/e"
+check_kernels "$TMP/e" 4 || exit 1
+# E2. A CUPTI without callback names: the two domains, as before.
+FAKE_CUPTI_NO_NAMES=1 FAKE_CUPTI_LIST_CALLBACKS=1 "$B/fake_cuda_prog" api "$TMP/e2" 2 2 \
+  >"$TMP/e2.out" 2>"$TMP/e2.err" || fail "callbacks without names: $(cat "$TMP/e2.err")"
+got=$(grep "^enabled " "$TMP/e2.out" | sort | uniq -c | sed 's/^ *//' | tr '\n' ';')
+[ "$got" = "2 enabled domain DRIVER;2 enabled domain RUNTIME;" ] ||
+  fail "callbacks enabled by a CUPTI without names: $got"
 echo "cuda CUPTI rules e2e: all checks passed"

@@ -17,6 +17,7 @@
  * activity record, a synchronisation record) counted as ignored, and bad
  * input — a record with its end before its start, a cut record, a buffer
  * of garbage — counted as dropped, never read past.
+ * And which API callbacks are enabled (cuda_callbacks.c), by name.
  * CUPTI's clock here is CLOCK_MONOTONIC (what the timestamp callback
  * makes it), sampled as the back end does (method same_clock).
  */
@@ -481,6 +482,51 @@ static void test_stale_call_forgotten(void)
     aip_session_destroy(s);
 }
 
+/* The callbacks enabled (cuda_callbacks.c): launches, copies, fills,
+ * memory and waits of both domains, by name, every version and variant;
+ * not the calls torch makes thousands of a step. */
+static CUptiResult names_of(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
+{
+    static const char *const rt[] = {NULL, "cudaGetDevice_v3020", "cudaLaunchKernel_v7000",
+                                     "cudaStreamIsCapturing_v10000",
+                                     "cudaMemcpyAsync_ptsz_v7000"};
+    static const char *const drv[] = {NULL, "cuCtxGetCurrent", "cuLaunchKernel_ptsz"};
+    const char *const *t = d == CUPTI_CB_DOMAIN_RUNTIME_API ? rt : drv;
+    uint32_t n = d == CUPTI_CB_DOMAIN_RUNTIME_API ? 5 : 3;
+    *name = cbid < n ? t[cbid] : NULL;
+    return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+static void test_callbacks_chosen(void)
+{
+    static const char *const yes[] = {
+        "cudaLaunchKernel_v7000", "__cudaLaunchKernel_ptsz_v13000", "cudaGraphLaunch_v10000",
+        "cudaMemcpyAsync_v3020", "cudaMemsetAsync_ptsz_v7000", "cudaMalloc_v3020",
+        "cudaFreeAsync_v11020", "cudaStreamSynchronize_v3020", "cudaDeviceSynchronize_v3020",
+        "cudaEventSynchronize_v3020", "cudaStreamWaitEvent_v3020", "cudaEventRecord_v3020"};
+    static const char *const no[] = {"cudaGetDevice_v3020", "cudaGetLastError_v3020",
+                                     "cudaStreamIsCapturing_v10000", "cudaEventQuery_v3020",
+                                     "cudaSetDevice_v3020", "cudaStreamCreate_v3020"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        ASSERT_TRUE(aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_RUNTIME_API, yes[i]));
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        ASSERT_TRUE(!aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_RUNTIME_API, no[i]));
+    ASSERT_TRUE(aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_DRIVER_API, "cuLaunchKernelEx"));
+    ASSERT_TRUE(aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_DRIVER_API, "cuMemcpyHtoDAsync_v2"));
+    ASSERT_TRUE(!aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_DRIVER_API, "cuCtxGetCurrent"));
+    ASSERT_TRUE(!aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_DRIVER_API, "cuMemGetInfo_v2"));
+    ASSERT_TRUE(!aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_RUNTIME_API, "cuLaunchKernel"));
+    ASSERT_TRUE(!aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_RESOURCE, "cudaLaunchKernel_v7000"));
+    ASSERT_TRUE(!aip__cuda_callback_wanted(CUPTI_CB_DOMAIN_RUNTIME_API, NULL));
+    uint32_t ids[8];
+    ASSERT_EQ(aip__cuda_callback_ids(names_of, CUPTI_CB_DOMAIN_RUNTIME_API, ids, 8), 2);
+    ASSERT_EQ(ids[0], 2);
+    ASSERT_EQ(ids[1], 4);
+    ASSERT_EQ(aip__cuda_callback_ids(names_of, CUPTI_CB_DOMAIN_DRIVER_API, ids, 8), 1);
+    ASSERT_EQ(ids[0], 2);
+    ASSERT_EQ(aip__cuda_callback_ids(names_of, CUPTI_CB_DOMAIN_RUNTIME_API, ids, 1), 1);
+}
+
 int main(void)
 {
     make_tmpdir(tmp, sizeof tmp, "cuda_translate");
@@ -489,6 +535,7 @@ int main(void)
         TEST_CASE(test_bad_buffers),
         TEST_CASE(test_buffer_into_outputs),
         TEST_CASE(test_stale_call_forgotten),
+        TEST_CASE(test_callbacks_chosen),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     rm_rf(tmp);

@@ -53,6 +53,8 @@
     X(cuptiSubscribe, 1)                                                                      \
     X(cuptiUnsubscribe, 0)                                                                    \
     X(cuptiEnableDomain, 0)                                                                   \
+    X(cuptiEnableCallback, 0)                                                                 \
+    X(cuptiGetCallbackName, 0)                                                                \
     X(cuptiGetResultString, 0)
 
 static struct {
@@ -384,11 +386,34 @@ static int register_buffers_and_clock(void)
     return 0;
 }
 
-static void domains(uint32_t on)
+/* The callbacks of the calls we record (cuda_callbacks.c), looked up by
+ * name once per process; a CUPTI that cannot name its callbacks (or names
+ * none we know) gets both whole domains, as before there was a choice. */
+#define MAX_CALLBACK_IDS 512
+static const CUpti_CallbackDomain api_domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+static uint32_t callback_ids[2][MAX_CALLBACK_IDS];
+static size_t n_callback_ids[2];
+static int callback_ids_known;
+
+static void api_callbacks(uint32_t on)
 {
-    if (subscriber && cupti.cuptiEnableDomain) {
-        cupti.cuptiEnableDomain(on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-        cupti.cuptiEnableDomain(on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+    if (!subscriber)
+        return;
+    if (!callback_ids_known && cupti.cuptiGetCallbackName && cupti.cuptiEnableCallback)
+        for (int d = 0; d < 2; d++)
+            n_callback_ids[d] = aip__cuda_callback_ids(cupti.cuptiGetCallbackName,
+                                                       api_domains[d], callback_ids[d],
+                                                       MAX_CALLBACK_IDS);
+    callback_ids_known = 1;
+    for (int d = 0; d < 2; d++) {
+        if (!n_callback_ids[0]) {
+            if (cupti.cuptiEnableDomain)
+                cupti.cuptiEnableDomain(on, subscriber, api_domains[d]);
+            continue;
+        }
+        for (size_t i = 0; i < n_callback_ids[d]; i++)
+            cupti.cuptiEnableCallback(on, subscriber, api_domains[d], callback_ids[d][i]);
     }
 }
 
@@ -428,7 +453,7 @@ static void start_locked(void)
                       (int)optional_kinds[i]);
     aip__cuda_api_new_trace();
     look_up_names();
-    domains(1);
+    api_callbacks(1);
     /* Exit handlers run last-registered first: ours, registered now that
      * libcupti is loaded and initialised, runs before its teardown. */
     if (!exit_armed && atexit(at_exit_flush) == 0)
@@ -501,7 +526,7 @@ typedef struct stop_counts {
 static stop_counts stop_locked(void)
 {
     stop_counts out;
-    domains(0);
+    api_callbacks(0);
     out.sync = aip__cuda_api_calls_seen() ? sync_device() : 0;
     cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     cupti.cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);

@@ -92,6 +92,16 @@ void aip__cuda_api_new_trace(void);
  * may the stop synchronise the device (a runtime synchronisation in a
  * process that never initialised CUDA would create a context). */
 int aip__cuda_api_calls_seen(void);
+/* The callback API's ids of the calls the back end records
+ * (cuda_callbacks.c): wanted() says whether a call of that name (CUPTI's,
+ * "cudaLaunchKernel_v7000") is one; ids() writes the ids of every such
+ * call of `domain` into ids (at most cap) and returns how many, from the
+ * names that name_of (cuptiGetCallbackName's signature) gives. */
+typedef CUptiResult (*aip__cuda_name_fn)(CUpti_CallbackDomain domain, uint32_t cbid,
+                                         const char **name);
+int aip__cuda_callback_wanted(CUpti_CallbackDomain domain, const char *name);
+size_t aip__cuda_callback_ids(aip__cuda_name_fn name_of, CUpti_CallbackDomain domain,
+                              uint32_t *ids, size_t cap);
 /* The API name without CUPTI's "_v3020" version suffix, kept for the
  * process's life (NULL name: "cudaUnknown"). */
 const char *aip__cuda_api_name(const char *name);

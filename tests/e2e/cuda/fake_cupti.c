@@ -14,6 +14,12 @@
  *   - a kernel is unfinished until the device synchronises (fake_cuda.c's
  *     cuCtxSynchronize): a default flush holds its buffer back, a forced
  *     flush hands it over with no end time;
+ *   - API callbacks are enabled per call (cuptiEnableCallback, by the ids
+ *     cuptiGetCallbackName names: a few runtime and driver calls, real ids)
+ *     or per domain; FAKE_CUPTI_LIST_CALLBACKS=1 prints each enabling as
+ *     "enabled callback DOMAIN NAME" or "enabled domain DOMAIN" on stdout;
+ *     FAKE_CUPTI_NO_NAMES=1 makes cuptiGetCallbackName unsupported (an
+ *     older CUPTI); a launch calls back cudaLaunchKernel when enabled;
  *   - at exit, a destructor registered when the library was loaded (as
  *     libcupti's C++ statics are) tears it down: every later call prints
  *     "called after teardown" and fails.
@@ -41,7 +47,8 @@ static struct {
     int gone, subscribed, other_holds, ignore_ts;
     CUpti_CallbackFunc cb;
     void *user;
-    int runtime_on;
+    int runtime_on, list_callbacks, no_names;
+    unsigned char enabled[2][1024]; /* [driver, runtime][cbid] */
     CUpti_BuffersCallbackRequestFunc request;
     CUpti_BuffersCallbackCompleteFunc complete;
     CUpti_TimestampCallbackFunc ts;
@@ -88,6 +95,9 @@ __attribute__((constructor)) static void loaded(void)
     const char *o = getenv("FAKE_CUPTI_OTHER_CLIENT"), *i = getenv("FAKE_CUPTI_IGNORE_TS_CB");
     st.other_holds = o && !strcmp(o, "1");
     st.ignore_ts = i && !strcmp(i, "1");
+    const char *l = getenv("FAKE_CUPTI_LIST_CALLBACKS"), *nn = getenv("FAKE_CUPTI_NO_NAMES");
+    st.list_callbacks = l && !strcmp(l, "1");
+    st.no_names = nn && !strcmp(nn, "1");
     atexit(teardown);
 }
 
@@ -111,6 +121,74 @@ API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub)
     st.subscribed = 0;
     st.cb = NULL;
     st.runtime_on = 0;
+    memset(st.enabled, 0, sizeof st.enabled);
+    return CUPTI_SUCCESS;
+}
+
+/* The calls this CUPTI can name: some that the back end records, some
+ * that it must leave alone (torch makes thousands of them a step). */
+static const struct {
+    CUpti_CallbackDomain domain;
+    uint32_t cbid;
+    const char *name;
+} calls[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+     "cudaGetLastError_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+     "cudaMemcpyAsync_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+     "cudaStreamSynchronize_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+     "cudaDeviceSynchronize_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+     "cudaLaunchKernel_v7000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+     "cudaStreamIsCapturing_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+     "cudaMallocAsync_v11020"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, "cuCtxGetCurrent"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize"},
+};
+
+static const char *domain_text(CUpti_CallbackDomain d)
+{
+    return d == CUPTI_CB_DOMAIN_RUNTIME_API ? "RUNTIME" : d == CUPTI_CB_DOMAIN_DRIVER_API ? "DRIVER"
+                                                                                         : "OTHER";
+}
+
+static const char *call_name(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+        if (calls[i].domain == domain && calls[i].cbid == cbid)
+            return calls[i].name;
+    return NULL;
+}
+
+API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
+                                     const char **name)
+{
+    if (!usable("cuptiGetCallbackName", 0))
+        return CUPTI_ERROR_NOT_INITIALIZED;
+    if (st.no_names)
+        return CUPTI_ERROR_NOT_SUPPORTED;
+    *name = call_name(domain, cbid);
+    return *name ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub,
+                                    CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (!usable("cuptiEnableCallback", 1) || sub != the_handle || cbid >= 1024 ||
+        (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API))
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    st.enabled[domain == CUPTI_CB_DOMAIN_RUNTIME_API][cbid] = enable != 0;
+    if (enable && st.list_callbacks) {
+        const char *name = call_name(domain, cbid);
+        printf("enabled callback %s %s\n", domain_text(domain), name ? name : "(unnamed)");
+    }
     return CUPTI_SUCCESS;
 }
 
@@ -121,6 +199,8 @@ API CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub,
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
         st.runtime_on = (int)enable;
+    if (enable && st.list_callbacks)
+        printf("enabled domain %s\n", domain_text(domain));
     return CUPTI_SUCCESS;
 }
 
@@ -248,7 +328,8 @@ API CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
 
 static void api_callback(int site, uint32_t correlation)
 {
-    if (!st.cb || !st.runtime_on)
+    if (!st.cb ||
+        !(st.runtime_on || st.enabled[1][CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000]))
         return;
     CUpti_CallbackData d;
     memset(&d, 0, sizeof d);
