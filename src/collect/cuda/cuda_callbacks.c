@@ -7,7 +7,8 @@
  * cudaGetDevice, cudaStreamIsCapturing, cuCtxGetCurrent... calls a step,
  * and each enabled one costs a callback on the program's thread.  The ids
  * are found by their names (cuptiGetCallbackName) rather than compiled in,
- * so that a CUPTI older or newer than the headers is served alike.
+ * so that a CUPTI older or newer than the headers is served alike, and
+ * switched on and off here at each start and stop (cuda_cupti.c).
  */
 #include "cuda_int.h"
 
@@ -63,4 +64,31 @@ size_t aip__cuda_callback_ids(aip__cuda_name_fn name_of, CUpti_CallbackDomain do
             ids[n++] = id;
     }
     return n;
+}
+
+/* The ids, looked up once per process (under the back end's lock, as every
+ * start and stop). */
+#define MAX_IDS 512
+static const CUpti_CallbackDomain api_domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+static uint32_t ids_of[2][MAX_IDS];
+static size_t n_ids[2];
+static int looked_up;
+
+void aip__cuda_api_callbacks(const aip__cuda_callback_fns *f, CUpti_SubscriberHandle sub,
+                             uint32_t on)
+{
+    if (!looked_up && f->name && f->enable_callback)
+        for (int d = 0; d < 2; d++)
+            n_ids[d] = aip__cuda_callback_ids(f->name, api_domains[d], ids_of[d], MAX_IDS);
+    looked_up = 1;
+    /* A CUPTI that names none of the runtime's launches (or cannot name
+     * its callbacks) gets both whole domains, as before there was a choice. */
+    int by_id = n_ids[0] > 0;
+    for (int d = 0; d < 2; d++) {
+        if (!by_id && f->enable_domain)
+            f->enable_domain(on, sub, api_domains[d]);
+        for (size_t i = 0; by_id && i < n_ids[d]; i++)
+            f->enable_callback(on, sub, api_domains[d], ids_of[d][i]);
+    }
 }

@@ -386,35 +386,14 @@ static int register_buffers_and_clock(void)
     return 0;
 }
 
-/* The callbacks of the calls we record (cuda_callbacks.c), looked up by
- * name once per process; a CUPTI that cannot name its callbacks (or names
- * none we know) gets both whole domains, as before there was a choice. */
-#define MAX_CALLBACK_IDS 512
-static const CUpti_CallbackDomain api_domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
-                                                    CUPTI_CB_DOMAIN_DRIVER_API};
-static uint32_t callback_ids[2][MAX_CALLBACK_IDS];
-static size_t n_callback_ids[2];
-static int callback_ids_known;
-
+/* The API callbacks of the calls recorded (cuda_callbacks.c). */
 static void api_callbacks(uint32_t on)
 {
     if (!subscriber)
         return;
-    if (!callback_ids_known && cupti.cuptiGetCallbackName && cupti.cuptiEnableCallback)
-        for (int d = 0; d < 2; d++)
-            n_callback_ids[d] = aip__cuda_callback_ids(cupti.cuptiGetCallbackName,
-                                                       api_domains[d], callback_ids[d],
-                                                       MAX_CALLBACK_IDS);
-    callback_ids_known = 1;
-    for (int d = 0; d < 2; d++) {
-        if (!n_callback_ids[0]) {
-            if (cupti.cuptiEnableDomain)
-                cupti.cuptiEnableDomain(on, subscriber, api_domains[d]);
-            continue;
-        }
-        for (size_t i = 0; i < n_callback_ids[d]; i++)
-            cupti.cuptiEnableCallback(on, subscriber, api_domains[d], callback_ids[d][i]);
-    }
+    const aip__cuda_callback_fns f = {cupti.cuptiGetCallbackName, cupti.cuptiEnableCallback,
+                                      cupti.cuptiEnableDomain};
+    aip__cuda_api_callbacks(&f, subscriber, on);
 }
 
 static void at_exit_flush(void);

@@ -102,6 +102,19 @@ typedef CUptiResult (*aip__cuda_name_fn)(CUpti_CallbackDomain domain, uint32_t c
 int aip__cuda_callback_wanted(CUpti_CallbackDomain domain, const char *name);
 size_t aip__cuda_callback_ids(aip__cuda_name_fn name_of, CUpti_CallbackDomain domain,
                               uint32_t *ids, size_t cap);
+/* Switch those callbacks on or off for subscriber `sub` (the ids looked up
+ * at the first call); with no names (an older CUPTI: name or
+ * enable_callback NULL), both whole domains.  Called under the back end's
+ * lock. */
+typedef struct aip__cuda_callback_fns {
+    aip__cuda_name_fn name;                                      /* cuptiGetCallbackName */
+    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                   CUpti_CallbackId);            /* cuptiEnableCallback */
+    CUptiResult (*enable_domain)(uint32_t, CUpti_SubscriberHandle,
+                                 CUpti_CallbackDomain);          /* cuptiEnableDomain */
+} aip__cuda_callback_fns;
+void aip__cuda_api_callbacks(const aip__cuda_callback_fns *f, CUpti_SubscriberHandle sub,
+                             uint32_t on);
 /* The API name without CUPTI's "_v3020" version suffix, kept for the
  * process's life (NULL name: "cudaUnknown"). */
 const char *aip__cuda_api_name(const char *name);
