@@ -24,9 +24,12 @@ run_ctest() { # dir label-args...
   n=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')
   total_pass=$((total_pass + n - f)); total_fail=$((total_fail + f))
 }
+# The compiler's and linker's diagnostics ("f.c:1:2: warning: ...",
+# "collect2: error: ..."), not the progress lines that name a file error.c.
+DIAGNOSTIC='(^|[^[:alnum:]_])(error|warning):'
 build() { # dir extra-cmake-args...
   local dir=$1; shift
-  cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j "$JOBS" 2>&1 | grep -E "error|warning" ; return ${PIPESTATUS[0]}
+  cmake -S . -B "$dir" "$@" >/dev/null && cmake --build "$dir" -j "$JOBS" 2>&1 | grep -E "$DIAGNOSTIC" ; return ${PIPESTATUS[0]}
 }
 # torch 2.x (Kineto): the project's venv (.venv, made or updated by
 # scripts/torch2_venv.sh: torch 2.13 on the CPU and the torch-2.x tools the
