@@ -78,24 +78,43 @@ void aip__intervals_merge(aip__intervals *x, size_t from)
     x->unsorted = 0;
 }
 
-int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first)
+/* The first of the sorted disjoint pairs iv that ends after t. */
+static size_t first_ending_after(const int64_t *iv, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
-    while (lo < hi) { /* first pair ending after a */
+    while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (iv[2 * mid + 1] <= a)
+        if (iv[2 * mid + 1] <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
+    return lo;
+}
+
+int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first)
+{
     int64_t sum = 0;
-    for (size_t i = lo; i < n && iv[2 * i] < b; i++) {
+    for (size_t i = first_ending_after(iv, n, a); i < n && iv[2 * i] < b; i++) {
         int64_t x = iv[2 * i] > a ? iv[2 * i] : a, y = iv[2 * i + 1] < b ? iv[2 * i + 1] : b;
         if (y > x) {
             if (first && *first < 0)
                 *first = x;
             sum += y - x;
         }
+    }
+    return sum;
+}
+
+int64_t aip__intervals_both(const int64_t *x, size_t nx, const int64_t *y, size_t ny, int64_t a,
+                            int64_t b)
+{
+    int64_t sum = 0;
+    for (size_t i = first_ending_after(y, ny, a); i < ny && y[2 * i] < b; i++) {
+        int64_t lo = y[2 * i] > a ? y[2 * i] : a;
+        int64_t hi = y[2 * i + 1] < b ? y[2 * i + 1] : b;
+        if (hi > lo)
+            sum += aip__intervals_clip(x, nx, lo, hi, NULL);
     }
     return sum;
 }

@@ -2,8 +2,8 @@
  * intervals.h — time intervals as pairs v[2k] (start), v[2k + 1] (end) in
  * one int64_t array: the growable vector the step traces and the overlap
  * analysis build their unions in (host_compute.c, device_sections.c), the
- * in-place union of any such array (comm_derive.c) and the clipped length
- * of a union (steps.c, device_steps.c).  Touching pairs merge: [1, 3) and
+ * in-place union of any such array (comm_derive.c), the clipped length
+ * of a union and of two unions' common part (steps.c, device_steps.c).  Touching pairs merge: [1, 3) and
  * [3, 5) are one [1, 5).
  */
 #ifndef AIP_ANALYSIS_INTERVALS_H
@@ -46,5 +46,10 @@ void aip__intervals_sort(int64_t *v, size_t n);
  * inside [a, b]; *first (when not NULL and still < 0) the earliest such
  * time. */
 int64_t aip__intervals_clip(const int64_t *iv, size_t n, int64_t a, int64_t b, int64_t *first);
+
+/* aip__intervals_both() : length of what both sorted disjoint lists x
+ * and y (nx, ny pairs) cover inside [a, b]. */
+int64_t aip__intervals_both(const int64_t *x, size_t nx, const int64_t *y, size_t ny, int64_t a,
+                            int64_t b);
 
 #endif

@@ -106,29 +106,6 @@ void aip__steps_finish(aip__model *m)
 
 /* ---- the host step trace ------------------------------------------ */
 
-/* What of [a, b] both lists cover: each comm pair clipped to [a, b], the
- * work inside it. */
-static int64_t both(const int64_t *work, size_t n_work, const int64_t *comm, size_t n_comm,
-                    int64_t a, int64_t b)
-{
-    size_t lo = 0, hi = n_comm;
-    while (lo < hi) { /* first comm pair ending after a */
-        size_t mid = (lo + hi) / 2;
-        if (comm[2 * mid + 1] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    int64_t sum = 0;
-    for (size_t i = lo; i < n_comm && comm[2 * i] < b; i++) {
-        int64_t x = comm[2 * i] > a ? comm[2 * i] : a;
-        int64_t y = comm[2 * i + 1] < b ? comm[2 * i + 1] : b;
-        if (y > x)
-            sum += aip__intervals_clip(work, n_work, x, y, NULL);
-    }
-    return sum;
-}
-
 /* The columns that follow from Computing, Communication, Communication(Not
  * Overlapped), Bubble and the step's length, so that Computing +
  * Communication(Not Overlapped) + Free = the step and Communication =
@@ -181,7 +158,7 @@ aip_status aip__step_trace_compute(aip__model *m)
         r->computing = aip__intervals_clip(work, n_work, r->start, r->end, &first_work);
         r->communication = aip__intervals_clip(comm, n_comm, r->start, r->end, &first_comm);
         r->bubble = aip__intervals_clip(recv, n_recv, r->start, r->end, NULL);
-        r->overlapped = both(work, n_work, comm, n_comm, r->start, r->end);
+        r->overlapped = aip__intervals_both(work, n_work, comm, n_comm, r->start, r->end);
         r->comm_not_overlapped = r->communication - r->overlapped;
         int64_t first = first_work < 0 ? first_comm
                         : first_comm < 0 || first_work < first_comm ? first_work : first_comm;

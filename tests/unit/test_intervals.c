@@ -3,11 +3,32 @@
  * src/analysis/intervals.h: touching pairs merge, empty pairs are dropped
  * by push but kept by union, sorted pushes merge on the fly and flag a pair
  * out of order, merge from an index leaves the pairs before it alone,
- * growth past the first allocation keeps every pair, and clip measures a
- * union inside a window.
+ * growth past the first allocation keeps every pair, and clip and both
+ * measure unions inside a window.
  */
 #include "aip_test.h"
 #include "intervals.h"
+
+/* 1 when the n pairs of v are the pairs of want (a flat list of 2n
+ * numbers); prints both lists otherwise. */
+static int same_pairs(const int64_t *v, size_t n, const int64_t *want, size_t n_want)
+{
+    if (n * 2 == n_want && (n == 0 || !memcmp(v, want, n_want * sizeof *v)))
+        return 1;
+    fprintf(stderr, "pairs:");
+    for (size_t i = 0; i < 2 * n; i++)
+        fprintf(stderr, " %" PRId64, v[i]);
+    fprintf(stderr, "; want:");
+    for (size_t i = 0; i < n_want; i++)
+        fprintf(stderr, " %" PRId64, want[i]);
+    fprintf(stderr, "\n");
+    return 0;
+}
+#define ASSERT_PAIRS(v, n, ...)                                                        \
+    do {                                                                               \
+        const int64_t want_[] = {__VA_ARGS__};                                         \
+        ASSERT_TRUE(same_pairs(v, n, want_, sizeof want_ / sizeof *want_));            \
+    } while (0)
 
 static void test_push_drops_empty(void)
 {
@@ -16,7 +37,7 @@ static void test_push_drops_empty(void)
     ASSERT_EQ(aip__intervals_push(&x, 7, 6), 0);
     ASSERT_EQ(x.n, 0);
     ASSERT_EQ(aip__intervals_push(&x, 1, 2), 0);
-    ASSERT_EQ(x.n, 1);
+    ASSERT_PAIRS(x.v, x.n, 1, 2);
     free(x.v);
 }
 
@@ -28,11 +49,7 @@ static void test_push_sorted_merges(void)
     for (size_t i = 0; i < sizeof in / sizeof *in; i++)
         ASSERT_EQ(aip__intervals_push_sorted(&x, 0, in[i][0], in[i][1]), 0);
     ASSERT_EQ(x.unsorted, 0);
-    ASSERT_EQ(x.n, 2);
-    ASSERT_EQ(x.v[0], 1);
-    ASSERT_EQ(x.v[1], 6);
-    ASSERT_EQ(x.v[2], 8);
-    ASSERT_EQ(x.v[3], 9);
+    ASSERT_PAIRS(x.v, x.n, 1, 6, 8, 9);
     free(x.v);
 }
 
@@ -48,11 +65,7 @@ static void test_unsorted_then_merge_tail(void)
     ASSERT_EQ(x.n, 4);
     aip__intervals_merge(&x, 1);
     ASSERT_EQ(x.unsorted, 0);
-    ASSERT_EQ(x.n, 2);
-    ASSERT_EQ(x.v[0], 100);
-    ASSERT_EQ(x.v[1], 200);
-    ASSERT_EQ(x.v[2], 10);
-    ASSERT_EQ(x.v[3], 40);
+    ASSERT_PAIRS(x.v, x.n, 100, 200, 10, 40);
     aip__intervals_merge(&x, 2); /* nothing after index 2: no change */
     ASSERT_EQ(x.n, 2);
     free(x.v);
@@ -79,13 +92,7 @@ static void test_union_keeps_pairs_as_given(void)
     /* union takes pairs as they are (comm ops of zero length stay) */
     int64_t v[] = {9, 9, 4, 6, 1, 3, 3, 4, 20, 25, 21, 22};
     size_t n = aip__intervals_union(v, 6);
-    ASSERT_EQ(n, 3);
-    ASSERT_EQ(v[0], 1);
-    ASSERT_EQ(v[1], 6);
-    ASSERT_EQ(v[2], 9);
-    ASSERT_EQ(v[3], 9);
-    ASSERT_EQ(v[4], 20);
-    ASSERT_EQ(v[5], 25);
+    ASSERT_PAIRS(v, n, 1, 6, 9, 9, 20, 25);
     ASSERT_EQ(aip__intervals_union(NULL, 0), 0);
 }
 
@@ -93,12 +100,10 @@ static void test_sort_by_start_then_end(void)
 {
     int64_t v[] = {5, 9, 1, 2, 5, 6};
     aip__intervals_sort(v, 3);
-    const int64_t want[] = {1, 2, 5, 6, 5, 9};
-    for (size_t i = 0; i < 6; i++)
-        ASSERT_EQ(v[i], want[i]);
+    ASSERT_PAIRS(v, 3, 1, 2, 5, 6, 5, 9);
 }
 
-static void test_clip(void)
+static void test_clip_and_both(void)
 {
     const int64_t iv[] = {0, 10, 20, 30, 40, 50};
     int64_t first = -1;
@@ -109,9 +114,14 @@ static void test_clip(void)
     ASSERT_EQ(first, -1);
     ASSERT_EQ(aip__intervals_clip(iv, 3, 25, 100, NULL), 5 + 10);
     ASSERT_EQ(aip__intervals_clip(NULL, 0, 0, 100, NULL), 0);
+    /* common part of iv and [8, 22) [28, 45) inside [0, 42): 2 + 2 + 2 + 2 */
+    const int64_t other[] = {8, 22, 28, 45};
+    ASSERT_EQ(aip__intervals_both(iv, 3, other, 2, 0, 42), 2 + 2 + 2 + 2);
+    ASSERT_EQ(aip__intervals_both(iv, 3, other, 2, 22, 28), 0);
+    ASSERT_EQ(aip__intervals_both(iv, 3, NULL, 0, 0, 100), 0);
 }
 
 TEST_MAIN(TEST_CASE(test_push_drops_empty), TEST_CASE(test_push_sorted_merges),
           TEST_CASE(test_unsorted_then_merge_tail), TEST_CASE(test_growth_keeps_every_pair),
           TEST_CASE(test_union_keeps_pairs_as_given), TEST_CASE(test_sort_by_start_then_end),
-          TEST_CASE(test_clip))
+          TEST_CASE(test_clip_and_both))
