@@ -126,9 +126,11 @@ enum aip_activity {                /* bit flags: ProfilerActivity */
     AIP_ACTIVITY_XPU = 1u << 3
 };
 /* The device activity switch: any of these bits (or aip_config.use_cuda)
- * makes a trace record device activity through every device back end this
- * libaiprof has (OpenCL today): NPU is torch_npu's name for it, CUDA and
- * XPU are torch.profiler's, accepted so that its scripts run unchanged. */
+ * makes a trace record device activity through every device back end built
+ * into this libaiprof (OpenCL and CUDA where their headers were found at
+ * build time; aip_supported_activities() says which find a device): NPU is
+ * torch_npu's name for it, CUDA and XPU are torch.profiler's, accepted so
+ * that its scripts run unchanged. */
 #define AIP_ACTIVITY_DEVICES (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA | AIP_ACTIVITY_XPU)
 
 /*! aip_supported_activities() : the aip_activity bits that really record
