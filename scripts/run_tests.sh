@@ -22,11 +22,12 @@ run_ctest() { # dir label-args...
   if [ -z "$line" ]; then total_fail=$((total_fail + 1)); return; fi
   f=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')
   n=$(echo "$line" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')
-  # Set-up (label fixture) is no test of its own: not counted, unless it
-  # failed (then what needs it fails too, and counts).
+  # Set-up (label fixture, run for the tests that need it) is no test of
+  # its own: not counted, unless it failed (then it counts as a failure).
   local fx
-  for fx in $(cd "$dir" && ctest -N -L '^fixture$' "$@" | sed -n 's/^ *Test *#[0-9]*: //p'); do
-    if echo "$out" | grep -qE "^[[:space:]]*[0-9]+ - $fx \("; then continue; fi
+  for fx in $(cd "$dir" && ctest -N -L '^fixture$' | sed -n 's/^ *Test *#[0-9]*: //p'); do
+    echo "$out" | grep -qE "Test +#[0-9]+: $fx " || continue # not run here
+    echo "$out" | grep -qE "^[[:space:]]*[0-9]+ - $fx \(" && continue # failed
     n=$((n - 1))
   done
   total_pass=$((total_pass + n - f)); total_fail=$((total_fail + f))

@@ -13,13 +13,14 @@ SRC=$2
 tmp=$(mktemp -d /tmp/aiprof_include_matrix_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
-copy() {
-  rm -rf "$tmp/tree"; mkdir -p "$tmp/tree/scripts"
-  cp -r "$SRC/src" "$SRC/include" "$tmp/tree/"
-  mkdir -p "$tmp/tree/python" && cp -r "$SRC/python/_C" "$tmp/tree/python/"
-  cp -r "$SRC/adapters" "$tmp/tree/"
-  cp "$SRC/scripts/check_includes.py" "$tmp/tree/scripts/"
+mkdir -p "$tmp/tree/scripts" "$tmp/tree/python"
+cp -r "$SRC/src" "$SRC/include" "$SRC/adapters" "$tmp/tree/"
+cp -r "$SRC/python/_C" "$tmp/tree/python/"
+cp "$SRC/scripts/check_includes.py" "$tmp/tree/scripts/"
+inject() { # file line: append `line` to the copy's `file` (its original kept)
+  cp "$tmp/tree/$1" "$tmp/saved"; echo "$2" >>"$tmp/tree/$1"
 }
+restore() { cp "$tmp/saved" "$tmp/tree/$1"; }
 expect() { # name want-status want-text
   local out rc=0
   out=$(python3 "$tmp/tree/scripts/check_includes.py" "$tmp/tree" 2>&1) || rc=$?
@@ -30,17 +31,17 @@ expect() { # name want-status want-text
     fail=$((fail + 1))
   fi
 }
-copy
 expect unchanged 0 "layer rules: 0 broken"
-echo '#include "collect/host/host_sampler.h"' >>"$tmp/tree/src/core/trace.c"
+inject src/core/trace.c '#include "collect/host/host_sampler.h"'
 expect core_to_collect 1 "src/core/trace.c includes src/collect/host/host_sampler.h: src/core may not include src/collect/host"
-copy
-echo '#include "outbuf.h"' >>"$tmp/tree/src/analysis/steps.c"
+restore src/core/trace.c
+inject src/analysis/steps.c '#include "outbuf.h"'
 expect analysis_to_export 1 "src/analysis/steps.c includes src/export/outbuf.h: src/analysis may not include src/export"
-copy
-echo '#include "recorder.h"' >>"$tmp/tree/src/common/error.c"
+restore src/analysis/steps.c
+inject src/common/error.c '#include "recorder.h"'
 expect common_to_core 1 "src/common/error.c includes src/core/recorder.h: src/common may not include src/core"
-copy
+restore src/common/error.c
+expect restored 0 "layer rules: 0 broken"
 mkdir -p "$tmp/tree/src/newfolder" && echo '#include "aiprof.h"' >"$tmp/tree/src/newfolder/x.c"
 expect unknown_folder 1 "src/newfolder/x.c is in no folder of the matrix"
 echo "e2e include matrix: $pass passed, $fail failed"
