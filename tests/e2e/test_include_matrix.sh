@@ -7,6 +7,7 @@
 #   the core had until it got core/host_sys.h);
 # - src/analysis including an exporter's header (analysis knows no output);
 # - src/common including a core header (common is below everything);
+# - an exporter including analysis_int.h (exporters read model.h only);
 # - a file in a folder the matrix has no row for.
 set -eu
 SRC=$2
@@ -41,6 +42,9 @@ restore src/analysis/steps.c
 inject src/common/error.c '#include "recorder.h"'
 expect common_to_core 1 "src/common/error.c includes src/core/recorder.h: src/common may not include src/core"
 restore src/common/error.c
+inject src/export/csv_statistic.c '#include "analysis_int.h"'
+expect export_to_analysis_int 1 "src/export/csv_statistic.c includes src/analysis/analysis_int.h: it is private to src/analysis"
+restore src/export/csv_statistic.c
 expect restored 0 "layer rules: 0 broken"
 mkdir -p "$tmp/tree/src/newfolder" && echo '#include "aiprof.h"' >"$tmp/tree/src/newfolder/x.c"
 expect unknown_folder 1 "src/newfolder/x.c is in no folder of the matrix"
