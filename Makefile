@@ -2,6 +2,9 @@
 #   make          build build/lib/libaiprof.{so,a} and build/bin/aiprof
 #   make demo     install missing packages (as root, OpenCL/PoCL included), build,
 #                 profile the examples (examples/opencl's pipeline too)
+#   make check    the inner loop: build, then the unit, golden and fast e2e
+#                 tests (ctest labels; no slow, Python, libFuzzer or sanitizer
+#                 runs): about a minute
 #   make test     install missing packages (as root), build and run every test,
 #                 including ASan+UBSan and TSan builds
 #   make bench    print the benchmark figures
@@ -12,7 +15,7 @@ BUILD ?= build
 PYTHON ?=
 PY_FLAG = $(if $(PYTHON),-DPython3_EXECUTABLE=$(shell command -v $(PYTHON)))
 
-.PHONY: all deps build demo test bench clean
+.PHONY: all deps build demo check test bench clean
 
 all: build
 
@@ -27,6 +30,11 @@ demo:
 	@bash scripts/install_deps.sh demo
 	@$(MAKE) --no-print-directory build
 	@bash scripts/demo.sh $(BUILD)
+
+# Labels: tests/CMakeLists.txt.  -L/-LE take regular expressions.
+check: build
+	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -L '^(unit|golden|e2e)$$' \
+	  -LE '^(slow|python|libfuzzer|fixture)$$'
 
 test:
 	@bash scripts/install_deps.sh test

@@ -126,9 +126,11 @@ enum aip_activity {                /* bit flags: ProfilerActivity */
     AIP_ACTIVITY_XPU = 1u << 3
 };
 /* The device activity switch: any of these bits (or aip_config.use_cuda)
- * makes a trace record device activity through every device back end this
- * libaiprof has (OpenCL today): NPU is torch_npu's name for it, CUDA and
- * XPU are torch.profiler's, accepted so that its scripts run unchanged. */
+ * makes a trace record device activity through every device back end built
+ * into this libaiprof (OpenCL and CUDA where their headers were found at
+ * build time; aip_supported_activities() says which find a device): NPU is
+ * torch_npu's name for it, CUDA and XPU are torch.profiler's, accepted so
+ * that its scripts run unchanged. */
 #define AIP_ACTIVITY_DEVICES (AIP_ACTIVITY_NPU | AIP_ACTIVITY_CUDA | AIP_ACTIVITY_XPU)
 
 /*! aip_supported_activities() : the aip_activity bits that really record
@@ -654,22 +656,11 @@ AIP_API void aip_analyse_options_init(aip_analyse_options *options);
  *  the message is in aip_last_error() and logs/. */
 AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *options);
 
-/*! aip_cluster_analyse() : `aiprof cluster DIR`: find the rank result
- *  directories under `dir` (`*ascend_pt` holding profiler_info_{rank}.json,
- *  any depth up to 10), analyse those not analysed yet (each in a forked
- *  process, `jobs` at a time; ≤ 0: one at a time in this process), and write
- *  `dir`/cluster_analysis_output/ (cluster_step_trace_time.csv,
- *  communication_group.json) as msprof-analyze's cluster_analyse does,
- *  from the ranks' step_trace_time.csv and communication.json only.  The
- *  verdict (slow ranks with their numbers) and every directory not used,
- *  with the reason, go to `report_fd` (-1: none).  `quiet`: no progress.
- *  `bad_dirs` (may be NULL) receives the number of directories not used.
- *  @return AIP_OK if the outputs were written; docs/CLUSTER.md. */
-AIP_API aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
-                                       size_t *bad_dirs);
-
 /*! Options of aip_cluster_run() (aip_cluster_options_init() first). */
 typedef struct aip_cluster_options {
+    size_t struct_size; /*!< sizeof(aip_cluster_options), set by aip_cluster_options_init();
+                           a caller built against an older header passes a smaller size
+                           and gets the defaults of the fields it lacks */
     long jobs;        /*!< rank directories analysed in parallel processes; <= 0: one at a
                            time in this process */
     int quiet;        /*!< no progress lines, no progress bar */
@@ -682,14 +673,25 @@ typedef struct aip_cluster_options {
                            complete (docs/CLUSTER.md) */
 } aip_cluster_options;
 
-/*! aip_cluster_options_init() : the defaults: one at a time, no report,
- *  no progress bar, no HTML. */
+/*! aip_cluster_options_init() : the defaults: struct_size set, one at a
+ *  time, no report, no progress bar, no HTML. */
 AIP_API void aip_cluster_options_init(aip_cluster_options *o);
 
-/*! aip_cluster_run() : aip_cluster_analyse() with options; it also writes
- *  cluster_analysis.db (ClusterStepTraceTime, CommunicationGroupMapping,
- *  HostInfo, RankDeviceMap, ClusterBaseInfo) and reports slow links from
- *  the link matrix between global ranks (docs/CLUSTER.md). */
+/*! aip_cluster_run() : `aiprof cluster DIR`: find the rank result
+ *  directories under `dir` (`*ascend_pt` holding profiler_info_{rank}.json,
+ *  any depth up to 10), analyse those not analysed yet (each in a forked
+ *  process, `o->jobs` at a time; <= 0: one at a time in this process), and
+ *  write `dir`/cluster_analysis_output/ as msprof-analyze's cluster_analyse
+ *  does, from the ranks' per-rank summaries only (step_trace_time.csv and
+ *  communication*.json, or analysis.db for a rank exported as databases):
+ *  cluster_step_trace_time.csv, communication_group.json,
+ *  cluster_communication.json, cluster_communication_matrix.json,
+ *  cluster_analysis.db and, with `o->html`, cluster_report.html.  The
+ *  verdict (slow ranks and slow links, with their numbers) and every
+ *  directory not used, with the reason, go to `o->report_fd`.  `o` NULL:
+ *  the defaults; `o->struct_size` 0: AIP_ERR_INVALID_ARG.  `bad_dirs` (may
+ *  be NULL) receives the number of directories not used.  @return AIP_OK
+ *  if the outputs were written; docs/CLUSTER.md. */
 AIP_API aip_status aip_cluster_run(const char *dir, const aip_cluster_options *o,
                                    size_t *bad_dirs);
 

@@ -10,6 +10,16 @@
    (JSON is read in src/raw, src/result and src/cluster, written in src/export).
 3. src/dynamic knows a session only through its boundary header: none of its
    files includes session_int.h.
+4. Every include between two folders is an edge of ALLOWED, the matrix of
+   which folder may include which (issue 28 point 4): the data flows record
+   -> raw -> analysis -> export -> result -> insight / cluster -> cli, and
+   an include goes down that flow, never up (the core includes nothing
+   from src/collect: a collector implements a header the core owns, as
+   core/osrt.h and core/host_sys.h).  A folder the matrix does not know is
+   an error too, so that a new folder gets its row.  EXCEPTIONS names the
+   single file-to-header edges that break the matrix today, each with why.
+   A header in PRIVATE is for its own folder only (analysis_int.h: what
+   only src/analysis uses of the model; exporters read model.h).
 Exit status 1 if any rule is broken.
 
 Usage: scripts/check_includes.py [SOURCE_DIR]
@@ -19,7 +29,45 @@ import re
 import sys
 
 INCLUDE_DIRS = ["include", "src", "src/common", "src/raw", "src/core", "src/dynamic",
-                "src/analysis", "src/result", "src/cluster", "src/export", "src/insight"]
+                "src/analysis", "src/result", "src/cluster", "src/export", "src/insight",
+                "src/cli", "python/_C"]
+# The folders of the matrix: a file belongs to the longest that holds it.
+COLLECTORS = ["src/collect/" + c for c in ("host", "osrt", "opencl", "cuda", "mpi", "nvtx")]
+_BASE = ["include", "src/common"]
+# folder -> the folders its files may include (its own always).  Read a row
+# as "may know of": a row lists only what lies below it in the data flow.
+ALLOWED = {
+    "include": [],
+    "src/common": ["include"],
+    "src/raw": _BASE,
+    "src/core": _BASE + ["src/raw"],
+    "src/dynamic": _BASE + ["src/core"],
+    "src/analysis": _BASE + ["src/raw"],
+    "src/export": _BASE + ["src/analysis"],
+    "src/result": _BASE + ["src/raw", "src/analysis", "src/export"],
+    "src/insight": _BASE + ["src/analysis", "src/export", "src/result"],
+    "src/cluster": _BASE + ["src/export"],
+    "src/cli": _BASE,
+    "src/preload": _BASE,
+    "python/_C": ["include"],
+    "adapters": ["include", "python/_C"],
+}
+for _c in COLLECTORS:
+    ALLOWED[_c] = _BASE + ["src/core", "src/raw"]
+# A folder's private header -> the folder whose files alone may include it
+# (tests may include any header).
+PRIVATE = {
+    "src/analysis/analysis_int.h": "src/analysis",
+}
+# (including file, included file) -> why the matrix is broken there.
+EXCEPTIONS = {
+    ("src/result/reports.c", "src/insight/insight.h"):
+        "the summary's Advice section runs advise's rules (to go: advise hands "
+        "the summary its text through result's API)",
+    ("src/result/profiler_info.c", "src/core/config_names.h"):
+        "profiler_info.json's config names, one table for the writer (core) and "
+        "the reader (result)",
+}
 CHECKED = "src/core/"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]', re.M)
@@ -28,11 +76,11 @@ FORBIDDEN = [("src/analysis/", "jansson.h", "src/analysis parses no JSON"),
              ("src/dynamic/", "session_int.h", "src/dynamic uses session_control.h")]
 
 
-def library_files(root):
-    for top in ("src", "include"):
+def library_files(root, tops=("src", "include")):
+    for top in tops:
         for folder, _, names in os.walk(os.path.join(root, top)):
             for name in names:
-                if name.endswith((".c", ".h")):
+                if name.endswith((".c", ".h", ".cpp")):
                     yield os.path.relpath(os.path.join(folder, name), root)
 
 
@@ -44,9 +92,9 @@ def resolve(root, including, name):
     return None  # a system or third-party header
 
 
-def include_graph(root):
+def include_graph(root, tops=("src", "include")):
     graph = {}
-    for f in library_files(root):
+    for f in library_files(root, tops):
         with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
             names = INCLUDE.findall(fh.read())
         graph[f] = sorted({r for r in (resolve(root, f, n) for n in names) if r})
@@ -90,6 +138,38 @@ def strongly_connected(graph):
     return comps
 
 
+def folder_of(path):
+    """The matrix's folder holding `path`, or None."""
+    best = None
+    for folder in ALLOWED:
+        if (path + "/").startswith(folder + "/") and (best is None or len(folder) > len(best)):
+            best = folder
+    return best
+
+
+def matrix_breaks(root):
+    """Messages for every include that is no edge of ALLOWED."""
+    out = []
+    graph = include_graph(root, ("src", "include", "python/_C", "adapters"))
+    for f in sorted(graph):
+        a = folder_of(f)
+        if a is None:
+            out.append("%s is in no folder of the matrix (add its row to ALLOWED)" % f)
+            continue
+        for target in graph[f]:
+            b = folder_of(target)
+            if target in PRIVATE and PRIVATE[target] != a:
+                out.append("%s includes %s: it is private to %s (PRIVATE in %s)"
+                           % (f, target, PRIVATE[target], "scripts/check_includes.py"))
+                continue
+            if b == a or b in ALLOWED[a] or (f, target) in EXCEPTIONS:
+                continue
+            out.append("%s includes %s: %s may not include %s (ALLOWED in %s)"
+                       % (f, target, a, b or "a file outside the matrix",
+                          "scripts/check_includes.py"))
+    return out
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     graph = include_graph(root)
@@ -109,6 +189,9 @@ def main():
             if f.startswith(folder) and any(os.path.basename(n) == header for n in names):
                 print("%s includes %s (%s)" % (f, header, why))
                 broken += 1
+    for message in matrix_breaks(root):
+        print(message)
+        broken += 1
     print("layer rules: %d broken" % broken)
     return 1 if cycles or broken else 0
 

@@ -333,10 +333,12 @@ void on_exit(const at::RecordFunction &fn, at::ObserverContext *)
     bool with_context = false;
     if (!forwarded_now(fn, &with_context) || !AIP_RECORDING())
         return;
-    if (fn.scope() == at::RecordScope::USER_SCOPE && !with_context)
-        aip_annotation_pop();
+    if (fn.scope() != at::RecordScope::USER_SCOPE)
+        aip_op_end();
+    else if (with_context)
+        aip_annotation_end(); /* opened with aip_annotation_begin() */
     else
-        aip_op_end(); /* an op, or a scope opened with aip_annotation_begin() */
+        aip_annotation_pop();
 }
 
 /* The callback a recording trace needs: with inputs when the trace or

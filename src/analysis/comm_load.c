@@ -9,7 +9,7 @@
  * and left out.  A later description of the same id replaces the earlier
  * one (each trace of a process describes its groups again).
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 #include "double_hash.h"
 

@@ -15,7 +15,7 @@
  * so the model is the same whatever the threads' timing.
  */
 #include "thread.h"
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 
 #include <pthread.h>

@@ -16,7 +16,7 @@
  * taken to count CLOCK_MONOTONIC nanoseconds, as PoCL and CUPTI's default
  * timestamps do; its tasks are counted as unaligned and the result says so.
  */
-#include "model.h"
+#include "analysis_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,7 +12,7 @@
  * The parent search is one sweep per thread over its sorted spans and
  * sorted calls with a stack of open spans, so it costs O(spans + calls).
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 #include "sort_keys.h"
 

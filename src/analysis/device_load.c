@@ -11,7 +11,7 @@
  * for API calls, memory and clock samples, device ns for tasks
  * (device_align.c converts both).
  */
-#include "model.h"
+#include "analysis_int.h"
 
 #include <string.h>
 

@@ -11,6 +11,7 @@
  * to ops.
  */
 #include "device_memory.h"
+#include "analysis_int.h"
 #include "error.h"
 
 #include <stdlib.h>

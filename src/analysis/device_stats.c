@@ -14,7 +14,7 @@
  * thread over its sorted spans and calls with a stack of open ops, O(spans
  * + calls × depth).
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "device_tracks.h"
 #include "error.h"
 

@@ -32,7 +32,7 @@
  * shows it (Computing 0).  Device ids are the raw ids; processes that
  * recorded the same id share its rows.
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "comm_derive.h"
 #include "error.h"
 #include "intervals.h"

@@ -18,7 +18,7 @@
  * The result is one sorted list of disjoint intervals, the union over
  * every thread; the step trace clips it to each step (steps.c).
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 #include "intervals.h"
 

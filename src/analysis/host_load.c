@@ -12,7 +12,7 @@
  * `what` are counted in host_bad_records and left out; so is an interval
  * whose time does not advance.
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 
 #include <stdlib.h>

@@ -31,7 +31,7 @@
  *   live there at the label's time; with no allocation of it in the trace,
  *   the label describes a block that existed before (torch: PREEXISTING).
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 #include "hash_table.h"
 

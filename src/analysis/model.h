@@ -3,7 +3,10 @@
  * after loading (model_load.c), clock conversion (tick_convert.c) and
  * derivation (derive.c), with what the directory's profiler_info.json and
  * profiler_metadata.json said (read by src/result/).  Exporters only read
- * it.
+ * it.  This header is what they, src/result and src/insight may know: the
+ * model's types, loading and deriving it as a whole, and the queries over
+ * it; the steps of loading and deriving are analysis_int.h's, for
+ * src/analysis alone (scripts/check_includes.py).
  *
  * Memory is the design constraint: a profile holds millions of ops, so each
  * is one 24-byte aip__span in a per-thread array (plus an 8-byte self time);
@@ -371,13 +374,6 @@ void aip__model_pyfunc_fields(const aip__thread *t, const aip__span *s, aip__pyf
 aip_status aip__model_load_raw(aip__model *m, const char *path);
 
 /* --- device_load.c ---------------------------------------------------- */
-/* aip__device_decode() : one device record (kinds AIP_REC_DEVICE..
- * AIP_REC_DEVICE_CLOCK) of thread index `ti`; sizes already checked. */
-aip_status aip__device_decode(aip__process *p, uint32_t ti, const uint8_t *r,
-                              const aip__rec_header *h);
-/* aip__device_min_size() : the fixed size of a device record kind, 0 if
- * `kind` is not one. */
-size_t aip__device_min_size(uint8_t kind);
 /* aip__model_device() / aip__model_queue() : the entry of a raw id, NULL
  * when the file did not describe it. */
 static inline const aip__device *aip__model_device(const aip__process *p, uint32_t id)
@@ -390,13 +386,6 @@ static inline const aip__queue *aip__model_queue(const aip__process *p, uint32_t
 }
 
 /* --- comm_load.c ------------------------------------------------------ */
-/* aip__comm_decode() : one COMM_GROUP / COMM_OP record of thread index
- * `ti` (size already checked against aip__comm_min_size). */
-aip_status aip__comm_decode(aip__process *p, uint32_t ti, const uint8_t *r,
-                            const aip__rec_header *h);
-size_t aip__comm_min_size(uint8_t kind);
-/* aip__comm_sort() : comm_ops by start (derive). */
-void aip__comm_sort(aip__process *p);
 /* aip__model_comm_group() : the group of a raw id, NULL if not described. */
 static inline const aip__comm_group_info *aip__model_comm_group(const aip__process *p, uint32_t id)
 {
@@ -405,76 +394,17 @@ static inline const aip__comm_group_info *aip__model_comm_group(const aip__proce
 }
 
 /* --- host_load.c ----------------------------------------------------- */
-/* aip__host_decode() : one HOST_SAMPLE record (size already checked). */
-aip_status aip__host_decode(aip__process *p, const uint8_t *r, const aip__rec_header *h);
 /* aip__host_derive() : the series of p's host samples (model_host.h);
  * zeroed and AIP_OK without samples.  Free with aip__host_series_free. */
 aip_status aip__host_derive(const aip__process *p, aip__host_series *s);
 void aip__host_series_free(aip__host_series *s);
-
-/* --- device_align.c --------------------------------------------------- */
-/* aip__device_align() : device times of p to wall-clock ns from the
- * DEVICE_CLOCK samples (docs/DEVICE.md "Clock alignment"); host ticks of
- * the device records through `to_wall`. */
-typedef int64_t (*aip__tick_fn)(const void *ctx, int64_t ticks);
-void aip__device_align(aip__process *p, aip__tick_fn to_wall, const void *ctx);
-
-/* --- device_derive.c -------------------------------------------------- */
-/* aip__device_sort_tasks() : device tasks and memory records of every
- * process by time; aip__device_sort_calls() : API calls by thread and
- * time.  Neither reads or writes anything else of the model, so they may
- * run beside each other and beside the host side's derive (derive.c).
- * aip__device_parents() : after the calls are sorted and the spans sorted
- * and nested, each call's parent, the op open around it (writes only the
- * calls' parent fields; may run beside aip__device_sort_tasks()).
- * aip__device_link() : after both sorts, each task linked to the API call
- * of its correlation id, and the tasks counted per device and queue. */
-aip_status aip__device_sort_tasks(aip__model *m);
-aip_status aip__device_sort_calls(aip__model *m);
-aip_status aip__device_parents(aip__model *m);
-aip_status aip__device_link(aip__model *m);
-
-/* --- tick_convert.c --------------------------------------------------- */
-/* aip__ticks_convert() : turn every tick value of `p` into wall-clock ns. */
-void aip__ticks_convert(aip__process *p, const aip__model *m);
 
 /* --- derive.c --------------------------------------------------------- */
 /* aip__model_derive() : sort and nest spans, self times, steps, step trace
  * rows, range pairs, fwdbwd flows, extent.  Call once after loading. */
 aip_status aip__model_derive(aip__model *m);
 
-/* --- span_tree.c ------------------------------------------------------ */
-/* aip__spans_sort() : order spans by start, longer first on equal starts
- * (exact duplicates: later in the file first, so an outer span that
- * completed last encloses its twin). */
-aip_status aip__spans_sort(aip__span *spans, size_t n);
-/* aip__spans_nest() : fill self_ns and top_op for sorted spans. */
-aip_status aip__spans_nest(aip__thread *t);
-/* The spans of a sorted thread open at a moment, for queries in time
- * order (which op launched a device call, allocated device memory...):
- * one sweep over the spans with a stack, O(spans + queries).  `kinds`
- * selects the spans kept (bits 1 << AIP_SPAN_*).  After
- * aip__open_spans_at(o, at), stack[0..depth) holds the kept spans that
- * began by `at` and may still be open, outermost first; one may have ended
- * before `at` while one below it is open (they overlap without nesting),
- * so a user checks `end >= at`. */
-typedef struct aip__open_spans {
-    const aip__thread *t;
-    unsigned kinds;
-    size_t *stack, depth, next;
-} aip__open_spans;
-aip_status aip__open_spans_init(aip__open_spans *o, const aip__thread *t, unsigned kinds);
-void aip__open_spans_at(aip__open_spans *o, int64_t at);
-/* aip__open_spans_innermost() : after _at(o, at), the index of the
- * innermost kept span containing `at`, -1 if none. */
-int64_t aip__open_spans_innermost(const aip__open_spans *o, int64_t at);
-void aip__open_spans_free(aip__open_spans *o);
-
 /* --- nesting.c ------------------------------------------------------- */
-/* aip__slices_build() : t->slices, the sorted spans with partial overlaps
- * split (docs/ANALYSIS.md "Nesting"); NULL when the spans nest already.
- * Adds the number of pieces made to *pieces. */
-aip_status aip__slices_build(aip__thread *t, uint64_t *pieces);
 /* aip__thread_slices() : the slices to draw for t, in start order, any
  * two nested or disjoint. */
 static inline const aip__span *aip__thread_slices(const aip__thread *t, size_t *n)
@@ -484,42 +414,12 @@ static inline const aip__span *aip__thread_slices(const aip__thread *t, size_t *
 }
 
 /* --- steps.c ---------------------------------------------------------- */
-/* aip__step_number() : 1 and *number if `name` is "ProfilerStep#<N>". */
-int aip__step_number(const char *name, size_t len, int64_t *number);
 /* aip__step_name_flags() : per string id, 1 if it names a step (malloc'd). */
 uint8_t *aip__step_name_flags(const aip__process *p);
-/* aip__steps_add() : append p's step annotations to m->steps (capacity *cap). */
-aip_status aip__steps_add(aip__model *m, const aip__process *p, const uint8_t *is_step,
-                          size_t *cap);
-/* aip__steps_finish() : sort by number and merge equal numbers. */
-void aip__steps_finish(aip__model *m);
-/* aip__host_compute_intervals() (host_compute.c) : the host's work as
- * sorted disjoint pairs iv[2k], iv[2k+1] (malloc'd; NULL and 0 when none):
- * the union over threads of top-level ops, annotations that are no step and
- * enclose none, and mstx / NVTX ranges, whose names are not communication
- * (aip__comm_span_name), less the thread's blocking communication ops. */
-aip_status aip__host_compute_intervals(const aip__model *m, int64_t **iv, size_t *n);
-/* aip__comm_span_name() : 1 when a span's name says communication. */
-int aip__comm_span_name(const char *s, size_t n);
-
-/* aip__step_trace_compute() : m->step_rows, every column, from steps (or
- * the whole profile). */
-aip_status aip__step_trace_compute(aip__model *m);
 /* aip__step_row_columns() : a row's values in the files' column order,
  * Computing ... Preparing (after Device_id and Step); ns. */
 #define AIP_STEP_TRACE_COLS 9
 void aip__step_row_columns(const aip__step_row *r, int64_t out[AIP_STEP_TRACE_COLS]);
-/* aip__step_row_derive() : the columns that follow from Computing,
- * Communication, Bubble and the row's start and end. */
-void aip__step_row_derive(aip__step_row *r);
-
-/* --- device_steps.c --------------------------------------------------- */
-/* aip__device_steps() : each device task's step (the step during which
- * its launching call began; a task without one: the step around its
- * start), then, when any device task exists, m->step_rows from the device
- * tasks, one row per device and step (docs/ANALYSIS.md "step_trace_time").
- * After aip__step_trace_compute(). */
-aip_status aip__device_steps(aip__model *m);
 
 /* --- device_stats.c --------------------------------------------------- */
 /* aip__dev_kind_name() : "CPU", "GPU", "ACCELERATOR", "OTHER". */
@@ -553,9 +453,6 @@ aip_status aip__op_device_ns(const aip__process *p, size_t ti, const int64_t *ca
                              int64_t **self, int64_t **total);
 
 /* --- memory.c --------------------------------------------------------- */
-/* aip__memory_derive() : time order, alloc/free pairs, op names and
- * categories of p's memory records (docs/MEMORY.md); then m->mem_peaks. */
-aip_status aip__memory_derive(aip__model *m);
 /* Every memory record of every process in time order (processes in
  * raw-file order on equal times). */
 typedef struct aip__mem_iter {
@@ -585,10 +482,6 @@ typedef struct aip__op_stat {
  * AIP_STAT_DEVICE_API) grouped by (name, level), ProfilerStep#N excluded;
  * sorted by total time, longest first.  *out is malloc'd. */
 aip_status aip__op_stats(const aip__model *m, unsigned kinds, aip__op_stat **out, size_t *n);
-
-/* --- pairing.c -------------------------------------------------------- */
-aip_status aip__ranges_pair(aip__process *p);
-aip_status aip__flows_pair(aip__model *m);
 
 /* aip__text_cmp() : order of two texts of known length, bytewise, a
  * prefix first (strcmp's order without the terminators). */

@@ -8,7 +8,7 @@
  * Timestamps stay in ticks until the file is done, because the conversion
  * uses the file's last clock sync point (tick_convert.c).
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 #include "hash_table.h"
 #include "utf8.h"

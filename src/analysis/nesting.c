@@ -27,7 +27,7 @@
  * One pass in start order: a stack of open slices, and a heap of pending
  * pieces (continuations) merged with the sorted spans.
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 
 #include <stdlib.h>

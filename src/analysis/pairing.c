@@ -16,7 +16,7 @@
  * op was not recorded there is no flow: an op of another thread, or one
  * that started after the backward op, is not its forward op.
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 #include "hash_table.h"
 

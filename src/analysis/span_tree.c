@@ -16,7 +16,7 @@
  * record_function annotations and mstx ranges all count as work done inside
  * the parent), clamped at 0 for overlapping children.
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "error.h"
 
 #include <stdlib.h>

@@ -13,7 +13,7 @@
  * follow here (aip__step_row_derive), once for both files that print the
  * step trace.
  */
-#include "model.h"
+#include "analysis_int.h"
 #include "comm_derive.h"
 #include "error.h"
 #include "intervals.h"

@@ -17,7 +17,7 @@
  * everything else of an analysis.
  */
 #include "thread.h"
-#include "model.h"
+#include "analysis_int.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /*
- * cluster.c — aip_cluster_analyse(): `aiprof cluster DIR`, the cross-rank
+ * cluster.c — aip_cluster_run(): `aiprof cluster DIR`, the cross-rank
  * pass over a job's rank result directories, as msprof-analyze's
  * cluster_analyse does it in text mode.  It finds the `*ascend_pt`
  * directories under DIR (any depth up to 10, no symbolic links; the rank
@@ -28,6 +28,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -439,6 +440,7 @@ void aip_cluster_options_init(aip_cluster_options *o)
     if (!o)
         return;
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->report_fd = -1;
     o->progress_fd = -1;
 }
@@ -447,17 +449,6 @@ void aip_cluster_options_init(aip_cluster_options *o)
 static int mine(const aip__cluster *c, size_t i)
 {
     return i % (size_t)c->parts == (size_t)c->part;
-}
-
-aip_status aip_cluster_analyse(const char *dir, long jobs, int quiet, int report_fd,
-                               size_t *bad_dirs)
-{
-    aip_cluster_options o;
-    aip_cluster_options_init(&o);
-    o.jobs = jobs;
-    o.quiet = quiet;
-    o.report_fd = report_fd;
-    return aip_cluster_run(dir, &o, bad_dirs);
 }
 
 aip_status aip_cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs)
@@ -481,20 +472,33 @@ aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt, siz
     return s;
 }
 
+aip_status aip__cluster_options(const aip_cluster_options *opt, aip_cluster_options *out)
+{
+    aip_cluster_options_init(out);
+    if (!opt)
+        return AIP_OK;
+    if (opt->struct_size < offsetof(aip_cluster_options, jobs) + sizeof opt->jobs)
+        return aip__fail(AIP_ERR_INVALID_ARG, "aip_cluster_options.struct_size is %zu "
+                         "(call aip_cluster_options_init)", opt->struct_size);
+    memcpy(out, opt, opt->struct_size < sizeof *out ? opt->struct_size : sizeof *out);
+    out->struct_size = sizeof *out;
+    return AIP_OK;
+}
+
 static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
                               aip__cluster_mpi *mpi)
 {
-    aip_cluster_options dflt;
-    if (!opt) {
-        aip_cluster_options_init(&dflt);
-        opt = &dflt;
-    }
-    long jobs = opt->jobs;
     if (bad_dirs)
         *bad_dirs = 0;
+    aip_cluster_options given;
+    aip_status s = aip__cluster_options(opt, &given);
+    if (s)
+        return s;
+    opt = &given;
+    long jobs = opt->jobs;
     if (!dir)
         return aip__fail(AIP_ERR_INVALID_ARG, "no directory given");
-    aip_status s = aip__path_check(dir, "cluster directory");
+    s = aip__path_check(dir, "cluster directory");
     if (!s)
         s = aip__existing_dir(dir, "cluster directory");
     if (s)

@@ -207,7 +207,13 @@ void aip__cluster_progress(const aip__cluster *c, const char *what, size_t done,
 /* aip__cluster_verdict() : the per-rank table and the slow ranks, to c->fd. */
 void aip__cluster_verdict(const aip__cluster *c, size_t used);
 
-/* aip__cluster_run() : aip_cluster_analyse(); with `mpi` (cluster_mpi.c) as
+/* aip__cluster_options() : `opt` (NULL: the defaults) into `*out`: an
+ * older caller's smaller struct gives the fields it has, the rest keep their
+ * defaults (the convention of aip_analyse_options and aip_config); a
+ * struct_size too small to hold `jobs`: AIP_ERR_INVALID_ARG. */
+aip_status aip__cluster_options(const aip_cluster_options *opt, aip_cluster_options *out);
+
+/* aip__cluster_run() : aip_cluster_run(); with `mpi` (cluster_mpi.c) as
  * one process of an MPI job: this process reads its share of the rank
  * directories, and only process 0 writes the outputs and the verdict. */
 typedef struct aip__cluster_mpi aip__cluster_mpi;

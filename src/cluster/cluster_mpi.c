@@ -119,9 +119,12 @@ aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, 
         *bad_dirs = 0;
     if (process)
         *process = 0;
-    const aip__cluster_mpi_ops *ops = NULL;
-    aip_status s = load(plugin, &ops);
+    aip_cluster_options run;
+    aip_status s = aip__cluster_options(opt, &run);
     if (s)
+        return s;
+    const aip__cluster_mpi_ops *ops = NULL;
+    if ((s = load(plugin, &ops)))
         return s;
     char err[512] = "";
     aip__cluster_mpi m = {.ops = ops};
@@ -130,10 +133,7 @@ aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, 
     if (process)
         *process = m.me;
     size_t bad = 0, incomplete = 0;
-    aip_cluster_options run;
-    aip_cluster_options_init(&run);
-    if (opt)
-        run = *opt;
+    size_t *want_incomplete = run.incomplete;
     run.incomplete = &incomplete;
     if (m.me) { /* process 0 speaks for the job */
         run.quiet = 1;
@@ -154,8 +154,8 @@ aip_status aip_cluster_run_mpi(const char *dir, const aip_cluster_options *opt, 
     ops->finalize();
     if (bad_dirs)
         *bad_dirs = (size_t)o.bad;
-    if (opt && opt->incomplete)
-        *opt->incomplete = (size_t)o.incomplete;
+    if (want_incomplete)
+        *want_incomplete = (size_t)o.incomplete;
     if (o.status)
         return aip__fail((aip_status)o.status, "%s", o.error);
     return AIP_OK;

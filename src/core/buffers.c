@@ -439,14 +439,6 @@ void *aip__reserve_slow_as(aip__tstate *t, size_t n, int meta)
     return t->pos;
 }
 
-int aip__recorder_active(void)
-{
-    aip__pool_lock();
-    int open = pool->open;
-    aip__pool_unlock();
-    return open;
-}
-
 aip_status aip__recorder_begin(const aip__trace_info *info, aip__clock_pair *start)
 {
     aip__recorder_init();

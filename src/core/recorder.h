@@ -241,9 +241,6 @@ aip_status aip__recorder_end(aip__trace_totals *totals);
 /* Events dropped so far in the open trace (0 if none is open). */
 uint64_t aip__recorder_live_dropped(void);
 
-/* aip__recorder_active() : a trace is open. */
-int aip__recorder_active(void);
-
 /* Emit a complete annotation on the calling thread (ProfilerStep#N). */
 void aip__emit_annotation(uint32_t name, uint64_t start, uint64_t end);
 

@@ -14,11 +14,11 @@
 #include "error.h"
 #include "fs.h"
 #include "clock.h"
+#include "host_sys.h"
 #include "intern.h"
 #include "osrt.h"
 #include "session_log.h"
 #include "strbuild.h"
-#include "collect/host/host_sampler.h"
 
 #include <errno.h>
 #include <stdio.h>

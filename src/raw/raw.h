@@ -53,9 +53,8 @@ typedef struct aip__raw_info {
 } aip__raw_info;
 
 /* aip__raw_info_parse() : decode an INFO payload.  @return 0, or -1 (and
- * nothing allocated) if it is not a JSON object.  Free with
- * aip__raw_info_free(). */
+ * nothing allocated) if it is not a JSON object.  The strings become the
+ * caller's: the model loader keeps them in its process (model_load.c). */
 int aip__raw_info_parse(const uint8_t *payload, size_t size, aip__raw_info *out);
-void aip__raw_info_free(aip__raw_info *info);
 
 #endif

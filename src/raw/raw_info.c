@@ -16,16 +16,6 @@ static char *str_dup(json_t *o, const char *key)
     return v ? strdup(v) : NULL;
 }
 
-void aip__raw_info_free(aip__raw_info *info)
-{
-    free(info->hostname);
-    free(info->program);
-    free(info->clock);
-    free(info->version);
-    free(info->host_uid);
-    memset(info, 0, sizeof *info);
-}
-
 int aip__raw_info_parse(const uint8_t *payload, size_t size, aip__raw_info *out)
 {
     memset(out, 0, sizeof *out);

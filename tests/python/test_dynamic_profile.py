@@ -214,7 +214,7 @@ def test_dp_profile_memory_labels_while_the_library_records():
         dirs = sorted(glob.glob("mem/*_ascend_pt"), key=os.path.getmtime)
         assert len(dirs) == 3, dirs
         for i, d in enumerate(dirs):
-            _memory_timeline.write_native(d, f"mem{i}.raw.json.gz", "cpu")
+            _memory_timeline.write(d, f"mem{i}.raw.json.gz", "cpu")
     """)
     run_python(code, env=ENV)
     parameter, preexisting = 0, 1  # torch's category and action numbers

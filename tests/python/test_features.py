@@ -332,20 +332,6 @@ def test_exports(train_one_step):
     prof.export_memory_timeline("out/mem.json.gz")
     prof.export_memory_timeline("out/mem.html")
     assert "<svg" in open("out/mem.html").read()
-    # Without libaiprof's export (a stale extension): the package's own
-    # writer, one event per record, bytes "unknown".
-    from aiprof.profiler import _memory_timeline
-    real = _memory_timeline.write_native
-    _memory_timeline.write_native = lambda *args: None
-    try:
-        prof.export_memory_timeline("out/py.raw.json.gz", device="cpu")
-        prof.export_memory_timeline("out/py.html")
-    finally:
-        _memory_timeline.write_native = real
-    with gzip.open("out/py.raw.json.gz", "rt") as f:
-        raw_py = json.load(f)
-    assert len(raw_py) == sum(1 for r in raw if r[1] in (2, 4)) and {r[3] for r in raw_py} == {7}
-    assert open("out/py.html").read().count("<svg") == 1
 
 
 @needs_torch

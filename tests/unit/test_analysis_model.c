@@ -5,7 +5,7 @@
  */
 #include "aip_test.h"
 #include "export.h"
-#include "model.h"
+#include "analysis_int.h"
 #include "raw_builder.h"
 
 static char dir[64];

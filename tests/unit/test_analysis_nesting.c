@@ -5,7 +5,7 @@
  * the slices always nest, and the pieces of each span cover it exactly.
  */
 #include "aip_test.h"
-#include "model.h"
+#include "analysis_int.h"
 
 enum { PY = AIP_SPAN_PYFUNC, ANN = AIP_SPAN_ANNOTATION, OP = AIP_SPAN_OP, RNG = AIP_SPAN_RANGE };
 

@@ -20,6 +20,7 @@
  * the overlap sections (Computing / Free).
  */
 #include "aip_test.h"
+#include "analysis_int.h"
 #include "session_helpers.h"
 #include "tmp_dir.h"
 #include "clock.h"

@@ -10,7 +10,7 @@
  */
 #include "aip_test.h"
 #include "sort_keys.h"
-#include "model.h"
+#include "analysis_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,7 +9,8 @@ __all__ = ["ProfilerActivity", "supported_activities"]
 class ProfilerActivity(Enum):
     """What to record: CPU (framework ops, annotations, memory, Python
     stacks) and the device kinds.  NPU, CUDA and XPU each select device
-    collection (every device back end libaiprof has: OpenCL today); MTIA is
+    collection (every device back end built into libaiprof: OpenCL, CUDA
+    where its headers were found at build time); MTIA is
     accepted so scripts written for torch run unchanged, and records
     nothing.  supported_activities() tells what this machine really
     records."""

@@ -531,16 +531,10 @@ class _KinetoProfile:
         if not any(output_path.endswith(s) for s in (".html", ".json", ".json.gz")):
             raise ValueError("output_path must end in .html, .json, .json.gz or .raw.json.gz, "
                              f"got {output_path!r}")
-        records = _memory_timeline.write_native(r.result_dir, output_path, device)
-        if records is not None:
-            if device_type != 0 and records == 0:
-                _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for "
-                           f"{device} in this trace (no device allocation was recorded)")
-            return
-        if _memory_timeline.write(output_path, r.trace(), device) == 0 and device and \
-                not device.startswith("cpu"):
-            _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for {device} "
-                       "in this trace (no device allocation was recorded)")
+        records = _memory_timeline.write(r.result_dir, output_path, device)
+        if device_type != 0 and records == 0:
+            _warn_once("memtl-dev", f"export_memory_timeline(): no memory events for "
+                       f"{device} in this trace (no device allocation was recorded)")
 
 
 def _stack_frame(text):
