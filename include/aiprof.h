@@ -279,6 +279,23 @@ typedef struct aip_config {
      * (--max-size).  A file size limit (RLIMIT_FSIZE) is honoured the same
      * way. */
     uint64_t max_raw_bytes;
+
+    /* Flight recorder (docs/FLIGHT_RECORDER.md).  flight_recorder_seconds
+     * > 0 arms it: the session records from start() to stop() whatever its
+     * schedule says, into a ring of segment files bounded by
+     * flight_ring_bytes, and writes no result directory until a trigger;
+     * then it writes the last flight_recorder_seconds of every collector
+     * as a normal result directory (aip_flight_dump() and the triggers
+     * below).  0 (the default) = off. */
+    double flight_recorder_seconds;
+    uint64_t flight_ring_bytes;  /* the ring's bound; 0 = 256 MiB; else at least 4 MiB */
+    const char *flight_ring_dir; /* where the ring lives; NULL: /dev/shm (memory) when it
+                                  * has room, else {dir_name}/.aiprof_flight */
+    double flight_slow_step;     /* k > 1: a step slower than k x the running median of
+                                  * the last 64 steps dumps; 0 = off */
+    double flight_hang_seconds;  /* T > 0: no step for T seconds dumps (once per hang),
+                                  * with every thread's open ranges; 0 = off */
+    int flight_signal;           /* the signal that dumps; 0 = SIGUSR2, -1 = none */
 } aip_config;
 
 /*! aip_config_init() : fill `config` with the seed's defaults. */
@@ -351,6 +368,27 @@ AIP_API aip_status aip_session_add_metadata(aip_session *session, const char *ke
                                             const char *value);
 AIP_API aip_status aip_session_add_metadata_json(aip_session *session, const char *key,
                                                  const char *json_value);
+
+/*! aip_flight_dump() : dump the flight recorder of the recording session
+ *  now: the last flight_recorder_seconds of every collector become a new
+ *  result directory, whose path is copied into `result_dir` (`cap` bytes;
+ *  NULL: not wanted).  `reason` (NULL: "api") is written into
+ *  profiler_info.json.  Waits until the directory is complete (it is
+ *  written on the recorder's writer thread).  AIP_ERR_STATE when no
+ *  flight recorder is armed in this process, AIP_ERR_IO when the dump
+ *  could not be written.  Not async-signal-safe: a signal handler sends
+ *  flight_signal instead. */
+AIP_API aip_status aip_flight_dump(const char *reason, char *result_dir, size_t cap);
+
+/*! aip_flight_salvage() : the flight recorder's ring left by a process
+ *  that died while armed (SIGKILL, a crash) into a result directory under
+ *  `out_dir`: everything the ring's files hold, which is every event that
+ *  the recorder's last flush (at most 100 ms before the death) wrote.
+ *  `ring_dir` is the process's ring (flight_ring_dir/{worker}.ring).  The
+ *  path is copied into `result_dir` (`cap` bytes; NULL: not wanted).
+ *  AIP_ERR_NOT_FOUND when `ring_dir` holds no segment. */
+AIP_API aip_status aip_flight_salvage(const char *ring_dir, const char *out_dir,
+                                      char *result_dir, size_t cap);
 
 /*! aip_session_dropped_events() : @return the events dropped at the buffer
  *  cap so far in the trace being recorded, else in the last saved one

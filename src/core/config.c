@@ -10,8 +10,11 @@
 #include "config_names.h"
 #include "error.h"
 #include "fs.h"
+#include "flight.h"
 
 #include <math.h>
+#include <signal.h>
+#include <stddef.h>
 #include <string.h>
 
 #define AIP_WORKER_NAME_MAX 226 /* torch_npu: worker name shorter than 226 */
@@ -63,6 +66,36 @@ static int has_schedule_fn(const aip_config *c)
 {
     return c->struct_size >= offsetof(aip_config, schedule_fn_data) + sizeof(void *) &&
            c->schedule_fn;
+}
+
+/* The flight recorder's fields (docs/FLIGHT_RECORDER.md), in a config
+ * recent enough to have them. */
+static aip_status flight_validate(const aip_config *c)
+{
+    if (c->struct_size < offsetof(aip_config, flight_signal) + sizeof(int))
+        return AIP_OK;
+    double w = c->flight_recorder_seconds;
+    if (!(w >= 0) || isinf(w))
+        return aip__fail(AIP_ERR_INVALID_ARG, "flight_recorder_seconds must be a number >= 0 "
+                         "(0 = off)");
+    if (c->flight_ring_bytes && c->flight_ring_bytes < AIP_FLIGHT_MIN_RING)
+        return aip__fail(AIP_ERR_INVALID_ARG, "flight_ring_bytes must be 0 (256 MiB) or at "
+                         "least 4 MiB (got %llu)", (unsigned long long)c->flight_ring_bytes);
+    if (!(c->flight_slow_step == 0 || c->flight_slow_step > 1) || isinf(c->flight_slow_step))
+        return aip__fail(AIP_ERR_INVALID_ARG, "flight_slow_step must be 0 (off) or a factor > 1");
+    if (!(c->flight_hang_seconds >= 0) || isinf(c->flight_hang_seconds))
+        return aip__fail(AIP_ERR_INVALID_ARG, "flight_hang_seconds must be a number >= 0 "
+                         "(0 = off)");
+    int sig = c->flight_signal;
+    if (sig < -1 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
+        return aip__fail(AIP_ERR_INVALID_ARG, "flight_signal %d is not a signal that can be "
+                         "caught (0 = SIGUSR2, -1 = none)", sig);
+    if (c->flight_ring_dir) {
+        aip_status s = aip__path_check(c->flight_ring_dir, "flight_ring_dir");
+        if (s)
+            return s;
+    }
+    return AIP_OK;
 }
 
 aip_status aip_config_validate(const aip_config *c)
@@ -131,6 +164,9 @@ aip_status aip_config_validate(const aip_config *c)
         c->max_raw_bytes && c->max_raw_bytes < 1024u * 1024u)
         return aip__fail(AIP_ERR_INVALID_ARG, "max_raw_bytes must be 0 (no cap) or at least "
                          "1 MiB (got %llu)", (unsigned long long)c->max_raw_bytes);
+    aip_status fs = flight_validate(c);
+    if (fs)
+        return fs;
     for (const char *const *l = c->mstx_domain_include; l && *l; l++)
         if (!**l)
             return aip__fail(AIP_ERR_INVALID_ARG, "mstx_domain_include has an empty name");

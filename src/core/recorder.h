@@ -197,6 +197,8 @@ static inline void aip__commit(aip__tstate *t, size_t n)
     aip__tls_writing = 0;
 }
 
+struct aip__flight_counts;
+
 /* Information written into the raw file's INFO chunk, and the start's
  * file-system work.  start() does none of it: creating the raw file (and
  * whatever `prepare` creates: its directory, the trace log) costs several
@@ -215,6 +217,16 @@ typedef struct aip__trace_info {
     aip__clock_pair start;      /* the trace's first clock sync point */
     void (*prepare)(void *arg); /* run first on the writer thread; NULL: none */
     void *prepare_arg;
+    /* Flight recorder (flight.h): the ring's directory, NULL for a normal
+     * trace (raw_path is then unused); a dump's result directory made
+     * (with FRAMEWORK/) and named in `out` by dump_dir, and told, with its
+     * counts, to dump_done; both run on the writer thread. */
+    const char *ring_dir;
+    uint64_t ring_bytes;
+    uint64_t window_ticks;
+    aip_status (*dump_dir)(void *arg, char *out, size_t cap);
+    void (*dump_done)(void *arg, const char *dir, const struct aip__flight_counts *counts);
+    void *dump_arg;
 } aip__trace_info;
 
 /* Totals of a finished trace. */

@@ -12,6 +12,7 @@
 #include "aiprof_integration.h"
 #include "clock.h"
 #include "error.h"
+#include "flight.h"
 #include "fork_handlers.h"
 #include "session_log.h"
 #include "strlist.h"
@@ -94,6 +95,17 @@ aip_status aip_session_create(const aip_config *config, aip_session **out)
     s->cfg.struct_size = sizeof s->cfg;
     if (s->cfg.schedule_fn)
         s->cfg.has_schedule = 1; /* steps are ProfilerStep#N, as with a schedule */
+    if (aip__session_flight(s)) {
+        /* An armed flight recorder records from start to stop, whatever
+         * the schedule (docs/FLIGHT_RECORDER.md): one RECORD cycle with
+         * ProfilerStep#N ranges, which the step triggers need. */
+        if (config->has_schedule || s->cfg.schedule_fn)
+            aip__warn("flight_recorder_seconds is set: the schedule is ignored, the flight "
+                      "recorder records every step");
+        s->cfg.schedule_fn = NULL;
+        s->cfg.has_schedule = 1;
+        s->cfg.schedule = (aip_schedule){.active = INT64_MAX / 4, .repeat = 1};
+    }
     if (!s->cfg.buffer_cap_bytes)
         s->cfg.buffer_cap_bytes = 64u * 1024u * 1024u;
     s->dir_name = config->dir_name ? strdup(config->dir_name) : NULL;
@@ -229,7 +241,10 @@ static void close_step(aip_session *s)
     if (s->trace_open) {
         char name[64];
         snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)s->step_label);
-        aip__emit_annotation(aip_intern(name), s->step_start_ticks, aip__ticks());
+        uint64_t end = aip__ticks();
+        aip__emit_annotation(aip_intern(name), s->step_start_ticks, end);
+        if (aip__session_flight(s)) /* after its record: a dump it asks for holds it */
+            aip__flight_step(s->step_start_ticks, end);
     }
 }
 

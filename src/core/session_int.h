@@ -52,6 +52,7 @@ struct aip_session {
 };
 
 /* trace.c */
+int aip__session_flight(const aip_session *s); /* an armed flight recorder's session */
 aip_status aip__trace_begin(aip_session *s);
 aip_status aip__trace_end(aip_session *s, int save);
 

@@ -12,6 +12,7 @@
 #include "domain_filter.h"
 #include "env.h"
 #include "error.h"
+#include "flight.h"
 #include "fs.h"
 #include "clock.h"
 #include "host_sys.h"
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -272,10 +274,182 @@ static void prepare_dirs(void *arg)
     prepared.session = NULL;
 }
 
+/* ---- flight recorder (docs/FLIGHT_RECORDER.md) ---------------------- */
+
+int aip__session_flight(const aip_session *s) { return s->cfg.flight_recorder_seconds > 0; }
+
+static uint64_t ring_bytes(const aip_session *s)
+{
+    return s->cfg.flight_ring_bytes ? s->cfg.flight_ring_bytes : AIP_FLIGHT_DEFAULT_RING;
+}
+
+/* Where the ring lives: flight_ring_dir, else /dev/shm (memory: nothing
+ * reaches a disk until a trigger, and it outlives a killed process) when
+ * it has room for the ring and a quarter more, else the result base. */
+static aip_status ring_dir(const aip_session *s, char *out, size_t cap)
+{
+    char parent[PATH_MAX];
+    struct statvfs v;
+    if (s->cfg.flight_ring_dir) {
+        snprintf(parent, sizeof parent, "%s", s->cfg.flight_ring_dir);
+    } else if (statvfs("/dev/shm", &v) == 0 && access("/dev/shm", W_OK) == 0 &&
+               (uint64_t)v.f_bavail * v.f_frsize >= ring_bytes(s) + ring_bytes(s) / 4) {
+        snprintf(parent, sizeof parent, "/dev/shm/aiprof_flight");
+    } else {
+        char base[PATH_MAX];
+        aip_status st = base_dir(s, base, sizeof base);
+        if (st)
+            return st;
+        st = aip__join(parent, sizeof parent, base, ".aiprof_flight");
+        if (st)
+            return st;
+    }
+    int n = snprintf(out, cap, "%s/%s_%d.ring", parent,
+                     s->worker_name ? s->worker_name : aip__hostname(), (int)getpid());
+    if (n < 0 || (size_t)n >= cap)
+        return aip__fail(AIP_ERR_PATH, "flight recorder ring path too long under %s", parent);
+    return AIP_OK;
+}
+
+/* A dump's result directory, named as a trace's (make_result_dir), with
+ * FRAMEWORK/ and logs/; on the writer thread. */
+static aip_status flight_dump_dir(void *arg, char *out, size_t cap)
+{
+    const aip_session *s = arg;
+    int deferred, unchecked;
+    char base[PATH_MAX], path[PATH_MAX];
+    aip_status st = make_result_dir(s, out, cap, &deferred, base, &unchecked);
+    if (!st && unchecked)
+        st = aip__mkdirs(base);
+    if (!st && deferred && mkdir(out, AIP_DIR_MODE) != 0 && errno != EEXIST)
+        st = aip__fail(AIP_ERR_IO, "cannot create result directory %s: %s", out,
+                       strerror(errno));
+    static const char *const subdirs[] = {"FRAMEWORK", "logs"};
+    for (int i = 0; !st && i < 2; i++)
+        if (!(st = aip__join(path, sizeof path, out, subdirs[i])) &&
+            mkdir(path, AIP_DIR_MODE) != 0 && errno != EEXIST)
+            st = aip__fail(AIP_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    return st;
+}
+
+static json_t *reasons_json(uint32_t r)
+{
+    static const char *const names[] = {"api", "signal", "slow_step", "hang", "salvage"};
+    json_t *a = json_array();
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (r & (1u << i))
+            json_array_append_new(a, json_string(names[i]));
+    return a;
+}
+
+static json_t *flight_json(const aip__flight_counts *c)
+{
+    json_t *f = json_object();
+    json_object_set_new(f, "window_ns", json_integer((json_int_t)c->window_ns));
+    json_object_set_new(f, "ring_bytes", json_integer((json_int_t)c->ring_bytes));
+    json_object_set_new(f, "triggers", reasons_json(c->reasons));
+    json_object_set_new(f, "recorded_events", json_integer((json_int_t)c->recorded));
+    json_object_set_new(f, "overwritten_events", json_integer((json_int_t)c->overwritten));
+    json_object_set_new(f, "outside_window_events", json_integer((json_int_t)c->outside_window));
+    json_object_set_new(f, "open_ranges", json_integer((json_int_t)c->open_ranges));
+    json_object_set_new(f, "segments", json_integer((json_int_t)c->segments));
+    return f;
+}
+
+/* After a dump: profiler_info.json (its counts under aiprof.flight_recorder)
+ * and profiler_metadata.json, on the writer thread: what they read of the
+ * session does not change while its trace records. */
+static void flight_dump_done(void *arg, const char *dir, const aip__flight_counts *c)
+{
+    const aip_session *s = arg;
+    aip__trace_totals t;
+    memset(&t, 0, sizeof t);
+    t.recorded = c->recorded;
+    t.dropped = aip__recorder_live_dropped();
+    t.start = s->trace_start;
+    aip__clock_sync(&t.end);
+    char path[PATH_MAX], name[64];
+    json_t *j = aip__profiler_info(s, &t);
+    json_t *a = json_object_get(j, "aiprof");
+    if (a)
+        json_object_set_new(a, "flight_recorder", flight_json(c));
+    if (!aip__join(path, sizeof path, dir, info_name(name, sizeof name, aip__rank())) &&
+        aip__write_json_file(path, j))
+        aip__warn("%s", aip_last_error());
+    json_decref(j);
+    json_t *m = aip__profiler_metadata(s);
+    if (!aip__join(path, sizeof path, dir, "profiler_metadata.json") &&
+        aip__write_json_file(path, m))
+        aip__warn("%s", aip_last_error());
+    json_decref(m);
+    aip__log("INFO", "flight recorder dump in %s: %llu events, %llu overwritten by the ring",
+             dir, (unsigned long long)c->recorded, (unsigned long long)c->overwritten);
+}
+
+/* An armed flight recorder's trace: the ring instead of a result
+ * directory, and the triggers. */
+static aip_status flight_begin(aip_session *s, aip__trace_info *info, char *ring, size_t cap)
+{
+    aip_status st = ring_dir(s, ring, cap);
+    if (st)
+        return st;
+    info->raw_path = ring;
+    info->prepare = NULL;
+    info->ring_dir = ring;
+    info->ring_bytes = ring_bytes(s);
+    info->window_ticks =
+        (uint64_t)(s->cfg.flight_recorder_seconds * aip__clock_ticks_per_second());
+    info->dump_dir = flight_dump_dir;
+    info->dump_done = flight_dump_done;
+    info->dump_arg = s;
+    return AIP_OK;
+}
+
+static void collectors_started(aip_session *s)
+{
+    s->trace_open = 1;
+    aip__dev_trace_started(device_requested(&s->cfg));
+    if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
+        aip__osrt_trace_started();
+    aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
+}
+
+static aip_status flight_trace_begin(aip_session *s)
+{
+    char ring[PATH_MAX];
+    int filtering = aip__domain_filter_set((const char *const *)s->include,
+                                           (const char *const *)s->exclude);
+    aip__gc_threshold_ns = s->cfg.gc_detect_threshold_ms >= 0
+                               ? (uint64_t)(s->cfg.gc_detect_threshold_ms * 1e6)
+                               : 0;
+    aip__clock_sync(&s->trace_start);
+    s->trace_first_step = s->step_num;
+    s->result_dir[0] = '\0';
+    aip__trace_info info = {
+        .hostname = aip__hostname(),
+        .program = aip__program_name(),
+        .cap_bytes = s->cfg.buffer_cap_bytes,
+        .rec_mask = rec_mask(s, filtering),
+        .start = s->trace_start,
+    };
+    aip_status st = flight_begin(s, &info, ring, sizeof ring);
+    if (!st)
+        st = aip__recorder_begin(&info, &s->trace_start);
+    if (st) {
+        aip__warn("the flight recorder is not armed: %s", aip_last_error());
+        return st;
+    }
+    aip__flight_arm(s->cfg.flight_signal, s->cfg.flight_slow_step, s->cfg.flight_hang_seconds);
+    collectors_started(s);
+    return AIP_OK;
+}
+
 aip_status aip__trace_begin(aip_session *s)
 {
     char path[PATH_MAX];
     int deferred, unchecked;
+    if (aip__session_flight(s))
+        return flight_trace_begin(s);
     aip_status st = make_result_dir(s, s->result_dir, sizeof s->result_dir, &deferred,
                                     prepared.check_base, &unchecked);
     if (!unchecked)
@@ -334,11 +508,7 @@ aip_status aip__trace_begin(aip_session *s)
         prepared.session = NULL;
         return st;
     }
-    s->trace_open = 1;
-    aip__dev_trace_started(device_requested(&s->cfg));
-    if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
-        aip__osrt_trace_started();
-    aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
+    collectors_started(s);
     return AIP_OK;
 }
 
@@ -354,6 +524,10 @@ aip_status aip__trace_end(aip_session *s, int save)
     aip__dev_trace_stopping(); /* device times still owed, while recording is on */
     s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;
+    if (aip__session_flight(s)) { /* the ring goes: only dumps are kept */
+        aip__flight_disarm();
+        return aip__recorder_end(t);
+    }
     aip_status st = aip__recorder_end(t);
     if (t->dropped && t->io_error)
         aip__warn("%llu events could not be written (%s); they are missing from %s",

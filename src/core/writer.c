@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "error.h"
 #include "fork_handlers.h"
+#include "flight.h"
 #include "fs.h"
 #include "host_uid.h"
 #include "intern.h"
@@ -74,6 +75,13 @@ typedef struct raw_writer {
     int finishing;              /* the closing chunks use the headroom */
     void (*prepare)(void *arg);
     void *prepare_arg;
+    /* Flight recorder (flight.h): the ring, and what its dumps need. */
+    aip__flight_ring *ring;      /* NULL: a normal trace */
+    int roll;                    /* the segment is full: the next one takes the rest */
+    int seg_events;              /* the segment holds events of the program's */
+    aip_status (*dump_dir)(void *arg, char *out, size_t cap);
+    void (*dump_done)(void *arg, const char *dir, const aip__flight_counts *counts);
+    void *dump_arg;
     /* The buffers below are not cleared at a trace's start (9 KB that a
      * start after a training loop meets cold): each is written before it
      * is read (io_message: its first byte says whether it is set). */
@@ -85,6 +93,7 @@ typedef struct raw_writer {
 
 /* The one writer of the process: one trace records at a time. */
 static raw_writer writer = {.file.fd = -1};
+static aip__flight_ring ring_state;
 
 static void write_failed(int e)
 {
@@ -102,6 +111,10 @@ static void limit_reached(void)
     if (writer.limit_reached)
         return;
     writer.limit_reached = 1;
+    if (writer.ring) { /* a segment's bound: the next segment goes on */
+        writer.roll = 1;
+        return;
+    }
     if (writer.limit_is_cap)
         aip__warn("%s reached the raw data size cap of %llu bytes (max_raw_bytes, aiprof run "
                   "--max-size): recording stops here and the program runs on; later events "
@@ -280,6 +293,9 @@ static void write_clock(void)
 
 static uint64_t now_ms(void) { return aip__mono_ns() / 1000000u; }
 
+static void open_raw(void);
+static uint32_t ring_write(uint64_t tid, const uint8_t *p, uint32_t size, uint64_t *records);
+
 static void write_buffers(aip__buf *list)
 {
     /* The queue is newest-first; write oldest first. */
@@ -294,7 +310,8 @@ static void write_buffers(aip__buf *list)
         uint32_t used = atomic_load_explicit(&b->used, memory_order_acquire);
         uint32_t size = used - b->start;
         uint64_t ok, n;
-        uint32_t done = write_events(b->tid, b->data + b->start, size, &ok);
+        uint32_t done = writer.ring ? ring_write(b->tid, b->data + b->start, size, &ok)
+                                    : write_events(b->tid, b->data + b->start, size, &ok);
         if (done == size) {
             n = ok; /* the usual case: one pass over the records */
         } else {
@@ -316,10 +333,127 @@ static void write_buffers(aip__buf *list)
 
 static char *info_text(void);
 
+/* A new segment of the flight recorder's ring (flight_ring.c recycles
+ * the oldest when the ring is full): a raw file of its own, with a fresh
+ * clock sync point, its own STATS slot, and the descriptions its events
+ * may need, so that each segment reads alone.  Its bound is the size
+ * limit: limit_reached() then asks for the next one (writer.roll). */
+static void open_segment(void)
+{
+    aip__trace_strings_free(&writer.strings);
+    writer.file.bytes = 0;
+    writer.slot_off = 0;
+    writer.slot_recorded = writer.slot_dropped = 0;
+    writer.limit_reached = writer.roll = 0;
+    writer.limit = writer.ring->seg_bytes;
+    if (aip__flight_ring_next(writer.ring, aip__ticks(), writer.path, sizeof writer.path)) {
+        write_failed(EINVAL);
+        return;
+    }
+    errno = 0;
+    writer.file.fd = aip__open_output(writer.path);
+    if (writer.file.fd < 0 || aip__raw_put_header(&writer.file, writer.path)) {
+        write_failed(errno ? errno : EIO);
+        return;
+    }
+    char *text = info_text();
+    if (text)
+        write_chunk(AIP_CHUNK_INFO, 0, text, (uint32_t)strlen(text));
+    free(text);
+    write_clock();
+    write_slot();
+    uint64_t ignored;
+    for (size_t i = 0; i < writer.ring->n_meta; i++) {
+        const aip__flight_meta *m = &writer.ring->meta[i];
+        write_events(m->tid, m->rec, m->size, &ignored);
+    }
+    writer.seg_events = 0;
+}
+
+/* The current segment's end: its counters, a clock sync point, END. */
+static void close_segment(void)
+{
+    if (writer.file.fd < 0)
+        return;
+    writer.finishing = 1;
+    persist_stats(1);
+    write_clock();
+    write_chunk(AIP_CHUNK_END, 0, NULL, 0);
+    close(writer.file.fd);
+    writer.file.fd = -1;
+    writer.finishing = 0;
+}
+
+/* write_events() into the ring: what the segment cannot hold goes into
+ * the next.  A record that does not fit even an empty segment (with its
+ * strings) is not written (counted as dropped by the caller). */
+static uint32_t ring_write(uint64_t tid, const uint8_t *p, uint32_t size, uint64_t *records)
+{
+    aip__flight_ring_note_meta(writer.ring, tid, p, size);
+    uint32_t off = 0;
+    while (off < size && !writer.io_error) {
+        uint64_t ignored;
+        uint32_t done = write_events(tid, p + off, size - off, &ignored);
+        off += done;
+        if (done)
+            writer.seg_events = 1;
+        if (off == size || !writer.roll)
+            break;
+        if (!done && !writer.seg_events)
+            break; /* an empty segment is too small for the next record */
+        close_segment();
+        open_segment();
+    }
+    *records = off == size ? aip__raw_count_records(p, size) : 0;
+    return off;
+}
+
+/* A dump (flight.h): everything recorded until now written, the segment
+ * closed, the segments assembled into a new result directory, a new
+ * segment begun.  The program's threads go on recording meanwhile (into
+ * their buffers, within the cap). */
+static void flight_dump(uint32_t reasons, uint64_t ticket)
+{
+    uint64_t now = aip__ticks();
+    aip__flight_open *open = NULL;
+    aip__pool_lock();
+    aip__snapshot_threads(0, NULL);
+    aip__buf *list = pool->queue;
+    pool->queue = NULL;
+    size_t n_open = aip__flight_open_ranges(writer.start.ticks, now, &open);
+    aip__pool_unlock();
+    write_buffers(list);
+    close_segment();
+    aip__flight_counts c = writer.ring->counts;
+    c.trigger_ticks = now;
+    c.reasons = reasons;
+    char dir[PATH_MAX] = "", raw[PATH_MAX + 64];
+    aip_status st = writer.dump_dir(writer.dump_arg, dir, sizeof dir);
+    if (!st) {
+        snprintf(raw, sizeof raw, "%s/FRAMEWORK/aiprof_%d.raw", dir, (int)getpid());
+        uint64_t w = writer.ring->window_ticks;
+        st = aip__flight_assemble(writer.ring->dir, now > w ? now - w : 0, raw, open, n_open,
+                                  &c);
+    }
+    for (size_t i = 0; i < n_open; i++)
+        free(open[i].records);
+    free(open);
+    if (!st && writer.dump_done)
+        writer.dump_done(writer.dump_arg, dir, &c);
+    if (st)
+        aip__warn("flight recorder dump failed: %s", aip_last_error());
+    open_segment();
+    aip__flight_done(ticket, st, st ? aip_last_error() : dir);
+}
+
 /* The file's beginning: header, INFO, the start's CLOCK.  On failure the
  * trace goes on unwritten, its events counted as dropped (write_failed). */
 static void open_raw(void)
 {
+    if (writer.ring) {
+        open_segment();
+        return;
+    }
     if (writer.prepare)
         writer.prepare(writer.prepare_arg);
     errno = 0;
@@ -398,7 +532,8 @@ static void write_trace(void)
     uint64_t last_flush = now_ms(), last_clock = last_flush;
     for (;;) {
         aip__pool_lock();
-        while ((!pool->queue || (!opened && may_defer())) && !pool->stop_requested) {
+        while ((!pool->queue || (!opened && !writer.ring && may_defer())) &&
+               !pool->stop_requested && !(writer.ring && aip__flight_pending())) {
             uint64_t due = last_flush + FLUSH_INTERVAL_MS, now = now_ms();
             if (now >= due) {
                 aip__snapshot_threads(0, NULL); /* crash safety */
@@ -425,6 +560,10 @@ static void write_trace(void)
             write_clock();
             last_clock = now_ms();
         }
+        uint64_t ticket;
+        uint32_t reasons = writer.ring && !stop ? aip__flight_take(&ticket) : 0;
+        if (reasons)
+            flight_dump(reasons, ticket);
         if (stop) {
             aip__pool_lock();
             int empty = pool->queue == NULL;
@@ -544,6 +683,19 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
     writer.start = info->start;
     writer.prepare = info->prepare;
     writer.prepare_arg = info->prepare_arg;
+    writer.ring = NULL;
+    if (info->ring_dir) {
+        aip_status rs = aip__flight_ring_open(&ring_state, info->ring_dir, info->ring_bytes,
+                                              info->window_ticks);
+        if (rs)
+            return rs;
+        writer.ring = &ring_state;
+        writer.limit = ring_state.seg_bytes;
+        writer.limit_is_cap = 0;
+        writer.dump_dir = info->dump_dir;
+        writer.dump_done = info->dump_done;
+        writer.dump_arg = info->dump_arg;
+    }
     if (start)
         *start = writer.start;
     pthread_mutex_lock(&park_lock);
@@ -591,6 +743,9 @@ aip_status aip__writer_finish(aip__trace_totals *totals)
     aip__xfsz_block(&old); /* the closing chunks go out from the caller's thread */
     aip_status s = finish_file(totals);
     aip__xfsz_restore(&old);
+    if (writer.ring) /* a stop without a trigger leaves nothing behind */
+        aip__flight_ring_close(writer.ring, 1);
+    writer.ring = NULL;
     return s;
 }
 
@@ -653,6 +808,9 @@ static void fork_child(void)
     writer.file.fd = -1;
     writer.running = 0;
     aip__trace_strings_free(&writer.strings);
+    if (writer.ring) /* the parent's ring: left to it */
+        aip__flight_ring_close(writer.ring, 0);
+    writer.ring = NULL;
     /* Only the forking thread goes on here: a writer busy with a trace
      * is the parent's. */
     run_asked = run_done = run_quit = in_trace = deep_parked = 0;

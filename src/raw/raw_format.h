@@ -21,7 +21,7 @@
 #define AIP_RAW_MAGIC "AIPRAW\r\n"
 #define AIP_RAW_MAGIC_LEN 8
 #define AIP_RAW_VERSION_MAJOR 1
-#define AIP_RAW_VERSION_MINOR 7
+#define AIP_RAW_VERSION_MINOR 8
 #define AIP_RAW_HEADER_SIZE 16
 
 #define AIP_CHUNK_MAGIC 0x4B4E4843u /* "CHNK" */
@@ -39,8 +39,13 @@ enum aip__chunk_type {
     AIP_CHUNK_CLOCK = 4,
     AIP_CHUNK_STATS = 5,
     AIP_CHUNK_END = 6,
-    AIP_CHUNK_PAD = 7  /* format 1.3: padding, skipped */
+    AIP_CHUNK_PAD = 7,  /* format 1.3: padding, skipped */
+    AIP_CHUNK_FLIGHT = 8 /* format 1.8: a flight recorder dump's counts (src/core/flight.h) */
 };
+
+/* format 1.8: a span (ANNOTATION, RANGE, OP, PYFUNC) still open when the
+ * flight recorder dumped; its end is the dump's time (record flag). */
+#define AIP_REC_UNFINISHED 0x80
 
 enum aip__record_kind {
     AIP_REC_ANNOTATION = 1,
