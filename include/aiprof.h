@@ -218,7 +218,8 @@ typedef struct aip_session aip_session;
 
 /*! Called after each RECORD_AND_SAVE, once the trace's raw data is complete
  *  on disk.  `result_dir` is the `..._ascend_pt` directory.  Runs on the
- *  thread that called aip_session_step()/aip_session_stop(). */
+ *  thread that called aip_session_step()/aip_session_stop(); for an armed
+ *  flight recorder, after each dump, on the recorder's writer thread. */
 typedef void (*aip_trace_ready_fn)(aip_session *session, const char *result_dir,
                                    void *user_data);
 

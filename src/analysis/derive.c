@@ -112,6 +112,8 @@ static void compute_extent(aip__model *m)
         const aip__process *p = &m->procs[pi];
         m->n_events += p->events;
         m->dropped_events += p->dropped;
+        m->flight_overwritten += p->flight_overwritten;
+        m->flight_dump |= p->has_flight;
         m->invalid_utf8_texts += p->invalid_utf8_strings;
         for (size_t ti = 0; ti < p->n_threads; ti++) {
             const aip__thread *t = &p->threads[ti];

@@ -228,6 +228,9 @@ typedef struct aip__process {
     uint64_t recorded, dropped; /* STATS totals */
     uint64_t invalid_utf8_strings; /* strings with invalid UTF-8 (U+FFFD in the outputs) */
     int has_stats;
+    /* a flight recorder dump (FLIGHT chunk, format 1.8; docs/FLIGHT_RECORDER.md) */
+    int has_flight;
+    uint64_t flight_overwritten, flight_outside_window, flight_open_ranges, flight_window_ns;
     uint64_t unmatched_range_starts, unmatched_range_ends; /* derived */
     uint64_t split_slices;    /* derived: pieces added so that slices nest */
     char load_problem[256];   /* first problem found while decoding, "" if none */
@@ -329,6 +332,8 @@ typedef struct aip__model {
     int64_t first_ns, last_ns;  /* extent of everything recorded; 0,0 if nothing */
     uint64_t n_events;
     uint64_t dropped_events;
+    uint64_t flight_overwritten;  /* events the flight recorder's ring discarded in its window */
+    int flight_dump;              /* the profile is a flight recorder dump */
     uint64_t invalid_utf8_texts;  /* sum of the processes' invalid_utf8_strings */
     int derived;
 } aip__model;

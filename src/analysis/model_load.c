@@ -412,6 +412,18 @@ static aip_status decode_chunk(loader *L, const aip__raw_chunk *c)
         return AIP_OK;
     case AIP_CHUNK_STATS:
         return decode_stats(L, c);
+    case AIP_CHUNK_FLIGHT: /* format 1.8: a flight recorder dump's counts */
+        if (c->size >= 32) {
+            uint64_t v[4];
+            memcpy(v, c->payload, sizeof v);
+            p->flight_window_ns = v[0];
+            p->flight_overwritten = v[2];
+            p->flight_outside_window = v[3];
+            if (c->size >= 56)
+                memcpy(&p->flight_open_ranges, c->payload + 48, 8);
+            p->has_flight = 1;
+        }
+        return AIP_OK;
     default:
         return AIP_OK; /* END, or a newer minor's chunk type */
     }

@@ -29,6 +29,49 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A flight recorder's ring that the program left (killed, or ended
+ * without its exit handlers): salvaged into `dir` and listed for the
+ * analysis, then removed (docs/FLIGHT_RECORDER.md).  The ring is
+ * {parent}/{hostname}_{pid}.ring, in /dev/shm or under `dir`. */
+static void salvage_ring(const char *dir, pid_t pid, const char *list)
+{
+    char host[256] = "", ring[PATH_MAX * 2 + 300], out[PATH_MAX];
+    gethostname(host, sizeof host - 1);
+    const char *parents[2] = {"/dev/shm/aiprof_flight", NULL};
+    char under[PATH_MAX + 32];
+    snprintf(under, sizeof under, "%s/.aiprof_flight", dir);
+    parents[1] = under;
+    for (int i = 0; i < 2; i++) {
+        snprintf(ring, sizeof ring, "%s/%s_%ld.ring", parents[i], host, (long)pid);
+        struct stat st;
+        if (lstat(ring, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (aip_flight_salvage(ring, dir, out, sizeof out) != AIP_OK) {
+            fprintf(stderr, "aiprof run: the flight recorder's ring %s could not be salvaged: "
+                            "%s\n", ring, aip_last_error());
+            continue;
+        }
+        fprintf(stderr, "aiprof run: the program left its flight recorder's ring: salvaged "
+                        "into %s\n", out);
+        FILE *f = fopen(list, "a");
+        if (f) {
+            fprintf(f, "%s\n", out);
+            fclose(f);
+        }
+        DIR *d = opendir(ring);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            char p[sizeof ring + 300];
+            snprintf(p, sizeof p, "%s/%s", ring, e->d_name);
+            if (!strncmp(e->d_name, "seg_", 4) || !strcmp(e->d_name, "ring.counts"))
+                unlink(p);
+        }
+        if (d)
+            closedir(d);
+        rmdir(ring);
+    }
+}
+
 /* <install root> from /proc/self/exe: bin/aiprof → root. */
 int cli_install_root(char *out, size_t cap)
 {
@@ -258,6 +301,15 @@ int cli_run(int argc, char **argv)
         char max_bytes[32];
         snprintf(max_bytes, sizeof max_bytes, "%llu", o.max_bytes);
         setenv("AIPROF_RUN_MAX_SIZE", max_bytes, 1);
+        if (o.flight) {
+            setenv("AIPROF_RUN_FLIGHT", o.flight, 1);
+            snprintf(max_bytes, sizeof max_bytes, "%llu", o.flight_ring_bytes);
+            setenv("AIPROF_RUN_FLIGHT_RING", max_bytes, 1);
+            if (o.flight_slow)
+                setenv("AIPROF_RUN_FLIGHT_SLOW", o.flight_slow, 1);
+            if (o.flight_hang)
+                setenv("AIPROF_RUN_FLIGHT_HANG", o.flight_hang, 1);
+        }
         execvp(command[0], command);
         fprintf(stderr, "aiprof run: cannot run %s: %s\n", command[0], strerror(errno));
         _exit(127);
@@ -270,6 +322,8 @@ int cli_run(int argc, char **argv)
         ;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
+    if (o.flight)
+        salvage_ring(dir, pid, list);
     FILE *f = fopen(list, "r");
     int n = 0;
     if (f) {

@@ -40,6 +40,16 @@ static const run_option options[] = {
      "stop writing raw data at SIZE bytes (suffix K, M, G or T:\n"
      "512M, 4G; at least 1M; 0 = no cap; default 4G); the program\n"
      "runs on and what is not written is counted as dropped"},
+    {"--flight-recorder", NULL, NULL, "SECONDS", FIELD(flight), 0,
+     "flight recorder: record always into a bounded ring, write\n"
+     "nothing until a trigger (SIGUSR2, a slow step, a hang, a\n"
+     "crash), then the last SECONDS (docs/FLIGHT_RECORDER.md)"},
+    {"--flight-ring", NULL, NULL, "SIZE", FIELD(flight_ring), 0,
+     "the flight recorder's ring bound (default 256M, at least 4M)"},
+    {"--flight-slow-step", NULL, NULL, "K", FIELD(flight_slow), 0,
+     "dump when a step takes K times the running median (K > 1)"},
+    {"--flight-hang", NULL, NULL, "SECONDS", FIELD(flight_hang), 0,
+     "dump when no step ends for SECONDS (open ranges included)"},
     {"--host-sys", NULL, NULL, "LIST", FIELD(host_sys), 0,
      "host system data, comma-separated: cpu, mem, disk, network,\n"
      "osrt (osrt: blocking libc/pthread calls, docs/OSRT.md)"},
@@ -225,6 +235,26 @@ int run_options_parse(int argc, char **argv, run_options *o)
     if (o->max_size && parse_size(o->max_size, &o->max_bytes))
         return usage(o, "--max-size needs a size in bytes, with K, M, G or T (512M, 4G), at "
                      "least 1M, or 0 for no cap; not '%s'", o->max_size);
+    if (o->flight && !is_seconds(o->flight, 0))
+        return usage(o, "--flight-recorder needs a number of seconds > 0, not '%s'", o->flight);
+    if ((o->flight_ring || o->flight_slow || o->flight_hang) && !o->flight)
+        return usage(o, "--flight-ring, --flight-slow-step and --flight-hang need "
+                     "--flight-recorder SECONDS", NULL);
+    if (o->flight && (o->delay || o->duration || o->config))
+        return usage(o, "--flight-recorder records the whole run: it does not go with --delay, "
+                     "--duration or --config", NULL);
+    if (o->flight_ring && (parse_size(o->flight_ring, &o->flight_ring_bytes) ||
+                           o->flight_ring_bytes < (4ull << 20)))
+        return usage(o, "--flight-ring needs a size of at least 4M (K, M, G or T), not '%s'",
+                     o->flight_ring);
+    if (o->flight_slow) {
+        char *end;
+        double k = strtod(o->flight_slow, &end);
+        if (end == o->flight_slow || *end || !(k > 1) || k > 1e9)
+            return usage(o, "--flight-slow-step needs a factor > 1, not '%s'", o->flight_slow);
+    }
+    if (o->flight_hang && !is_seconds(o->flight_hang, 0))
+        return usage(o, "--flight-hang needs a number of seconds > 0, not '%s'", o->flight_hang);
     if (o->host_sys && !host_sys_ok(o->host_sys))
         return usage(o, "--host-sys needs a comma-separated list of cpu, mem, disk, network "
                      "and osrt, not '%s'", o->host_sys);

@@ -13,6 +13,8 @@
 typedef struct run_options {
     const char *dir, *delay, *duration, *config; /* point into argv; NULL when not given */
     const char *max_size;
+    const char *flight, *flight_ring, *flight_slow, *flight_hang; /* --flight-* */
+    unsigned long long flight_ring_bytes; /* --flight-ring in bytes, 0 = the default */
     const char *host_sys;  /* --host-sys: "cpu,mem,disk,network,osrt" (checked), NULL: none */
     const char *trace_format; /* --trace-format: "torch_npu", "kineto" or "perfetto" (checked),
                                  NULL: default */

@@ -384,6 +384,8 @@ static void flight_dump_done(void *arg, const char *dir, const aip__flight_count
     json_decref(m);
     aip__log("INFO", "flight recorder dump in %s: %llu events, %llu overwritten by the ring",
              dir, (unsigned long long)c->recorded, (unsigned long long)c->overwritten);
+    if (s->cfg.on_trace_ready) /* each dump is a trace ready: on this thread */
+        s->cfg.on_trace_ready((aip_session *)s, dir, s->cfg.on_trace_ready_data);
 }
 
 /* An armed flight recorder's trace: the ring instead of a result

@@ -690,6 +690,8 @@ aip_status aip__writer_start(const aip__trace_info *info, aip__clock_pair *start
         if (rs)
             return rs;
         writer.ring = &ring_state;
+        ring_state.counts.window_ns =
+            (uint64_t)((double)info->window_ticks * 1e9 / aip__clock_ticks_per_second());
         writer.limit = ring_state.seg_bytes;
         writer.limit_is_cap = 0;
         writer.dump_dir = info->dump_dir;

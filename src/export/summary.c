@@ -94,6 +94,10 @@ static void data_notes(aip__summary_data *s)
     if (m->dropped_events)
         aip__summary_note(s, "%llu events were dropped while recording (buffer cap reached): the trace has "
              "gaps", (unsigned long long)m->dropped_events);
+    if (m->flight_overwritten)
+        aip__summary_note(s, "dropped by the flight recorder ring: %llu events (discarded while "
+             "younger than the window: flight_ring_bytes is too small for it)",
+             (unsigned long long)m->flight_overwritten);
     if (m->info.texts_cut)
         aip__summary_note(s, "%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
              "that length when recorded", (unsigned long long)m->info.texts_cut,

@@ -58,9 +58,12 @@ static int env_flag(const char *name)
  * dies (SIGKILL, _exit) still gets its raw data analysed.  Under a lock:
  * the images of other processes (--children) append, and an image handing
  * over to its exec takes its line back (unannounce). */
-static void announce(void)
+static void announce_dir(const char *dir);
+
+static void announce(void) { announce_dir(aip_session_result_dir(session)); }
+
+static void announce_dir(const char *dir)
 {
-    const char *dir = aip_session_result_dir(session);
     const char *list = getenv("AIPROF_RUN_RESULT_LIST");
     if (!dir || !list || !*list)
         return;
@@ -115,6 +118,16 @@ static void on_ready(aip_session *s, const char *dir, void *user)
         return; /* a wrapper's trace, removed next */
     fprintf(stderr, "aiprof: trace saved in %s (%llu events dropped)\n", dir,
             (unsigned long long)aip_session_dropped_events(session));
+}
+
+/* A flight recorder's dump (on its writer thread): listed for the
+ * analysis at the end of the run. */
+static void on_flight_dump(aip_session *s, const char *dir, void *user)
+{
+    (void)s;
+    (void)user;
+    fprintf(stderr, "aiprof: flight recorder dump in %s\n", dir);
+    announce_dir(dir);
 }
 
 static void on_program_step(void *user)
@@ -279,11 +292,22 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
     const char *max_size = getenv("AIPROF_RUN_MAX_SIZE"); /* bytes; --max-size */
     if (max_size)
         cfg.max_raw_bytes = strtoull(max_size, NULL, 10);
+    const char *flight = getenv("AIPROF_RUN_FLIGHT"); /* --flight-recorder and co. */
+    if (flight) {
+        const char *v;
+        cfg.flight_recorder_seconds = atof(flight);
+        if ((v = getenv("AIPROF_RUN_FLIGHT_RING")))
+            cfg.flight_ring_bytes = strtoull(v, NULL, 10);
+        if ((v = getenv("AIPROF_RUN_FLIGHT_SLOW")))
+            cfg.flight_slow_step = atof(v);
+        if ((v = getenv("AIPROF_RUN_FLIGHT_HANG")))
+            cfg.flight_hang_seconds = atof(v);
+    }
     /* One long RECORD cycle: every step is recorded, ProfilerStep# ranges
      * follow the program's step calls, and the trace ends at stop. */
     cfg.has_schedule = 1;
     cfg.schedule = (aip_schedule){.wait = 0, .warmup = 0, .active = INT64_MAX / 4, .repeat = 1};
-    cfg.on_trace_ready = on_ready;
+    cfg.on_trace_ready = flight ? on_flight_dump : on_ready;
     if (aip_session_create(&cfg, &session) != AIP_OK) {
         fprintf(stderr, "aiprof: not profiling: %s\n", aip_last_error());
         return;

@@ -121,6 +121,14 @@ static void describe_process(aip__run_log *r, const aip__process *p)
         aip__runlog_warn(r, "FRAMEWORK/%s: %llu events were dropped while recording (buffer cap, "
                          "failed write or size limit reached; see the trace's log)", base,
                          (unsigned long long)p->dropped);
+    if (p->has_flight)
+        aip__runlog_line(r, "FRAMEWORK/%s: a flight recorder dump of the last %.3f s: dropped "
+                         "by the flight recorder ring: %llu events; %llu older than the window "
+                         "left out; %llu ranges still open written unfinished", base,
+                         (double)p->flight_window_ns / 1e9,
+                         (unsigned long long)p->flight_overwritten,
+                         (unsigned long long)p->flight_outside_window,
+                         (unsigned long long)p->flight_open_ranges);
     /* Normal at trace edges (a range started before or ended after the
      * trace): logged, not warned; the starts appear as instant events. */
     if (p->unmatched_range_starts || p->unmatched_range_ends)

@@ -164,7 +164,8 @@ grep -qx "  --mpi               record MPI calls (libaiprof_mpi.so); the default
 grep -qx "  --no-mpi            do not record MPI calls, even under mpirun" "$TMP/help"
 grep -qx '  --host-sys LIST     host system data, comma-separated: cpu, mem, disk, network,' "$TMP/help"
 grep -qx '  --trace-format FORM trace_view.json as torch_npu writes it (torch_npu, the' "$TMP/help"
-[ "$(grep -c "^  -" "$TMP/help")" = 18 ]
+grep -qx '  --flight-recorder SECONDS flight recorder: record always into a bounded ring, write' "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 22 ]
 # A statically linked program: LD_PRELOAD cannot reach it; it runs as it
 # would, and the message says why there is no profile (where the C library
 # has a static form: libc6-dev's libc.a).
