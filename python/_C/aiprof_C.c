@@ -8,6 +8,8 @@
  * wrong time is RuntimeError, I/O problems OSError, the rest RuntimeError.
  */
 #include "aiprof_C.h"
+
+#include <limits.h>
 #include "op_context.h"
 
 PyObject *aipy_raise(aip_status status, const char *what)
@@ -319,7 +321,46 @@ static PyObject *py_supported_activities(PyObject *self, PyObject *unused)
     return PyLong_FromUnsignedLong(aip_supported_activities());
 }
 
+/* flight_dump(reason=None) -> str: aip_flight_dump(), the GIL released
+ * while the writer thread writes the dump. */
+static PyObject *py_flight_dump(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *reason = NULL;
+    if (!PyArg_ParseTuple(args, "|z", &reason))
+        return NULL;
+    char dir[PATH_MAX];
+    aip_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = aip_flight_dump(reason, dir, sizeof dir);
+    Py_END_ALLOW_THREADS
+    if (st)
+        return aipy_raise(st, "flight_dump");
+    return PyUnicode_DecodeFSDefault(dir);
+}
+
+/* flight_salvage(ring_dir, out_dir) -> str: aip_flight_salvage(). */
+static PyObject *py_flight_salvage(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *ring, *out;
+    if (!PyArg_ParseTuple(args, "ss", &ring, &out))
+        return NULL;
+    char dir[PATH_MAX];
+    aip_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = aip_flight_salvage(ring, out, dir, sizeof dir);
+    Py_END_ALLOW_THREADS
+    if (st)
+        return aipy_raise(st, "flight_salvage");
+    return PyUnicode_DecodeFSDefault(dir);
+}
+
 static PyMethodDef methods[] = {
+    {"flight_dump", py_flight_dump, METH_VARARGS,
+     "flight_dump(reason=None) -> str: dump the armed flight recorder; its result directory."},
+    {"flight_salvage", py_flight_salvage, METH_VARARGS,
+     "flight_salvage(ring_dir, out_dir) -> str: a killed process's ring as a result directory."},
     {"now_ns", py_now_ns, METH_NOARGS, "now_ns() -> int: the recording clock in ns."},
     {"is_recording", py_is_recording, METH_NOARGS,
      "is_recording() -> bool: a trace is being recorded."},

@@ -140,25 +140,32 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kw)
                              "record_op_args", "mstx", "gc_detect_threshold_ms", "host_sys",
                              "l2_cache", "op_attr", "data_simplification",
                              "mstx_domain_include", "mstx_domain_exclude", "sys_io",
-                             "sys_interconnection", "buffer_cap_bytes", NULL};
+                             "sys_interconnection", "buffer_cap_bytes",
+                             "flight_recorder_seconds", "flight_ring_bytes", "flight_ring_dir",
+                             "flight_slow_step", "flight_hang_seconds", "flight_signal", NULL};
     aip_config c;
     aip_config_init(&c);
     PyObject *sched = Py_None, *dir = Py_None, *worker = Py_None, *otr = Py_None;
-    PyObject *incl = Py_None, *excl = Py_None, *sched_fn = Py_None;
+    PyObject *incl = Py_None, *excl = Py_None, *sched_fn = Py_None, *ring_dir = Py_None;
+    unsigned long long ring_bytes = 0;
     int level = c.profiler_level, aic = c.aic_metrics;
     unsigned long long cap = c.buffer_cap_bytes;
     long long step_offset = 0;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "|$IOOOiOOLppppppIippdIpppOOppK", kwlist, &c.activities, &otr, &dir,
+            args, kw, "|$IOOOiOOLppppppIippdIpppOOppKdKOddi", kwlist, &c.activities, &otr, &dir,
             &worker, &aic, &sched, &sched_fn, &step_offset, &c.record_shapes,
             &c.profile_memory, &c.with_stack, &c.with_modules, &c.with_flops, &c.use_cuda,
             &c.export_type, &level, &c.record_op_args, &c.mstx, &c.gc_detect_threshold_ms,
             &c.host_sys, &c.l2_cache, &c.op_attr, &c.data_simplification, &incl, &excl,
-            &c.sys_io, &c.sys_interconnection, &cap))
+            &c.sys_io, &c.sys_interconnection, &cap, &c.flight_recorder_seconds, &ring_bytes,
+            &ring_dir, &c.flight_slow_step, &c.flight_hang_seconds, &c.flight_signal))
         return -1;
     c.profiler_level = (aip_profiler_level)level;
     c.aic_metrics = (aip_aic_metrics)aic;
     c.buffer_cap_bytes = (size_t)cap;
+    c.flight_ring_bytes = ring_bytes;
+    if (ring_dir != Py_None && !(c.flight_ring_dir = PyUnicode_AsUTF8(ring_dir)))
+        return -1;
     if (sched != Py_None) {
         long long v[5];
         if (!PyArg_ParseTuple(sched, "LLLLL;schedule must be (skip_first, wait, warmup, "
@@ -193,7 +200,10 @@ static int Session_init(SessionObject *self, PyObject *args, PyObject *kw)
     }
     c.mstx_domain_include = inc;
     c.mstx_domain_exclude = exc;
-    c.on_trace_ready = trace_ready;
+    /* A flight recorder's dumps are made on its writer thread, where no
+     * Python runs: they are result directories to analyse, not handler
+     * calls (docs/FLIGHT_RECORDER.md). */
+    c.on_trace_ready = c.flight_recorder_seconds > 0 ? NULL : trace_ready;
     c.on_trace_ready_data = self;
 
     aip_session_destroy(self->session);

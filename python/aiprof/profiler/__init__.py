@@ -11,6 +11,7 @@
 from . import dynamic_profile, itt
 from ._activity import ProfilerActivity, supported_activities
 from ._events import EventList, FunctionEvent, FunctionEventAvg
+from ._flight import flight_dump, flight_salvage
 from ._record_function import record_function
 from .experimental_config import (AiCMetrics, ExportType, HostSystem, ProfilerLevel,
                                   _ExperimentalConfig, supported_ai_core_metrics,
@@ -24,4 +25,5 @@ __all__ = [
     "AiCMetrics", "HostSystem", "supported_activities", "supported_profiler_level",
     "supported_ai_core_metrics", "supported_export_type", "record_function", "itt",
     "analyse", "dynamic_profile", "EventList", "FunctionEvent", "FunctionEventAvg",
+    "flight_dump", "flight_salvage",
 ]

@@ -1,7 +1,7 @@
 from enum import Enum
 from types import TracebackType
-from typing import (Any, Callable, ContextManager, Iterable, List, Optional, Set, Type, TypeVar,
-                    Union)
+from typing import (Any, Callable, ContextManager, Dict, Iterable, List, Optional, Set, Type,
+                    TypeVar, Union)
 
 from . import dynamic_profile as dynamic_profile, itt as itt
 
@@ -175,12 +175,16 @@ class _KinetoProfile:
 
 _P = TypeVar("_P", bound=_KinetoProfile)
 
+def flight_dump(reason: Optional[str] = ...) -> str: ...
+def flight_salvage(ring_dir: str, out_dir: str) -> str: ...
+
 class profile(_KinetoProfile):
     def __init__(self, activities: Optional[Iterable[Any]] = ..., schedule: Optional[Callable[[int], Any]] = ...,
                  on_trace_ready: Optional[Callable[[profile], Any]] = ..., record_shapes: bool = ...,
                  profile_memory: bool = ..., with_stack: bool = ..., with_flops: bool = ...,
                  with_modules: bool = ..., experimental_config: Optional[_AnyExperimentalConfig] = ...,
-                 use_cuda: Optional[bool] = ...) -> None: ...
+                 use_cuda: Optional[bool] = ...,
+                 flight_recorder: Union[None, float, Dict[str, Any]] = ...) -> None: ...
     def step(self) -> None: ...
     @property
     def step_num(self) -> int: ...

@@ -21,7 +21,7 @@ import threading
 import warnings
 
 from .. import _C
-from . import _distributed, _memory_timeline, _output, _torch_bridge
+from . import _distributed, _flight, _memory_timeline, _output, _torch_bridge
 from ._activity import (C_BITS, DEVICE_BITS, activity_bits, cuda_driver_note, device_names,
                         device_status)
 from ._analyse import analyse, analyse_in_background, analyse_now, export_trace, gzip_trace
@@ -218,7 +218,12 @@ class _KinetoProfile:
                     kw[name] = True
         if self._use_cuda:
             kw["use_cuda"] = True
+        flight = getattr(self, "_flight", None)
+        if flight:
+            kw.update(flight)
         self._session = _C.Session(**kw)
+        if flight:
+            self._except_hook = _flight.ExceptHook()
         if groups is not None and not any(k == "parallel_group_info" for k, _, _ in
                                           self._metadata):
             self._session.add_metadata_json("parallel_group_info", groups)
@@ -267,6 +272,10 @@ class _KinetoProfile:
                 if collectors is not None:
                     collectors.stop()
             finally:
+                hook = getattr(self, "_except_hook", None)
+                if hook is not None:
+                    self._except_hook = None
+                    hook.remove()
                 session, self._session = self._session, None
                 if session is not None:
                     session.close()
@@ -298,6 +307,12 @@ class _KinetoProfile:
         if exc_type is None:
             self.stop()
             return False
+        if getattr(self, "_flight", None) and exc_type is not None:
+            try:  # the block ended in an exception: what led to it is dumped
+                _flight.flight_dump("exception")
+            except Exception as e:  # noqa: BLE001 - the block's exception wins
+                warnings.warn(f"aiprof: flight recorder dump after an exception failed: {e}",
+                              RuntimeWarning, stacklevel=2)
         try:  # the block's exception wins; the trace is still saved
             self.stop()
         except Exception as e:
@@ -556,8 +571,9 @@ class profile(_KinetoProfile):
 
     def __init__(self, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
-                 experimental_config=None, use_cuda=None):
+                 experimental_config=None, use_cuda=None, flight_recorder=None):
         use_cuda = check_optional_bool("use_cuda", use_cuda)
+        self._flight = _flight.flight_options(flight_recorder)
         super().__init__(activities=activities, record_shapes=record_shapes,
                          profile_memory=profile_memory, with_stack=with_stack,
                          with_flops=with_flops, with_modules=with_modules,

@@ -1,0 +1,103 @@
+"""The flight recorder from Python (docs/FLIGHT_RECORDER.md): profile(
+flight_recorder=...) records into a bounded ring and writes nothing until
+a trigger; flight_dump() writes the ring as a result directory the
+analyser reads; an exception that ends the profile's block, or the
+program, dumps what led to it; bad options are refused by name."""
+import glob
+import json
+import os
+import textwrap
+
+import pytest
+
+from aiprof import _C
+from aiprof import profiler as P
+from conftest import result_dirs, run_python, slices, trace_of
+
+
+def flight(tmp_path, **more):
+    opts = {"seconds": 60, "ring_bytes": 8 << 20, "ring_dir": str(tmp_path / "ring")}
+    opts.update(more)
+    return opts
+
+
+def analysed(d):
+    _C.analyse_dir(d)
+    return trace_of(d)
+
+
+def names(trace):
+    return [e.get("name") for e in (trace["traceEvents"] if isinstance(trace, dict) else trace)]
+
+
+def test_api_dump_is_a_result_directory(tmp_path):
+    out = tmp_path / "out"
+    with P.profile(flight_recorder=flight(tmp_path),
+                   on_trace_ready=P.tensorboard_trace_handler(str(out))) as prof:
+        for _ in range(5):
+            with P.record_function("planted_work"):
+                pass
+            prof.step()
+        assert result_dirs(str(out)) == []  # nothing before a trigger
+        d = P.flight_dump("test")
+    assert os.path.dirname(d) == str(out)
+    trace = analysed(d)
+    assert len(slices(trace, name="planted_work")) == 5
+    assert "ProfilerStep#4" in names(trace)
+    info = json.load(open(glob.glob(os.path.join(d, "profiler_info*.json"))[0]))
+    assert info["aiprof"]["flight_recorder"]["triggers"] == ["api"]
+    assert result_dirs(str(out)) == [d]  # stop() adds nothing
+    assert not os.listdir(tmp_path / "ring")  # and leaves no ring
+
+
+def test_exception_in_block_dumps(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(KeyError):
+        with P.profile(flight_recorder=flight(tmp_path),
+                       on_trace_ready=P.tensorboard_trace_handler(str(out))):
+            with P.record_function("before_the_error"):
+                pass
+            raise KeyError("boom")
+    dirs = result_dirs(str(out))
+    assert len(dirs) == 1
+    assert len(slices(analysed(dirs[0]), name="before_the_error")) == 1
+
+
+def test_uncaught_exception_dumps_at_exit(tmp_path):
+    out = tmp_path / "out"
+    code = textwrap.dedent(f"""
+        from aiprof import profiler as P
+        prof = P.profile(flight_recorder={flight(tmp_path)!r},
+                         on_trace_ready=P.tensorboard_trace_handler({str(out)!r}))
+        prof.start()
+        with P.record_function("last_work"):
+            pass
+        raise SystemError("planted")
+    """)
+    proc = run_python(code, check=False)
+    assert proc.returncode != 0 and "planted" in proc.stderr
+    dirs = result_dirs(str(out))
+    assert len(dirs) == 1, proc.stderr
+    assert len(slices(analysed(dirs[0]), name="last_work")) == 1
+
+
+def test_dump_without_recorder_is_refused():
+    with pytest.raises(RuntimeError, match="flight"):
+        P.flight_dump()
+
+
+@pytest.mark.parametrize("value, exc, word", [
+    (True, TypeError, "flight_recorder"),
+    ("60", TypeError, "flight_recorder"),
+    ({"seconds": 0}, ValueError, "seconds"),
+    ({"seconds": 5, "size": 1}, ValueError, "size"),
+])
+def test_bad_options(value, exc, word):
+    with pytest.raises(exc, match=word):
+        P.profile(flight_recorder=value)
+
+
+def test_bad_ring_is_refused_at_start(tmp_path):
+    prof = P.profile(flight_recorder=flight(tmp_path, ring_bytes=1 << 20))
+    with pytest.raises(Exception, match="flight_ring_bytes"):
+        prof.start()
