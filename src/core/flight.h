@@ -63,6 +63,11 @@ typedef struct aip__flight_ring {
     uint64_t seg_bytes;         /* bound of one segment file */
     uint64_t window_ticks;
     uint64_t seq[AIP_FLIGHT_SEGMENTS]; /* live segments, oldest first */
+    /* Per live segment: its events and their earliest and latest times, so
+     * that recycling reads a segment back only when the window's edge
+     * falls inside it (else all its events are on one side). */
+    uint64_t events[AIP_FLIGHT_SEGMENTS], t_min[AIP_FLIGHT_SEGMENTS],
+        t_max[AIP_FLIGHT_SEGMENTS];
     uint32_t n_live;
     uint64_t next_seq;
     aip__flight_counts counts;  /* overwritten / outside_window since arming */
@@ -91,10 +96,12 @@ aip_status aip__flight_ring_open(aip__flight_ring *r, const char *dir, uint64_t 
  * removed. */
 aip_status aip__flight_ring_next(aip__flight_ring *r, uint64_t now, char *path, size_t cap);
 
-/* aip__flight_ring_note_meta() : keep the descriptions among `size` bytes
- * of records of thread `tid` (the last one of each thing holds). */
-void aip__flight_ring_note_meta(aip__flight_ring *r, uint64_t tid, const uint8_t *p,
-                                uint32_t size);
+/* aip__flight_ring_note() : `size` bytes of records of thread `tid` were
+ * written into the newest segment at `now` (the time of records whose
+ * own is not in ticks): counted into it, and the descriptions among them
+ * kept (the last one of each thing holds). */
+uint64_t aip__flight_ring_note(aip__flight_ring *r, uint64_t tid, const uint8_t *p,
+                               uint32_t size, uint64_t now); /* @return the records */
 
 /* aip__flight_ring_close() : remove the ring (a clean stop leaves nothing)
  * and free it. */

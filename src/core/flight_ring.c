@@ -20,6 +20,7 @@
 #include "error.h"
 #include "fs.h"
 #include "raw.h"
+#include "raw_writer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -154,18 +155,28 @@ aip_status aip__flight_ring_next(aip__flight_ring *r, uint64_t now, char *path, 
 {
     if (r->n_live == AIP_FLIGHT_SEGMENTS) {
         char old[PATH_MAX];
-        if (seg_name(old, sizeof old, r->dir, r->seq[0])) {
-            uint64_t cutoff = now > r->window_ticks ? now - r->window_ticks : 0;
-            count_discarded(r, old, cutoff);
+        uint64_t cutoff = now > r->window_ticks ? now - r->window_ticks : 0;
+        if (r->events[0] && r->t_min[0] >= cutoff) /* all in the window: usual once full */
+            r->counts.overwritten += r->events[0];
+        else if (r->events[0] && r->t_max[0] < cutoff) /* all of it older */
+            r->counts.outside_window += r->events[0];
+        else if (r->events[0] && seg_name(old, sizeof old, r->dir, r->seq[0]))
+            count_discarded(r, old, cutoff); /* the window's edge inside: event by event */
+        if (seg_name(old, sizeof old, r->dir, r->seq[0]))
             unlink(old);
-        }
-        memmove(r->seq, r->seq + 1, (AIP_FLIGHT_SEGMENTS - 1) * sizeof r->seq[0]);
+        size_t move = (AIP_FLIGHT_SEGMENTS - 1) * sizeof r->seq[0];
+        memmove(r->seq, r->seq + 1, move);
+        memmove(r->events, r->events + 1, move);
+        memmove(r->t_min, r->t_min + 1, move);
+        memmove(r->t_max, r->t_max + 1, move);
         r->n_live--;
         aip__flight_ring_save_counts(r);
     }
     uint64_t seq = r->next_seq++;
     if (!seg_name(path, cap, r->dir, seq))
         return aip__fail(AIP_ERR_PATH, "flight recorder segment path too long in %s", r->dir);
+    r->events[r->n_live] = r->t_max[r->n_live] = 0;
+    r->t_min[r->n_live] = UINT64_MAX;
     r->seq[r->n_live++] = seq;
     return AIP_OK;
 }
@@ -223,18 +234,35 @@ static void keep_meta(aip__flight_ring *r, uint64_t tid, const uint8_t *p, uint1
     *m = (aip__flight_meta){.tid = tid, .key = key, .kind = p[0], .size = size, .rec = copy};
 }
 
-void aip__flight_ring_note_meta(aip__flight_ring *r, uint64_t tid, const uint8_t *p,
-                                uint32_t size)
+uint64_t aip__flight_ring_note(aip__flight_ring *r, uint64_t tid, const uint8_t *p,
+                               uint32_t size, uint64_t now)
 {
+    if (!r->n_live)
+        return aip__raw_count_records(p, size);
+    uint32_t k = r->n_live - 1;
+    uint64_t lo = r->t_min[k], hi = r->t_max[k], n = 0, records = 0;
     for (uint32_t off = 0; off + sizeof(aip__rec_header) <= size;) {
         aip__rec_header h;
         memcpy(&h, p + off, sizeof h);
         if (h.size < sizeof h || off + h.size > size)
-            return;
-        if (!aip__flight_event_time(p + off))
+            break;
+        uint64_t t = aip__flight_event_time(p + off);
+        if (!t) {
             keep_meta(r, tid, p + off, h.size);
+        } else {
+            if (t == UINT64_MAX)
+                t = now;
+            lo = t < lo ? t : lo;
+            hi = t > hi ? t : hi;
+            n++;
+        }
+        records++;
         off += h.size;
     }
+    r->t_min[k] = lo;
+    r->t_max[k] = hi;
+    r->events[k] += n;
+    return records;
 }
 
 void aip__flight_ring_close(aip__flight_ring *r, int remove_files)

@@ -389,14 +389,16 @@ static void close_segment(void)
  * strings) is not written (counted as dropped by the caller). */
 static uint32_t ring_write(uint64_t tid, const uint8_t *p, uint32_t size, uint64_t *records)
 {
-    aip__flight_ring_note_meta(writer.ring, tid, p, size);
     uint32_t off = 0;
+    uint64_t now = aip__ticks(), written = 0;
     while (off < size && !writer.io_error) {
         uint64_t ignored;
         uint32_t done = write_events(tid, p + off, size - off, &ignored);
-        off += done;
-        if (done)
+        if (done) { /* counted into the segment that holds them */
+            written += aip__flight_ring_note(writer.ring, tid, p + off, done, now);
             writer.seg_events = 1;
+        }
+        off += done;
         if (off == size || !writer.roll)
             break;
         if (!done && !writer.seg_events)
@@ -404,7 +406,7 @@ static uint32_t ring_write(uint64_t tid, const uint8_t *p, uint32_t size, uint64
         close_segment();
         open_segment();
     }
-    *records = off == size ? aip__raw_count_records(p, size) : 0;
+    *records = off == size ? written : 0;
     return off;
 }
 

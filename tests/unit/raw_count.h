@@ -82,6 +82,7 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
                     memset(texts + cap, 0, cap * sizeof *texts);
                     cap *= 2;
                 }
+                free(texts[id]); /* a flight recorder dump may define an id twice */
                 texts[id] = strndup((const char *)ch.payload + off, len);
                 if (id >= n)
                     n = id + 1;
