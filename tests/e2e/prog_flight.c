@@ -22,6 +22,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "signal")) {
         for (int i = 0; i < 1000; i++)
             aip_mark("flight", "before_signal");
+        usleep(300 * 1000); /* host_sys samples every 20 ms meanwhile */
         raise(SIGUSR2);
         usleep(1000 * 1000); /* the writer dumps within a flush (100 ms) */
         aip_mark("flight", "after_signal");

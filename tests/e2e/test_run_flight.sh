@@ -21,9 +21,11 @@ print(sum(1 for e in json.load(open(f)) if e.get("name") == sys.argv[2] and e.ge
 PYEOF
 }
 
-# A signal dumps; the dump is analysed; no other directory, no ring left.
+# A signal dumps; the dump is analysed, host_sys samples in it too; no
+# other directory, no ring left.
 mkdir "$TMP/sig"
-"$AIPROF" run --flight-recorder 30 --flight-ring 8M --dir "$TMP/sig" -- "$PROG" signal \
+"$AIPROF" run --flight-recorder 30 --flight-ring 8M --host-sys cpu,mem --dir "$TMP/sig" \
+  -- "$PROG" signal \
   >"$TMP/out" 2>"$TMP/err" || { cat "$TMP/err"; exit 1; }
 dirs=$(find "$TMP/sig" -maxdepth 1 -name '*_ascend_pt' | wc -l)
 [ "$dirs" = 1 ] || { echo "signal: $dirs result directories, want 1"; cat "$TMP/err"; exit 1; }
@@ -31,6 +33,12 @@ dump=$(find "$TMP/sig" -maxdepth 1 -name '*_ascend_pt')
 [ "$(count_name "$dump" before_signal)" = 1000 ] || { echo "signal: marks missing"; exit 1; }
 [ "$(count_name "$dump" after_signal)" = 0 ] || { echo "signal: a mark after the dump"; exit 1; }
 grep -q '"signal"' "$dump"/profiler_info*.json
+"$PY" - "$dump" <<'PYEOF'
+import json, sys, glob
+f = glob.glob(sys.argv[1] + "/ASCEND_PROFILER_OUTPUT/trace_view.json")[0]
+counters = [e for e in json.load(open(f)) if e.get("ph") == "C"]
+assert counters, "no host_sys counters in the dump"
+PYEOF
 [ ! -e "$TMP/sig/.aiprof_flight" ] || [ -z "$(ls -A "$TMP/sig/.aiprof_flight")" ] \
   || { echo "signal: a ring was left behind"; exit 1; }
 
