@@ -77,6 +77,8 @@ static void take_drops(dump *d, const aip__raw_chunk *c)
         memcpy(&n, c->payload, 4);
     if (c->size < 8 || n > (c->size - 8) / sizeof(aip__stats_entry))
         return;
+    if (!n)
+        return; /* a slot not yet written (a segment begun just before a kill) */
     for (size_t i = 0; i < d->n_tids; i++)
         d->tids[i].dropped = 0;
     for (uint32_t i = 0; i < n; i++) {

@@ -44,7 +44,8 @@ def test_api_dump_is_a_result_directory(tmp_path):
     trace = analysed(d)
     assert len(slices(trace, name="planted_work")) == 5
     assert "ProfilerStep#4" in names(trace)
-    info = json.load(open(glob.glob(os.path.join(d, "profiler_info*.json"))[0]))
+    with open(glob.glob(os.path.join(d, "profiler_info*.json"))[0]) as f:
+        info = json.load(f)
     assert info["aiprof"]["flight_recorder"]["triggers"] == ["api"]
     assert result_dirs(str(out)) == [d]  # stop() adds nothing
     assert not os.listdir(tmp_path / "ring")  # and leaves no ring
