@@ -44,7 +44,7 @@ static uint64_t step_ticks[STEP_HISTORY];
 static uint32_t n_steps;
 static _Atomic uint64_t last_step_ns;
 static _Atomic int hang_fired;
-static uint64_t hang_ns;
+static _Atomic uint64_t hang_ns; /* set at arm, read by the writer thread */
 
 static void on_signal(int sig)
 {
@@ -68,9 +68,11 @@ void aip__flight_arm(int signal, double slow, double hang_seconds)
     atomic_store(&signalled, 0);
     slow_factor = slow;
     n_steps = 0;
-    hang_ns = (uint64_t)(hang_seconds * 1e9);
+    /* The watch's start before its limit: the writer thread, already
+     * running, must not see a limit with the last trace's step time. */
     atomic_store(&last_step_ns, aip__mono_ns());
     atomic_store(&hang_fired, 0);
+    atomic_store(&hang_ns, (uint64_t)(hang_seconds * 1e9));
     sig_number = signal == 0 ? SIGUSR2 : signal;
     if (sig_number > 0) {
         struct sigaction sa;
@@ -87,6 +89,7 @@ void aip__flight_arm(int signal, double slow, double hang_seconds)
 
 void aip__flight_disarm(void)
 {
+    atomic_store(&hang_ns, 0);
     if (sig_installed)
         sigaction(sig_number, &sig_old, NULL); /* the program's own handler again */
     sig_installed = 0;
@@ -134,8 +137,9 @@ void aip__flight_request(uint32_t reason)
 /* No step for hang_ns, and not dumped for this hang yet. */
 static int hang_due(void)
 {
-    return hang_ns && !atomic_load(&hang_fired) &&
-           aip__mono_ns() - atomic_load(&last_step_ns) > hang_ns;
+    uint64_t limit = atomic_load(&hang_ns);
+    return limit && !atomic_load(&hang_fired) &&
+           aip__mono_ns() - atomic_load(&last_step_ns) > limit;
 }
 
 int aip__flight_pending(void)
