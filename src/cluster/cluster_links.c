@@ -299,7 +299,8 @@ size_t aip__cluster_links_mark(aip__cluster_links *l)
             if (strcmp(x->transport, tr))
                 continue;
             x->median_gbps = t.med > 0 ? t.med : -1; /* -1: judged, no bandwidth */
-            if (t.gap >= SLOW_LINK_RATIO && t.med > 0 && (t.med - x->gbps) / t.med > SLOW_LINK_RATIO) {
+            if (t.gap >= SLOW_LINK_RATIO && t.med > 0 &&
+                (t.med - x->gbps) / t.med > SLOW_LINK_RATIO) {
                 x->slow = 1;
                 slow++;
             }

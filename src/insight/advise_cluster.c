@@ -163,7 +163,8 @@ static aip_status slow_link_finding(aip__advise_job *j, const aip__cluster *c,
 
 /* A rank's own comm_not_overlapped counts the wait for the slow rank:
  * that part goes to the slow_rank finding. */
-static void fold_wait(aip__advise_ctx *k, const aip__rank_dir *r, const aip__cluster_rank_verdict *x)
+static void fold_wait(aip__advise_ctx *k, const aip__rank_dir *r,
+                      const aip__cluster_rank_verdict *x)
 {
     size_t sp, un;
     double w, t, idle;
@@ -218,12 +219,10 @@ static aip_status advise_one(aip__advise_job *j, aip__cluster *c, size_t i,
     return st;
 }
 
-static const aip__advise_job *sort_job;
-
-static int by_rank_order(const void *a, const void *b)
+static int by_rank_order(const void *a, const void *b, void *ctx)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    const aip__finding *fx = &sort_job->f[x], *fy = &sort_job->f[y];
+    const aip__finding *all = ctx, *fx = &all[x], *fy = &all[y];
     if (fx->severity != fy->severity)
         return fx->severity > fy->severity ? -1 : 1;
     if (fx->ns_per_step != fy->ns_per_step)
@@ -245,9 +244,7 @@ static aip_status rank_findings(aip__advise_job *j)
     }
     for (size_t i = 0; i < j->n; i++)
         ord[i] = i;
-    sort_job = j;
-    qsort(ord, j->n, sizeof *ord, by_rank_order);
-    sort_job = NULL;
+    qsort_r(ord, j->n, sizeof *ord, by_rank_order, j->f);
     for (size_t i = 0; i < j->n; i++) {
         f[i] = j->f[ord[i]];
         who[i] = j->who[ord[i]];

@@ -20,12 +20,11 @@ static const char *const step_cols[] = {"Step", "Computing", "Free",
 
 static double absd(double v) { return v < 0 ? -v : v; }
 
-static const aip__cmp *sort_cmp;
-
-static int by_change(const void *a, const void *b)
+static int by_change(const void *a, const void *b, void *ctx)
 {
-    double x = absd(sort_cmp->rows[*(const size_t *)a].diff);
-    double y = absd(sort_cmp->rows[*(const size_t *)b].diff);
+    const aip__cmp *c = ctx;
+    double x = absd(c->rows[*(const size_t *)a].diff);
+    double y = absd(c->rows[*(const size_t *)b].diff);
     if (x != y)
         return x > y ? -1 : 1;
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
@@ -40,10 +39,8 @@ size_t aip__compare_top(const aip__cmp *c, double threshold, size_t top, size_t 
             aip__compare_shown(c, &c->rows[i], threshold))
             out[n++] = i;
     }
-    sort_cmp = c;
     if (n)
-        qsort(out, n, sizeof *out, by_change);
-    sort_cmp = NULL;
+        qsort_r(out, n, sizeof *out, by_change, (void *)c);
     n = n < top ? n : top;
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->rows[i].section, "memory") && aip__compare_shown(c, &c->rows[i], threshold))
@@ -70,7 +67,8 @@ static void step_table(const aip__cmp_job *j, aip__out *o)
         put_rank(o, r);
         if (!r->compared) {
             AIP_OUT_LIT(o, "  ");
-            const char *why = r->error[0] ? r->error : !r->dir[0] ? "only in NEW: " : "only in BASE: ";
+            const char *why = r->error[0] ? r->error
+                              : !r->dir[0] ? "only in NEW: " : "only in BASE: ";
             aip__summary_put_term(o, why, strlen(why), 300);
             if (!r->error[0])
                 aip__summary_put_term(o, r->dir[r->dir[0] ? 0 : 1],
