@@ -788,6 +788,16 @@ typedef enum aip_severity {
  *  highest severity found, -1 when nothing was found. */
 AIP_API aip_status aip_advise(const char *result_dir, int fd, int json, int *worst);
 
+/*! aip_advise_dirs() : `aiprof advise` on several result directories (each
+ *  of `dirs` a result directory, or a folder searched for `*ascend_pt` ones,
+ *  as `aiprof cluster` searches): each advised, the ranks of one job judged
+ *  across by `aiprof cluster`'s slow-rank and slow-link rules (a rank not
+ *  analysed yet is analysed first), every finding ranked in one list.  Text
+ *  or JSON (`json`) to `fd`; `*worst` as aip_advise().  A directory that
+ *  cannot be advised is named in the output and fails the call. */
+AIP_API aip_status aip_advise_dirs(const char *const *dirs, size_t n, int fd, int json,
+                                   int *worst);
+
 /*! aip_compare() : `aiprof compare BASE NEW`: step-time breakdown, ops (name
  *  and input shapes), device kernels, runtime API calls, memory peak and
  *  communication ops of two result directories side by side, each ranked by
@@ -796,6 +806,16 @@ AIP_API aip_status aip_advise(const char *result_dir, int fd, int json, int *wor
  *  none); every row (threshold applied) as CSV to `csv_path` when given. */
 AIP_API aip_status aip_compare(const char *base_dir, const char *new_dir, int fd,
                                const char *csv_path, double threshold);
+
+/*! aip_compare_report() : aip_compare(), and the same tables as one
+ *  self-contained HTML page at `html_path` (NULL: none).  BASE and NEW may
+ *  both be jobs (folders holding rank result directories): their ranks are
+ *  matched by global rank and compared pair by pair — the per-rank step
+ *  breakdown and each rank's top changes (text, HTML), every row per rank
+ *  with a Rank column (CSV). */
+AIP_API aip_status aip_compare_report(const char *base_dir, const char *new_dir, int fd,
+                                      const char *csv_path, const char *html_path,
+                                      double threshold);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
    files includes session_int.h.
 4. Every include between two folders is an edge of ALLOWED, the matrix of
    which folder may include which (issue 28 point 4): the data flows record
-   -> raw -> analysis -> export -> result -> insight / cluster -> cli, and
+   -> raw -> analysis -> export -> result -> cluster -> insight -> cli, and
    an include goes down that flow, never up (the core includes nothing
    from src/collect: a collector implements a header the core owns, as
    core/osrt.h and core/host_sys.h).  A folder the matrix does not know is
@@ -45,7 +45,9 @@ ALLOWED = {
     "src/analysis": _BASE + ["src/raw"],
     "src/export": _BASE + ["src/analysis"],
     "src/result": _BASE + ["src/raw", "src/analysis", "src/export"],
-    "src/insight": _BASE + ["src/analysis", "src/export", "src/result"],
+    # advise / compare on a job use `aiprof cluster`'s reading and rules
+    # (one implementation, docs/ADVISE.md "Several directories")
+    "src/insight": _BASE + ["src/analysis", "src/export", "src/result", "src/cluster"],
     "src/cluster": _BASE + ["src/export"],
     "src/cli": _BASE,
     "src/preload": _BASE,

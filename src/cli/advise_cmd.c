@@ -10,7 +10,6 @@
 
 #include "aiprof.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +25,11 @@ static void advise_usage(FILE *f)
           "Read a result directory (*_ascend_pt) and say what to fix first: findings\n"
           "ranked by severity, then by the time at stake per step, each with its\n"
           "evidence (steps, ops, kernels, numbers), where to look in the trace\n"
-          "(trace_view.json timestamps, us) and what to try.  A DIR that holds\n"
-          "result directories (a cluster's ranks, a trace handler's folder) stands\n"
-          "for the *ascend_pt ones one or two levels below it, each advised in turn.\n"
+          "(trace_view.json timestamps, us) and what to try.  Several DIRs, or a\n"
+          "DIR that holds result directories (a cluster's ranks, a trace handler's\n"
+          "folder: the *ascend_pt ones below it, as `aiprof cluster` finds them), are\n"
+          "one job: each directory advised, the ranks judged across (slow rank, slow\n"
+          "link) and every finding ranked in one list, saying whose it is.\n"
           "Rules (docs/ADVISE.md):\n"
           "  gc                   Python garbage collection inside steps\n"
           "  dataloader           data-loading ranges (DataLoader, mstx \"dataloader\")\n"
@@ -40,13 +41,15 @@ static void advise_usage(FILE *f)
           "  device_idle          device idle within steps (host-bound steps)\n"
           "  comm_not_overlapped  communication with no computation beside it\n"
           "  memory_growth / memory_peak   the peak and what holds it, growth per step\n"
+          "  slow_rank            (a job) a rank its peers wait for: aiprof cluster's rule\n"
+          "  slow_link            (a job) links below their transport's median bandwidth\n"
           "\n"
           "Severity: high >= 20% of the mean step at stake, medium >= 5%, low >= 1%,\n"
           "info below (memory: growth against the peak).\n"
           "\n"
           "Options:\n"
-          "  --json              JSON on stdout instead of text (one object per DIR,\n"
-          "                      one per line of a JSON array when several)\n"
+          "  --json              JSON on stdout instead of text (one object; for a\n"
+          "                      job, its directories and one list of findings)\n"
           "  --fail-on SEVERITY  exit 3 when a finding is at or above SEVERITY\n"
           "                      (info, low, medium, high): a CI gate\n"
           "  -q, --quiet         no warnings about damaged raw data\n"
@@ -57,76 +60,10 @@ static void advise_usage(FILE *f)
           f);
 }
 
-/* A DIR that is not a result directory itself (no FRAMEWORK/) but holds
- * some (a cluster's rank directories, a tensorboard_trace_handler
- * folder): its *ascend_pt entries, one or two levels down, sorted. */
-typedef struct dir_list {
-    char **v;
-    size_t n, cap;
-} dir_list;
-
-static int push(dir_list *l, const char *a, const char *b)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
-    size_t n = strlen(a) + strlen(b) + 2;
-    if (!(l->v[l->n] = malloc(n)))
-        return -1;
-    snprintf(l->v[l->n++], n, "%s/%s", a, b);
-    return 0;
-}
-
 static int is_dir(const char *p)
 {
     struct stat st;
     return !stat(p, &st) && S_ISDIR(st.st_mode);
-}
-
-static int ends_with(const char *s, const char *t)
-{
-    size_t a = strlen(s), b = strlen(t);
-    return a >= b && !strcmp(s + a - b, t);
-}
-
-static int collect(dir_list *l, const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    int rc = 0;
-    while (!rc && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        size_t before = l->n;
-        if (push(l, dir, e->d_name)) {
-            rc = -1;
-            break;
-        }
-        char *p = l->v[before];
-        if (!is_dir(p) || (!ends_with(p, "ascend_pt") && depth > 1)) {
-            free(l->v[--l->n]);
-            continue;
-        }
-        if (!ends_with(p, "ascend_pt")) { /* one level further */
-            l->n--;
-            rc = collect(l, p, depth + 1);
-            free(p);
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int severity_parse(const char *s)
@@ -178,45 +115,21 @@ int cli_advise(int argc, char **argv)
         free(dirs);
         return cli_usage_error("advise", "no result directory given");
     }
-    dir_list found = {0};
-    for (size_t i = 0; i < n; i++) {
-        char fw[4096];
-        snprintf(fw, sizeof fw, "%s/FRAMEWORK", dirs[i]);
-        size_t before = found.n;
-        if (is_dir(dirs[i]) && !is_dir(fw) && !ends_with(dirs[i], "ascend_pt") &&
-            collect(&found, dirs[i], 1) == 0 && found.n > before) {
-            qsort(found.v + before, found.n - before, sizeof *found.v, cmp_str);
-            continue;
-        }
-        if (push(&found, dirs[i], "") == 0)
-            found.v[found.n - 1][strlen(dirs[i])] = 0; /* as given */
-    }
-    free(dirs);
-    dirs = (const char **)found.v;
-    n = found.n;
+    /* One result directory: its findings alone.  Anything else (several,
+     * a cluster's or a trace handler's folder): one job, its ranks judged
+     * across and every finding ranked together. */
+    char fw[4096];
+    snprintf(fw, sizeof fw, "%s/FRAMEWORK", dirs[0]);
+    int one = n == 1 && (is_dir(fw) || !is_dir(dirs[0]));
     int rc = AIP_EXIT_OK, worst_all = -1;
     fflush(stdout);
-    if (json && n > 1 && write(STDOUT_FILENO, "[\n", 2) != 2)
+    aip_status st = one ? aip_advise(dirs[0], STDOUT_FILENO, json, &worst_all)
+                        : aip_advise_dirs(dirs, n, STDOUT_FILENO, json, &worst_all);
+    if (st) {
+        fprintf(stderr, "aiprof advise: %s\n", aip_last_error());
         rc = AIP_EXIT_FAILED;
-    for (size_t i = 0; i < n; i++) {
-        int worst = -1;
-        if (json && n > 1 && i && write(STDOUT_FILENO, ",\n", 2) != 2)
-            rc = AIP_EXIT_FAILED;
-        if (!json && i)
-            (void)!write(STDOUT_FILENO, "\n", 1);
-        if (aip_advise(dirs[i], STDOUT_FILENO, json, &worst)) {
-            fprintf(stderr, "aiprof advise: %s: %s\n", dirs[i], aip_last_error());
-            rc = AIP_EXIT_FAILED;
-            if (json && n > 1)
-                (void)!write(STDOUT_FILENO, "null", 4);
-        }
-        worst_all = worst > worst_all ? worst : worst_all;
     }
-    if (json && n > 1 && write(STDOUT_FILENO, "]\n", 2) != 2)
-        rc = AIP_EXIT_FAILED;
-    for (size_t i = 0; i < found.n; i++)
-        free(found.v[i]);
-    free(found.v);
+    free(dirs);
     if (rc == AIP_EXIT_OK && fail_on >= 0 && worst_all >= fail_on)
         rc = AIP_EXIT_FINDINGS;
     return rc;

@@ -459,6 +459,80 @@ aip_status aip_cluster_run(const char *dir, const aip_cluster_options *opt, size
 static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, size_t *bad_dirs,
                               aip__cluster_mpi *mpi);
 
+/* A result directory whatever its name: it has FRAMEWORK/ (raw data). */
+static int has_framework(const char *path)
+{
+    char fw[PATH_MAX];
+    struct stat st;
+    return !aip__join(fw, sizeof fw, path, "FRAMEWORK") && !lstat(fw, &st) && S_ISDIR(st.st_mode);
+}
+
+/* For `aiprof advise` (src/insight/advise_cluster.c): the ranks of the
+ * given directories read as `aiprof cluster` reads them (a rank not
+ * analysed yet is analysed first, in this process), the same drops, the
+ * cross-rank split in memory; nothing written to cluster_analysis_output/
+ * and nothing said.  Each path is a rank directory (`*ascend_pt`) or a
+ * folder searched for them. */
+aip_status aip__cluster_find(const char *const *paths, size_t n_paths, aip__cluster *c)
+{
+    memset(c, 0, sizeof *c);
+    c->dir = n_paths ? paths[0] : NULL;
+    c->fd = c->progress_fd = -1;
+    c->parts = 1;
+    aip_status s = AIP_OK;
+    int err = 0;
+    for (size_t i = 0; i < n_paths && !s && !err; i++) {
+        s = aip__path_check(paths[i], "rank or cluster directory");
+        if (!s)
+            s = aip__existing_dir(paths[i], "rank or cluster directory");
+        if (!s)
+            err = ends_with(paths[i], "ascend_pt") || has_framework(paths[i])
+                      ? add_dir(c, paths[i]) : walk(c, paths[i], 1);
+    }
+    if (!s && err)
+        s = aip__fail(AIP_ERR_NOMEM, "out of memory searching for rank directories");
+    if (s)
+        aip__cluster_close(c);
+    return s;
+}
+
+aip_status aip__cluster_open(const char *const *paths, size_t n_paths, int quiet, aip__cluster *c)
+{
+    aip_status s = aip__cluster_find(paths, n_paths, c);
+    if (s)
+        return s;
+    c->quiet = quiet;
+    int err = 0;
+    for (size_t i = 0; !s && !err && i < c->n; i++)
+        check_rank(&c->r[i]);
+    if (!s && !err)
+        analyse_ranks(c, 0);
+    for (size_t i = 0; !s && !err && i < c->n; i++)
+        err = read_rank(c, &c->r[i]);
+    if (!s && err)
+        s = aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories");
+    if (!s && c->n) {
+        qsort(c->r, c->n, sizeof *c->r, by_rank);
+        aip__cluster_drop_duplicates(c);
+        aip__cluster_drop_other_jobs(c);
+        aip__cluster_check_columns(c);
+        s = aip__cluster_parallel_build(c);
+    }
+    if (!s && !(c->slow = calloc(c->n ? c->n : 1, 1)))
+        s = aip__fail(AIP_ERR_NOMEM, "out of memory");
+    if (!s && aip__cluster_first_used(c))
+        s = aip__cluster_comm_split(c);
+    if (s)
+        aip__cluster_close(c);
+    return s;
+}
+
+void aip__cluster_close(aip__cluster *c)
+{
+    free_cluster(c);
+    memset(c, 0, sizeof *c);
+}
+
 /* Past `ulimit -f` the writers get EFBIG and an error, not SIGXFSZ
  * (aip_analyse_dir); the forked rank analysers inherit the mask.  Here, so
  * that the MPI job's processes (cluster_mpi.c) have it too. */

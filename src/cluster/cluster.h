@@ -204,6 +204,31 @@ void aip__cluster_gaps_free(aip__cluster *c);
  * else nothing; done == total ends the line. */
 void aip__cluster_progress(const aip__cluster *c, const char *what, size_t done, size_t total);
 
+/* The slow-rank rule's figures per rank (cluster_report.c), step trace
+ * µs summed over the rank's rows: what the verdict says and what `aiprof
+ * advise` ranks (src/insight/advise_cluster.c). */
+typedef struct aip__cluster_rank_verdict {
+    double computing_us, free_us, comm_not_overlapped_us;
+    double busy_us;           /* Computing + Free */
+    double excess_us;         /* busy_us - the ranks' median */
+    size_t steps;             /* its step rows */
+    size_t votes;             /* collectives it arrived last at */
+    int slow;
+} aip__cluster_rank_verdict;
+
+typedef struct aip__cluster_slow {
+    aip__cluster_rank_verdict *v; /* per c->r[i] (zero for unused ones) */
+    size_t used, n_slow;
+    double median_busy_us;    /* over the used ranks */
+    double median_step_us;    /* median of Computing + Communication(Not Overlapped) + Free */
+    size_t n_ops;             /* collectives that voted */
+} aip__cluster_slow;
+
+/* aip__cluster_slow_ranks() : the rule over the used ranks; marks c->slow
+ * when allocated.  Free with aip__cluster_slow_free(). */
+aip_status aip__cluster_slow_ranks(const aip__cluster *c, aip__cluster_slow *out);
+void aip__cluster_slow_free(aip__cluster_slow *s);
+
 /* aip__cluster_verdict() : the per-rank table and the slow ranks, to c->fd. */
 void aip__cluster_verdict(const aip__cluster *c, size_t used);
 
@@ -221,6 +246,19 @@ aip_status aip__cluster_run(const char *dir, const aip_cluster_options *opt,
                             size_t *bad_dirs, aip__cluster_mpi *mpi);
 void aip__cluster_mpi_share(const aip__cluster_mpi *m, int *part, int *parts);
 aip_status aip__cluster_gather(aip__cluster *c, aip__cluster_mpi *m, aip_status s);
+
+/* aip__cluster_open() : (cluster.c) the rank directories of `paths` (each
+ * a rank directory or a folder searched for them) read, checked and split
+ * as aip__cluster_run() does, in memory only: nothing written under
+ * cluster_analysis_output/, nothing said (c->fd -1); a rank not analysed
+ * yet is analysed first.  c->slow is allocated (zeros).  Ranks that cannot
+ * be used keep their problem.  aip__cluster_close(): everything it holds. */
+aip_status aip__cluster_open(const char *const *paths, size_t n_paths, int quiet, aip__cluster *c);
+/* aip__cluster_find() : only the search: c->r[] with each directory's
+ * path and rank (profiler_info_{rank}.json), in the order found; nothing
+ * read or analysed (`aiprof compare` on two jobs). */
+aip_status aip__cluster_find(const char *const *paths, size_t n_paths, aip__cluster *c);
+void aip__cluster_close(aip__cluster *c);
 
 /* cluster_wire.c: one rank directory's results as bytes (--mpi).
  * aip__rank_dir_pack(): a malloc'd buffer.  aip__rank_dir_unpack(): a

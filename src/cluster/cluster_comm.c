@@ -520,6 +520,14 @@ static void free_pass(pass *p)
     aip__ht_free(&p->grp_ht);
 }
 
+aip_status aip__cluster_comm_split(aip__cluster *c)
+{
+    pass p = {.c = c};
+    int err = collect(&p) || align(&p) || split_all(&p);
+    free_pass(&p);
+    return err ? aip__fail(AIP_ERR_NOMEM, "out of memory matching the collectives") : AIP_OK;
+}
+
 aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
 {
     int any = 0;
@@ -527,11 +535,9 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
         any |= !c->r[i].problem[0] && (c->r[i].comm || c->r[i].matrix);
     if (!any)
         return AIP_OK;
-    pass p = {.c = c};
-    int err = collect(&p) || align(&p) || split_all(&p);
-    free_pass(&p);
-    if (err)
-        return aip__fail(AIP_ERR_NOMEM, "out of memory matching the collectives");
+    aip_status split = aip__cluster_comm_split(c);
+    if (split)
+        return split;
     size_t dropped = 0;
     json_t *comm = aip__cc_tree(c, 0, &dropped), *matrix = aip__cc_tree(c, 1, &dropped);
     aip_status s = comm && matrix ? AIP_OK

@@ -37,6 +37,11 @@ void aip__cc_split(const int64_t *start, const int64_t *end, size_t n, int64_t *
  * the lower middle for an even n, so that it is one of the values). */
 int64_t aip__cc_median(int64_t *v, size_t n);
 
+/* aip__cluster_comm_split() : only the match, alignment and split, in
+ * memory (r->comm, r->matrix, r->clock_offset_us): what `aiprof advise`
+ * needs of the pass, nothing written. */
+aip_status aip__cluster_comm_split(aip__cluster *c);
+
 /* aip__cluster_comm() : match, align and split (cluster_comm.c), fill the
  * split into the ranks' r->comm, set r->clock_offset_us, then write
  * cluster_communication.json, cluster_communication_matrix.json and the
@@ -47,6 +52,12 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir);
 /* aip__cluster_comm_verdict() : the clocks and each rank's wait / transit
  * / idle over its split collectives, to c->fd. */
 void aip__cluster_comm_verdict(const aip__cluster *c);
+
+/* aip__cluster_rank_split_sums() : rank r's collectives split and not,
+ * and its Wait, Transit and Idle Time(ms) summed over the split ones (the
+ * verdict's table; `aiprof advise`'s slow_rank rule). */
+void aip__cluster_rank_split_sums(const aip__rank_dir *r, size_t *split, size_t *unsplit,
+                                  double *wait_ms, double *transit_ms, double *idle_ms);
 
 /* cluster_comm_back.c: the split in the ranks' own files.
  * aip__cc_strip() : take out of r->comm and r->matrix every figure that

@@ -53,25 +53,33 @@ void aip__cluster_comm_verdict(const aip__cluster *c)
         const aip__rank_dir *r = &c->r[i];
         if (r->problem[0] || !r->comm)
             continue;
-        size_t split = 0, unsplit = 0;
-        double w = 0, t = 0, idle = 0;
-        const char *step, *key;
-        json_t *sv, *ov;
-        json_object_foreach(r->comm, step, sv)
-            json_object_foreach(json_object_get(sv, "collective"), key, ov) {
-                json_t *ti = json_object_get(ov, "Communication Time Info");
-                if (!strncmp(key, "Total", 5) || !json_is_object(ov))
-                    continue;
-                if (!json_is_object(ti) || json_object_get(ti, AIP__CC_NOTE)) {
-                    unsplit++;
-                    continue;
-                }
-                split++;
-                w += json_number_value(json_object_get(ti, "Wait Time(ms)"));
-                t += json_number_value(json_object_get(ti, "Transit Time(ms)"));
-                idle += json_number_value(json_object_get(ti, "Idle Time(ms)"));
-            }
+        size_t split, unsplit;
+        double w, t, idle;
+        aip__cluster_rank_split_sums(r, &split, &unsplit, &w, &t, &idle);
         aip__cluster_say(c, "%4ld  %17zu  %9zu  %8.3f  %11.3f  %8.3f\n", r->rank, split, unsplit,
                          w, t, idle);
     }
+}
+
+void aip__cluster_rank_split_sums(const aip__rank_dir *r, size_t *split, size_t *unsplit,
+                                  double *wait_ms, double *transit_ms, double *idle_ms)
+{
+    *split = *unsplit = 0;
+    *wait_ms = *transit_ms = *idle_ms = 0;
+    const char *step, *key;
+    json_t *sv, *ov;
+    json_object_foreach(r->comm, step, sv)
+        json_object_foreach(json_object_get(sv, "collective"), key, ov) {
+            json_t *ti = json_object_get(ov, "Communication Time Info");
+            if (!strncmp(key, "Total", 5) || !json_is_object(ov))
+                continue;
+            if (!json_is_object(ti) || json_object_get(ti, AIP__CC_NOTE)) {
+                (*unsplit)++;
+                continue;
+            }
+            (*split)++;
+            *wait_ms += json_number_value(json_object_get(ti, "Wait Time(ms)"));
+            *transit_ms += json_number_value(json_object_get(ti, "Transit Time(ms)"));
+            *idle_ms += json_number_value(json_object_get(ti, "Idle Time(ms)"));
+        }
 }

@@ -230,7 +230,6 @@ void aip__cluster_links_free(aip__cluster_links *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The rule per transport: returns the number of slow links marked. */
 /* Whether the verdict named `rank` slow (c->slow, per directory). */
 static int rank_named_slow(const aip__cluster *c, long rank)
 {
@@ -240,61 +239,115 @@ static int rank_named_slow(const aip__cluster *c, long rank)
     return 0;
 }
 
-static size_t judge(const aip__cluster *c, aip__cluster_links *l, const char *tr)
+/* One transport's bandwidths: count, mean, median, extremes. */
+typedef struct tstats {
+    size_t n, at_lo, at_hi;
+    double mean, med, lo, hi, gap;
+} tstats;
+
+static int transport_stats(const aip__cluster_links *l, const char *tr, tstats *t)
 {
-    double sum = 0, lo = INFINITY, hi = -INFINITY;
-    size_t n = 0, at_lo = 0, at_hi = 0;
+    double sum = 0;
+    memset(t, 0, sizeof *t);
+    t->lo = INFINITY;
+    t->hi = -INFINITY;
     for (size_t k = 0; k < l->n; k++) {
         const aip__cluster_link *x = &l->v[k];
         if (strcmp(x->transport, tr))
             continue;
         sum += x->gbps;
-        if (x->gbps < lo)
-            lo = x->gbps, at_lo = k;
-        if (x->gbps > hi)
-            hi = x->gbps, at_hi = k;
-        n++;
+        if (x->gbps < t->lo)
+            t->lo = x->gbps, t->at_lo = k;
+        if (x->gbps > t->hi)
+            t->hi = x->gbps, t->at_hi = k;
+        t->n++;
     }
-    if (!n)
+    if (!t->n)
         return 0;
-    double *bw = malloc(n * sizeof *bw);
+    double *bw = malloc(t->n * sizeof *bw);
     if (!bw)
-        return 0;
-    n = 0;
+        return -1;
+    size_t n = 0;
     for (size_t k = 0; k < l->n; k++)
         if (!strcmp(l->v[k].transport, tr))
             bw[n++] = l->v[k].gbps;
     qsort(bw, n, sizeof *bw, aip__cluster_cmp_double);
-    double med = n % 2 ? bw[n / 2] : (bw[n / 2 - 1] + bw[n / 2]) / 2;
+    t->med = n % 2 ? bw[n / 2] : (bw[n / 2 - 1] + bw[n / 2]) / 2;
     free(bw);
-    double mean = sum / (double)n, gap = mean > 0 ? (hi - lo) / mean : 0;
+    t->mean = sum / (double)n;
+    t->gap = t->mean > 0 ? (t->hi - t->lo) / t->mean : 0;
+    return 0;
+}
+
+/* The rule per transport other than LOCAL (the file's header): every link
+ * gets its transport's median; those more than 5 % below it, when the
+ * spread reaches 5 % of the mean, are marked slow.  Returns how many. */
+size_t aip__cluster_links_mark(aip__cluster_links *l)
+{
+    size_t slow = 0;
+    for (size_t k = 0; k < l->n; k++) {
+        l->v[k].slow = 0;
+        l->v[k].median_gbps = 0;
+    }
+    for (size_t k = 0; k < l->n; k++) {
+        const char *tr = l->v[k].transport;
+        tstats t;
+        if (!strcmp(tr, "LOCAL") || l->v[k].median_gbps != 0 || transport_stats(l, tr, &t))
+            continue;
+        for (size_t j = 0; j < l->n; j++) {
+            aip__cluster_link *x = &l->v[j];
+            if (strcmp(x->transport, tr))
+                continue;
+            x->median_gbps = t.med > 0 ? t.med : -1; /* -1: judged, no bandwidth */
+            if (t.gap >= SLOW_LINK_RATIO && t.med > 0 &&
+                (t.med - x->gbps) / t.med > SLOW_LINK_RATIO) {
+                x->slow = 1;
+                slow++;
+            }
+        }
+    }
+    for (size_t k = 0; k < l->n; k++)
+        if (l->v[k].median_gbps < 0)
+            l->v[k].median_gbps = 0;
+    return slow;
+}
+
+/* What the rule found for one transport (aip__cluster_links_mark() has
+ * run): returns the number of slow links said. */
+static size_t judge(const aip__cluster *c, const aip__cluster_links *l, const char *tr)
+{
+    tstats t;
+    if (transport_stats(l, tr, &t) || !t.n)
+        return 0;
     aip__cluster_say(c,
                      "links %s: %zu, bandwidth mean %.4f GB/s, median %.4f, max %.4f (%ld->%ld), "
                      "min %.4f (%ld->%ld): max - min is %.1f%% of the mean (limit %.0f%%)\n",
-                     tr, n, mean, med, hi, l->v[at_hi].src, l->v[at_hi].dst, lo,
-                     l->v[at_lo].src, l->v[at_lo].dst, 100 * gap, 100 * SLOW_LINK_RATIO);
-    if (gap < SLOW_LINK_RATIO || !(med > 0))
-        return 0;
+                     tr, t.n, t.mean, t.med, t.hi, l->v[t.at_hi].src, l->v[t.at_hi].dst, t.lo,
+                     l->v[t.at_lo].src, l->v[t.at_lo].dst, 100 * t.gap, 100 * SLOW_LINK_RATIO);
     size_t slow = 0;
     for (size_t k = 0; k < l->n; k++) {
-        aip__cluster_link *x = &l->v[k];
-        if (strcmp(x->transport, tr) || !((med - x->gbps) / med > SLOW_LINK_RATIO))
+        const aip__cluster_link *x = &l->v[k];
+        if (strcmp(x->transport, tr) || !x->slow)
             continue;
-        x->slow = 1;
         slow++;
         /* A link's time is its ops' elapse, waiting included (point-to-point
          * ops are not split): one end being a slow rank explains it too. */
         char why[96] = "";
-        long end = rank_named_slow(c, x->dst) ? x->dst : rank_named_slow(c, x->src) ? x->src : -1;
+        long end = aip__cluster_link_slow_end(c, x);
         if (end >= 0)
             snprintf(why, sizeof why, "; rank %ld is slow: the time includes waiting for it", end);
         aip__cluster_say(c,
                          "slow link: %ld->%ld %s — %.4f GB/s (%.6f MB in %.6f ms, %zu "
                          "records), %.1f%% below the %s links' median %.4f GB/s (limit %.0f%%)%s\n",
                          x->src, x->dst, tr, x->gbps, x->mb, x->ms, x->records,
-                         100 * (med - x->gbps) / med, tr, med, 100 * SLOW_LINK_RATIO, why);
+                         100 * (t.med - x->gbps) / t.med, tr, t.med, 100 * SLOW_LINK_RATIO, why);
     }
     return slow;
+}
+
+long aip__cluster_link_slow_end(const aip__cluster *c, const aip__cluster_link *x)
+{
+    return rank_named_slow(c, x->dst) ? x->dst : rank_named_slow(c, x->src) ? x->src : -1;
 }
 
 /* The advisor's own form: per (step, rank), the SDMA and RDMA sizes and
@@ -377,6 +430,7 @@ static void advisor_rule(const aip__cluster *c)
 void aip__cluster_links_verdict(const aip__cluster *c, aip__cluster_links *l)
 {
     size_t peers = 0, slow = 0;
+    aip__cluster_links_mark(l);
     for (size_t k = 0; k < l->n; k++)
         peers += l->v[k].src != l->v[k].dst;
     if (l->n)

@@ -16,6 +16,7 @@ typedef struct aip__cluster_link {
     double gbps;              /* mb / ms (MB/ms, the files' GB/s); 0 without time */
     size_t records;           /* the matrix entries summed */
     int slow;                 /* named slow by the verdict */
+    double median_gbps;       /* its transport's median (aip__cluster_links_mark); 0: none */
 } aip__cluster_link;
 
 typedef struct aip__cluster_links {
@@ -28,6 +29,15 @@ typedef struct aip__cluster_links {
 /* aip__cluster_links_build() : the matrix of the used ranks. */
 aip_status aip__cluster_links_build(const aip__cluster *c, aip__cluster_links *out);
 void aip__cluster_links_free(aip__cluster_links *l);
+
+/* aip__cluster_links_mark() : the slow-link rule (cluster_links.c):
+ * marks the slow links (->slow) and gives every link its transport's
+ * median (->median_gbps); returns how many are slow.  The verdict calls it;
+ * `aiprof advise` ranks what it marks (src/insight/advise_cluster.c). */
+size_t aip__cluster_links_mark(aip__cluster_links *l);
+/* aip__cluster_link_slow_end() : the end of `x` the slow-rank rule named
+ * slow (c->slow), -1 when neither. */
+long aip__cluster_link_slow_end(const aip__cluster *c, const aip__cluster_link *x);
 
 /* aip__cluster_links_verdict() : the slow links with their numbers, to
  * c->fd; marks them (->slow). */

@@ -355,70 +355,119 @@ static void advisor_rule(const aip__cluster *c)
     }
 }
 
-/* The verdict.  A rank is slow when its Computing + Free exceeds the
- * ranks' median by more than 5 % of the median step time (Computing +
- * Communication(Not Overlapped) + Free): msprof-analyze's rule of thumb,
- * a spread above 5 % between ranks in cluster_step_trace_time.  Measured
- * against the step and not against Free alone, so that a few hundred us
- * of scheduling noise in a small Free is not a slow rank.  Where the
- * ranks have collectives, the slow_rank recipe's witness must agree: the
- * rank arrived last (shortest elapse time) at no fewer collectives than
- * its fair share (ops / ranks); a rank that merely varies does not. */
-void aip__cluster_verdict(const aip__cluster *c, size_t used)
+/* The slow-rank rule (docs/CLUSTER.md), for the verdict below and for
+ * `aiprof advise` (src/insight/advise_cluster.c).  A rank is slow when its
+ * Computing + Free exceeds the ranks' median by more than 5 % of the
+ * median step time (Computing + Communication(Not Overlapped) + Free):
+ * msprof-analyze's rule of thumb, a spread above 5 % between ranks in
+ * cluster_step_trace_time.  Measured against the step and not against Free
+ * alone, so that a few hundred us of scheduling noise in a small Free is
+ * not a slow rank.  Where the ranks have collectives, the slow_rank
+ * recipe's witness must agree: the rank arrived last (shortest elapse
+ * time) at no fewer collectives than its fair share (ops / ranks); a rank
+ * that merely varies does not.  Marks c->slow when it is allocated. */
+aip_status aip__cluster_slow_ranks(const aip__cluster *c, aip__cluster_slow *out)
 {
-    double *v = malloc(2 * used * sizeof *v);
-    size_t *votes = calloc(c->n, sizeof *votes);
-    if (!v || !votes) {
+    memset(out, 0, sizeof *out);
+    size_t used = 0;
+    for (size_t i = 0; i < c->n; i++)
+        used += !c->r[i].problem[0];
+    double *v = malloc(2 * (used ? used : 1) * sizeof *v);
+    size_t *votes = calloc(c->n ? c->n : 1, sizeof *votes);
+    out->v = calloc(c->n ? c->n : 1, sizeof *out->v);
+    if (!v || !votes || !out->v) {
         free(v);
         free(votes);
-        return;
+        aip__cluster_slow_free(out);
+        return aip__fail(AIP_ERR_NOMEM, "out of memory judging the ranks");
     }
-    size_t n = 0, n_ops = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (!c->r[i].problem[0]) {
-            v[n] = busy(&c->r[i]);
-            v[used + n] = v[n] + col_sum(&c->r[i], "Communication(Not Overlapped)");
-            n++;
-        }
-    double med = median(v, n), step = median(v + used, n);
-    vote(c, votes, &n_ops);
-    double fair = n ? (double)n_ops / (double)n : 0;
-    aip__cluster_say(c, "rank  Computing(ms)  Free(ms)  Communication(Not Overlapped)(ms)  "
-                        "Computing+Free - median (%% of step)  shortest collective\n");
+    size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
         if (r->problem[0])
             continue;
-        aip__cluster_say(c, "%4ld  %13.3f  %8.3f  %33.3f  %+35.1f%%  %zu of %zu\n", r->rank,
-                         col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
-                         col_sum(r, "Communication(Not Overlapped)") / 1e3,
-                         step > 0 ? 100 * (busy(r) - med) / step : 0.0, votes[i], n_ops);
+        aip__cluster_rank_verdict *x = &out->v[i];
+        x->computing_us = col_sum(r, "Computing");
+        x->free_us = col_sum(r, "Free");
+        x->comm_not_overlapped_us = col_sum(r, "Communication(Not Overlapped)");
+        x->busy_us = busy(r);
+        x->steps = r->n_rows;
+        v[n] = x->busy_us;
+        v[used + n] = v[n] + x->comm_not_overlapped_us;
+        n++;
     }
-    size_t slow = 0;
+    out->used = n;
+    if (n) {
+        out->median_busy_us = median(v, n);
+        out->median_step_us = median(v + used, n);
+    }
+    vote(c, votes, &out->n_ops);
+    double fair = n ? (double)out->n_ops / (double)n : 0, step = out->median_step_us;
+    for (size_t i = 0; i < c->n; i++) {
+        aip__cluster_rank_verdict *x = &out->v[i];
+        if (c->r[i].problem[0])
+            continue;
+        x->votes = votes[i];
+        x->excess_us = x->busy_us - out->median_busy_us;
+        x->slow = step > 0 && x->excess_us / step > AIP__CLUSTER_SLOW_SPREAD &&
+                  !(out->n_ops && (double)votes[i] < fair);
+        out->n_slow += (size_t)x->slow;
+        if (c->slow)
+            c->slow[i] = (unsigned char)x->slow;
+    }
+    free(v);
+    free(votes);
+    return AIP_OK;
+}
+
+void aip__cluster_slow_free(aip__cluster_slow *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* The verdict: the per-rank table and the slow ranks of
+ * aip__cluster_slow_ranks() with the numbers behind them. */
+void aip__cluster_verdict(const aip__cluster *c, size_t used)
+{
+    (void)used;
+    aip__cluster_slow sr;
+    if (aip__cluster_slow_ranks(c, &sr))
+        return;
+    double med = sr.median_busy_us, step = sr.median_step_us;
+    size_t n_ops = sr.n_ops;
+    aip__cluster_say(c, "rank  Computing(ms)  Free(ms)  Communication(Not Overlapped)(ms)  "
+                        "Computing+Free - median (%% of step)  shortest collective\n");
     for (size_t i = 0; i < c->n; i++) {
         const aip__rank_dir *r = &c->r[i];
-        double b = busy(r);
-        if (r->problem[0] || !(step > 0) || (b - med) / step <= AIP__CLUSTER_SLOW_SPREAD ||
-            (n_ops && (double)votes[i] < fair))
+        const aip__cluster_rank_verdict *x = &sr.v[i];
+        if (r->problem[0])
+            continue;
+        aip__cluster_say(c, "%4ld  %13.3f  %8.3f  %33.3f  %+35.1f%%  %zu of %zu\n", r->rank,
+                         x->computing_us / 1e3, x->free_us / 1e3,
+                         x->comm_not_overlapped_us / 1e3,
+                         step > 0 ? 100 * x->excess_us / step : 0.0, x->votes, n_ops);
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        const aip__rank_dir *r = &c->r[i];
+        const aip__cluster_rank_verdict *x = &sr.v[i];
+        if (r->problem[0] || !x->slow)
             continue;
         aip__cluster_say(c,
                          "slow rank: %ld — Computing + Free %.3f ms (Computing %.3f, Free "
                          "%.3f), %.3f ms above the ranks' median %.3f ms: %.1f%% of the median "
                          "step time %.3f ms (limit %.0f%%); its peers wait for it",
-                         r->rank, b / 1e3, col_sum(r, "Computing") / 1e3, col_sum(r, "Free") / 1e3,
-                         (b - med) / 1e3, med / 1e3, 100 * (b - med) / step, step / 1e3,
+                         r->rank, x->busy_us / 1e3, x->computing_us / 1e3, x->free_us / 1e3,
+                         x->excess_us / 1e3, med / 1e3, 100 * x->excess_us / step, step / 1e3,
                          100 * AIP__CLUSTER_SLOW_SPREAD);
-        if (c->slow)
-            c->slow[i] = 1;
         if (n_ops)
             aip__cluster_say(c,
                              "; it arrived last at %zu of %zu collectives (shortest "
                              "elapse time)",
-                             votes[i], n_ops);
+                             x->votes, n_ops);
         aip__cluster_say(c, "\n");
-        slow++;
     }
-    if (!slow)
+    if (!sr.n_slow)
         aip__cluster_say(c,
                          "no slow rank: no rank's Computing + Free exceeds the median %.3f ms "
                          "by more than %.0f%% of the step time %.3f ms%s\n",
@@ -426,6 +475,5 @@ void aip__cluster_verdict(const aip__cluster *c, size_t used)
                          n_ops ? " while arriving last at its share of the collectives" : "");
     advisor_rule(c);
     aip__cluster_comm_verdict(c);
-    free(v);
-    free(votes);
+    aip__cluster_slow_free(&sr);
 }

@@ -15,6 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#define AIP_COMPARE_TOP 5 /* changes shown per rank of two jobs */
+
+static int is_dir_path(const char *p)
+{
+    struct stat st;
+    return !stat(p, &st) && S_ISDIR(st.st_mode);
+}
 
 static const char *const sections[] = {"step", "op", "kernel", "api", "comm", "memory"};
 
@@ -298,14 +307,79 @@ int aip__compare_shown(const aip__cmp *c, const aip__cmp_row *r, double threshol
 aip_status aip_compare(const char *base_dir, const char *new_dir, int fd, const char *csv_path,
                        double threshold)
 {
+    return aip_compare_report(base_dir, new_dir, fd, csv_path, NULL, threshold);
+}
+
+/* A result directory itself (raw data in FRAMEWORK/), not a folder of them. */
+static int is_result_dir(const char *dir)
+{
+    char fw[4096];
+    struct stat st;
+    snprintf(fw, sizeof fw, "%s/FRAMEWORK", dir);
+    return !stat(fw, &st) && S_ISDIR(st.st_mode);
+}
+
+static aip_status write_outputs(const aip__cmp *c, const aip__cmp_job *j, const char *base,
+                                const char *cur, int fd, const char *csv, const char *html,
+                                double threshold)
+{
+    aip__out o;
+    aip_status st = AIP_OK;
+    if (fd >= 0 && !(st = aip__out_init_fd(&o, fd))) {
+        if (j)
+            aip__compare_job_text(j, threshold, AIP_COMPARE_TOP, &o);
+        else
+            aip__compare_text(c, threshold, &o);
+        st = aip__out_close(&o);
+    }
+    if (!st && csv && !(st = aip__out_open(&o, csv))) {
+        if (j)
+            aip__compare_job_csv(j, threshold, &o);
+        else
+            aip__compare_csv(c, threshold, &o);
+        st = aip__out_close(&o);
+    }
+    if (!st && html && !(st = aip__out_open(&o, html))) {
+        if (j)
+            aip__compare_job_html(j, threshold, AIP_COMPARE_TOP, base, cur, &o);
+        else
+            aip__compare_html(c, threshold, base, cur, &o);
+        st = aip__out_close(&o);
+    }
+    return st;
+}
+
+aip_status aip_compare_report(const char *base_dir, const char *new_dir, int fd,
+                              const char *csv_path, const char *html_path, double threshold)
+{
     if (!base_dir || !new_dir)
         return aip__fail(AIP_ERR_INVALID_ARG, "two result directories are required");
     if (!(threshold >= 0) || threshold > 1e6)
         return aip__fail(AIP_ERR_INVALID_ARG, "threshold must be a share >= 0, not %g", threshold);
     aip_status st = csv_path ? aip__path_usable(csv_path, "CSV path") : AIP_OK;
+    if (!st && html_path)
+        st = aip__path_usable(html_path, "HTML path");
     if (st)
         return st;
     int quiet = getenv("AIPROF_QUIET") && *getenv("AIPROF_QUIET") == '1';
+    int job[2] = {!is_result_dir(base_dir), !is_result_dir(new_dir)};
+    if (job[0] && job[1]) { /* two jobs: rank by rank */
+        struct stat sb, sn;
+        if (stat(base_dir, &sb) || stat(new_dir, &sn) || !S_ISDIR(sb.st_mode) ||
+            !S_ISDIR(sn.st_mode))
+            return aip__fail(AIP_ERR_NOT_FOUND, "%s: not a directory",
+                             stat(base_dir, &sb) || !S_ISDIR(sb.st_mode) ? base_dir : new_dir);
+        aip__cmp_job j;
+        if ((st = aip__compare_job_build(base_dir, new_dir, quiet, &j)))
+            return st;
+        st = write_outputs(NULL, &j, base_dir, new_dir, fd, csv_path, html_path, threshold);
+        aip__compare_job_free(&j);
+        return st;
+    }
+    if (job[0] != job[1] && is_dir_path(job[0] ? base_dir : new_dir))
+        return aip__fail(AIP_ERR_INVALID_ARG, "%s holds result directories and %s is one: "
+                         "compare two result directories or two jobs",
+                         job[0] ? base_dir : new_dir, job[0] ? new_dir : base_dir);
     aip__run_log r[2];
     aip__model m[2];
     aip__model_init(&m[1]);
@@ -319,15 +393,7 @@ aip_status aip_compare(const char *base_dir, const char *new_dir, int fd, const 
     if (!st)
         st = aip__compare_build(&m[0], &m[1], &c);
     if (!st) {
-        aip__out o;
-        if (fd >= 0 && !(st = aip__out_init_fd(&o, fd))) {
-            aip__compare_text(&c, threshold, &o);
-            st = aip__out_close(&o);
-        }
-        if (!st && csv_path && !(st = aip__out_open(&o, csv_path))) {
-            aip__compare_csv(&c, threshold, &o);
-            st = aip__out_close(&o);
-        }
+        st = write_outputs(&c, NULL, base_dir, new_dir, fd, csv_path, html_path, threshold);
         aip__compare_free(&c);
     }
     for (int k = 0; k < 2; k++) {

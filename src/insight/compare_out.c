@@ -82,11 +82,17 @@ static void put_cell(aip__out *o, const char *s)
     aip__out_commit(o, d + aip__csv_cell(s, n, d));
 }
 
-void aip__compare_csv(const aip__cmp *c, double threshold, aip__out *o)
+void aip__compare_csv_head(int with_rank, aip__out *o)
 {
+    if (with_rank)
+        AIP_OUT_LIT(o, "Rank,");
     AIP_OUT_LIT(o, "Section,Top,Operator Name,Input Shape,Unit,Base Device Duration(ms),"
                    "Base Operator Number,Comparison Device Duration(ms),"
                    "Comparison Operator Number,Diff Duration(ms),Diff Ratio\r\n");
+}
+
+void aip__compare_csv_rows(const aip__cmp *c, double threshold, const long *rank, aip__out *o)
+{
     size_t top = 0;
     const char *section = NULL;
     for (size_t i = 0; i < c->n; i++) {
@@ -97,6 +103,8 @@ void aip__compare_csv(const aip__cmp *c, double threshold, aip__out *o)
             section = r->section;
             top = 0;
         }
+        if (rank)
+            aip__out_printf(o, "%ld,", *rank);
         aip__out_printf(o, "%s,%zu,", r->section, ++top);
         put_cell(o, r->name);
         AIP_OUT_LIT(o, ",");
@@ -110,4 +118,15 @@ void aip__compare_csv(const aip__cmp *c, double threshold, aip__out *o)
         else
             AIP_OUT_LIT(o, "inf\r\n");
     }
+}
+
+void aip__compare_csv(const aip__cmp *c, double threshold, aip__out *o)
+{
+    aip__compare_csv_head(0, o);
+    aip__compare_csv_rows(c, threshold, NULL, o);
+}
+
+double aip__compare_value(const aip__cmp_row *r, double v)
+{
+    return shown_value(r, v);
 }

@@ -81,6 +81,46 @@ aip_status aip__rule_memory(aip__advise_ctx *c); /* advise_memory.c */
 /* advise_out.c */
 void aip__advise_text(const aip__advise_ctx *c, const char *dir, aip__out *o);
 void aip__advise_json(const aip__advise_ctx *c, const char *dir, aip__out *o);
+/* One finding written out (advise_out.c): text as `pos`. [severity] rule
+ * (whose): ..., `first_ns` the start of the profile its places are
+ * measured from; JSON: its fields from "rule" to "where" (no braces). */
+void aip__finding_text(const aip__finding *f, size_t pos, const char *whose, int64_t first_ns,
+                       aip__out *o);
+void aip__finding_json_fields(const aip__finding *f, aip__out *o);
+void aip__json_str(aip__out *o, const char *s);
+
+/* `aiprof advise` on several result directories (advise_cluster.c): each
+ * advised, the ranks of one job judged across (the slow-rank and
+ * slow-link rules of `aiprof cluster`, src/cluster/), every finding
+ * ranked together (advise_cluster_out.c writes them). */
+typedef struct aip__advise_rank {
+    const char *dir;          /* borrowed from the job's cluster */
+    long rank;                /* global rank; -1 none */
+    const char *problem;      /* why it is out of the cross-rank rules; "" none */
+    char error[256];          /* why it could not be advised; "" none */
+    size_t n_steps;
+    int whole;                /* no ProfilerStep#N: one window */
+    int64_t mean_step_ns, first_ns;
+} aip__advise_rank;
+
+#define AIP_ADVISE_JOB ((size_t)-1) /* a finding about the job, not one rank */
+
+typedef struct aip__advise_job {
+    void *cluster;            /* aip__cluster (src/cluster/cluster.h) */
+    aip__advise_rank *ranks;
+    size_t n_ranks, used, n_slow;
+    double median_step_ns;    /* per step, over the ranks in the cross-rank rules */
+    aip__finding *f;          /* ranked: severity, then time at stake */
+    size_t *who;              /* per finding: index in ranks, or AIP_ADVISE_JOB */
+    size_t n, cap;
+} aip__advise_job;
+
+aip_status aip__advise_job_build(const char *const *paths, size_t n, int quiet,
+                                 aip__advise_job *j);
+void aip__advise_job_free(aip__advise_job *j);
+void aip__advise_job_text(const aip__advise_job *j, aip__out *o);
+void aip__advise_job_json(const aip__advise_job *j, aip__out *o);
+
 /* The summary's "Advice" section (advise_summary.c): `ctx` is an
  * aip__advise_ctx; the summary's callbacks (summary.h). */
 void aip__advise_summary_text(const void *ctx, aip__out *o);
@@ -114,5 +154,44 @@ void aip__compare_free(aip__cmp *c);
 int aip__compare_shown(const aip__cmp *c, const aip__cmp_row *r, double threshold);
 void aip__compare_text(const aip__cmp *c, double threshold, aip__out *o);
 void aip__compare_csv(const aip__cmp *c, double threshold, aip__out *o);
+/* The CSV's header and rows (compare_out.c): with_rank / `rank` put a
+ * Rank column first (two jobs); rank is then the rank's key. */
+void aip__compare_csv_head(int with_rank, aip__out *o);
+void aip__compare_csv_rows(const aip__cmp *c, double threshold, const long *rank, aip__out *o);
+/* ms per step, or MiB for memory rows: the figure every output shows. */
+double aip__compare_value(const aip__cmp_row *r, double v);
+/* aip__compare_find() : the row (section, name) without shapes; NULL. */
+const aip__cmp_row *aip__compare_find(const aip__cmp *c, const char *section, const char *name);
+
+/* Two jobs (compare_job.c): their ranks matched by global rank (by order
+ * for directories without one), each pair compared. */
+typedef struct aip__cmp_rank {
+    long rank;                /* global rank; < 0: -1 - position among unranked */
+    char *dir[2];             /* base, new; NULL: only in the other job */
+    int compared;
+    char error[256];          /* why the pair could not be compared */
+    aip__cmp cmp;
+} aip__cmp_rank;
+
+typedef struct aip__cmp_job {
+    aip__cmp_rank *ranks;
+    size_t n, cap;
+} aip__cmp_job;
+
+aip_status aip__compare_job_build(const char *base, const char *cur, int quiet, aip__cmp_job *j);
+void aip__compare_job_free(aip__cmp_job *j);
+/* compare_job_out.c: the per-rank step breakdown and each rank's top
+ * `top` changes (text), every row shown per rank (CSV, a Rank column). */
+void aip__compare_job_text(const aip__cmp_job *j, double threshold, size_t top, aip__out *o);
+void aip__compare_job_csv(const aip__cmp_job *j, double threshold, aip__out *o);
+/* compare_html.c: the same tables as the text as one self-contained page. */
+void aip__compare_html(const aip__cmp *c, double threshold, const char *base, const char *cur,
+                       aip__out *o);
+void aip__compare_job_html(const aip__cmp_job *j, double threshold, size_t top,
+                           const char *base, const char *cur, aip__out *o);
+/* The rows a rank's "top changes" show (compare_job_out.c): up to `top`
+ * time rows outside the step section, by the size of the change, then
+ * every memory row shown; returns how many indices went to `out`. */
+size_t aip__compare_top(const aip__cmp *c, double threshold, size_t top, size_t *out);
 
 #endif

@@ -77,14 +77,35 @@ set +e
 [ $rc -eq 3 ] || fail "--fail-on high on item: exit $rc, want 3"
 "$AIPROF" advise -q --fail-on low "$(cat "$TMP/clean.dir")" >/dev/null; rc=$?
 [ $rc -eq 0 ] || fail "--fail-on low on clean: exit $rc, want 0"
-# several directories: one JSON array
+# several directories: one job, every finding ranked in one list, each
+# naming its directory; these are not ranks of one job (no slow_rank)
 "$AIPROF" advise -q --json "$(cat "$TMP/item.dir")" "$(cat "$TMP/clean.dir")" >"$TMP/two.json"; rc=$?
 [ $rc -eq 0 ] || fail "two dirs: exit $rc"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==2 and d[0]["findings"][0]["rule"]=="sync", d' "$TMP/two.json" || fail "two dirs JSON"
-# a folder of result directories (two levels down here): each advised in turn
+python3 - "$TMP/two.json" "$(cat "$TMP/item.dir")" <<'PY' || fail "two dirs JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["result_dirs"]) == 2, d["result_dirs"]
+f = [x for x in d["findings"] if x["result_dir"] == sys.argv[2]]
+assert f and f[0]["rule"] == "sync", f
+assert not any(x["scope"] == "job" for x in d["findings"]), d["findings"]
+sev = ["info", "low", "medium", "high"]
+keys = [(-sev.index(x["severity"]), -x["ns_per_step"]) for x in d["findings"]]
+assert keys == sorted(keys), keys
+PY
+# a folder of result directories (two levels down here): found, each advised
 "$AIPROF" advise -q --json "$TMP" >"$TMP/all.json"; rc=$?
 [ $rc -eq 0 ] || fail "folder: exit $rc"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[x["findings"][0]["rule"] if x["findings"] else None for x in d]; assert len(d)==5 and r[1:]==["dataloader","sync","memory_growth","osrt"], r' "$TMP/all.json" || fail "folder JSON"
+python3 - "$TMP" <<'PY' || fail "folder JSON"
+import json, sys
+tmp = sys.argv[1]
+d = json.load(open(f"{tmp}/all.json"))
+assert len(d["result_dirs"]) == 5, d["result_dirs"]
+for mode, rule in [("item", "sync"), ("dataloader", "dataloader"), ("osrt", "osrt"),
+                   ("memgrow", "memory_growth")]:
+    want = open(f"{tmp}/{mode}.dir").read().strip()
+    f = [x for x in d["findings"] if x["result_dir"] and x["result_dir"].endswith(want.split("/")[-1])]
+    assert f and f[0]["rule"] == rule, (mode, f[:1])
+PY
 # bad input
 "$AIPROF" advise -q "$TMP/nowhere" >/dev/null 2>"$TMP/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "nowhere" "$TMP/err" || fail "missing dir: exit $rc, $(cat "$TMP/err")"

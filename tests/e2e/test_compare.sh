@@ -33,6 +33,51 @@ print("ok regress: added op 0 -> 8 calls, conv2d slower, memory +4 MiB")
 PY
 grep -q "aten::added_op" "$TMP/cmp.txt" || fail "text lacks the added op"
 
+# --html: the same tables as the text, figure for figure, section by section
+"$AIPROF" compare -q "$base" "$new" --html "$TMP/cmp.html" >"$TMP/cmp2.txt" || fail "compare --html"
+python3 - "$TMP/cmp2.txt" "$TMP/cmp.html" <<'PY'
+import sys
+from html.parser import HTMLParser
+text = {}
+section = None
+for line in open(sys.argv[1]):
+    if line.startswith("["):
+        section = line[1:line.index("]")]
+        text[section] = []
+    elif section and line.startswith("  ") and line.strip():
+        text[section].append(line.split()[-6:])
+class Tables(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tables, self.cur, self.cell = {}, None, None
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.cur = self.tables.setdefault(a["id"], [])
+        elif tag == "tr" and self.cur is not None:
+            self.row = []
+        elif tag == "td" and "n" in (a.get("class") or "").split():
+            self.cell = ""
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+    def handle_endtag(self, tag):
+        if tag == "td" and self.cell is not None:
+            self.row.append(self.cell)
+            self.cell = None
+        elif tag == "tr" and self.cur is not None and self.row:
+            self.cur.append(self.row)
+        elif tag == "table":
+            self.cur = None
+t = Tables()
+t.feed(open(sys.argv[2], encoding="utf-8").read())
+assert text and set(text) == set(t.tables), (sorted(text), sorted(t.tables))
+for sec, rows in text.items():
+    assert rows == t.tables[sec], (sec, rows, t.tables[sec])
+assert "<script" not in open(sys.argv[2]).read()
+print(f"ok html: {sum(len(r) for r in text.values())} rows in {len(text)} tables equal the text's")
+PY
+
 # the same program twice: every op's count unchanged, no memory change
 # (--threshold 0 shows every row that changed at all)
 "$AIPROF" compare -q "$base" "$base2" --threshold 0 --csv "$TMP/same.csv" >"$TMP/same.txt" ||

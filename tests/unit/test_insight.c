@@ -19,6 +19,8 @@
 #include <string.h>
 
 static char root[256];
+/* the added op's name (test_compare_html_escapes plants a hostile one) */
+static const char *added_name = "aten::added";
 
 #define MS 1000000ull
 /* string ids */
@@ -33,7 +35,7 @@ static void strings(rb_buf *b)
         steps[i] = names[i];
     }
     rb_strings(b, T_STEP1, steps, NULL, 10);
-    const char *t[] = {"aten::conv2d", "aten::relu", "aten::added", "[[8, 3, 32, 32]]"};
+    const char *t[] = {"aten::conv2d", "aten::relu", added_name, "[[8, 3, 32, 32]]"};
     rb_strings(b, T_CONV, t, NULL, 4);
 }
 
@@ -214,6 +216,97 @@ static void test_compare_same_run_shows_nothing(void)
     free2(m, r);
 }
 
+
+/* --html: a recorded name that is markup stays text (no tag, no entity
+ * broken), and each row shown has the text's figures in its cells. */
+static void test_compare_html_escapes(void)
+{
+    char a[300], b[300], path[400];
+    snprintf(a, sizeof a, "%s/hbase_ascend_pt", root);
+    snprintf(b, sizeof b, "%s/hnew_ascend_pt", root);
+    added_name = "<script>alert(\"x&y\")</script>'\x1b[31m";
+    make_dir(a, 10, 2, 0, 4, 0);
+    make_dir(b, 10, 4, 1, 8, 0);
+    added_name = "aten::added";
+    aip__model m[2];
+    aip__run_log r[2];
+    load2(a, b, m, r);
+    aip__cmp c;
+    ASSERT_EQ(aip__compare_build(&m[0], &m[1], &c), AIP_OK);
+    snprintf(path, sizeof path, "%s/cmp.html", root);
+    aip__out o;
+    ASSERT_EQ(aip__out_open(&o, path), AIP_OK);
+    aip__compare_html(&c, 0.01, "<b>base</b>", b, &o);
+    ASSERT_EQ(aip__out_close(&o), AIP_OK);
+    char *html = aip_test_slurp(path, NULL);
+    ASSERT_TRUE(html != NULL);
+    ASSERT_TRUE(strstr(html, "<script") == NULL);
+    ASSERT_TRUE(strstr(html, "<b>base") == NULL);
+    ASSERT_TRUE(strstr(html, "\x1b") == NULL);
+    ASSERT_TRUE(strstr(html, "&lt;script&gt;alert(&quot;x&amp;y&quot;)&lt;/script&gt;&#39;") !=
+                NULL);
+    ASSERT_TRUE(strstr(html, "&lt;b&gt;base&lt;/b&gt;") != NULL);
+    /* the conv row: 10 calls 2 ms -> 10 calls 4 ms per step, +2, ratio 2 */
+    ASSERT_TRUE(strstr(html, "<td class=\"name\">aten::conv2d</td><td class=\"shape\">"
+                             "[[8, 3, 32, 32]]</td><td class=\"n\">10</td><td class=\"n\">"
+                             "2.000</td><td class=\"n\">10</td><td class=\"n\">4.000</td>"
+                             "<td class=\"n d\">+2.000</td><td class=\"n\">2.00</td>") != NULL);
+    /* the added op: new, 1 ms per step; memory +4 MiB */
+    ASSERT_TRUE(strstr(html, "<td class=\"n\">0</td><td class=\"n\">0.000</td><td class=\"n\">"
+                             "10</td><td class=\"n\">1.000</td><td class=\"n d\">+1.000</td>"
+                             "<td class=\"n\">new</td>") != NULL);
+    ASSERT_TRUE(strstr(html, "<td class=\"n d\">+4.000</td>") != NULL);
+    free(html);
+    aip__compare_free(&c);
+    free2(m, r);
+}
+
+/* Two jobs of two ranks each (no rank ids: matched by order): rank #1 of
+ * the new job has the regression; its top changes name conv2d first and
+ * the added op, rank #0's show nothing; the CSV has a Rank column. */
+static void test_compare_two_jobs(void)
+{
+    char d[400], jb[300], jn[300];
+    snprintf(jb, sizeof jb, "%s/jobbase", root);
+    snprintf(jn, sizeof jn, "%s/jobnew", root);
+    const char *const names[] = {"r0_ascend_pt", "r1_ascend_pt"};
+    mkdir(jb, 0750);
+    mkdir(jn, 0750);
+    for (int k = 0; k < 2; k++) {
+        snprintf(d, sizeof d, "%s/%s", jb, names[k]);
+        make_dir(d, 10, 2, 0, 4, 0);
+        snprintf(d, sizeof d, "%s/%s", jn, names[k]);
+        if (k)
+            make_dir(d, 10, 4, 1, 8, 0);
+        else
+            make_dir(d, 10, 2, 0, 4, 0);
+    }
+    aip__cmp_job j;
+    ASSERT_EQ(aip__compare_job_build(jb, jn, 1, &j), AIP_OK);
+    ASSERT_EQ(j.n, 2);
+    ASSERT_TRUE(j.ranks[0].compared && j.ranks[1].compared);
+    size_t idx[16];
+    ASSERT_EQ(aip__compare_top(&j.ranks[0].cmp, 0.01, 5, idx), 0);
+    size_t n = aip__compare_top(&j.ranks[1].cmp, 0.01, 5, idx);
+    ASSERT_EQ(n, 3); /* conv2d, the added op, the memory peak */
+    ASSERT_STREQ(j.ranks[1].cmp.rows[idx[0]].name, "aten::conv2d");
+    ASSERT_STREQ(j.ranks[1].cmp.rows[idx[1]].name, "aten::added");
+    ASSERT_STREQ(j.ranks[1].cmp.rows[idx[2]].section, "memory");
+    char path[400];
+    snprintf(path, sizeof path, "%s/job.csv", root);
+    aip__out o;
+    ASSERT_EQ(aip__out_open(&o, path), AIP_OK);
+    aip__compare_job_csv(&j, 0.01, &o);
+    ASSERT_EQ(aip__out_close(&o), AIP_OK);
+    char *csv = aip_test_slurp(path, NULL);
+    ASSERT_TRUE(csv != NULL);
+    ASSERT_TRUE(!strncmp(csv, "Rank,Section,Top,Operator Name,", 31));
+    ASSERT_TRUE(strstr(csv, "-2,op,1,aten::conv2d,") != NULL); /* rank #1: key -1 - 1 */
+    ASSERT_TRUE(strstr(csv, "-1,op,") == NULL);                  /* rank #0: no change */
+    free(csv);
+    aip__compare_job_free(&j);
+}
+
 int main(void)
 {
     rb_tempdir(root, sizeof root, "insight");
@@ -222,6 +315,8 @@ int main(void)
         TEST_CASE(test_no_steps_whole_window),
         TEST_CASE(test_compare_names_the_regression),
         TEST_CASE(test_compare_same_run_shows_nothing),
+        TEST_CASE(test_compare_html_escapes),
+        TEST_CASE(test_compare_two_jobs),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof *cases);
     rb_rmtree(root);
