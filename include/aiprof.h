@@ -803,19 +803,14 @@ AIP_API aip_status aip_advise_dirs(const char *const *dirs, size_t n, int fd, in
  *  communication ops of two result directories side by side, each ranked by
  *  the change per step.  Changes below `threshold` (a share of BASE's mean
  *  step time; memory: of BASE's peak) are left out.  Text to `fd` (-1:
- *  none); every row (threshold applied) as CSV to `csv_path` when given. */
+ *  none); every row (threshold applied) as CSV to `csv_path` and the same
+ *  tables as one self-contained HTML page at `html_path` (each NULL: none).
+ *  BASE and NEW may both be jobs (folders holding rank result directories):
+ *  their ranks are matched by global rank and compared pair by pair — the
+ *  per-rank step breakdown and each rank's top changes (text, HTML), every
+ *  row per rank with a Rank column (CSV). */
 AIP_API aip_status aip_compare(const char *base_dir, const char *new_dir, int fd,
-                               const char *csv_path, double threshold);
-
-/*! aip_compare_report() : aip_compare(), and the same tables as one
- *  self-contained HTML page at `html_path` (NULL: none).  BASE and NEW may
- *  both be jobs (folders holding rank result directories): their ranks are
- *  matched by global rank and compared pair by pair — the per-rank step
- *  breakdown and each rank's top changes (text, HTML), every row per rank
- *  with a Rank column (CSV). */
-AIP_API aip_status aip_compare_report(const char *base_dir, const char *new_dir, int fd,
-                                      const char *csv_path, const char *html_path,
-                                      double threshold);
+                               const char *csv_path, const char *html_path, double threshold);
 
 #ifdef __cplusplus
 }

@@ -83,8 +83,8 @@ int cli_compare(int argc, char **argv)
     if (n < 2)
         return cli_usage_error("compare", "needs two result directories, BASE and NEW");
     fflush(stdout);
-    if (aip_compare_report(dirs[0], dirs[1], text ? STDOUT_FILENO : -1, csv, html,
-                           threshold / 100)) {
+    if (aip_compare(dirs[0], dirs[1], text ? STDOUT_FILENO : -1, csv, html,
+                    threshold / 100)) {
         fprintf(stderr, "aiprof compare: %s\n", aip_last_error());
         return AIP_EXIT_FAILED;
     }

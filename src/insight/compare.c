@@ -304,12 +304,6 @@ int aip__compare_shown(const aip__cmp *c, const aip__cmp_row *r, double threshol
     return d >= threshold * ref;
 }
 
-aip_status aip_compare(const char *base_dir, const char *new_dir, int fd, const char *csv_path,
-                       double threshold)
-{
-    return aip_compare_report(base_dir, new_dir, fd, csv_path, NULL, threshold);
-}
-
 /* A result directory itself (raw data in FRAMEWORK/), not a folder of them. */
 static int is_result_dir(const char *dir)
 {
@@ -349,8 +343,8 @@ static aip_status write_outputs(const aip__cmp *c, const aip__cmp_job *j, const 
     return st;
 }
 
-aip_status aip_compare_report(const char *base_dir, const char *new_dir, int fd,
-                              const char *csv_path, const char *html_path, double threshold)
+aip_status aip_compare(const char *base_dir, const char *new_dir, int fd,
+                       const char *csv_path, const char *html_path, double threshold)
 {
     if (!base_dir || !new_dir)
         return aip__fail(AIP_ERR_INVALID_ARG, "two result directories are required");
