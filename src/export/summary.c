@@ -65,6 +65,10 @@ static void config_notes(aip__summary_data *s)
     if (in->has_config && !in->profile_memory)
         aip__summary_note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
              "operator_memory.csv or memory timeline");
+    /* the seed writes npu_module_mem.csv whenever profile_memory is on */
+    if (in->has_config && in->profile_memory)
+        aip__summary_note(s, "npu_module_mem.csv not written: no back end reports the memory a "
+             "device's own components hold (docs/MEMORY.md)");
     if (in->has_config && !in->record_shapes && !in->with_flops) /* with_flops records them */
         aip__summary_note(s, "input shapes not recorded (record_shapes=False)");
     if (in->has_config && !in->with_stack)
