@@ -62,9 +62,15 @@ static void config_notes(aip__summary_data *s)
              ? "CUDA" : "XPU");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
         aip__summary_note(s, "CPU activity off: no framework ops were recorded");
-    if (in->has_config && !in->profile_memory)
+    int dev_mem = 0;
+    for (size_t i = 0; i < s->m->n_procs; i++)
+        dev_mem |= s->m->procs[i].dev_memory.n != 0;
+    if (in->has_config && !in->profile_memory && !dev_mem)
         aip__summary_note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
              "operator_memory.csv or memory timeline");
+    else if (in->has_config && !in->profile_memory)
+        aip__summary_note(s, "framework memory not recorded (profile_memory=False): memory_record.csv, "
+             "operator_memory.csv and the memory timeline hold the device back end's buffers only");
     /* the seed writes npu_module_mem.csv whenever profile_memory is on */
     if (in->has_config && in->profile_memory)
         aip__summary_note(s, "npu_module_mem.csv not written: no back end reports the memory a "
