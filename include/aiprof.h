@@ -760,7 +760,8 @@ AIP_API aip_status aip_export_trace(const char *result_dir, const char *path,
 /*! aip_export_memory_timeline() : torch's export_memory_timeline from a
  *  result directory's raw data; the format follows `path`'s ending: .html,
  *  .json, .json.gz or .raw.json.gz.  `device`: "cpu" (NULL), "npu:N",
- *  "cuda:N".  `records` (may be NULL) receives the number of memory records
+ *  "cuda:N", or "auto" (the CPU if the framework recorded its memory, else
+ *  the device that has records).  `records` (may be NULL) receives the number of memory records
  *  of that device.  Categories: docs/MEMORY.md. */
 AIP_API aip_status aip_export_memory_timeline(const char *result_dir, const char *path,
                                               const char *device, uint64_t *records);

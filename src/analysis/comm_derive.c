@@ -344,10 +344,13 @@ static aip_status block_links(aip__comm_tables *t, size_t *cap, rec *r, size_t n
                     l.time += r[i].time;
                     l.timed &= r[i].timed;
                 }
-                if (!l.timed)
-                    l.time = 0;
+                /* An untimed total (a collective's self link) is left
+                 * out, as torch_npu never writes one: msprof-analyze's
+                 * communication_matrix_sum divides every total's size by
+                 * its time.  `aiprof cluster` adds it once the split gives
+                 * it a time (cluster_comm_back.c). */
                 l.op_name = r[a].row->name;
-                if (push_link(t, cap, l))
+                if (l.timed && push_link(t, cap, l))
                     return AIP_ERR_NOMEM;
             } else if (li < 2 || len >= (size_t)(li - 1)) {
                 pick = li == 0 ? a : li == 1 ? a + len / 2 : b - (size_t)(li - 1);

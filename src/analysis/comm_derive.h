@@ -36,7 +36,8 @@ typedef struct aip__comm_row {
 /* One entry of communication_matrix.json / CommAnalyzerMatrix. */
 typedef struct aip__comm_link {
     const aip__comm_row *of;   /* the row whose step / p2p / group / type it has */
-    const char *label;         /* "top1", "middle", "bottom1".."bottom3", "total" */
+    const char *label;         /* "top1", "middle", "bottom1".."bottom3", "total" (only
+                                * when timed: an untimed total is left out) */
     uint32_t src, dst;         /* group-local ranks */
     uint8_t transport;
     uint64_t bytes;

@@ -210,7 +210,8 @@ aip_status aip__op_device_ns(const aip__process *p, size_t ti, const int64_t *ca
     int64_t *self = malloc(t->n_spans * sizeof *self);
     int64_t *total = malloc(t->n_spans * sizeof *total);
     aip__open_spans open = {0};
-    if (!self || !total || aip__open_spans_init(&open, t, 1u << AIP_SPAN_OP)) {
+    if (!self || !total || aip__open_spans_init(&open, t, (1u << AIP_SPAN_OP) |
+                                                               (1u << AIP_SPAN_ANNOTATION))) {
         free(self);
         free(total);
         aip__open_spans_free(&open);

@@ -450,8 +450,9 @@ aip_status aip__task_stats(const aip__model *m, aip__task_stat **out, size_t *n)
  * into *out (NULL when p has no calls). */
 aip_status aip__device_call_ns(const aip__process *p, int64_t **out);
 /* aip__op_device_ns() : per span of thread `ti`, the device time of the
- * tasks launched while the span was the innermost op open (self) and
- * while it was open at all (total), -1 when none; from call_ns
+ * tasks launched while the span was the innermost op or record_function
+ * scope open (self) and while it was open at all (total), -1 when none
+ * (operator_details.csv's tree nodes are both); from call_ns
  * (aip__device_call_ns).  Both NULL when the thread made no calls that
  * launched tasks; else malloc'd, parallel to the thread's spans. */
 aip_status aip__op_device_ns(const aip__process *p, size_t ti, const int64_t *call_ns,

@@ -26,7 +26,9 @@ static void memory_usage(FILE *f)
           "\n"
           "Options:\n"
           "  -o, --output FILE      the file to write (parent directories are created)\n"
-          "  -d, --device DEVICE    cpu (default), npu:N or cuda:N\n"
+          "  -d, --device DEVICE    auto (default: the CPU if the framework recorded its\n"
+          "                         memory, else the device that has records), cpu,\n"
+          "                         npu:N or cuda:N\n"
           "  -q, --quiet            no warnings\n"
           "  -h, --help             show this help\n"
           "\n"
@@ -36,7 +38,7 @@ static void memory_usage(FILE *f)
 
 int cli_memory(int argc, char **argv)
 {
-    const char *dir = NULL, *out = NULL, *device = "cpu";
+    const char *dir = NULL, *out = NULL, *device = "auto";
     int quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -76,9 +78,13 @@ int cli_memory(int argc, char **argv)
         fprintf(stderr, "aiprof memory: %s: %s\n", dir, aip_last_error());
         return AIP_EXIT_FAILED;
     }
+    /* No guess at the reason: profile_memory records the framework's memory,
+     * a device back end its buffers whatever profile_memory says. */
     if (!records && !quiet)
         fprintf(stderr, "aiprof memory: warning: %s has no memory records for device %s "
-                "(was profile_memory on?)\n", dir, device);
-    printf("wrote %s (%llu memory records of %s)\n", out, (unsigned long long)records, device);
+                "(the framework's need profile_memory; a device back end records its "
+                "buffers)\n", dir, device);
+    printf("wrote %s (%llu memory records of %s)\n", out, (unsigned long long)records,
+           strcmp(device, "auto") ? device : "the device that has them");
     return AIP_EXIT_OK;
 }

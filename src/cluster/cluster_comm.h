@@ -75,6 +75,13 @@ void aip__cluster_rank_split_sums(const aip__rank_dir *r, size_t *split, size_t 
  * that cannot be written is said on c->fd and skipped. */
 void aip__cc_strip(aip__rank_dir *r);
 int aip__cc_set_transit(json_t *op, int64_t ns);
+/* cluster_comm_totals.c: a collective's "<type>-total@<group>" matrix
+ * entry, which a rank alone leaves out (no time).  aip__cc_add_totals() :
+ * added, untimed, to each step of `matrix` for every type whose ops in
+ * `comm` were all split; -1: no memory.  aip__cc_strip_totals() : every
+ * collective total taken out. */
+int aip__cc_add_totals(json_t *matrix, json_t *comm);
+void aip__cc_strip_totals(json_t *matrix);
 int aip__cc_fill_ranks(aip__cluster *c);
 void aip__cc_write_back(aip__cluster *c);
 

@@ -10,7 +10,8 @@
  *    by time spent waiting;
  *  - gives each rank's "Total Op Info" its sums where every op of the
  *    class was split, and a collective's self link in the matrix the
- *    transit time of its ops (aip__cc_fill_ranks);
+ *    transit time of its ops, its type's total entry included (which the
+ *    rank leaves out until then: cluster_comm_totals.c) (aip__cc_fill_ranks);
  *  - is written into the rank's communication.json,
  *    communication_matrix.json and analysis.db (aip__cc_write_back,
  *    cluster_comm_rankfiles.c), so that msprof-analyze reading the rank
@@ -79,6 +80,7 @@ void aip__cc_strip(aip__rank_dir *r)
                     json_object_del(t, SPLIT_KEYS[i]);
                 strip_bandwidth(json_object_get(ov, BW_INFO));
             }
+    aip__cc_strip_totals(r->matrix);
     json_object_foreach(r->matrix, step, sv)
         json_object_foreach(json_object_get(sv, "collective"), op, ov) {
             long me;
@@ -264,6 +266,8 @@ int aip__cc_fill_ranks(aip__cluster *c)
             for (int k = 0; k < 2; k++)
                 if (class_total(json_object_get(sv, CLASSES[k])))
                     return -1;
+        if (aip__cc_add_totals(r->matrix, r->comm))
+            return -1;
         json_object_foreach(r->matrix, step, sv) {
             json_t *ops = json_object_get(json_object_get(r->comm, step), "collective");
             json_object_foreach(json_object_get(sv, "collective"), key, ov) {

@@ -5,7 +5,9 @@
  * as the cluster holds them (r->comm, r->matrix, after
  * cluster_comm_back.c; without the notes saying why an op was not split,
  * whose text msprof-analyze would try to add up), and the same figures into analysis.db's
- * CommAnalyzerTime, CommAnalyzerBandwidth and CommAnalyzerMatrix rows.
+ * CommAnalyzerTime, CommAnalyzerBandwidth and CommAnalyzerMatrix rows (a
+ * collective's total row inserted: the rank leaves it out until it has a
+ * time, cluster_comm_totals.c).
  *
  * Every file is replaced, never edited in place: the JSON through
  * aip__write_file() (temp + rename, a link at the path refused); the
@@ -53,7 +55,7 @@ static aip_status write_json(const char *path, const json_t *v)
 
 typedef struct upd {
     sqlite3 *db;
-    sqlite3_stmt *time, *bw, *mx;
+    sqlite3_stmt *time, *bw, *mx, *total;
     int rc;
 } upd;
 
@@ -119,6 +121,59 @@ static void update_comm(upd *u, const json_t *comm)
             }
 }
 
+/* A collective's total that the rank left out (no time until the split,
+ * cluster_comm_totals.c): a new row. */
+static void insert_total(upd *u, const char *step, const char *key, const char *lk,
+                         size_t lk_n, const json_t *l)
+{
+    const char *op = json_string_value(json_object_get(l, "Op Name"));
+    bind_key(u->total, 1, key);
+    bind_text(u->total, 3, lk, lk_n);
+    bind_num(u->total, 4, json_object_get(l, "Transit Size(MB)"));
+    bind_num(u->total, 5, json_object_get(l, "Transit Time(ms)"));
+    bind_num(u->total, 6, json_object_get(l, "Bandwidth(GB/s)"));
+    bind_text(u->total, 7, step, strlen(step));
+    bind_text(u->total, 8, op ? op : "", op ? strlen(op) : 0);
+    run(u, u->total);
+}
+
+/* Collective total rows an earlier pass inserted that this pass's split
+ * does not give (their ops no longer all split): deleted.  Rows it gives
+ * again stay, updated in place, so a repeated pass writes the same bytes. */
+static void prune_totals(upd *u, const json_t *matrix)
+{
+    sqlite3_stmt *q = NULL, *del = NULL;
+    int rc = sqlite3_prepare_v2(u->db,
+                                "SELECT rowid, hccl_op_name, group_name, src_rank, step FROM "
+                                "CommAnalyzerMatrix WHERE type='collective' AND hccl_op_name "
+                                "LIKE '%-total' AND src_rank = dst_rank",
+                                -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(u->db, "DELETE FROM CommAnalyzerMatrix WHERE rowid = ?1", -1,
+                                &del, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        rc = SQLITE_OK; /* a row: go on to the next */
+        char key[512], link[128];
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        const char *group = (const char *)sqlite3_column_text(q, 2);
+        const char *src = (const char *)sqlite3_column_text(q, 3);
+        const char *step = (const char *)sqlite3_column_text(q, 4);
+        snprintf(key, sizeof key, "%s@%s", name ? name : "", group ? group : "");
+        snprintf(link, sizeof link, "%s-%s", src ? src : "", src ? src : "");
+        json_t *entry = json_object_get(
+            json_object_get(json_object_get(matrix, step ? step : ""), "collective"), key);
+        if (json_object_get(entry, link))
+            continue;
+        sqlite3_bind_int64(del, 1, sqlite3_column_int64(q, 0));
+        rc = sqlite3_step(del) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(del);
+    }
+    if (rc != SQLITE_DONE && u->rc == SQLITE_OK) /* DONE: every row seen */
+        u->rc = rc;
+    sqlite3_finalize(q);
+    sqlite3_finalize(del);
+}
+
 static void update_matrix(upd *u, const json_t *matrix)
 {
     const char *step, *key, *lk;
@@ -136,6 +191,8 @@ static void update_matrix(upd *u, const json_t *matrix)
                 bind_text(u->mx, 5, lk, (size_t)(dash - lk));
                 bind_text(u->mx, 6, step, strlen(step));
                 run(u, u->mx);
+                if (u->rc == SQLITE_OK && sqlite3_changes(u->db) == 0)
+                    insert_total(u, step, key, lk, (size_t)(dash - lk), l);
             }
 }
 
@@ -178,11 +235,17 @@ static aip_status update_db(const char *tmp, const aip__rank_dir *r)
          "hccl_op_name=?3 AND group_name=?4 AND src_rank=?5 AND dst_rank=?5 AND step=?6 "
          "AND type='collective'",
          &u.mx},
+        /* collective totals: only those the split timed (cluster_comm_totals.c) */
+        {"INSERT INTO CommAnalyzerMatrix (hccl_op_name, group_name, src_rank, dst_rank, "
+         "transport_type, transit_size, transit_time, bandwidth, step, type, op_name) "
+         "VALUES (?1, ?2, ?3, ?3, 'LOCAL', ?4, ?5, ?6, ?7, 'collective', ?8)",
+         &u.total},
     };
     for (size_t i = 0; i < sizeof stmts / sizeof *stmts && rc == SQLITE_OK; i++)
         rc = sqlite3_prepare_v2(u.db, stmts[i].sql, -1, stmts[i].st, NULL);
     if (rc == SQLITE_OK) {
         update_comm(&u, r->comm);
+        prune_totals(&u, r->matrix);
         update_matrix(&u, r->matrix);
         rc = u.rc;
     }
@@ -194,6 +257,7 @@ static aip_status update_db(const char *tmp, const aip__rank_dir *r)
     sqlite3_finalize(u.time);
     sqlite3_finalize(u.bw);
     sqlite3_finalize(u.mx);
+    sqlite3_finalize(u.total);
     sqlite3_close(u.db);
     return s;
 }

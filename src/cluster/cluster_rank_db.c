@@ -16,7 +16,10 @@
  * rank gives, byte for byte.  What a rank alone does not know (the split,
  * transit time, bandwidth, size distribution, a collective's self-link
  * time) is NULL in the db and left out here, as the text files leave it
- * out; where `aiprof cluster` wrote it back, it is read as written.
+ * out; where `aiprof cluster` wrote it back, it is read as written.  A
+ * collective's "<type>-total" matrix row is absent, as from the text file,
+ * until `aiprof cluster` inserts it timed (cluster_comm_totals.c); every
+ * pass takes it out again before its own split (aip__cc_strip).
  * Opened read-only, never through a symbolic link; values only selected.
  */
 #include "cluster.h"

@@ -1,8 +1,9 @@
 /*
- * csv_operator_details.c — operator_details.csv: one row per framework op
- * (cpu_op) in the per-thread op trees, in start order per thread, threads
- * by tid, processes in raw file order.  ProfilerStep#N is an annotation in
- * the model and never a row.
+ * csv_operator_details.c — operator_details.csv: one row per node of the
+ * per-thread op trees — framework ops (cpu_op) and record_function / user
+ * scopes (annotations), as torch_npu's op tree has both — in start order
+ * per thread, threads by tid, processes in raw file order.  ProfilerStep#N
+ * is the one scope that is never a row (the seed excludes it).
  *
  * Host Self/Total Duration come from the span tree (self = total minus the
  * direct children's totals).  The seed's Device Self/Total Duration are
@@ -48,6 +49,9 @@ aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
         if (s)
             break;
         s = aip__device_call_ns(p, &call_ns);
+        uint8_t *is_step = s ? NULL : aip__step_name_flags(p);
+        if (!s && !is_step)
+            s = aip__fail(AIP_ERR_NOMEM, "no memory for the step names");
         for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
             const aip__thread *t = &p->threads[ti];
             int64_t *dev_self = NULL, *dev_total = NULL;
@@ -55,7 +59,9 @@ aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
                 s = aip__op_device_ns(p, ti, call_ns, &dev_self, &dev_total);
             for (size_t i = 0; i < t->n_spans && !s; i++) {
                 const aip__span *sp = &t->spans[i];
-                if (sp->kind != AIP_SPAN_OP)
+                if (sp->kind != AIP_SPAN_OP &&
+                    (sp->kind != AIP_SPAN_ANNOTATION ||
+                     (sp->name < p->strings.n_ent && is_step[sp->name])))
                     continue;
                 aip__op_fields f;
                 aip__model_op_fields(t, sp, &f);
@@ -77,6 +83,7 @@ aip_status aip__export_operator_details(const aip__model *m, aip__out *o)
             free(dev_total);
         }
         free(call_ns);
+        free(is_step);
         aip__esc_free(&c);
     }
     return s ? s : o->status;

@@ -13,7 +13,10 @@
  * split, the transit time, the bandwidth and the size distribution (whose
  * second figure is a transit time) are left out, as is the time of a
  * collective's self link in the matrix: never written as 0, which would
- * read as a measurement.  `aiprof cluster` writes the measured figures
+ * read as a measurement.  A collective's "total" matrix entry, whose only
+ * link is that untimed self link, is left out altogether (torch_npu writes
+ * no total without a time, and msprof-analyze's communication_matrix_sum
+ * divides each total's size by its time).  `aiprof cluster` writes the measured figures
  * into these files (docs/COMMUNICATION.md, cluster_comm_back.c).
  */
 #include "export.h"

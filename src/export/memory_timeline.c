@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <zlib.h>
 
 aip_status aip__device_parse(const char *device, uint8_t *type, int *index)
@@ -194,11 +195,46 @@ static aip_status add_device_memory(const aip__model *m, uint8_t type, int index
     return s;
 }
 
+/* "auto": the CPU when the framework recorded CPU memory, else the device
+ * of the first record there is (a framework record of another device, then
+ * a device back end's buffer), else the CPU: a profile with only device
+ * memory (profile_memory off, a device back end on) shows that device. */
+static void auto_device(const aip__model *m, char *out, size_t cap)
+{
+    int type = -1, index = -1;
+    for (size_t pi = 0; pi < m->n_procs && type != AIP_DEVICE_CPU; pi++)
+        for (size_t k = 0; k < m->procs[pi].memory.n; k++) {
+            const aip__mem_ev *ev = &m->procs[pi].memory.v[k];
+            if (type < 0 || ev->device_type == AIP_DEVICE_CPU) {
+                type = ev->device_type;
+                index = ev->device_index;
+            }
+            if (type == AIP_DEVICE_CPU)
+                break;
+        }
+    for (size_t pi = 0; pi < m->n_procs && type < 0; pi++)
+        if (m->procs[pi].dev_memory.n) {
+            const aip__device_mem *r = &m->procs[pi].dev_memory.v[0];
+            type = aip__devmem_tag_type(&m->procs[pi], r->device);
+            index = (int)r->device;
+        }
+    if (type <= AIP_DEVICE_CPU)
+        snprintf(out, cap, "cpu");
+    else
+        snprintf(out, cap, "%s:%d", type == AIP_DEVICE_CUDA ? "cuda" : "npu",
+                 index < 0 ? 0 : index);
+}
+
 aip_status aip__mem_timeline_build(const aip__model *m, const char *device, aip__mem_timeline *t)
 {
     memset(t, 0, sizeof *t);
     uint8_t type;
     int index;
+    char chosen[32];
+    if (device && !strcasecmp(device, "auto")) {
+        auto_device(m, chosen, sizeof chosen);
+        device = chosen;
+    }
     aip_status s = aip__device_parse(device ? device : "cpu", &type, &index);
     if (s)
         return s;

@@ -62,9 +62,19 @@ static void config_notes(aip__summary_data *s)
              ? "CUDA" : "XPU");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
         aip__summary_note(s, "CPU activity off: no framework ops were recorded");
-    if (in->has_config && !in->profile_memory)
+    int dev_mem = 0;
+    for (size_t i = 0; i < s->m->n_procs; i++)
+        dev_mem |= s->m->procs[i].dev_memory.n != 0;
+    if (in->has_config && !in->profile_memory && !dev_mem)
         aip__summary_note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
              "operator_memory.csv or memory timeline");
+    else if (in->has_config && !in->profile_memory)
+        aip__summary_note(s, "framework memory not recorded (profile_memory=False): memory_record.csv, "
+             "operator_memory.csv and the memory timeline hold the device back end's buffers only");
+    /* the seed writes npu_module_mem.csv whenever profile_memory is on */
+    if (in->has_config && in->profile_memory)
+        aip__summary_note(s, "npu_module_mem.csv not written: no back end reports the memory a "
+             "device's own components hold (docs/MEMORY.md)");
     if (in->has_config && !in->record_shapes && !in->with_flops) /* with_flops records them */
         aip__summary_note(s, "input shapes not recorded (record_shapes=False)");
     if (in->has_config && !in->with_stack)
@@ -153,6 +163,13 @@ aip_status aip__summary_build(const char *dir, const aip__model *m, aip__summary
         s->step_median = s->n_steps % 2 ? sorted[s->n_steps / 2]
                                         : (sorted[s->n_steps / 2 - 1] + sorted[s->n_steps / 2]) / 2;
         s->step_mean = sum / (int64_t)s->n_steps;
+        if (s->n_steps >= 3) { /* the middle steps' median, first and last left out */
+            size_t n = s->n_steps - 2;
+            memcpy(sorted, s->step_ns + 1, n * sizeof *sorted);
+            qsort(sorted, n, sizeof *sorted, cmp_i64);
+            s->inner_median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            s->has_inner = 1;
+        }
         free(sorted);
     }
     st = aip__summary_device_build(s);
@@ -293,11 +310,26 @@ aip_status aip__summary_text(const aip__summary_data *s, aip__out *o)
         aip__out_printf(o, "\nSteps: %zu  min %.3f ms  median %.3f ms  max %.3f ms  mean %.3f ms\n",
                         s->n_steps, (double)s->step_min / 1e6, (double)s->step_median / 1e6,
                         (double)s->step_max / 1e6, (double)s->step_mean / 1e6);
-        for (size_t i = 0; i < s->n_steps && i < 20; i++)
-            aip__out_printf(o, "  step %-8lld %10.3f ms\n", (long long)m->steps[i].number,
-                            (double)s->step_ns[i] / 1e6);
-        if (s->n_steps > 20)
-            aip__out_printf(o, "  ... %zu more\n", s->n_steps - 20);
+        for (size_t i = 0; i < s->n_steps; i++) {
+            /* the first and the last step: where the profiler started and
+             * stopped (the seed's FAQ on performance inflation) */
+            int edge = i == 0 || i + 1 == s->n_steps;
+            if (i >= 20 && !(i + 1 == s->n_steps))
+                continue;
+            if (i + 1 == s->n_steps && s->n_steps > 21)
+                aip__out_printf(o, "  ... %zu more\n", s->n_steps - 21);
+            aip__out_printf(o, "  step %-8lld %10.3f ms%s\n", (long long)m->steps[i].number,
+                            (double)s->step_ns[i] / 1e6,
+                            !edge ? ""
+                            : i == 0 && i + 1 == s->n_steps
+                                ? "  (profiler start and stop: may include their cost)"
+                            : i == 0 ? "  (profiler start: may include its start-up cost)"
+                                     : "  (profiler stop: may include its stop and save cost)");
+        }
+        if (s->has_inner)
+            aip__out_printf(o, "  the steps between: median %.3f ms (the seed's FAQ: compare "
+                            "these, not the first and last)\n",
+                            (double)s->inner_median / 1e6);
     } else {
         AIP_OUT_LIT(o, "\nSteps: none (no ProfilerStep#N: the profile had no schedule)\n");
     }

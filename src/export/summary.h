@@ -68,6 +68,11 @@ typedef struct aip__summary_data {
     int64_t *step_ns;         /* per ProfilerStep, step order */
     size_t n_steps;
     int64_t step_min, step_median, step_max, step_mean;
+    /* the steps between the first and the last, which border the
+     * profiler's start and stop (the seed's FAQ: their times include its
+     * start-up and stop/save cost); with 3 steps or more */
+    int64_t inner_median;
+    int has_inner;
     char notes[AIP_SUMMARY_NOTES][320]; /* not collected / problems, plain text */
     size_t n_notes;
     aip__mem_timeline mem;     /* of the first device with records, if any */

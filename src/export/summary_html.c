@@ -63,6 +63,14 @@ static aip_status steps(const aip__summary_data *s, aip__out *o)
                     "max %.3f ms, mean %.3f ms.</p>\n", s->n_steps, (double)s->step_min / 1e6,
                     (double)s->step_median / 1e6, (double)s->step_max / 1e6,
                     (double)s->step_mean / 1e6);
+    /* the seed's FAQ on performance inflation */
+    aip__out_printf(o, "<p id=\"step-profiler\">The first step (%lld) borders the profiler's "
+                    "start and may include its start-up cost; the last (%lld) its stop and "
+                    "save.", (long long)s->m->steps[0].number,
+                    (long long)s->m->steps[s->n_steps - 1].number);
+    if (s->has_inner)
+        aip__out_printf(o, " The steps between: median %.3f ms.", (double)s->inner_median / 1e6);
+    AIP_OUT_LIT(o, "</p>\n");
     double *v = malloc(s->n_steps * sizeof *v);
     char (*lab)[24] = malloc(s->n_steps * sizeof *lab);
     const char **labels = malloc(s->n_steps * sizeof *labels);

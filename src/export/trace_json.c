@@ -451,9 +451,29 @@ static void ranges(aip__tj *w, const aip__process *p)
             AIP_OUT_LIT(w->o, ",\"unmatched\":\"no range end recorded\"}}");
             continue;
         }
+        const aip__range_point *e = &p->range_ends.v[s->match];
+        if (e->thread == s->thread && e->ts >= s->ts) {
+            /* Begun and ended on one thread: a slice on that thread's
+             * track, where the seed's timeline has it (and its readers
+             * look for it), like a push/pop range. */
+            aip__tj_prefix(w, p->pid, p->threads[s->thread].tid);
+            aip__tj_begin(w);
+            AIP_OUT_LIT(w->o, "{\"ph\":\"X\",\"cat\":\"mstx\",\"name\":");
+            aip__tj_put_id(w, s->name);
+            aip__out_put(w->o, w->pfx, w->pfx_len);
+            aip__tj_ts(w, s->ts);
+            AIP_OUT_LIT(w->o, ",\"dur\":");
+            aip__tj_dur(w, s->ts, e->ts);
+            AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
+            put_domain(w, s->domain);
+            AIP_OUT_LIT(w->o, "}}");
+            continue;
+        }
+        /* Ended on another thread: no one track holds it, an async pair
+         * (b on the starting thread, e on the ending one) keeps both ends. */
         uint64_t id = ++w->async_id;
         async_point(w, p, s, s->name, "b", id, 1);
-        async_point(w, p, &p->range_ends.v[s->match], s->name, "e", id, 0);
+        async_point(w, p, e, s->name, "e", id, 0);
     }
 }
 

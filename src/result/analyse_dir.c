@@ -82,6 +82,14 @@ static int has_memory(const aip__model *m)
     return 0;
 }
 
+static int has_device_memory(const aip__model *m)
+{
+    for (size_t i = 0; i < m->n_procs; i++)
+        if (m->procs[i].dev_memory.n)
+            return 1;
+    return 0;
+}
+
 static int has_comm_ops(const aip__model *m)
 {
     for (size_t i = 0; i < m->n_procs; i++)
@@ -120,9 +128,12 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
         return 0;
     if ((e->when & W_ROCE) && !has_host(m, AIP_HOST_ROCE, 0))
         return 0;
-    /* The switch decides; a profile that lost its profiler_info.json still
-     * shows the memory records it has. */
-    if ((e->when & W_MEMORY) && !(m->info.has_config ? m->info.profile_memory : has_memory(m)))
+    /* The switch decides for the framework's records; a device back end's
+     * buffers are recorded whatever it says and are in the database, so
+     * the CSVs show them too (text and db agree); a profile that lost its
+     * profiler_info.json shows the memory records it has. */
+    if ((e->when & W_MEMORY) &&
+        !(m->info.has_config ? m->info.profile_memory || has_device_memory(m) : has_memory(m)))
         return 0;
     return 1;
 }

@@ -17,6 +17,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include <strings.h>
 
 aip_status aip__summary(const char *result_dir, int fd, const char *html_path, int quiet)
 {
@@ -119,7 +120,7 @@ aip_status aip__export_memory_timeline(const char *result_dir, const char *path,
     aip_status s = aip__path_usable(path, "output path");
     uint8_t type;
     int index;
-    if (!s)
+    if (!s && !(device && !strcasecmp(device, "auto"))) /* "auto": chosen from the data */
         s = aip__device_parse(device ? device : "cpu", &type, &index);
     if (s)
         return s;

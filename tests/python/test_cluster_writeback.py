@@ -6,11 +6,13 @@ the 4-rank MPI example (rank 2 slowed):
   Synchronization / Idle time, transit time, bandwidth or size
   distribution in communication.json, NULL in analysis.db, no time on a
   collective's self link (before: 0 beside the elapse, and a bandwidth
-  that divided by the time spent waiting);
+  that divided by the time spent waiting) and no collective "total"
+  matrix entry, which would have none;
 - `aiprof cluster` writes the measured split into each rank's
   communication.json, communication_matrix.json and analysis.db: wait +
   transit + idle = elapse, the bandwidth block's transit is the Time
-  Info's, its bandwidth divides by it; the cluster's own
+  Info's, its bandwidth divides by it; each collective type's total entry
+  is added with the sum of its ops' transit times; the cluster's own
   cluster_communication.json has one transit per record too;
 - a second pass writes the same bytes; `aiprof analyse DIR` takes it out;
 - msprof-analyze's cluster analysis then reads the measured figures
@@ -80,6 +82,8 @@ def test_rank_alone_writes_only_what_it_measured(runs):
                     a, b = link.split("-")
                     if a == b:  # its elapse holds the wait: no time, no bandwidth
                         assert "Transit Time(ms)" not in v and "Bandwidth(GB/s)" not in v, v
+                # and no total, whose size msprof-analyze would divide by its time
+                assert "-total@" not in key, key
         db = sqlite3.connect(os.path.join(d, OUT, "analysis.db"))
         assert db.execute("SELECT count(*) FROM CommAnalyzerTime WHERE transit_time IS NOT "
                           "NULL OR wait_time IS NOT NULL OR idle_time IS NOT NULL").fetchone() \
@@ -110,11 +114,22 @@ def check_split(d):
                 if bw["Transit Time(ms)"] > 0 else 0
             assert bw["Bandwidth(GB/s)"] == want, (key, bw)
             assert [v[1] for v in bw["Size Distribution"].values()] == [t["Transit Time(ms)"]]
+    totals = {}
     for step, classes in load(d, "communication_matrix.json").items():
         for key, links in classes["collective"].items():
             for link, v in links.items():
                 a, b = link.split("-")
-                if a != b or "-total@" in key:
+                if a != b:
+                    continue
+                if "-total@" in key:
+                    # added by aiprof cluster: the sum of the type's split ops
+                    kind, group = key.split("-total@")
+                    mine = [op for k, op in comm[step]["collective"].items()
+                            if k.endswith("@" + group) and
+                            k.split("__")[0][len("hcom_"):].lower() == kind]
+                    want = sum(op["Communication Time Info"]["Transit Time(ms)"] for op in mine)
+                    assert mine and abs(v["Transit Time(ms)"] - want) < 1e-9, (key, v, want)
+                    totals[(key, step)] = v["Transit Time(ms)"]
                     continue
                 op = comm[step]["collective"][v["Op Name"] + "@" + key.split("@", 1)[1]]
                 assert v["Transit Time(ms)"] == \
@@ -123,6 +138,11 @@ def check_split(d):
     rows = {(n + "@" + g, s): (tr, w, i) for n, g, s, tr, w, i in db.execute(
         "SELECT hccl_op_name, group_name, step, transit_time, wait_time, idle_time FROM "
         "CommAnalyzerTime WHERE type = 'collective'")}
+    # the totals as rows of their own (the rank had none)
+    assert totals == {(n + "@" + g, s): t for n, g, s, t in db.execute(
+        "SELECT hccl_op_name, group_name, step, transit_time FROM CommAnalyzerMatrix WHERE "
+        "type = 'collective' AND hccl_op_name LIKE '%-total'")}, totals
+    assert totals
     db.close()
     for step, cls, key, op in ops(comm):
         if cls == "collective":
@@ -157,7 +177,8 @@ def test_cluster_writes_the_split_back(runs, tmp_path):
     # a second pass: the same bytes; `aiprof analyse` restores the rank's own
     snap = tmp_path / "snap"
     shutil.copytree(dirs[1], snap)
-    aiprof("cluster", str(top))
+    out = aiprof("cluster", str(top))  # the totals' rows exist now: updated in place
+    assert "written into 4 rank directories" in out and "not written back" not in out, out
     for name in ("communication.json", "communication_matrix.json", "analysis.db"):
         assert filecmp.cmp(os.path.join(dirs[1], OUT, name), snap / OUT / name, shallow=False)
     aiprof("analyse", "-q", dirs[0])

@@ -11,9 +11,16 @@ ascend_pytorch_profiler_N.db present, as aiprof writes them):
   step_trace_time.csv;
 - the group names agree (2-rank torch gloo example): msprof-analyze maps
   our groups through parallel_group_info to group_id "0" / pg_name
-  "default_group", and `aiprof cluster` says the same;
-- `compare` on two OpenCL result directories, on two host-only ones with
-  communication (the MPI ranks), and on two host-only trace_view.json files;
+  "default_group", and `aiprof cluster` says the same; `cluster -m all`
+  runs on those ranks before `aiprof cluster` has touched them too (no
+  collective "total" without a time for its matrix recipe to divide by);
+- `compare` on two OpenCL result directories in text and in db export (its
+  Computing and E2E Time equal our OVERLAP_ANALYSIS and TASK span), on two
+  host-only ones with communication (the MPI ranks), on two host-only ones
+  without communication (the C train loop) in text and in db export with
+  the comparisons that apply to them (API calls and times equal
+  op_statistic.csv's), the same without the databases (msprof-analyze's
+  text mode, in full), and on two host-only trace_view.json files;
 - `advisor all` on an OpenCL directory (and it does not call the kernels
   dynamic shape), the MPI cluster and a host-only directory.
 
@@ -109,6 +116,59 @@ def ocl_dirs(tmp_path_factory):
     return dirs
 
 
+def _export_pair(tmp_path_factory, name, make):
+    """Two result directories made by make(out) (text export), and the same
+    raw data analysed again as databases only (export type db): {"text":
+    [a, b], "db": [a, b]}."""
+    pair = {"text": [], "db": []}
+    for run in ("a", "b"):
+        out = tmp_path_factory.mktemp(f"{name}_{run}")
+        make(out)
+        _analyse(out)
+        d = _rank_dirs(out)[0]
+        db = tmp_path_factory.mktemp(f"{name}_{run}_db") / os.path.basename(d)
+        shutil.copytree(d, db, ignore=shutil.ignore_patterns("ASCEND_PROFILER_OUTPUT"))
+        subprocess.run([os.path.join(BIN, "aiprof"), "analyse", "-q", "--export-type", "db",
+                        str(db)], env=ENV, check=True, capture_output=True, timeout=300)
+        assert not glob.glob(str(db / "ASCEND_PROFILER_OUTPUT" / "*.csv"))
+        pair["text"].append(d)
+        pair["db"].append(str(db))
+    return pair
+
+
+@pytest.fixture(scope="module")
+def host_pairs(tmp_path_factory):
+    """Host-only, no communication: the C example's train loop, twice."""
+    exe = os.path.join(BIN, "train_loop")
+    if not os.path.exists(exe):
+        pytest.skip("the C example is not built")
+    return _export_pair(tmp_path_factory, "host", lambda out: subprocess.run(
+        [exe, "--steps", "4", "--dir", str(out)], env=ENV, check=True, capture_output=True,
+        timeout=300))
+
+
+@pytest.fixture(scope="module")
+def ocl_pairs(ocl_dirs, tmp_path_factory):
+    """The two OpenCL runs in text and in db export."""
+    pair = {"text": ocl_dirs, "db": []}
+    for d in ocl_dirs:
+        db = tmp_path_factory.mktemp("ocl_db") / os.path.basename(d)
+        shutil.copytree(d, db, ignore=shutil.ignore_patterns("ASCEND_PROFILER_OUTPUT"))
+        subprocess.run([os.path.join(BIN, "aiprof"), "analyse", "-q", "--export-type", "db",
+                        str(db)], env=ENV, check=True, capture_output=True, timeout=300)
+        pair["db"].append(str(db))
+    return pair
+
+
+def _sheet(xlsx, name):
+    """{first-column value: row} of one sheet of compare's workbook (header
+    row: the first whose second cell is a column name)."""
+    import openpyxl
+    rows = list(openpyxl.load_workbook(xlsx, read_only=True)[name].iter_rows(values_only=True))
+    head = next(i for i, r in enumerate(rows) if r and r[0] in ("Order Id", "Index", "Top"))
+    return rows[head], rows[head + 1:]
+
+
 def _recipe(base, out, mode):
     return mode, msprof_env.run_installed(str(out), "cluster", "-d", str(base), "-m", mode,
                                           "-o", str(out / mode))
@@ -177,20 +237,30 @@ def test_group_names_agree(tmp_path):
                            "--dir", str(runs), "--steps", "4", "--port", str(port)], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # `aiprof cluster` first, as docs/CLUSTER.md tells msprof-analyze users:
-    # it writes the measured cross-rank split back into the ranks.  (Without
-    # it msprof-analyze's matrix recipe divides the collectives' "total"
-    # transit size by a zero time and stops: a known gap, see the issue.)
+    # msprof-analyze on the ranks as analysed, before `aiprof cluster` has
+    # written its split into them: no collective "total" without a time
+    # (its communication_matrix_sum divided one's size by zero and stopped)
+    out = msprof_env.run_installed(str(tmp_path), "cluster", "-d", str(runs), "-m", "all",
+                                   "-o", str(tmp_path / "untouched"))
+    _clean(out, "cluster -m all (ranks aiprof cluster has not touched)")
+    # then as docs/CLUSTER.md tells msprof-analyze users: `aiprof cluster`
+    # first, which writes the measured cross-rank split back into the ranks
     subprocess.run([os.path.join(BIN, "aiprof"), "cluster", "-q", str(runs)], env=ENV,
                    check=True, capture_output=True, timeout=300)
     out = msprof_env.run_installed(str(tmp_path), "cluster", "-d", str(runs), "-m", "all",
                                    "-o", str(tmp_path / "ma"))
     _clean(out, "cluster -m all")
-    theirs = sqlite3.connect(str(tmp_path / "ma" / "cluster_analysis_output" /
-                                 "cluster_analysis.db")).execute(
-        "SELECT type, group_name, group_id, pg_name FROM CommunicationGroupMapping").fetchall()
-    # the default group "0" as CANN names groups: double_hash("0")
-    assert ("collective", "206158430256", "0", "default_group") in theirs, theirs
+    for run in ("untouched", "ma"):
+        db = sqlite3.connect(str(tmp_path / run / "cluster_analysis_output" /
+                                 "cluster_analysis.db"))
+        theirs = db.execute("SELECT type, group_name, group_id, pg_name FROM "
+                            "CommunicationGroupMapping").fetchall()
+        # the default group "0" as CANN names groups: double_hash("0")
+        assert ("collective", "206158430256", "0", "default_group") in theirs, (run, theirs)
+        totals = db.execute("SELECT count(*) FROM ClusterCommunicationMatrix WHERE "
+                            "hccl_op_name LIKE '%-total' AND src_rank = dst_rank").fetchone()[0]
+        # the collectives' totals: only once aiprof cluster has timed them
+        assert (totals > 0) == (run == "ma"), (run, totals)
     ours = sqlite3.connect(str(runs / "cluster_analysis_output" / "cluster_analysis.db")).execute(
         "SELECT type, group_name, group_id, pg_name FROM CommunicationGroupMapping").fetchall()
     assert sorted(ours) == sorted(theirs), (ours, theirs)
@@ -204,8 +274,80 @@ def _compare(tmp_path, name, a, b):
     assert len(glob.glob(str(tmp_path / name / "*.xlsx"))) == 1, out[-3000:]
 
 
-def test_compare_opencl(ocl_dirs, tmp_path):
-    _compare(tmp_path, "ocl", *ocl_dirs)
+def _compare_xlsx(tmp_path, name, a, b, *flags):
+    out = msprof_env.run_installed(str(tmp_path), "compare", "-d", a, "-bp", b, "-o",
+                                   str(tmp_path / name), *flags)
+    _clean(out, f"compare {name}")
+    assert "list index out of range" not in out, out[-3000:]
+    xlsx = glob.glob(str(tmp_path / name / "*.xlsx"))
+    assert len(xlsx) == 1, out[-3000:]
+    return xlsx[0]
+
+
+@pytest.mark.parametrize("export", ["text", "db"])
+def test_compare_opencl(ocl_pairs, tmp_path, export):
+    """compare on two OpenCL directories: its Computing Time is the union of
+    the kernels, its E2E Time the tasks' span: both our database's figures
+    (OVERLAP_ANALYSIS' Computing sections, TASK), in both exports."""
+    a, b = ocl_pairs[export]
+    xlsx = _compare_xlsx(tmp_path, "ocl_" + export, a, b)
+    head, rows = _sheet(xlsx, "OverallMetrics")
+    theirs = {str(r[0]).strip(): r[4] for r in rows if r and r[0]}  # the comparison side: a
+    db = sqlite3.connect(os.path.join(a, "ASCEND_PROFILER_OUTPUT", "ascend_pytorch_profiler.db"))
+    comp = db.execute("SELECT sum(endNs - startNs) FROM OVERLAP_ANALYSIS o JOIN "
+                      "ENUM_OVERLAP_ANALYSIS_TYPE e ON o.type = e.id WHERE e.name = 'COMPUTE'"
+                      ).fetchone()[0]
+    span = db.execute("SELECT max(endNs) - min(startNs) FROM TASK").fetchone()[0]
+    assert abs(theirs["Computing Time"] - comp / 1e6) < 1e-5, (theirs, comp)
+    assert abs(theirs["E2E Time"] - span / 1e6) < 1e-5, (theirs, span)
+    print(f"compare ({export}): Computing {comp / 1e6:.6f} ms, E2E {span / 1e6:.6f} ms = ours")
+
+
+def _op_statistic(d):
+    with open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "op_statistic.csv"), newline="") as f:
+        return {r["OP Type"]: (int(r["Count"]), float(r["Total Time(us)"]))
+                for r in csv.DictReader(f)}
+
+
+# What compare can do with a host-only profile without communication in
+# database mode: its overall metrics need at least one device task or
+# communication op (msprof-analyze indexes the first of them; torch_npu's
+# own CPU-only database has not even the TASK table), the rest applies.
+HOST_COMPARES = ("--enable_operator_compare", "--enable_api_compare", "--enable_memory_compare")
+
+
+@pytest.mark.parametrize("export", ["text", "db"])
+def test_compare_host_only_no_comm(host_pairs, tmp_path, export):
+    """compare on two host-only directories without communication, in both
+    exports (database mode: the .db files sit in both): the API sheet's
+    calls and total time per op equal our op_statistic.csv's count and
+    total (of the text export: the db export has the same raw data)."""
+    a, b = host_pairs[export]
+    xlsx = _compare_xlsx(tmp_path, "host_" + export, a, b, *HOST_COMPARES)
+    head, rows = _sheet(xlsx, "ApiCompare")
+    theirs = {r[1]: (r[9], r[6]) for r in rows if r and r[1]}  # comparison side: a
+    ours = _op_statistic(host_pairs["text"][0])
+    assert ours and set(ours) <= set(theirs), (ours, theirs)
+    for op, (n, us) in ours.items():
+        assert theirs[op][0] == n and abs(theirs[op][1] - us / 1000) <= 0.005 + 1e-9, \
+            (op, theirs[op], (n, us))
+    print(f"compare ({export}, host only): {len(ours)} ops' calls and times = op_statistic.csv")
+
+
+def test_compare_host_only_text_files(host_pairs, tmp_path):
+    """The text files alone (the databases removed: msprof-analyze's text
+    mode) compare in full, the overall metrics included; the operator
+    sheet counts each top-level op as our op_statistic.csv does."""
+    dirs = []
+    for d in host_pairs["text"]:
+        t = tmp_path / ("t_" + os.path.basename(d))
+        shutil.copytree(d, t, ignore=shutil.ignore_patterns("*.db"))
+        dirs.append(str(t))
+    xlsx = _compare_xlsx(tmp_path, "host_files", *dirs)
+    head, rows = _sheet(xlsx, "OperatorCompareStatistic")
+    theirs = {r[1]: r[5] for r in rows if r and r[1]}
+    ours = _op_statistic(host_pairs["text"][0])
+    assert theirs and all(ours[op][0] == n for op, n in theirs.items()), (theirs, ours)
 
 
 @needs_mpi

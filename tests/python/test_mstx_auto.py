@@ -24,16 +24,20 @@ pytestmark = needs_torch
 
 
 def _mstx_ranges(d):
-    """[(message, domain)] of the mstx ranges in trace_view.json (async b/e
-    pairs), in start order; every one must have its end."""
+    """[(message, domain)] of the mstx ranges in trace_view.json, in start
+    order: slices on the thread's track where a range began and ended on one
+    thread, async b/e pairs where it ended on another (every one must have
+    its end)."""
     ev = trace_events(trace_of(d))
     begins = {e["id"]: e for e in ev if e.get("cat") == "mstx" and e.get("ph") == "b"}
     ends = {e["id"]: e for e in ev if e.get("cat") == "mstx" and e.get("ph") == "e"}
     assert set(begins) == set(ends), "a range without its end"
     for i, b in begins.items():
         assert ends[i]["name"] == b["name"] and ends[i]["ts"] >= b["ts"]
-    return [(b["name"], b["args"]["domain"]) for b in sorted(begins.values(),
-                                                             key=lambda e: e["ts"])]
+        assert ends[i]["tid"] != b["tid"], "a one-thread range as an async pair"
+    slices = [e for e in ev if e.get("cat") == "mstx" and e.get("ph") == "X"]
+    return [(b["name"], b["args"]["domain"])
+            for b in sorted(list(begins.values()) + slices, key=lambda e: float(e["ts"]))]
 
 
 def _db_ranges(d):

@@ -22,6 +22,8 @@
 #include "device.h"
 
 #include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -277,6 +279,97 @@ static void test_summary_without_device(void)
     free(t);
 }
 
+/* profile_memory off, a device back end's buffers recorded: the memory
+ * CSVs show them as the database does, `auto` picks that device, and the
+ * summary does not say memory was not recorded. */
+static void test_device_memory_without_profile_memory(void)
+{
+    char sub[PATH_MAX + 16];
+    snprintf(sub, sizeof sub, "%s/nomem", tmp);
+    aip_config c;
+    base_config(&c, sub);
+    c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    aip__dev_memory(dev, 0x400, 1 << 20, AIP_DEVMEM_BUFFER);
+    aip__dev_memory(dev, 0x400, -(1 << 20), AIP_DEVMEM_BUFFER);
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s", aip_session_result_dir(s));
+    aip_session_destroy(s);
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    ASSERT_EQ(aip_analyse_dir(d, &o), AIP_OK);
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT/memory_record.csv", d);
+    char *csv = aip_test_slurp(p, NULL);
+    ASSERT_TRUE(csv != NULL); /* main: not written, while the db had the rows */
+    ASSERT_TRUE(strstr(csv, ",NPU:") != NULL); /* the device's APP rows */
+    free(csv);
+    snprintf(p, sizeof p, "%s/auto.json", tmp);
+    uint64_t records = 0;
+    ASSERT_EQ(aip_export_memory_timeline(d, p, "auto", &records), AIP_OK);
+    ASSERT_EQ(records, 2);
+    char txt[PATH_MAX + 32];
+    snprintf(txt, sizeof txt, "%s/nomem.txt", tmp);
+    int fd = open(txt, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(aip_summarise(d, fd, NULL), AIP_OK);
+    close(fd);
+    char *t = aip_test_slurp(txt, NULL);
+    ASSERT_TRUE(t != NULL);
+    ASSERT_TRUE(strstr(t, "- memory not recorded") == NULL);
+    ASSERT_TRUE(strstr(t, "framework memory not recorded (profile_memory=False)") != NULL);
+    free(t);
+}
+
+/* Four steps: the first flagged as the profiler's start, the last as its
+ * stop (the seed's FAQ), and the median of the two between them as listed. */
+static void test_summary_profiler_steps(void)
+{
+    aip_config c;
+    base_config(&c, tmp);
+    aip_session *s = start_new(&c);
+    ASSERT_TRUE(s != NULL);
+    for (int i = 1; i <= 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "ProfilerStep#%d", i);
+        aip_annotation_push(name);
+        spin_us(100 * i);
+        aip_annotation_pop();
+    }
+    ASSERT_EQ(aip_session_stop(s), AIP_OK);
+    char txt[PATH_MAX + 32];
+    snprintf(txt, sizeof txt, "%s/steps.txt", tmp);
+    int fd = open(txt, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_EQ(aip_summarise(aip_session_result_dir(s), fd, NULL), AIP_OK);
+    close(fd);
+    aip_session_destroy(s);
+    char *t = aip_test_slurp(txt, NULL);
+    ASSERT_TRUE(t != NULL);
+    double ms[5] = {0}, median = -1;
+    for (int i = 1; i <= 4; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "  step %-8d ", i);
+        const char *l = strstr(t, key);
+        ASSERT_TRUE(l != NULL);
+        ms[i] = strtod(l + strlen(key), NULL);
+        const char *eol = strchr(l, '\n');
+        int start = strstr(l, "(profiler start:") && strstr(l, "(profiler start:") < eol;
+        int stop = strstr(l, "(profiler stop:") && strstr(l, "(profiler stop:") < eol;
+        ASSERT_EQ(start, i == 1);
+        ASSERT_EQ(stop, i == 4);
+    }
+    const char *b = strstr(t, "the steps between: median ");
+    ASSERT_TRUE(b != NULL);
+    median = strtod(b + strlen("the steps between: median "), NULL);
+    /* the listed times are rounded to µs: the median of 2 and 3 within 1 µs */
+    ASSERT_TRUE(fabs(median - (ms[2] + ms[3]) / 2) <= 0.001 + 1e-9);
+    free(t);
+}
+
 int main(void)
 {
     make_tmpdir(tmp, sizeof tmp, "device_reports");
@@ -284,6 +377,8 @@ int main(void)
         TEST_CASE(test_record),          TEST_CASE(test_memory_record),
         TEST_CASE(test_operator_memory), TEST_CASE(test_memory_timeline),
         TEST_CASE(test_summary),         TEST_CASE(test_summary_without_device),
+        TEST_CASE(test_summary_profiler_steps),
+        TEST_CASE(test_device_memory_without_profile_memory),
     };
     int rc = aip_test_run(cases, sizeof cases / sizeof cases[0]);
     if (!getenv("KEEP"))

@@ -135,6 +135,41 @@ static void test_operator_details(void)
     aip__model_free(&m);
 }
 
+/* record_function / user scopes are rows of the op tree as in torch_npu's
+ * (ProfilerStep#N excluded, mstx ranges are not scopes): ProfilerStep#1
+ * [0,100] ⊃ U[10,60] ⊃ {A[20,30], R[40,50] (mstx)}; V[110,120] with no step.
+ * Self time is the total less the children, an mstx range too (as for ops). */
+static void test_operator_details_scopes(void)
+{
+    rb_buf b = {0}, e = {0};
+    rb_header(&b, 1, 0);
+    const char *names[] = {"ProfilerStep#1", "U", "A", "R", "V"};
+    rb_strings(&b, 1, names, NULL, 5);
+    rb_clock(&b, 0, 0, 0);
+    ev_op(&e, 3, 20, 30);
+    ev_range(&e, 4, 0, 40, 50);
+    ev_annotation(&e, 2, 10, 60);
+    ev_annotation(&e, 1, 0, 100);
+    ev_annotation(&e, 5, 110, 120);
+    rb_events(&b, 1, &e);
+    rb_free(&e);
+    char path[200];
+    snprintf(path, sizeof path, "%s/scopes.raw", dir);
+    rb_write_file(path, b.data, b.len);
+    rb_free(&b);
+    aip__model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    ASSERT_EQ(aip__model_derive(&m), AIP_OK);
+    const char *got = export_csv(&m, 1);
+    ASSERT_TRUE(got != NULL);
+    ASSERT_STREQ(got, AIP_OPERATOR_DETAILS_HEADER "\r\n"
+                      "U,,,0.030,0.050,,,,\r\n"
+                      "A,,,0.010,0.010,,,,\r\n"
+                      "V,,,0.010,0.010,,,,\r\n");
+    aip__model_free(&m);
+}
+
 static void test_step_trace(void)
 {
     aip__model m;
@@ -160,4 +195,5 @@ static void setup(void) { rb_tempdir(dir, sizeof dir, "csv"); }
 static void teardown(void) { rb_rmtree(dir); }
 
 TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_cells), TEST_CASE(test_operator_details),
+          TEST_CASE(test_operator_details_scopes),
           TEST_CASE(test_step_trace), TEST_CASE(teardown))

@@ -65,7 +65,8 @@ static const char *hostile[11];
 static uint32_t hostile_len[11];
 #define N_HOSTILE 11
 
-/* strings: 1..11 hostile, 12 "dom", 13 "fwd", 14 "bwd", 15 "mark", 16 "async", 17 thread */
+/* strings: 1..11 hostile, 12 "dom", 13 "fwd", 14 "bwd", 15 "mark", 16 "async", 17 thread,
+ * 18 "local" */
 static void build(rb_buf *b, const char *program)
 {
     for (int i = 0; i < N_HOSTILE; i++) {
@@ -75,8 +76,8 @@ static void build(rb_buf *b, const char *program)
     rb_header(b, 1, 0);
     rb_info(b, 77, program, 1e9);
     rb_strings(b, 1, hostile, hostile_len, N_HOSTILE);
-    const char *more[] = {"dom", "fwd", "bwd", "mark", "async", "worker \"one\""};
-    rb_strings(b, 12, more, NULL, 6);
+    const char *more[] = {"dom", "fwd", "bwd", "mark", "async", "worker \"one\"", "local"};
+    rb_strings(b, 12, more, NULL, 7);
     rb_clock(b, 0, 0, (uint64_t)R0);
     rb_buf e = {0};
     ev_thread_name(&e, 17, 0);
@@ -89,6 +90,8 @@ static void build(rb_buf *b, const char *program)
     ev_range_start(&e, 16, 12, 113000, 5);
     ev_memory(&e, 114000, 4096, 1024, 1024, 2048, 20, 0);
     ev_gc(&e, 115000, 117500);
+    ev_range_start(&e, 18, 12, 118000, 6); /* begun and ended on this thread */
+    ev_range_end(&e, 118250, 6);
     ev_op(&e, 16, 300123, 301500); /* not whole µs: ts "...300.123" */
     rb_events(b, 1000, &e);
     rb_free(&e);
@@ -304,6 +307,22 @@ static void test_structure(void)
     ASSERT_TRUE(json_equal(json_object_get(ab, "id"), json_object_get(ae, "id")));
     ASSERT_STREQ(json_string_value(json_object_get(ae, "name")), "async");
     ASSERT_EQ(json_integer_value(json_object_get(ae, "tid")), 2000);
+    /* start/end on one thread: a slice on its track (the only b/e pair is
+     * the cross-thread one above) */
+    v = json_string("local");
+    json_t *loc = find_event(events, "X", "name", v);
+    json_decref(v);
+    ASSERT_TRUE(loc != NULL);
+    ASSERT_STREQ(json_string_value(json_object_get(loc, "cat")), "mstx");
+    ASSERT_EQ(json_integer_value(json_object_get(loc, "tid")), 1000);
+    ASSERT_STREQ(json_string_value(json_object_get(args_of(loc), "domain")), "dom");
+    size_t n_b = 0;
+    for (size_t k = 0; k < json_array_size(events); k++)
+        n_b += !strcmp(json_string_value(json_object_get(json_array_get(events, k), "ph"))
+                           ? json_string_value(json_object_get(json_array_get(events, k), "ph"))
+                           : "",
+                       "b");
+    ASSERT_EQ(n_b, 1);
 
     /* memory: instant with Kineto's args, and a counter */
     v = json_string("[memory]");
