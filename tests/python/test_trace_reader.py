@@ -6,9 +6,27 @@ import pytest
 
 from aiprof import _C
 from aiprof.profiler._events import FILTERED_NAMES
-from aiprof.profiler._results import _Columns
+from aiprof.profiler._results import _TYPECODES, STACK_SEPARATOR, _parse_shapes
 
 FILTERED = frozenset(FILTERED_NAMES)
+
+
+class _Columns:
+    """read_trace's columns of a trace file, as arrays."""
+
+    def __init__(self, path):
+        from array import array
+        raw = _C.read_trace(path, FILTERED)
+        self.strings = raw.pop("strings")
+        for key, code in _TYPECODES.items():
+            setattr(self, key, array(code, raw[key]))
+        self.n = len(self.name)
+
+    def shapes_of(self, sid):
+        return _parse_shapes(self.strings[sid]) if sid >= 0 else []
+
+    def stack_of(self, sid):
+        return self.strings[sid].split(STACK_SEPARATOR) if sid >= 0 else []
 
 
 def _x(name, tid, ts, dur, cat="cpu_op", **args):

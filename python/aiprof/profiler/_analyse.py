@@ -146,8 +146,8 @@ def wait_for(result_dir):
         proc.wait()
 
 
-EXPORT_TEXT = 1  # aip_export_type: TEXT writes trace_view.json
-OUTPUTS_TRACE_VIEW = 1  # aip_analyse_outputs: only trace_view.json
+EXPORT_TEXT = _C.EXPORT_TEXT  # aip_export_type: TEXT writes trace_view.json
+OUTPUTS_TRACE_VIEW = _C.OUTPUTS_TRACE_VIEW  # aip_analyse_outputs: only trace_view.json
 
 
 def ensure_analysed(result_dir):
