@@ -29,7 +29,6 @@ int aipy_tracer_init(PyObject *module);
 int aipy_nn_module_path_init(PyObject *module);
 int aipy_gc_init(PyObject *module);
 int aipy_dynamic_init(PyObject *module);
-int aipy_trace_reader_init(PyObject *module);
 int aipy_step_hook_init(PyObject *module);
 int aipy_nn_module_calls_init(PyObject *module);
 int aipy_comm_init(PyObject *module);

@@ -132,23 +132,6 @@ def test_rows_are_the_trace_views_slices(profiles):
         assert sum(r[14] for r in rows if r[6] < 0) == sum(e["args"]["Bytes"] for e in memory)
 
 
-def test_rows_equal_the_old_trace_reader(profiles):
-    """The transition: the rows from the raw data equal, field by field,
-    what the trace_view.json reader made of the same profile."""
-    for label, d in profiles:
-        path = os.path.join(d, "ASCEND_PROFILER_OUTPUT", "trace_view.json")
-        old = _rows(_C.read_trace(path, FILTERED))
-        new = _rows(_C.result_rows(d, FILTERED))
-        assert len(old) == len(new), label
-        for a, b in zip(old, new):
-            if "kineto" in label:
-                # The old reader had Kineto's ts and dur, binary fractions of
-                # a µs (off by < 1 ns each; a self time by that per child).
-                assert all(abs(x - y) < 0.05 for x, y in zip(a[3:6], b[3:6])), (label, a, b)
-                a, b = a[:3] + a[6:], b[:3] + b[6:]
-            assert a == b, label
-
-
 def test_events_and_key_averages_from_rows(profiles):
     for label, d in profiles:
         r = TraceResult(d, profile_memory=True, with_stack=True, with_flops=True)
