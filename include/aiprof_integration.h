@@ -231,6 +231,57 @@ AIP_API void aip_comm_op(const aip_comm_op_info *op);
  *  rank goes back to the environment.  Thread-safe. */
 AIP_API void aip_set_rank(int rank);
 
+/* ---------------------------------------------------------------------
+ * Op rows: a result directory's ops and annotations as torch's profiler
+ * results show them (the Python package's events(), key_averages(),
+ * export_stacks(), aiprof.mindspore's layout), from the raw data through
+ * the analyser's own load and derive (src/result/op_rows.c), in one call.
+ * ------------------------------------------------------------------- */
+
+/* Values of aip_op_row.kind. */
+enum { AIP_OP_ROW_OP = 0,         /* an op (trace_view.json's cpu_op) */
+       AIP_OP_ROW_ANNOTATION = 1, /* record_function / a step (user_annotation) */
+       AIP_OP_ROW_MEMORY = 2 };   /* a memory record outside every row of its thread */
+
+/* One row.  Strings are indices into aip_op_rows.strings, -1 = none. */
+typedef struct aip_op_row {
+    int64_t start_ns;       /* from aip_op_rows.base_ns */
+    int64_t dur_ns, self_ns;  /* self: dur less the children's durations */
+    int64_t tid;
+    int64_t sequence_nr;    /* -1 when none */
+    int64_t fwd_thread;     /* 0 when none */
+    int64_t flops;          /* 0 when none */
+    int64_t memory, self_memory; /* bytes of the memory records inside, net */
+    int32_t parent;         /* row index (parents precede children), -1 = none */
+    int32_t name, shapes, types, stack, module;
+    uint8_t kind;           /* AIP_OP_ROW_* */
+} aip_op_row;
+
+typedef struct aip_op_rows {
+    aip_op_row *rows;       /* by start, longer first on equal starts */
+    size_t n;
+    const char **strings;   /* the texts rows name, as recorded (UTF-8 unchecked) */
+    size_t *string_lens;
+    size_t n_strings;
+    int64_t base_ns;        /* wall-clock ns of start 0: the earliest time recorded,
+                               rounded down to a whole second (Kineto's base) */
+    void *internal;
+} aip_op_rows;
+
+/*! aip_result_op_rows() : load `result_dir`'s raw data (FRAMEWORK/, as
+ *  aip_analyse_dir() does, writing nothing) and make its rows with
+ *  torch.autograd.profiler's rules: the slices trace_view.json draws of
+ *  ops and annotations, less the `n_filtered` names in `filtered`; per
+ *  thread id, a row is the child of the innermost earlier row that ends no
+ *  earlier; a row that is the only child of one of the same name is folded
+ *  into it; each memory record counts for the innermost row around it on
+ *  its thread and that row's ancestors (outside every row it becomes an
+ *  AIP_OP_ROW_MEMORY row of duration 0).  `quiet`: no warnings on stderr.
+ *  Free *out with aip_op_rows_free() (also after an error). */
+AIP_API aip_status aip_result_op_rows(const char *result_dir, const char *const *filtered,
+                                      size_t n_filtered, int quiet, aip_op_rows *out);
+AIP_API void aip_op_rows_free(aip_op_rows *rows);
+
 #ifdef __cplusplus
 }
 #endif

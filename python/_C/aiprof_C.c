@@ -416,19 +416,11 @@ PyMODINIT_FUNC PyInit__C(void)
         return NULL;
     if (aipy_session_init(m) || aipy_annotate_init(m) || aipy_tracer_init(m) ||
         aipy_nn_module_path_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m) ||
-        aipy_trace_reader_init(m) || aipy_step_hook_init(m) ||
-        aipy_nn_module_calls_init(m) || aipy_comm_init(m)) {
+        aipy_step_hook_init(m) ||
+        aipy_nn_module_calls_init(m) || aipy_comm_init(m) || aipy_constants_init(m) ||
+        aipy_op_rows_init(m)) {
         Py_DECREF(m);
         return NULL;
     }
-    PyModule_AddIntConstant(m, "OP_CONTEXT_ABI", AIPROF_OP_CONTEXT_ABI);
-    PyModule_AddIntConstant(m, "ACTION_NONE", AIP_ACTION_NONE);
-    PyModule_AddIntConstant(m, "ACTION_WARMUP", AIP_ACTION_WARMUP);
-    PyModule_AddIntConstant(m, "ACTION_RECORD", AIP_ACTION_RECORD);
-    PyModule_AddIntConstant(m, "ACTION_RECORD_AND_SAVE", AIP_ACTION_RECORD_AND_SAVE);
-    PyModule_AddIntConstant(m, "MEM_PARAMETER", AIP_MEM_PARAMETER);
-    PyModule_AddIntConstant(m, "MEM_OPTIMIZER_STATE", AIP_MEM_OPTIMIZER_STATE);
-    PyModule_AddIntConstant(m, "MEM_GRADIENT", AIP_MEM_GRADIENT);
-    PyModule_AddIntConstant(m, "MEM_INPUT", AIP_MEM_INPUT);
     return m;
 }

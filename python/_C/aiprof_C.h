@@ -29,10 +29,13 @@ int aipy_tracer_init(PyObject *module);
 int aipy_nn_module_path_init(PyObject *module);
 int aipy_gc_init(PyObject *module);
 int aipy_dynamic_init(PyObject *module);
-int aipy_trace_reader_init(PyObject *module);
 int aipy_step_hook_init(PyObject *module);
 int aipy_nn_module_calls_init(PyObject *module);
 int aipy_comm_init(PyObject *module);
+/* constants.c : the headers' enum numbers Python uses, as module constants. */
+int aipy_constants_init(PyObject *module);
+/* op_rows.c : result_rows() and the ROW_* kinds of its `cat` column. */
+int aipy_op_rows_init(PyObject *module);
 
 /* pytracer.c / nn_module_path.c : the current thread's call stack and module
  * path as text (NULL when none) and its string id; safe without the GIL,

@@ -124,7 +124,9 @@ void aipy_eval_update(PyInterpreterState *interp)
 int aipy_eval_hook_state(PyInterpreterState *interp)
 {
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
-    return cur == eval_cb ? 0 : cur == _PyEval_EvalFrameDefault ? 1 : 2;
+    return cur == eval_cb ? AIPY_HOOK_OURS
+           : cur == _PyEval_EvalFrameDefault ? AIPY_HOOK_NONE
+                                              : AIPY_HOOK_OTHER;
 }
 
 #endif /* AIPY_EVAL_FRAME */

@@ -484,7 +484,9 @@ static PyObject *py_tracer_hook_state(PyObject *self, PyObject *unused)
     if (aipy_tracer_mode == TRACER_MODE_EVAL)
         return PyLong_FromLong(aipy_eval_hook_state(ts->interp));
 #endif
-    return PyLong_FromLong(ts->c_profilefunc == profile_cb ? 0 : ts->c_profilefunc ? 2 : 1);
+    return PyLong_FromLong(ts->c_profilefunc == profile_cb ? AIPY_HOOK_OURS
+                           : ts->c_profilefunc           ? AIPY_HOOK_OTHER
+                                                         : AIPY_HOOK_NONE);
 }
 
 static PyObject *py_tracer_mode(PyObject *self, PyObject *unused)

@@ -12,6 +12,11 @@
 
 #include <stdint.h>
 
+/* What tracer_hook_state() and aipy_eval_hook_state() return (exported to
+ * Python as TRACER_HOOK_*): our hook is in place, no hook at all, another
+ * tool's hook. */
+enum { AIPY_HOOK_OURS = 0, AIPY_HOOK_NONE = 1, AIPY_HOOK_OTHER = 2 };
+
 /* Frames deeper than this are only counted: they get no entry, no event. */
 #define SHADOW_MAX_DEPTH 128
 
@@ -96,8 +101,8 @@ void aipy_eval_sync(shadow *s, const _PyInterpreterFrame *cur);
 /* eval_frame.c, with the GIL: push the running frames of `ts`, outermost
  * first, as python_function events that start now. */
 void aipy_eval_replay(shadow *s, PyThreadState *ts);
-/* eval_frame.c: 0 our evaluator is installed in `interp`, 1 the default
- * one, 2 someone else's. */
+/* eval_frame.c: AIPY_HOOK_OURS our evaluator is installed in `interp`,
+ * _NONE the default one, _OTHER someone else's. */
 int aipy_eval_hook_state(PyInterpreterState *interp);
 #endif
 

@@ -6,6 +6,65 @@ ACTION_NONE: int
 ACTION_WARMUP: int
 ACTION_RECORD: int
 ACTION_RECORD_AND_SAVE: int
+# The headers' other numbers (python/_C/constants.c).
+ACTIVITY_CPU: int
+ACTIVITY_NPU: int
+ACTIVITY_CUDA: int
+ACTIVITY_XPU: int
+ACTIVITY_DEVICES: int
+LEVEL_NONE: int
+LEVEL0: int
+LEVEL1: int
+LEVEL2: int
+AIC_DEFAULT: int
+AIC_NONE: int
+AIC_PIPE_UTILIZATION: int
+AIC_ARITHMETIC_UTILIZATION: int
+AIC_MEMORY: int
+AIC_MEMORY_L0: int
+AIC_RESOURCE_CONFLICT_RATIO: int
+AIC_MEMORY_UB: int
+AIC_L2_CACHE: int
+AIC_MEMORY_ACCESS: int
+EXPORT_TEXT: int
+EXPORT_DB: int
+HOST_SYS_CPU: int
+HOST_SYS_MEM: int
+HOST_SYS_DISK: int
+HOST_SYS_NETWORK: int
+HOST_SYS_OSRT: int
+OUTPUTS_ALL: int
+OUTPUTS_TRACE_VIEW: int
+TRACE_TORCH_NPU: int
+TRACE_KINETO: int
+TRACE_PERFETTO: int
+DEVICE_CPU: int
+DEVICE_CUDA: int
+DEVICE_NPU: int
+MEM_TEMPORARY: int
+MEM_ACTIVATION: int
+MEM_AUTOGRAD_DETAIL: int
+MEM_UNKNOWN: int
+DYN_UNINITIALIZED: int
+DYN_IDLE: int
+DYN_RUNNING: int
+DYN_READY: int
+COMM_OP_COLLECTIVE: int
+COMM_OP_SEND: int
+COMM_OP_RECV: int
+COMM_OP_SENDRECV: int
+COMM_LIB_OTHER: int
+COMM_LIB_MPI: int
+COMM_LIB_GLOO: int
+COMM_LIB_NCCL: int
+COMM_LIB_HCCL: int
+TRACER_HOOK_OURS: int
+TRACER_HOOK_NONE: int
+TRACER_HOOK_OTHER: int
+TORCH_ABI: int
+ROW_OP: int
+ROW_ANNOTATION: int
+ROW_MEMORY: int
 
 class Session:
     def __init__(self, *, activities: int = ..., schedule: Optional[Tuple[int, int, int, int, int]] = ...,
@@ -98,7 +157,7 @@ def dynamic_shutdown() -> None: ...
 def dynamic_state() -> int: ...
 def dynamic_current_step() -> int: ...
 def dynamic_set_hook(fn: Optional[Callable[[bool, Dict[str, Any]], Any]]) -> None: ...
-def read_trace(path: str, filtered: FrozenSet[str]) -> Dict[str, Any]: ...
+def result_rows(result_dir: str, filtered: FrozenSet[str], quiet: bool = ...) -> Dict[str, Any]: ...
 
 class StepHook:
     __wrapped__: Any

@@ -337,7 +337,7 @@ def _start_run(mode):
               "recorded")
         return
     if mode == "dynamic":
-        if _C.dynamic_state() < 0:
+        if _C.dynamic_state() == _C.DYN_UNINITIALIZED:
             return  # the preload could not start dynamic profiling (it said why)
     elif mode in ("whole", "window"):
         if mode == "whole" and not _C.is_recording():

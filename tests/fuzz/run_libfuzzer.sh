@@ -84,8 +84,6 @@ extra=""
 case $TARGET in
   fuzz_cli_run_options)  # the CLI's parser is not in libaiprof
     extra="$SRC/src/cli/run_options.c"; inc="$inc -I$SRC/src/cli"; max_len=4096 ;;
-  fuzz_json_scan)  # Python's trace_view.json scanner (python/_C), not in libaiprof
-    extra="$SRC/python/_C/json_scan.c"; inc="$inc -I$SRC/python/_C"; max_len=65536 ;;
   fuzz_cuda_translate)
     [ -n "$cupti" ] || { echo "SKIP: no CUPTI headers (cupti.h, cuda.h): no CUDA back end to fuzz"; exit 77; }
     inc="$inc -I$SRC/src/collect/cuda"; max_len=65536 ;;

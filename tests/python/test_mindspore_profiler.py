@@ -438,26 +438,28 @@ def test_a_trace_that_could_not_be_saved_is_logged(caplog):
     assert os.path.isfile(os.path.join(prof_dir(), "profiler_info_0.json"))
 
 
-def test_read_trace_returns_its_base(tmp_path):
-    """read_trace's base_ns (python/_C/trace_reader.c): the whole second
-    below the earliest ts of the array form (absolute = base + start), 0 for
-    Kineto's object form (its ts are relative already)."""
-    from aiprof import _C
-    x = 1795490263408585
-    path = tmp_path / "trace_view.json"
-    path.write_text(json.dumps([
-        {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 7, "ts": f"{x}.262",
-         "dur": 1.0}]))
-    raw = _C.read_trace(str(path), frozenset())
-    assert raw["base_ns"] == x // 1000000 * 1000000 * 1000
+def test_rows_return_their_base():
+    """result_rows' base_ns (aip_result_op_rows): the whole second below the
+    earliest time recorded; absolute time = base + start, as the host_info
+    file needs (checked against trace_view.json's absolute ts)."""
+    import shutil
+    import tempfile
     from array import array
-    start = array("d")
-    start.frombytes(raw["start"])
-    assert raw["base_ns"] + round(start[0] * 1000) == x * 1000 + 262
-    path.write_text(json.dumps({"traceEvents": [
-        {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 7, "ts": 1.5, "dur": 1.0}],
-        "baseTimeNanoseconds": 1700000000000000000}))
-    assert _C.read_trace(str(path), frozenset())["base_ns"] == 0
+    from aiprof import _C
+    from conftest import ROOT, ts_ns
+    src = os.path.join(ROOT, "tests", "golden", "input", "golden_ascend_pt")
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "golden_ascend_pt")
+        shutil.copytree(src, d)
+        raw = _C.result_rows(d, frozenset())
+        _C.analyse_dir(d, _C.EXPORT_TEXT, True, _C.OUTPUTS_TRACE_VIEW)
+        with open(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "trace_view.json")) as f:
+            trace = json.load(f)
+    assert raw["base_ns"] > 0 and raw["base_ns"] % 1_000_000_000 == 0
+    start = array("d", raw["start"])
+    first = min(ts_ns(e["ts"]) for e in trace if (e.get("ph") == "X" and e.get("cat") in (
+        "cpu_op", "user_annotation")) or (e.get("ph") == "i" and e.get("name") == "[memory]"))
+    assert raw["base_ns"] + round(start[0] * 1000) == first
 
 
 def test_one_profiler_collects_at_a_time():

@@ -13,9 +13,10 @@ MindSpore's CPU profiler (device_target "CPU") writes, into
 
 (headers and line formats as mindspore/ccsrc/profiler/device/data_saver.h
 and profiler/parser/cpu_gpu_timeline_generator.py write them; docs/MINDSPORE.md).
-Everything comes from the C analyser's trace_view.json of the run's aiprof
-result directory, read by the C scanner (_trace.py): nothing is measured
-or nested again here.
+Everything comes from the op rows libaiprof makes from the run's aiprof
+result directory (_trace.py, aiprof._C.result_rows): nothing is measured,
+parsed or nested again here; docs/MINDSPORE.md says why this writer stays
+in Python.
 """
 import csv
 import json

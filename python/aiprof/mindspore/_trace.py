@@ -1,11 +1,9 @@
 """One aiprof trace, read for the MindSpore layout: ops as graph nodes.
 
-The C analyser has already written the result directory's
-ASCEND_PROFILER_OUTPUT (trace_view.json, op_statistic.csv, ...).  Here its
-trace_view.json is read back with the C scanner (aiprof._C.read_trace,
-the reader key_averages() uses: nesting, folding and parents already
-worked out) and every op gets what MindSpore's CPU profiler has for a
-kernel: a node name `{op}-op{N}` and a full name `Default/{scope}/{node}`.
+The result directory's ops and annotations come from libaiprof as
+columns (aiprof._C.result_rows, what key_averages() reads: nesting,
+folding and parents already worked out) and every op gets what
+MindSpore's CPU profiler has for a kernel: a node name `{op}-op{N}` and a full name `Default/{scope}/{node}`.
 
 A MindSpore node is one kernel of a compiled graph, run once per step.
 An eager PyTorch program has no graph, so a node here is one (scope, op,
@@ -21,12 +19,11 @@ import json
 from array import array
 
 from .. import _C
-from ..profiler._analyse import trace_file
 
-# read_trace's columns (python/_C/trace_reader.c) and their array types.
+# result_rows' columns (python/_C/op_rows.c) and their array types.
 _TYPECODES = {"name": "i", "cat": "b", "tid": "q", "start": "d", "dur": "d",
               "parent": "i", "shapes": "i"}
-CAT_OP, CAT_ANNOTATION = 0, 1
+CAT_OP, CAT_ANNOTATION = _C.ROW_OP, _C.ROW_ANNOTATION
 STEP_PREFIX = "ProfilerStep#"
 
 
@@ -60,11 +57,9 @@ class Trace:
     """The ops, annotations and steps of one result directory's trace."""
 
     def __init__(self, result_dir):
-        raw = _C.read_trace(trace_file(result_dir), frozenset())
+        raw = _C.result_rows(result_dir, frozenset())
         self.strings = raw.pop("strings")
-        # Absolute times are base + start; traces from before read_trace
-        # returned its base count from 0 (relative times).
-        self.base_ns = int(raw.pop("base_ns", 0))
+        self.base_ns = raw.pop("base_ns")  # absolute times are base + start
         for key, code in _TYPECODES.items():
             col = array(code)
             col.frombytes(raw[key])

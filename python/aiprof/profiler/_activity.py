@@ -21,15 +21,16 @@ class ProfilerActivity(Enum):
     MTIA = "MTIA"
 
 
-# aiprof.h aip_activity bits; MTIA has none in libaiprof (the bits above
-# C_BITS stay in Python, for the warning).
-_BITS = {ProfilerActivity.CPU: 1, ProfilerActivity.NPU: 2, ProfilerActivity.CUDA: 4,
-         ProfilerActivity.XPU: 8, ProfilerActivity.MTIA: 16}
+# aiprof.h aip_activity bits (from _C); MTIA has none in libaiprof: its
+# bit, above C_BITS, stays in Python, for the warning.
+C_BITS = _C.ACTIVITY_CPU | _C.ACTIVITY_NPU | _C.ACTIVITY_CUDA | _C.ACTIVITY_XPU
+_BITS = {ProfilerActivity.CPU: _C.ACTIVITY_CPU, ProfilerActivity.NPU: _C.ACTIVITY_NPU,
+         ProfilerActivity.CUDA: _C.ACTIVITY_CUDA, ProfilerActivity.XPU: _C.ACTIVITY_XPU,
+         ProfilerActivity.MTIA: (C_BITS + 1)}
 # By identity: an Enum member hashes in Python (Enum.__hash__), and
 # activity_bits runs in every profile(...).
 _BIT_OF = {id(a): b for a, b in _BITS.items()}
-C_BITS = 15
-DEVICE_BITS = 2 | 4 | 8  # AIP_ACTIVITY_DEVICES: NPU, CUDA, XPU
+DEVICE_BITS = _C.ACTIVITY_DEVICES  # NPU, CUDA, XPU
 
 
 def device_status():

@@ -50,10 +50,16 @@ def trace_format_of(path):
 def export_trace(result_dir, path, trace_format):
     """export_chrome_trace: the result's trace in `trace_format` at `path`
     (gzip if it ends in .gz), copied when trace_view.json already has that
-    form, else written anew from the raw data (the result is unchanged)."""
-    ensure_analysed(result_dir)
+    form, else written by the C exporter from the raw data straight to
+    `path` (the result directory is unchanged: nothing else needs a
+    trace_view.json since events() and key_averages() read the raw data).
+    The C writer makes a temporary file beside `path` (0640, never through
+    a link) and renames it into place; a link at `path` is refused first,
+    as _output.open_output refuses it, and missing directories are made
+    by _output as well."""
+    wait_for(result_dir)
     src = trace_file(result_dir)
-    if trace_format_of(src) == trace_format:
+    if os.path.exists(src) and trace_format_of(src) == trace_format:
         if path.endswith(".gz"):
             gzip_file(src, path)
         else:
@@ -62,14 +68,14 @@ def export_trace(result_dir, path, trace_format):
         return
     path = os.path.abspath(path)
     _output.refuse_links(path)
-    tmp = f"{path[:-3] if path.endswith('.gz') else path}.tmp{os.getpid()}"
+    _output.make_dirs(os.path.dirname(path))  # its errors name what is wrong
+    if not path.endswith(".gz"):
+        _C.export_trace(result_dir, path, trace_format)
+        return
+    tmp = f"{path[:-3]}.tmp{os.getpid()}"
     try:
         _C.export_trace(result_dir, tmp, trace_format)
-        if path.endswith(".gz"):
-            gzip_file(tmp, path)
-        else:
-            with open(tmp, "rb") as fi, _output.open_output(path) as fo:
-                shutil.copyfileobj(fi, fo, 1 << 20)
+        gzip_file(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -146,8 +152,8 @@ def wait_for(result_dir):
         proc.wait()
 
 
-EXPORT_TEXT = 1  # aip_export_type: TEXT writes trace_view.json
-OUTPUTS_TRACE_VIEW = 1  # aip_analyse_outputs: only trace_view.json
+EXPORT_TEXT = _C.EXPORT_TEXT  # aip_export_type: TEXT writes trace_view.json
+OUTPUTS_TRACE_VIEW = _C.OUTPUTS_TRACE_VIEW  # aip_analyse_outputs: only trace_view.json
 
 
 def ensure_analysed(result_dir):

@@ -133,9 +133,9 @@ class Collectors:
         replaced the call-stack hook: put it back if nobody holds the slot,
         else say once that stacks are missing."""
         state = _C.tracer_hook_state()
-        if state == 1:
+        if state == _C.TRACER_HOOK_NONE:
             _C.tracer_start()
-        elif state == 2:
+        elif state == _C.TRACER_HOOK_OTHER:
             self._warn_hook()
 
     def _warn_hook(self):

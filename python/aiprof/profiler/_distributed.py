@@ -39,8 +39,9 @@ import threading
 from .. import _C
 from . import _mstx_auto
 
-_LIBS = {"mpi": 1, "gloo": 2, "nccl": 3, "hccl": 4}
-_COLL, _SEND, _RECV = 1, 2, 3
+_LIBS = {"mpi": _C.COMM_LIB_MPI, "gloo": _C.COMM_LIB_GLOO, "nccl": _C.COMM_LIB_NCCL,
+         "hccl": _C.COMM_LIB_HCCL}
+_COLL, _SEND, _RECV = _C.COMM_OP_COLLECTIVE, _C.COMM_OP_SEND, _C.COMM_OP_RECV
 _KEY_BASE = 0xA1 << 56          # group keys of this module, apart from MPI handles
 
 _on = False                     # a trace records: the wrappers record

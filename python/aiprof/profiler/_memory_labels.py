@@ -65,7 +65,7 @@ _PARAMETER = _C.MEM_PARAMETER
 _OPTIMIZER_STATE = _C.MEM_OPTIMIZER_STATE
 _GRADIENT = _C.MEM_GRADIENT
 _INPUT = _C.MEM_INPUT
-_DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
+_DEVICE_TYPES = {"cpu": _C.DEVICE_CPU, "cuda": _C.DEVICE_CUDA, "npu": _C.DEVICE_NPU}
 
 # id(optimizer) -> weak reference, for the optimizers seen stepping.  A
 # dict, not a WeakSet: listing a WeakSet (a generator under an iteration

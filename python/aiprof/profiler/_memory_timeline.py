@@ -14,7 +14,7 @@ import re
 from .. import _C
 from . import _output
 
-_DEVICE_TYPES = {"cpu": 0, "cuda": 1, "npu": 20}
+_DEVICE_TYPES = {"cpu": _C.DEVICE_CPU, "cuda": _C.DEVICE_CUDA, "npu": _C.DEVICE_NPU}
 
 
 def parse_device(device):

@@ -1,22 +1,23 @@
-"""A finished trace read back: trace_view.json → torch-style results.
+"""A finished trace's torch-style results.
 
-The C reader (aiprof._C.read_trace, python/_C/trace_reader.c) scans the
-analyser's trace_view.json once and returns packed columns with torch's
-nesting, self times and memory attribution already worked out.
-key_averages() aggregates those columns directly; events() makes
-FunctionEvent objects only when asked for.
+libaiprof loads the result directory's raw data (aiprof._C.result_rows,
+aip_result_op_rows in aiprof_integration.h) and returns packed columns
+with torch's nesting, self times and memory attribution already worked
+out; no trace file is read.  key_averages() aggregates those columns
+directly; events() makes FunctionEvent objects only when asked for.
 """
 import json
 import os
 from array import array
 
 from .. import _C
-from ._analyse import ensure_analysed, trace_file
+from ._analyse import ensure_analysed, trace_file, wait_for
 from ._events import (EventList, FunctionEvent, FunctionEventAvg, FILTERED_NAMES,
                       rewrite_name)
 
 STACK_SEPARATOR = ";\n"
-_CATEGORY = {0: "cpu_op", 1: "user_annotation", 2: "cpu_instant_event"}
+_CATEGORY = {_C.ROW_OP: "cpu_op", _C.ROW_ANNOTATION: "user_annotation",
+             _C.ROW_MEMORY: "cpu_instant_event"}
 _TYPECODES = {"name": "i", "cat": "b", "tid": "q", "start": "d", "dur": "d", "self": "d",
               "parent": "i", "shapes": "i", "types": "i", "stack": "i", "module": "i",
               "seq": "q", "fwd": "q", "flops": "q", "mem": "q", "self_mem": "q"}
@@ -31,11 +32,12 @@ def _parse_shapes(text):
 
 
 class _Columns:
-    """The columns of one trace (arrays indexed by event)."""
+    """The columns of one result directory (arrays indexed by event)."""
 
-    def __init__(self, path):
-        raw = _C.read_trace(path, _FILTERED)
+    def __init__(self, result_dir):
+        raw = _C.result_rows(result_dir, _FILTERED)
         self.strings = raw.pop("strings")
+        self.base_ns = raw.pop("base_ns")
         for key, code in _TYPECODES.items():
             col = array(code)
             col.frombytes(raw[key])
@@ -83,7 +85,10 @@ class TraceResult:
 
     def columns(self):
         if self._cols is None:
-            self._cols = _Columns(self.trace_path())
+            # A background analysis (async_mode) is waited for, as before:
+            # callers rely on its outputs being there afterwards.
+            wait_for(self.result_dir)
+            self._cols = _Columns(self.result_dir)
         return self._cols
 
     def _event_list(self, items):
@@ -164,7 +169,7 @@ class TraceResult:
             avg.flops = flops
             avg.input_shapes = c.shapes_of(shape) if group_by_input_shape else []
             avg.stack = list(stack)
-            avg.scope = 7 if c.cat[first] == 1 else 0
+            avg.scope = 7 if c.cat[first] == _C.ROW_ANNOTATION else 0  # torch's RecordScope
             out.append(avg)
         return self._event_list(out)
 

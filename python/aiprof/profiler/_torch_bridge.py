@@ -64,7 +64,7 @@ def _load(torch):
             _problem = (f"the PyTorch adapter was built for torch {built}, this is torch "
                         f"{torch.__version__}; ATen ops are not recorded (rebuild aiprof)")
             return None
-        if lib.aiprof_torch_abi() != 5:
+        if lib.aiprof_torch_abi() != _C.TORCH_ABI:
             _problem = "PyTorch adapter: ABI mismatch"
             return None
         _loaded_lib = lib

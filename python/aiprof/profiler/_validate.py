@@ -8,6 +8,8 @@ import numbers
 import os
 import string
 
+from .. import _C
+
 # torch_npu accepts result paths made of letters, digits, '_', '-', '.', '/'
 # (the C core enforces the same set; checking here gives a Python error
 # before a directory is touched).  Tested with str.strip: a path is good
@@ -122,7 +124,8 @@ def check_str_list(name, value):
 # The timeline's forms (aip_trace_format): torch_npu's array (the default),
 # torch.profiler/Kineto's object, and "perfetto": torch_npu's trace_view.json
 # plus trace.perfetto-trace, Perfetto's protobuf trace (docs/RESULT_LAYOUT.md).
-TRACE_FORMATS = {"torch_npu": 0, "kineto": 1, "perfetto": 2}
+TRACE_FORMATS = {"torch_npu": _C.TRACE_TORCH_NPU, "kineto": _C.TRACE_KINETO,
+                 "perfetto": _C.TRACE_PERFETTO}
 
 
 def check_trace_format(name, value):

@@ -79,7 +79,7 @@ def init(path):
 
 def _before_init(what):
     # The library's message names its C function; the user called ours.
-    if _C.dynamic_state() < 0:
+    if _C.dynamic_state() == _C.DYN_UNINITIALIZED:
         raise RuntimeError(f"dynamic_profile.{what}() called before dynamic_profile.init(path)")
 
 
@@ -112,7 +112,7 @@ def start(config_path=None):
 def _shutdown():
     # Before the interpreter goes: the library's own exit handler would
     # save a running collection too, but could no longer run the hook.
-    if _C.dynamic_state() >= 0:
+    if _C.dynamic_state() != _C.DYN_UNINITIALIZED:
         _C.dynamic_shutdown()
     _C.dynamic_set_hook(None)
 

@@ -13,6 +13,7 @@ the fields aiprof has a meaning for and names the others in one warning.
 import numbers
 import warnings
 
+from .. import _C
 from ._validate import check_bool, check_str_list
 
 __all__ = ["_ExperimentalConfig", "ExportType", "ProfilerLevel", "AiCMetrics", "HostSystem",
@@ -51,22 +52,26 @@ class HostSystem:
     OSRT = "osrt"
 
 
-# The numbering of aiprof.h (aip_profiler_level, aip_aic_metrics, bit flags).
-_LEVEL_CODE = {ProfilerLevel.Level_none: 0, ProfilerLevel.Level0: 1,
-               ProfilerLevel.Level1: 2, ProfilerLevel.Level2: 3}
-_AIC_CODE = {AiCMetrics.AiCoreNone: 1, AiCMetrics.PipeUtilization: 2,
-             AiCMetrics.ArithmeticUtilization: 3, AiCMetrics.Memory: 4, AiCMetrics.MemoryL0: 5,
-             AiCMetrics.ResourceConflictRatio: 6, AiCMetrics.MemoryUB: 7,
-             AiCMetrics.L2Cache: 8, AiCMetrics.MemoryAccess: 9}
-_EXPORT_BIT = {ExportType.Text: 1, ExportType.Db: 2}
-_HOST_BIT = {HostSystem.CPU: 1, HostSystem.MEM: 2, HostSystem.DISK: 4,
-             HostSystem.NETWORK: 8, HostSystem.OSRT: 16}
+# The numbering of aiprof.h (aip_profiler_level, aip_aic_metrics, bit flags),
+# from the headers through _C (python/_C/constants.c).
+_LEVEL_CODE = {ProfilerLevel.Level_none: _C.LEVEL_NONE, ProfilerLevel.Level0: _C.LEVEL0,
+               ProfilerLevel.Level1: _C.LEVEL1, ProfilerLevel.Level2: _C.LEVEL2}
+_AIC_CODE = {AiCMetrics.AiCoreNone: _C.AIC_NONE, AiCMetrics.PipeUtilization: _C.AIC_PIPE_UTILIZATION,
+             AiCMetrics.ArithmeticUtilization: _C.AIC_ARITHMETIC_UTILIZATION,
+             AiCMetrics.Memory: _C.AIC_MEMORY, AiCMetrics.MemoryL0: _C.AIC_MEMORY_L0,
+             AiCMetrics.ResourceConflictRatio: _C.AIC_RESOURCE_CONFLICT_RATIO,
+             AiCMetrics.MemoryUB: _C.AIC_MEMORY_UB, AiCMetrics.L2Cache: _C.AIC_L2_CACHE,
+             AiCMetrics.MemoryAccess: _C.AIC_MEMORY_ACCESS}
+_EXPORT_BIT = {ExportType.Text: _C.EXPORT_TEXT, ExportType.Db: _C.EXPORT_DB}
+_HOST_BIT = {HostSystem.CPU: _C.HOST_SYS_CPU, HostSystem.MEM: _C.HOST_SYS_MEM,
+             HostSystem.DISK: _C.HOST_SYS_DISK, HostSystem.NETWORK: _C.HOST_SYS_NETWORK,
+             HostSystem.OSRT: _C.HOST_SYS_OSRT}
 
 
 # aip_config_init's values of the fields _session_kwargs sets (aic_metrics
 # has none: Python always names one, the C default AIP_AIC_DEFAULT means
 # "by level").
-_C_DEFAULTS = {"export_type": 1, "profiler_level": 1, "l2_cache": False, "op_attr": False,
+_C_DEFAULTS = {"export_type": _C.EXPORT_TEXT, "profiler_level": _C.LEVEL0, "l2_cache": False, "op_attr": False,
                "data_simplification": True, "record_op_args": False, "mstx": False,
                "gc_detect_threshold_ms": -1.0, "host_sys": 0, "mstx_domain_include": None,
                "mstx_domain_exclude": None, "sys_io": False, "sys_interconnection": False}

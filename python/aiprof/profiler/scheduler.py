@@ -19,11 +19,16 @@ class ProfilerAction(Enum):
     action for device collection stopping early (a CUPTI buffer overflow);
     no schedule may return it.  aiprof never enters it: its collectors do
     not stop, they count what they drop (docs/PYTHON.md)."""
-    NONE = 0
-    WARMUP = 1
-    RECORD = 2
-    RECORD_AND_SAVE = 3
-    DEVICE_STOPPED = 4
+    NONE = _C.ACTION_NONE
+    WARMUP = _C.ACTION_WARMUP
+    RECORD = _C.ACTION_RECORD
+    RECORD_AND_SAVE = _C.ACTION_RECORD_AND_SAVE
+    DEVICE_STOPPED = 4  # torch's number; libaiprof has no such action
+
+
+# The actions a schedule may return: aip_action's, never DEVICE_STOPPED.
+_C_ACTIONS = frozenset((_C.ACTION_NONE, _C.ACTION_WARMUP, _C.ACTION_RECORD,
+                        _C.ACTION_RECORD_AND_SAVE))
 
 
 class schedule:
@@ -87,13 +92,13 @@ class _CallableSchedule:
             if value == ProfilerAction.DEVICE_STOPPED.value and not isinstance(value, bool):
                 raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the "
                                  "profiler and must not be returned by a user-provided schedule")
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 3:
+            if isinstance(value, bool) or not isinstance(value, int) or value not in _C_ACTIONS:
                 raise TypeError(f"schedule({step}) returned {action!r}, not a ProfilerAction")
             return value
         except BaseException as e:
             if self.error is None:
                 self.error = e
-            return 0
+            return _C.ACTION_NONE
 
     def _take_error(self):
         e, self.error = self.error, None
