@@ -79,8 +79,10 @@ int aip__cc_set_transit(json_t *op, int64_t ns);
  * entry, which a rank alone leaves out (no time).  aip__cc_add_totals() :
  * added, untimed, to each step of `matrix` for every type whose ops in
  * `comm` were all split; -1: no memory.  aip__cc_strip_totals() : every
- * collective total taken out. */
+ * collective total taken out.  aip__cc_op_of_type() : is `op`
+ * "hcom_<type>__...@<group>" with the lower-case `type` (n bytes)? */
 int aip__cc_add_totals(json_t *matrix, json_t *comm);
+int aip__cc_op_of_type(const char *op, const char *type, size_t n, const char *group);
 void aip__cc_strip_totals(json_t *matrix);
 int aip__cc_fill_ranks(aip__cluster *c);
 void aip__cc_write_back(aip__cluster *c);

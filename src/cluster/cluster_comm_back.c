@@ -203,22 +203,6 @@ static int class_total(json_t *ops)
     return err ? -1 : 0;
 }
 
-/* "hcom_<type>__..." → lower-case type == `lower` (n bytes)? */
-static int type_is(const char *op, const char *lower, size_t n)
-{
-    if (strncmp(op, "hcom_", 5))
-        return 0;
-    const char *t = op + 5, *end = strstr(t, "__");
-    if (!end || (size_t)(end - t) != n)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = t[i] >= 'A' && t[i] <= 'Z' ? (char)(t[i] - 'A' + 'a') : t[i];
-        if (c != lower[i])
-            return 0;
-    }
-    return 1;
-}
-
 /* The transit time (ms) of a collective self-link entry `key`
  * ("<type>-<label>@<group>") from the step's split ops; -1 if any of them
  * was not split. */
@@ -242,8 +226,7 @@ static double self_transit(json_t *ops, const char *key, const json_t *link)
     const char *op;
     json_t *ov;
     json_object_foreach(ops, op, ov) {
-        const char *oat = strrchr(op, '@');
-        if (!oat || strcmp(oat + 1, group) || !type_is(op, key, (size_t)(dash - key)))
+        if (!aip__cc_op_of_type(op, key, (size_t)(dash - key), group))
             continue;
         json_t *v = json_object_get(json_object_get(ov, TIME_INFO), SPLIT_KEYS[0]);
         if (!json_is_number(v))

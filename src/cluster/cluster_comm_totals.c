@@ -31,7 +31,7 @@ static size_t split_key(const char *key, const char **label, const char **group)
 }
 
 /* "hcom_<type>__..." of the lower-case `type` (n bytes) in `group`? */
-static int op_of_type(const char *op, const char *type, size_t n, const char *group)
+int aip__cc_op_of_type(const char *op, const char *type, size_t n, const char *group)
 {
     const char *at = strrchr(op, '@');
     if (strncmp(op, "hcom_", 5) || !at || strcmp(at + 1, group))
@@ -73,7 +73,7 @@ static json_t *total_entry(json_t *ops, const char *type, size_t n, const char *
     double mb = 0;
     size_t count = 0;
     json_object_foreach(ops, op, ov) {
-        if (!op_of_type(op, type, n, group))
+        if (!aip__cc_op_of_type(op, type, n, group))
             continue;
         if (!json_is_number(json_object_get(json_object_get(ov, TIME_INFO),
                                             "Transit Time(ms)")))

@@ -75,16 +75,7 @@ static uint32_t thread_open(const aip__tstate *t, uint64_t begin, uint64_t end, 
         const aip__py_frame *f = &t->py[i];
         if (!plausible(f->start, f->name, begin, end))
             continue;
-        aip__rec_pyfunc r;
-        aip__rec_set_header(&r.h, AIP_REC_PYFUNC, AIP_REC_UNFINISHED, sizeof r, f->name);
-        r.start = f->start;
-        r.end = end;
-        r.python_id = f->id;
-        r.parent_id = f->parent;
-        r.module_id = f->module;
-        r.reserved = 0;
-        memcpy(out + n, &r, sizeof r);
-        n += sizeof r;
+        n += aip__pyfunc_put(f, AIP_REC_UNFINISHED, end, out + n);
     }
     return n;
 }

@@ -485,20 +485,23 @@ size_t aip__pyfunc_close_open(const aip__tstate *t, uint64_t end, uint8_t *out, 
     if (depth > AIP_STACK_DEPTH)
         depth = AIP_STACK_DEPTH; /* frames past the stack were never kept */
     size_t n = 0;
-    for (uint32_t d = depth; d-- > 0 && n + sizeof(aip__rec_pyfunc) <= cap;) {
-        const aip__py_frame *f = &t->py[d];
-        aip__rec_pyfunc r;
-        aip__rec_set_header(&r.h, AIP_REC_PYFUNC, 0, sizeof r, f->name);
-        r.start = f->start;
-        r.end = end > f->start ? end : f->start;
-        r.python_id = f->id;
-        r.parent_id = f->parent;
-        r.module_id = f->module;
-        r.reserved = 0;
-        memcpy(out + n, &r, sizeof r);
-        n += sizeof r;
-    }
+    for (uint32_t d = depth; d-- > 0 && n + sizeof(aip__rec_pyfunc) <= cap;)
+        n += aip__pyfunc_put(&t->py[d], 0, end, out + n);
     return n;
+}
+
+size_t aip__pyfunc_put(const aip__py_frame *f, uint8_t flags, uint64_t end, uint8_t *out)
+{
+    aip__rec_pyfunc r;
+    aip__rec_set_header(&r.h, AIP_REC_PYFUNC, flags, sizeof r, f->name);
+    r.start = f->start;
+    r.end = end > f->start ? end : f->start;
+    r.python_id = f->id;
+    r.parent_id = f->parent;
+    r.module_id = f->module;
+    r.reserved = 0;
+    memcpy(out, &r, sizeof r);
+    return sizeof r;
 }
 
 void aip_pyfunc_pop(void)

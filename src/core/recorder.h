@@ -137,6 +137,9 @@ void *aip__reserve_slow_as(aip__tstate *t, size_t n, int meta);
  * written.  For the stopper, once recording is off (the owner no longer
  * pushes or pops). */
 size_t aip__pyfunc_close_open(const aip__tstate *t, uint64_t end, uint8_t *out, size_t cap);
+/* aip__pyfunc_put() : frame `f` as one PYFUNC record ending at `end` (not
+ * before its start) with `flags`, at `out`; returns its size. */
+size_t aip__pyfunc_put(const aip__py_frame *f, uint8_t flags, uint64_t end, uint8_t *out);
 
 static inline aip__tstate *aip__current(void)
 {

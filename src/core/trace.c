@@ -416,9 +416,11 @@ static void collectors_started(aip_session *s)
     aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
 }
 
-static aip_status flight_trace_begin(aip_session *s)
+/* What every trace start sets first, flight recorder or not: the mstx
+ * domain filter (returns whether one is set), the GC threshold, the
+ * trace's clock pair and first step. */
+static int trace_prologue(aip_session *s)
 {
-    char ring[PATH_MAX];
     int filtering = aip__domain_filter_set((const char *const *)s->include,
                                            (const char *const *)s->exclude);
     aip__gc_threshold_ns = s->cfg.gc_detect_threshold_ms >= 0
@@ -426,6 +428,13 @@ static aip_status flight_trace_begin(aip_session *s)
                                : 0;
     aip__clock_sync(&s->trace_start);
     s->trace_first_step = s->step_num;
+    return filtering;
+}
+
+static aip_status flight_trace_begin(aip_session *s)
+{
+    char ring[PATH_MAX];
+    int filtering = trace_prologue(s);
     s->result_dir[0] = '\0';
     aip__trace_info info = {
         .hostname = aip__hostname(),
@@ -474,13 +483,7 @@ aip_status aip__trace_begin(aip_session *s)
     clock_gettime(CLOCK_REALTIME, &prepared.started_at);
     prepared.start_step = (long long)(s->step_num + s->step_offset);
 
-    int filtering = aip__domain_filter_set((const char *const *)s->include,
-                                           (const char *const *)s->exclude);
-    aip__gc_threshold_ns = s->cfg.gc_detect_threshold_ms >= 0
-                               ? (uint64_t)(s->cfg.gc_detect_threshold_ms * 1e6)
-                               : 0;
-    aip__clock_sync(&s->trace_start);
-    s->trace_first_step = s->step_num;
+    int filtering = trace_prologue(s);
     /* Written with the trace's first data (by the writer thread, before
      * the raw file) so that a program killed mid-trace leaves it behind. */
     snprintf(prepared.dir, sizeof prepared.dir, "%s", s->result_dir);
