@@ -108,6 +108,8 @@ static void compute_extent(aip__model *m)
     m->n_events = 0;
     m->dropped_events = 0;
     m->invalid_utf8_texts = 0;
+    m->flight_overwritten = 0;
+    m->dev_bad_records = 0;
     for (size_t pi = 0; pi < m->n_procs; pi++) {
         const aip__process *p = &m->procs[pi];
         m->n_events += p->events;
@@ -115,6 +117,7 @@ static void compute_extent(aip__model *m)
         m->flight_overwritten += p->flight_overwritten;
         m->flight_dump |= p->has_flight;
         m->invalid_utf8_texts += p->invalid_utf8_strings;
+        m->dev_bad_records += p->dev_bad_records;
         for (size_t ti = 0; ti < p->n_threads; ti++) {
             const aip__thread *t = &p->threads[ti];
             /* Sorted by start: the first span starts first; ends need a scan. */

@@ -335,6 +335,7 @@ typedef struct aip__model {
     uint64_t flight_overwritten;  /* events the flight recorder's ring discarded in its window */
     int flight_dump;              /* the profile is a flight recorder dump */
     uint64_t invalid_utf8_texts;  /* sum of the processes' invalid_utf8_strings */
+    uint64_t dev_bad_records;     /* sum of the processes' dev_bad_records (left out) */
     int derived;
 } aip__model;
 

@@ -108,6 +108,10 @@ static void data_notes(aip__summary_data *s)
         aip__summary_note(s, "dropped by the flight recorder ring: %llu events (discarded while "
              "younger than the window: flight_ring_bytes is too small for it)",
              (unsigned long long)m->flight_overwritten);
+    if (m->dev_bad_records)
+        aip__summary_note(s, "%llu device record(s) named an unknown device or had impossible times "
+             "(no start, or an end before the start): left out of every output",
+             (unsigned long long)m->dev_bad_records);
     if (m->info.texts_cut)
         aip__summary_note(s, "%llu text(s) longer than %u bytes (names, shapes, call stacks) were cut to "
              "that length when recorded", (unsigned long long)m->info.texts_cut,

@@ -121,6 +121,10 @@ static void describe_process(aip__run_log *r, const aip__process *p)
         aip__runlog_warn(r, "FRAMEWORK/%s: %llu events were dropped while recording (buffer cap, "
                          "failed write or size limit reached; see the trace's log)", base,
                          (unsigned long long)p->dropped);
+    if (p->dev_bad_records)
+        aip__runlog_warn(r, "FRAMEWORK/%s: %llu device record(s) named an unknown device or had "
+                         "impossible times (no start, or an end before the start): left out",
+                         base, (unsigned long long)p->dev_bad_records);
     if (p->has_flight)
         aip__runlog_line(r, "FRAMEWORK/%s: a flight recorder dump of the last %.3f s: dropped "
                          "by the flight recorder ring: %llu events; %llu older than the window "

@@ -22,7 +22,8 @@ the host's + 1000 s, two DEVICE_CLOCK samples say so):
     MPI_Allreduce 4 KiB on MPI_COMM_WORLD (ranks 0, 1; seq = step),
     MPI_Send 1 KiB to rank 1, tag 7;
   a 1 MiB buffer allocated before the steps and freed after them, and one
-  task whose end precedes its start (invalid: in no output).
+  task whose end precedes its start (invalid: in no output but the
+  summary's note and the run log, which count it).
 """
 import json
 import os
