@@ -103,13 +103,7 @@ static void top_table(const aip__cmp_rank *r, double threshold, size_t top, aip_
     for (size_t k = 0; k < n; k++) {
         const aip__cmp_row *x = &r->cmp.rows[idx[k]];
         aip__out_printf(o, "  %-7s ", x->section);
-        uint64_t before = o->total + o->len;
-        aip__summary_put_term(o, x->name, strlen(x->name), 40);
-        if (x->shapes) {
-            AIP_OUT_LIT(o, " ");
-            aip__summary_put_term(o, x->shapes, strlen(x->shapes), 24);
-        }
-        uint64_t w = o->total + o->len - before;
+        uint64_t w = aip__compare_put_name(o, x);
         int mem = !strcmp(x->section, "memory");
         aip__out_printf(o, "%*s %8llu %10.3f -> %8llu %10.3f %s, %+10.3f\n",
                         w < 52 ? (int)(52 - w) : 0, "", (unsigned long long)x->count[0],

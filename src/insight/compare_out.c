@@ -18,9 +18,20 @@
 static int is_memory(const aip__cmp_row *r) { return !strcmp(r->section, "memory"); }
 
 /* ms per step (or MiB for memory) */
-static double shown_value(const aip__cmp_row *r, double v)
+double aip__compare_value(const aip__cmp_row *r, double v)
 {
     return is_memory(r) ? v / 1048576.0 : v / 1e6;
+}
+
+uint64_t aip__compare_put_name(aip__out *o, const aip__cmp_row *r)
+{
+    uint64_t before = o->total + o->len;
+    aip__summary_put_term(o, r->name, strlen(r->name), 40);
+    if (r->shapes) {
+        AIP_OUT_LIT(o, " ");
+        aip__summary_put_term(o, r->shapes, strlen(r->shapes), 24);
+    }
+    return o->total + o->len - before;
 }
 
 void aip__compare_text(const aip__cmp *c, double threshold, aip__out *o)
@@ -54,17 +65,11 @@ void aip__compare_text(const aip__cmp *c, double threshold, aip__out *o)
         *d++ = ' ';
         *d++ = ' ';
         aip__out_commit(o, d);
-        uint64_t before = o->total + o->len;
-        aip__summary_put_term(o, r->name, strlen(r->name), 40);
-        if (r->shapes) {
-            AIP_OUT_LIT(o, " ");
-            aip__summary_put_term(o, r->shapes, strlen(r->shapes), 24);
-        }
-        uint64_t w = o->total + o->len - before;
+        uint64_t w = aip__compare_put_name(o, r);
         aip__out_printf(o, "%*s %10llu %12.3f %10llu %12.3f %+12.3f ", w < 52 ? (int)(52 - w) : 0,
-                        "", (unsigned long long)r->count[0], shown_value(r, r->per_step[0]),
-                        (unsigned long long)r->count[1], shown_value(r, r->per_step[1]),
-                        shown_value(r, r->diff));
+                        "", (unsigned long long)r->count[0], aip__compare_value(r, r->per_step[0]),
+                        (unsigned long long)r->count[1], aip__compare_value(r, r->per_step[1]),
+                        aip__compare_value(r, r->diff));
         if (r->per_step[0] > 0)
             aip__out_printf(o, "%8.2f\n", r->per_step[1] / r->per_step[0]);
         else
@@ -110,9 +115,9 @@ void aip__compare_csv_rows(const aip__cmp *c, double threshold, const long *rank
         AIP_OUT_LIT(o, ",");
         put_cell(o, r->shapes ? r->shapes : "");
         aip__out_printf(o, ",%s,%.6f,%llu,%.6f,%llu,%.6f,", is_memory(r) ? "MiB" : "ms/step",
-                        shown_value(r, r->per_step[0]), (unsigned long long)r->count[0],
-                        shown_value(r, r->per_step[1]), (unsigned long long)r->count[1],
-                        shown_value(r, r->diff));
+                        aip__compare_value(r, r->per_step[0]), (unsigned long long)r->count[0],
+                        aip__compare_value(r, r->per_step[1]), (unsigned long long)r->count[1],
+                        aip__compare_value(r, r->diff));
         if (r->per_step[0] > 0)
             aip__out_printf(o, "%.6f\r\n", r->per_step[1] / r->per_step[0]);
         else
@@ -124,9 +129,4 @@ void aip__compare_csv(const aip__cmp *c, double threshold, aip__out *o)
 {
     aip__compare_csv_head(0, o);
     aip__compare_csv_rows(c, threshold, NULL, o);
-}
-
-double aip__compare_value(const aip__cmp_row *r, double v)
-{
-    return shown_value(r, v);
 }

@@ -160,6 +160,10 @@ void aip__compare_csv_head(int with_rank, aip__out *o);
 void aip__compare_csv_rows(const aip__cmp *c, double threshold, const long *rank, aip__out *o);
 /* ms per step, or MiB for memory rows: the figure every output shows. */
 double aip__compare_value(const aip__cmp_row *r, double v);
+/* aip__compare_put_name() : a row's name (40 columns at most) and input
+ * shapes (24), terminal-escaped, to `o`; returns the columns written, for
+ * the padding that follows. */
+uint64_t aip__compare_put_name(aip__out *o, const aip__cmp_row *r);
 /* aip__compare_find() : the row (section, name) without shapes; NULL. */
 const aip__cmp_row *aip__compare_find(const aip__cmp *c, const char *section, const char *name);
 
