@@ -51,6 +51,52 @@ static inline int raw_find(const char *result_dir, char *out, size_t cap)
     return found;
 }
 
+/* The entries of a STRINGS chunk (id, text, length), in order, to `fn`;
+ * stops at an entry that runs past the chunk. */
+static inline void raw_strings_each(const aip__raw_chunk *ch,
+                                    void (*fn)(void *arg, uint32_t id, const char *text,
+                                               uint32_t len),
+                                    void *arg)
+{
+    if (ch->size < 8)
+        return;
+    uint32_t first, count;
+    memcpy(&first, ch->payload, 4);
+    memcpy(&count, ch->payload + 4, 4);
+    size_t off = 8;
+    for (uint32_t i = 0; i < count && off + 4 <= ch->size; i++) {
+        uint32_t len;
+        memcpy(&len, ch->payload + off, 4);
+        off += 4;
+        if (off + len > ch->size)
+            break;
+        fn(arg, first + i, (const char *)ch->payload + off, len);
+        off += len;
+    }
+}
+
+/* raw_count_file()'s id → text table. */
+typedef struct raw_texts {
+    char **texts;
+    size_t cap, n;
+    uint64_t *strings;
+} raw_texts;
+
+static inline void raw_texts_put(void *arg, uint32_t id, const char *text, uint32_t len)
+{
+    raw_texts *t = arg;
+    while (id >= t->cap) {
+        t->texts = realloc(t->texts, t->cap * 2 * sizeof *t->texts);
+        memset(t->texts + t->cap, 0, t->cap * sizeof *t->texts);
+        t->cap *= 2;
+    }
+    free(t->texts[id]); /* a flight recorder dump may define an id twice */
+    t->texts[id] = strndup(text, len);
+    if (id >= t->n)
+        t->n = id + 1;
+    (*t->strings)++;
+}
+
 static inline raw_counts raw_count_file(const char *path, const char *prefix)
 {
     raw_counts c;
@@ -59,36 +105,13 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
     if (aip__raw_open(path, &r) != AIP_OK)
         return c;
     /* Strings first-come: keep a small id→text table for prefix matching. */
-    size_t cap = 1024, n = 0;
-    char **texts = calloc(cap, sizeof *texts);
+    raw_texts t = {calloc(1024, sizeof(char *)), 1024, 0, &c.strings};
     aip__raw_chunk ch;
     int rc;
     while ((rc = aip__raw_next(r, &ch)) == 1) {
         c.chunks++;
-        if (ch.type == AIP_CHUNK_STRINGS && ch.size >= 8) {
-            uint32_t first, count;
-            memcpy(&first, ch.payload, 4);
-            memcpy(&count, ch.payload + 4, 4);
-            size_t off = 8;
-            for (uint32_t i = 0; i < count && off + 4 <= ch.size; i++) {
-                uint32_t len;
-                memcpy(&len, ch.payload + off, 4);
-                off += 4;
-                if (off + len > ch.size)
-                    break;
-                uint32_t id = first + i;
-                while (id >= cap) {
-                    texts = realloc(texts, cap * 2 * sizeof *texts);
-                    memset(texts + cap, 0, cap * sizeof *texts);
-                    cap *= 2;
-                }
-                free(texts[id]); /* a flight recorder dump may define an id twice */
-                texts[id] = strndup((const char *)ch.payload + off, len);
-                if (id >= n)
-                    n = id + 1;
-                off += len;
-                c.strings++;
-            }
+        if (ch.type == AIP_CHUNK_STRINGS) {
+            raw_strings_each(&ch, raw_texts_put, &t);
         } else if (ch.type == AIP_CHUNK_EVENTS) {
             c.event_chunks++;
             for (uint32_t off = 0; off + 8 <= ch.size;) {
@@ -101,8 +124,8 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
                     c.ops_with_shapes += (h.flags & AIP_OPF_SHAPES) != 0;
                     c.ops_with_flops += (h.flags & AIP_OPF_FLOPS) != 0;
                 }
-                if (prefix && h.name < n && texts[h.name] &&
-                    strncmp(texts[h.name], prefix, strlen(prefix)) == 0)
+                if (prefix && h.name < t.n && t.texts[h.name] &&
+                    strncmp(t.texts[h.name], prefix, strlen(prefix)) == 0)
                     c.prefix_hits++;
                 off += h.size;
             }
@@ -125,9 +148,9 @@ static inline raw_counts raw_count_file(const char *path, const char *prefix)
     c.truncated = p->truncated_bytes;
     c.ok = rc == 0;
     aip__raw_close(r);
-    for (size_t i = 0; i < n; i++)
-        free(texts[i]);
-    free(texts);
+    for (size_t i = 0; i < t.n; i++)
+        free(t.texts[i]);
+    free(t.texts);
     return c;
 }
 

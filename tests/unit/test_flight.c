@@ -86,6 +86,21 @@ typedef struct dump_view {
     uint64_t named, unfinished, marks;
 } dump_view;
 
+/* The ids a dump gives the text `name` (at most 64: a dump may define one
+ * text again in each segment it copies). */
+typedef struct want_ids {
+    const char *name;
+    uint32_t id[64];
+    size_t n;
+} want_ids;
+
+static void want_ids_put(void *arg, uint32_t id, const char *text, uint32_t len)
+{
+    want_ids *w = arg;
+    if (len == strlen(w->name) && !memcmp(text, w->name, len) && w->n < 64)
+        w->id[w->n++] = id;
+}
+
 static dump_view read_dump(const char *dir, const char *name)
 {
     dump_view v;
@@ -96,28 +111,14 @@ static dump_view read_dump(const char *dir, const char *name)
     aip__raw_reader *r;
     if (aip__raw_open(path, &r) != AIP_OK)
         return v;
-    uint32_t want[64];
-    size_t n_want = 0;
+    want_ids w = {name, {0}, 0};
     aip__raw_chunk c;
     while (aip__raw_next(r, &c) == 1) {
         if (c.type == AIP_CHUNK_FLIGHT && c.size >= sizeof v.counts) {
             memcpy(&v.counts, c.payload, sizeof v.counts);
             v.has_counts = 1;
-        } else if (c.type == AIP_CHUNK_STRINGS && c.size >= 8) {
-            uint32_t first, count;
-            memcpy(&first, c.payload, 4);
-            memcpy(&count, c.payload + 4, 4);
-            size_t off = 8;
-            for (uint32_t i = 0; i < count && off + 4 <= c.size; i++) {
-                uint32_t len;
-                memcpy(&len, c.payload + off, 4);
-                off += 4;
-                if (off + len > c.size)
-                    break;
-                if (len == strlen(name) && !memcmp(c.payload + off, name, len) && n_want < 64)
-                    want[n_want++] = first + i;
-                off += len;
-            }
+        } else if (c.type == AIP_CHUNK_STRINGS) {
+            raw_strings_each(&c, want_ids_put, &w);
         } else if (c.type == AIP_CHUNK_EVENTS) {
             for (uint32_t off = 0; off + 8 <= c.size;) {
                 aip__rec_header h;
@@ -125,8 +126,8 @@ static dump_view read_dump(const char *dir, const char *name)
                 if (h.size < 8)
                     break;
                 v.marks += h.kind == AIP_REC_MARK;
-                for (size_t i = 0; i < n_want; i++)
-                    if (h.name == want[i] && h.kind != AIP_REC_THREAD_NAME) {
+                for (size_t i = 0; i < w.n; i++)
+                    if (h.name == w.id[i] && h.kind != AIP_REC_THREAD_NAME) {
                         v.named++;
                         v.unfinished += (h.flags & AIP_REC_UNFINISHED) != 0;
                         break;
