@@ -31,6 +31,13 @@ run_ctest() { # dir label-args...
     n=$((n - 1))
   done
   total_pass=$((total_pass + n - f)); total_fail=$((total_fail + f))
+  # CI's log keeps only the tail above: what a failed test printed, and
+  # whether it fails again (a flake shows here), comes from a second run.
+  # Diagnostic only: the failures above stay counted.
+  if [ "$f" != 0 ]; then
+    echo "-- the failed tests once more, with their output (diagnostic; counted above) --"
+    (cd "$dir" && ctest --rerun-failed --output-on-failure "$@" 2>&1) | tail -n 150
+  fi
 }
 # The compiler's and linker's diagnostics ("f.c:1:2: warning: ...",
 # "collect2: error: ..."), not the progress lines that name a file error.c.
