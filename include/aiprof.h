@@ -94,7 +94,11 @@ AIP_API unsigned aip_version_number(void);
     /* file or directory does not exist */                        \
     X(AIP_ERR_NOT_FOUND, 13, "not found")                         \
     /* a size limit was exceeded */                               \
-    X(AIP_ERR_LIMIT, 14, "size limit exceeded")
+    X(AIP_ERR_LIMIT, 14, "size limit exceeded")                   \
+    /* stopped at the caller's request (aip_analyse_dirs) */      \
+    X(AIP_ERR_CANCELLED, 15, "cancelled")                         \
+    /* the process doing the work ended by a signal */            \
+    X(AIP_ERR_CRASHED, 16, "the analysing process crashed")
 
 typedef enum aip_status {
 #define AIP__STATUS_ENUM(code, number, message) code = number,
@@ -695,6 +699,69 @@ AIP_API void aip_analyse_options_init(aip_analyse_options *options);
  *  the message is in aip_last_error() and logs/. */
 AIP_API aip_status aip_analyse_dir(const char *result_dir, const aip_analyse_options *options);
 
+/* What aip_analyse_dirs() tells its progress callback, from the calling thread. */
+enum aip_analyse_dirs_event {
+    AIP_DIRS_STARTED = 0,        /* dirs[index] is being analysed now */
+    AIP_DIRS_DONE = 1,           /* dirs[index] is finished: results[index] says how */
+    AIP_DIRS_WAITING = 2         /* while other threads or processes analyse: nothing
+                                    started or finished for about 0.2 s (index is
+                                    (size_t)-1); a chance to notice Ctrl-C */
+};
+
+/*! A progress callback of aip_analyse_dirs(): `event` (aip_analyse_dirs_event)
+ *  about `dirs[index]`; `done` of `total` directories are finished.  Return
+ *  non-zero to cancel: no further directory is started, those being analysed
+ *  finish, and those never started get AIP_ERR_CANCELLED. */
+typedef int (*aip_analyse_dirs_fn)(void *arg, unsigned event, size_t index, size_t done,
+                                   size_t total);
+
+/*! How one directory of aip_analyse_dirs() went (an element of its `results`). */
+typedef struct aip_dir_result {
+    aip_status status;           /* AIP_OK; aip_analyse_dir()'s error; AIP_ERR_CRASHED
+                                    (its process ended by `signal`); AIP_ERR_CANCELLED
+                                    (never started) */
+    int signal;                  /* the signal that ended its process, else 0 */
+    char message[512];           /* the error (aip_last_error() of its analysis); "" if OK */
+} aip_dir_result;
+
+/*! Options of aip_analyse_dirs() (aip_analyse_dirs_options_init() first). */
+typedef struct aip_analyse_dirs_options {
+    size_t struct_size;          /* sizeof(aip_analyse_dirs_options), set by the init; a
+                                    caller built against an older header passes a smaller
+                                    size and gets the defaults of the fields it lacks */
+    const aip_analyse_options *analyse; /* every directory's options; NULL: the defaults */
+    long workers;                /* directories analysed at once; <= 0: half the online
+                                    CPUs (at least 1, max_process_number's default);
+                                    never more than the online CPUs nor than `n` */
+    int processes;               /* 1: each directory in its own forked process, so that
+                                    one's crash or memory blow-up cannot take the caller
+                                    down (`aiprof analyse`); 0: threads of this process
+                                    (workers 1: the calling thread itself) */
+    int progress_fd;             /* >= 0 (a terminal): one progress bar rewritten in place
+                                    there, a line above it for each directory that
+                                    failed; -1 (the default): none */
+    const char *progress_label;  /* the bar's words after "done/total"; NULL: "analysed" */
+    aip_analyse_dirs_fn progress;  /* NULL: none */
+    void *progress_arg;          /* passed to `progress` */
+} aip_analyse_dirs_options;
+
+/*! aip_analyse_dirs_options_init() : the defaults: struct_size set, default
+ *  analysis options, workers 0 (half the CPUs), threads, no progress. */
+AIP_API void aip_analyse_dirs_options_init(aip_analyse_dirs_options *options);
+
+/*! aip_analyse_dirs() : aip_analyse_dir() on each of `dirs[0..n)`, `workers`
+ *  at a time, started in the order given; one directory's failure does not
+ *  stop the others.  `results` (n elements, the caller's) receives how each
+ *  went.  `options` NULL: the defaults.  Thread-safety as aip_analyse_dir(): no
+ *  directory may appear twice, nor be analysed elsewhere at the same time.
+ *  @return AIP_OK when every directory was analysed; AIP_ERR_INVALID_ARG
+ *  (nothing done) for NULL `dirs` or `results` with n > 0 or a struct_size
+ *  too small; else the status of the first directory, in the order given,
+ *  that was not analysed, with "DIR: its message" in aip_last_error(). */
+AIP_API aip_status aip_analyse_dirs(const char *const *dirs, size_t n,
+                                    const aip_analyse_dirs_options *options,
+                                    aip_dir_result *results);
+
 /*! Options of aip_cluster_run() (aip_cluster_options_init() first). */
 typedef struct aip_cluster_options {
     size_t struct_size; /*!< sizeof(aip_cluster_options), set by aip_cluster_options_init();
@@ -718,8 +785,9 @@ AIP_API void aip_cluster_options_init(aip_cluster_options *o);
 
 /*! aip_cluster_run() : `aiprof cluster DIR`: find the rank result
  *  directories under `dir` (`*ascend_pt` holding profiler_info_{rank}.json,
- *  any depth up to 10), analyse those not analysed yet (each in a forked
- *  process, `o->jobs` at a time; <= 0: one at a time in this process), and
+ *  any depth up to 10), analyse those not analysed yet (aip_analyse_dirs():
+ *  each in a forked process, `o->jobs` at a time; <= 0: one at a time in this
+ *  process), and
  *  write `dir`/cluster_analysis_output/ as msprof-analyze's cluster_analyse
  *  does, from the ranks' per-rank summaries only (step_trace_time.csv and
  *  communication*.json, or analysis.db for a rank exported as databases):

@@ -418,7 +418,7 @@ PyMODINIT_FUNC PyInit__C(void)
         aipy_nn_module_path_init(m) || aipy_gc_init(m) || aipy_dynamic_init(m) ||
         aipy_step_hook_init(m) ||
         aipy_nn_module_calls_init(m) || aipy_comm_init(m) || aipy_constants_init(m) ||
-        aipy_op_rows_init(m)) {
+        aipy_op_rows_init(m) || aipy_analyse_dirs_init(m)) {
         Py_DECREF(m);
         return NULL;
     }

@@ -34,6 +34,8 @@ int aipy_nn_module_calls_init(PyObject *module);
 int aipy_comm_init(PyObject *module);
 /* constants.c : the headers' enum numbers Python uses, as module constants. */
 int aipy_constants_init(PyObject *module);
+/* analyse_dirs.c : analyse_dirs(), many result directories at once. */
+int aipy_analyse_dirs_init(PyObject *module);
 /* op_rows.c : result_rows() and the ROW_* kinds of its `cat` column. */
 int aipy_op_rows_init(PyObject *module);
 

@@ -4,11 +4,11 @@
  *
  * Mirrors torch_npu.profiler.profiler.analyse(): PATH is a result directory
  * (it holds FRAMEWORK/) or a folder whose immediate subdirectories are
- * result directories.  Each directory is analysed in its own forked child
- * (like the seed's ProcessPoolExecutor with fork), at most -j at a time:
- * a crash or a memory blow-up in one directory cannot take the others
- * down.  -j follows max_process_number: default half the CPUs, invalid or
- * ≤ 0 → default, above the CPU count → the CPU count.
+ * result directories.  The library's aip_analyse_dirs() analyses each in
+ * its own forked child (like the seed's ProcessPoolExecutor with fork), at
+ * most -j at a time: a crash or a memory blow-up in one directory cannot
+ * take the others down.  -j follows max_process_number: default half the
+ * CPUs, invalid or ≤ 0 → default, above the CPU count → the CPU count.
  */
 #include "cli.h"
 #include "fs.h"
@@ -22,11 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct opts {
-    long jobs;                /* 0 = default */
+    long jobs;                /* 0 = default (aip_analyse_dirs': half the CPUs) */
     unsigned export_type;     /* 0 = as recorded */
     unsigned trace_format;    /* aip_trace_format */
     int quiet;
@@ -37,6 +36,8 @@ typedef struct opts {
 typedef struct list {
     char **v;
     size_t n, cap;
+    aip_dir_result *results;  /* while analysed: how each went */
+    int bar;                  /* a progress bar on stderr */
 } list;
 
 static void analyse_usage(FILE *f)
@@ -186,10 +187,6 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (!o->n_paths)
         return cli_usage_error("analyse", "no PATH given");
-    if (!o->jobs) {
-        long cpus = cpu_count();
-        o->jobs = cpus / 2 > 1 ? cpus / 2 : 1;
-    }
     return -1;
 }
 
@@ -273,93 +270,56 @@ static int discover(const char *path, list *out)
     return err;
 }
 
-static int analyse_here(const char *dir, const opts *o)
+/* Errors are shown even with -q; on a terminal, over the progress bar. */
+static int tell_failure(void *arg, unsigned event, size_t index, size_t done, size_t total)
 {
+    const list *dirs = arg;
+    (void)done;
+    (void)total;
+    const aip_dir_result *res = dirs->results ? &dirs->results[index] : NULL;
+    if (event == AIP_DIRS_DONE && res && res->status) {
+        fprintf(stderr, "%saiprof analyse: %s: %s\n", dirs->bar ? "\r\033[K" : "",
+                dirs->v[index], res->message);
+        fflush(stderr);
+    }
+    return 0;
+}
+
+/* Each directory in its own forked process (aip_analyse_dirs), at most
+ * -j at a time.  On a terminal: a progress bar redrawn in place, and a
+ * line for each failure (which stays above the bar).  Elsewhere (logs,
+ * pipes): nothing but the errors and the final line, so the output stays
+ * parseable.  @return the directories not analysed. */
+static size_t run_all(list *dirs, const opts *o)
+{
+    if (!dirs->n)
+        return 0;
     aip_analyse_options ao;
     aip_analyse_options_init(&ao);
     ao.export_type = o->export_type;
     ao.trace_format = o->trace_format;
     ao.quiet = o->quiet;
-    aip_status s = aip_analyse_dir(dir, &ao);
-    if (s) /* errors are shown even with -q; on a terminal, over the progress bar */
-        fprintf(stderr, "%saiprof analyse: %s: %s\n",
-                isatty(STDERR_FILENO) && !o->quiet ? "\r\033[K" : "", dir, aip_last_error());
-    return s == AIP_OK ? 0 : 1;
-}
-
-/* On a terminal: a progress bar redrawn in place, and a line for each
- * failure (which stays above the bar).  Elsewhere (logs, pipes): nothing
- * but the errors and the final line, so the output stays parseable. */
-static void progress(const opts *o, int tty, size_t done, size_t failed, size_t total,
-                     const char *dir, int ok)
-{
-    if (!tty || o->quiet)
-        return;
-    enum { WIDTH = 30 };
-    size_t fill = total ? done * WIDTH / total : WIDTH;
-    char bar[WIDTH + 1];
-    for (size_t i = 0; i < WIDTH; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[WIDTH] = 0;
-    if (!ok)
-        fprintf(stderr, "\r\033[K[%zu/%zu] FAILED %s\n", done, total, dir);
-    fprintf(stderr, "\r\033[K[%s] %zu/%zu analysed", bar, done, total);
-    if (failed)
-        fprintf(stderr, ", %zu failed", failed);
-    if (done == total)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
-static size_t run_all(const list *dirs, const opts *o)
-{
-    int tty = isatty(STDERR_FILENO);
-    size_t next = 0, done = 0, failed = 0, running = 0;
-    pid_t *pids = calloc(dirs->n ? dirs->n : 1, sizeof *pids);
-    if (!pids)
+    aip_analyse_dirs_options d;
+    aip_analyse_dirs_options_init(&d);
+    d.analyse = &ao;
+    d.workers = o->jobs;
+    d.processes = 1;
+    dirs->bar = isatty(STDERR_FILENO) && !o->quiet;
+    d.progress_fd = dirs->bar ? STDERR_FILENO : -1;
+    d.progress = tell_failure;
+    d.progress_arg = dirs;
+    dirs->results = calloc(dirs->n, sizeof *dirs->results);
+    if (!dirs->results) {
+        fprintf(stderr, "aiprof analyse: out of memory\n");
         return dirs->n;
-    while (done < dirs->n) {
-        while (running < (size_t)o->jobs && next < dirs->n) {
-            fflush(stdout);
-            fflush(stderr);
-            pid_t pid = fork();
-            if (pid == 0)
-                _exit(analyse_here(dirs->v[next], o));
-            if (pid < 0) { /* no process to spare: do it here */
-                int bad = analyse_here(dirs->v[next], o);
-                failed += (size_t)bad;
-                progress(o, tty, ++done, failed, dirs->n, dirs->v[next], !bad);
-                next++;
-                continue;
-            }
-            pids[next++] = pid;
-            running++;
-        }
-        if (!running)
-            continue;
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        size_t i = 0;
-        while (i < next && pids[i] != pid)
-            i++;
-        if (i == next)
-            continue; /* not one of ours */
-        pids[i] = 0;
-        running--;
-        int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (WIFSIGNALED(status))
-            fprintf(stderr, "aiprof analyse: %s: analysis crashed (signal %d)\n", dirs->v[i],
-                    WTERMSIG(status));
-        failed += !ok;
-        progress(o, tty, ++done, failed, dirs->n, dirs->v[i], ok);
     }
-    free(pids);
-    return failed + (dirs->n - done);
+    aip_analyse_dirs((const char *const *)dirs->v, dirs->n, &d, dirs->results);
+    size_t failed = 0;
+    for (size_t i = 0; i < dirs->n; i++)
+        failed += dirs->results[i].status != AIP_OK;
+    free(dirs->results);
+    dirs->results = NULL;
+    return failed;
 }
 
 int cli_analyse(int argc, char **argv)
@@ -374,8 +334,6 @@ int cli_analyse(int argc, char **argv)
     size_t bad_paths = 0;
     for (int i = 0; i < o.n_paths; i++)
         bad_paths += (size_t)discover(o.paths[i], &dirs);
-    if ((size_t)o.jobs > dirs.n && dirs.n)
-        o.jobs = (long)dirs.n;
     /* A PATH that could not be used counts as one failed directory. */
     size_t failed = run_all(&dirs, &o) + bad_paths;
     printf("analysed %zu directories, %zu failed\n", dirs.n + bad_paths, failed);

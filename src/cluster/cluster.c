@@ -22,6 +22,7 @@
 #include "cluster_links.h"
 #include "error.h"
 #include "fs.h"
+#include "progress_bar.h"
 #include "text_escape.h"
 
 #include "aiprof.h"
@@ -37,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_DEPTH 10 /* msprof-analyze's text-mode search depth */
@@ -297,102 +297,68 @@ static void check_rank(aip__rank_dir *r)
         r->analyse = 1;
 }
 
-/* The child: analyse one directory; its error text goes up the pipe. */
-static int analyse_child(const aip__rank_dir *r, int fd)
+typedef struct rank_batch {
+    aip__cluster *c;
+    aip__rank_dir **ranks;    /* those analysed, in the order of c->r */
+    const aip_dir_result *results;
+} rank_batch;
+
+/* Without a terminal's bar, a line as each rank starts; a failed one is
+ * not used, with the reason. */
+static int rank_event(void *arg, unsigned event, size_t index, size_t done, size_t total)
 {
-    aip_analyse_options o;
-    aip_analyse_options_init(&o);
-    o.quiet = 1;
-    if (aip_analyse_dir(r->path, &o) == AIP_OK)
-        return 0;
-    const char *m = aip_last_error();
-    ssize_t w = write(fd, m, strnlen(m, 300)); /* < PIPE_BUF: never blocks */
-    (void)w;
-    return 1;
+    rank_batch *b = arg;
+    aip__rank_dir *r = index < total ? b->ranks[index] : NULL;
+    (void)done;
+    if (event == AIP_DIRS_STARTED && !b->c->quiet && b->c->progress_fd < 0)
+        aip__cluster_say(b->c, "analysing %s (rank %ld)\n", r->path, r->rank);
+    else if (event == AIP_DIRS_DONE && b->results[index].status)
+        aip__cluster_problem(r, "analysis failed: %s", b->results[index].message);
+    return 0;
 }
 
-static void analysed(aip__cluster *c, aip__rank_dir *r, int ok, int fd)
-{
-    if (!ok) {
-        char m[320] = "the analysis crashed";
-        ssize_t n = fd >= 0 ? read(fd, m, sizeof m - 1) : -1;
-        if (n > 0)
-            m[n] = 0;
-        aip__cluster_problem(r, "analysis failed: %s", m);
-    }
-    if (fd >= 0)
-        close(fd);
-    (void)c;
-}
-
-/* The ranks not analysed yet, each in its own forked child, at most
- * `jobs` at a time (as `aiprof analyse -j`): one directory's crash or
- * memory blow-up cannot take the cluster pass down. */
+/* The ranks not analysed yet, through aip_analyse_dirs(): each in its own
+ * forked process, at most `jobs` at a time (as `aiprof analyse -j`), so
+ * that one directory's crash or memory blow-up cannot take the cluster
+ * pass down; jobs <= 0: one at a time in this process. */
 static void analyse_ranks(aip__cluster *c, long jobs)
 {
-    size_t n = c->n, next = 0, running = 0, total = 0, done = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t total = 0;
+    for (size_t i = 0; i < c->n; i++)
         total += c->r[i].analyse && !c->r[i].problem[0];
-    if (total)
-        aip__cluster_progress(c, "analysed", 0, total);
-    pid_t *pids = calloc(n ? n : 1, sizeof *pids);
-    int *fds = malloc((n ? n : 1) * sizeof *fds);
-    if (!pids || !fds)
-        jobs = 0; /* no memory to track children: one at a time, here */
-    for (;;) {
-        while (next < n && (!c->r[next].analyse || c->r[next].problem[0]))
-            next++;
-        if (next < n && (long)running < (jobs > 0 ? jobs : 1)) {
-            aip__rank_dir *r = &c->r[next];
-            if (!c->quiet && c->progress_fd < 0) /* a terminal gets the bar instead */
-                aip__cluster_say(c, "analysing %s (rank %ld)\n", r->path, r->rank);
-            int p[2] = {-1, -1};
-            pid_t pid = -1;
-            if (jobs > 0 && !pipe(p)) {
-                fflush(NULL);
-                pid = fork();
-                if (pid == 0) {
-                    close(p[0]);
-                    _exit(analyse_child(r, p[1]));
-                }
-                close(p[1]);
+    if (!total)
+        return;
+    rank_batch b = {.c = c, .ranks = calloc(total, sizeof *b.ranks)};
+    const char **paths = calloc(total, sizeof *paths);
+    aip_dir_result *res = calloc(total, sizeof *res);
+    if (!b.ranks || !paths || !res) {
+        for (size_t i = 0; i < c->n; i++)
+            if (c->r[i].analyse && !c->r[i].problem[0])
+                aip__cluster_problem(&c->r[i], "analysis failed: out of memory");
+    } else {
+        for (size_t i = 0, k = 0; i < c->n; i++)
+            if (c->r[i].analyse && !c->r[i].problem[0]) {
+                b.ranks[k] = &c->r[i];
+                paths[k++] = c->r[i].path;
             }
-            if (pid <= 0) { /* no process to spare: do it here */
-                if (p[0] >= 0)
-                    close(p[0]);
-                aip_analyse_options o;
-                aip_analyse_options_init(&o);
-                o.quiet = 1;
-                if (aip_analyse_dir(r->path, &o) != AIP_OK)
-                    aip__cluster_problem(r, "analysis failed: %s", aip_last_error());
-                aip__cluster_progress(c, "analysed", ++done, total);
-            } else {
-                pids[next] = pid;
-                fds[next] = p[0];
-                running++;
-            }
-            next++;
-            continue;
-        }
-        if (!running)
-            break;
-        int status;
-        pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        for (size_t i = 0; i < next; i++)
-            if (pids[i] == pid) {
-                pids[i] = 0;
-                running--;
-                analysed(c, &c->r[i], WIFEXITED(status) && WEXITSTATUS(status) == 0, fds[i]);
-                aip__cluster_progress(c, "analysed", ++done, total);
-            }
+        aip_analyse_options ao;
+        aip_analyse_options_init(&ao);
+        ao.quiet = 1;
+        aip_analyse_dirs_options o;
+        aip_analyse_dirs_options_init(&o);
+        o.analyse = &ao;
+        o.workers = jobs > 0 ? jobs : 1;
+        o.processes = jobs > 0;
+        o.progress_fd = c->progress_fd;
+        o.progress_label = "rank directories analysed";
+        o.progress = rank_event;
+        o.progress_arg = &b;
+        b.results = res;
+        aip_analyse_dirs(paths, total, &o, res);
     }
-    free(pids);
-    free(fds);
+    free(b.ranks);
+    free(paths);
+    free(res);
 }
 
 static int read_rank(aip__cluster *c, aip__rank_dir *r)
@@ -590,7 +556,7 @@ static aip_status cluster_run(const char *dir, const aip_cluster_options *opt, s
     for (size_t i = 0; !err && i < c.n; i++)
         if (mine(&c, i)) {
             err = read_rank(&c, &c.r[i]);
-            aip__cluster_progress(&c, "read", i + 1, c.n);
+            aip__progress_bar(c.progress_fd, "rank directories read", i + 1, c.n, 0, NULL);
         }
     s = err ? aip__fail(AIP_ERR_NOMEM, "out of memory reading the rank directories") : AIP_OK;
     if (mpi) /* the shares to process 0; the others are done */

@@ -199,11 +199,6 @@ void aip__cluster_gaps_verdict(const aip__cluster *c);
 size_t aip__cluster_incomplete(const aip__cluster *c);
 void aip__cluster_gaps_free(aip__cluster *c);
 
-/* aip__cluster_progress() : `done` of `total` directories `what`
- * ("analysed", "read"): an updating line on a terminal (c->progress_fd),
- * else nothing; done == total ends the line. */
-void aip__cluster_progress(const aip__cluster *c, const char *what, size_t done, size_t total);
-
 /* The slow-rank rule's figures per rank (cluster_report.c), step trace
  * µs summed over the rank's rows: what the verdict says and what `aiprof
  * advise` ranks (src/insight/advise_cluster.c). */

@@ -238,23 +238,11 @@ def analyse(profiler_path, max_process_number=None, export_type=None, *,
     if not dirs:
         warnings.warn(f"no *_ascend_pt result directory under {profiler_path}", stacklevel=2)
         return
-    # aip_analyse_dir releases the GIL and keeps no global state: threads
-    # analyse directories in parallel.
-    failures = []
-
-    def one(d):
-        try:
-            analyse_now(d, bits, form)
-        except Exception as e:
-            failures.append(f"{d}: {e}")
-
-    if workers == 1 or len(dirs) == 1:
-        for d in dirs:
-            one(d)
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-        with ThreadPoolExecutor(max_workers=min(workers, len(dirs))) as pool:
-            list(pool.map(one, dirs))
-    for f in failures:
-        warnings.warn(f"aiprof analyse: {f}", RuntimeWarning, stacklevel=2)
-
+    # The library's aip_analyse_dirs(): threads of this process with the
+    # GIL released, each directory's failure reported and the others
+    # analysed; Ctrl-C lets those running finish and starts no more.
+    outcomes = _C.analyse_dirs(dirs, bits, form, workers)
+    for d, bad in zip(dirs, outcomes):
+        if bad is not None:
+            warnings.warn(f"aiprof analyse: {d}: analyse: {bad[1]}", RuntimeWarning,
+                          stacklevel=2)
