@@ -214,6 +214,25 @@ static void test_cancel(void)
     }
 }
 
+/* A cancel with three threads: how many directories had started by then
+ * is the scheduler's business; each started one finished and was reported,
+ * each other one says it was cancelled. */
+static void test_cancel_threads(void)
+{
+    char root[128], paths[N_DIRS][256];
+    const char *dirs[N_DIRS];
+    aip_dir_result res[N_DIRS];
+    seen s = {.cancel_after = 1};
+    aip_status st = run_set(root, paths, dirs, 3, 0, &s, res);
+    ASSERT_TRUE(st == AIP_ERR_CANCELLED || st == AIP_ERR_FORMAT);
+    for (int i = 0; i < N_DIRS; i++) {
+        ASSERT_EQ(s.started[i], s.finished[i]);
+        ASSERT_EQ(s.started[i], res[i].status != AIP_ERR_CANCELLED);
+    }
+    ASSERT_TRUE(s.order_ok);
+    rb_rmtree(root);
+}
+
 /* The bar on a file: every directory counted, the failure named above it. */
 static void test_progress_bar(void)
 {
@@ -262,5 +281,5 @@ static void test_arguments(void)
     ASSERT_TRUE(strstr(r.message, "nonexistent_dir") != NULL);
 }
 
-TEST_MAIN(TEST_CASE(test_bad_among_good_same_outputs), TEST_CASE(test_cancel),
+TEST_MAIN(TEST_CASE(test_bad_among_good_same_outputs), TEST_CASE(test_cancel), TEST_CASE(test_cancel_threads),
           TEST_CASE(test_progress_bar), TEST_CASE(test_arguments))

@@ -640,7 +640,7 @@ static void test_external_control_adopts_program_sessions(void)
 static void test_strerror_and_version(void)
 {
     ASSERT_STREQ(aip_strerror(AIP_OK), "success");
-    for (int i = 0; i <= AIP_ERR_LIMIT; i++)
+    for (int i = 0; i <= AIP_ERR_CRASHED; i++)
         ASSERT_TRUE(strlen(aip_strerror((aip_status)i)) > 0);
     ASSERT_STREQ(aip_strerror((aip_status)999), "unknown status");
     /* The numbers are ABI: pinned here so that editing AIP_STATUS_LIST
@@ -650,6 +650,8 @@ static void test_strerror_and_version(void)
     ASSERT_EQ(AIP_ERR_CORRUPT, 9);
     ASSERT_EQ(AIP_ERR_NOT_FOUND, 13);
     ASSERT_EQ(AIP_ERR_LIMIT, 14);
+    ASSERT_EQ(AIP_ERR_CANCELLED, 15);
+    ASSERT_EQ(AIP_ERR_CRASHED, 16);
     ASSERT_STREQ(aip_strerror(AIP_ERR_LIMIT), "size limit exceeded");
     ASSERT_STREQ(aip_version(), AIP_VERSION_STRING);
     ASSERT_EQ(aip_version_number(), AIP_VERSION_NUMBER);
