@@ -735,8 +735,10 @@ typedef struct aip_analyse_dirs_options {
                                     never more than the online CPUs nor than `n` */
     int processes;               /* 1: each directory in its own forked process, so that
                                     one's crash or memory blow-up cannot take the caller
-                                    down (`aiprof analyse`); 0: threads of this process
-                                    (workers 1: the calling thread itself) */
+                                    down (`aiprof analyse`); fork copies only the calling
+                                    thread, so a program with other threads (an
+                                    interpreter) had better use 0: threads of this
+                                    process (workers 1: the calling thread itself) */
     int progress_fd;             /* >= 0 (a terminal): one progress bar rewritten in place
                                     there, a line above it for each directory that
                                     failed; -1 (the default): none */
