@@ -282,6 +282,19 @@ AIP_API aip_status aip_result_op_rows(const char *result_dir, const char *const 
                                       size_t n_filtered, int quiet, aip_op_rows *out);
 AIP_API void aip_op_rows_free(aip_op_rows *rows);
 
+/* ---------------------------------------------------------------------
+ * Injection: how `aiprof run` lets a runtime load libaiprof as its tool.
+ * ------------------------------------------------------------------- */
+
+/*! aip_injection_var() : the n-th (from 0) environment variable through
+ *  which a runtime loads its tool library, for the collectors built into
+ *  this libaiprof ("CUDA_INJECTION64_PATH" for the CUDA back end,
+ *  "NVTX_INJECTION64_PATH" for NVTX), or NULL past the last.  A launcher
+ *  sets it to libaiprof's path unless the user set it; `*off` (when `off`
+ *  is not NULL) gets the variable that, set to "0", says to leave it unset
+ *  ("AIPROF_NVTX"), or NULL.  Thread-safe; the strings are static. */
+AIP_API const char *aip_injection_var(size_t n, const char **off);
+
 #ifdef __cplusplus
 }
 #endif

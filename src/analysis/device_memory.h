@@ -44,13 +44,13 @@ aip_status aip__devmem_derive(const aip__model *m, aip__devmem *d);
 void aip__devmem_free(aip__devmem *d);
 
 /* aip__devmem_tag_type() : the memory device type (aip_device_type) the
- * outputs name device `id` of p with: CUDA for the CUDA back end's
- * devices, NPU for every other device back end's (torch_npu's "NPU:<id>",
- * the id being the raw device id). */
+ * outputs name device `id` of p with: its back end's (raw_backend.c: CUDA
+ * for the CUDA back end's devices, NPU, torch_npu's "NPU:<id>", for the
+ * others'), the id being the raw device id; NPU for an unknown device. */
 static inline uint8_t aip__devmem_tag_type(const aip__process *p, uint32_t id)
 {
     const aip__device *d = aip__model_device(p, id);
-    return d && d->backend == AIP_BACKEND_CUDA ? AIP_DEVICE_CUDA : AIP_DEVICE_NPU;
+    return d ? aip__raw_backend(d->backend)->memory_type : AIP_DEVICE_NPU;
 }
 
 /* Every process's device memory records in time order (processes in

@@ -15,6 +15,7 @@
 #include "run_options.h"
 
 #include "aiprof.h"
+#include "aiprof_integration.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -256,19 +257,20 @@ int cli_run(int argc, char **argv)
                  preload);
         if (access(lib, R_OK) == 0)
             prepend_env("LD_PRELOAD", lib);
-        /* The CUDA driver loads it too and calls its InitializeInjection
-         * at cuInit, so that CUPTI starts in programs that load CUDA only
-         * later (nvcc's static cudart, torch's lazy init; docs/CUDA.md). */
+        /* Runtimes that load their tool from a variable load it too: the
+         * CUDA driver calls its InitializeInjection at cuInit, so that
+         * CUPTI starts in programs that load CUDA only later (nvcc's static
+         * cudart, torch's lazy init; docs/CUDA.md); NVTX at its first call
+         * hands it the program's ranges and marks (docs/NVTX.md).  A tool
+         * the user named keeps its place; AIPROF_NVTX=0 leaves NVTX alone. */
         char abs[PATH_MAX];
-        if (!getenv("CUDA_INJECTION64_PATH") && realpath(lib, abs))
-            setenv("CUDA_INJECTION64_PATH", abs, 1);
-        /* NVTX loads it the same way at its first call and hands it the
-         * program's NVTX ranges and marks (docs/NVTX.md); a tool the user
-         * named keeps its place; AIPROF_NVTX=0 leaves NVTX alone. */
-        const char *nvtx_off = getenv("AIPROF_NVTX");
-        if (!(nvtx_off && strcmp(nvtx_off, "0") == 0) && !getenv("NVTX_INJECTION64_PATH") &&
-            realpath(lib, abs))
-            setenv("NVTX_INJECTION64_PATH", abs, 1);
+        const char *var, *off;
+        for (size_t i = 0; (var = aip_injection_var(i, &off)); i++) {
+            const char *off_value = off ? getenv(off) : NULL;
+            if (!(off_value && strcmp(off_value, "0") == 0) && !getenv(var) &&
+                realpath(lib, abs))
+                setenv(var, abs, 1);
+        }
         if (mpi[0])
             prepend_env("LD_PRELOAD", mpi);
         if (!pre && access(pypath, R_OK) == 0)

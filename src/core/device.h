@@ -28,6 +28,7 @@
 #include "aiprof.h"
 #include "raw_format.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define AIP_DEV_MAX_DEVICES AIP_RAW_MAX_DEVICES
@@ -101,26 +102,25 @@ void aip__dev_clock(uint32_t device, uint64_t t0, uint64_t t1, uint64_t device_n
                     uint8_t method);
 
 /* ---- back ends and the session ---------------------------------------
- * A back end registers itself once (a constructor, or its first call).
- * start runs after a trace that records device activity began (recording
- * is on: take a clock sample, describe what is known); stop runs before
- * the trace ends, while recording is still on (wait, boundedly, for the
- * device times still owed, take a last clock sample).
- * `status` says why the back end collects nothing in this process now
- * ("the program has not loaded OpenCL", "no OpenCL device", ...) or NULL
- * when it works; it must not load or initialise a device runtime the
- * program did not load itself (a host-only program keeps its threads and
- * its start-up time).  `probe` answers the same for the machine
- * (aip_supported_activities): it may load and initialise the runtime.
- * NULL probe: status is used. */
-typedef struct aip__dev_backend_ops {
-    const char *name;           /* "OpenCL" */
-    void (*start)(void);
-    void (*stop)(void);
-    const char *(*status)(void);
-    const char *(*probe)(void);
-} aip__dev_backend_ops;
-void aip__dev_backend_register(const aip__dev_backend_ops *ops);
+ * A back end is a collector (collector.h) with a `backend`: the core
+ * starts it at a trace that records device activity (recording is on: take
+ * a clock sample, describe what is known) and stops it before the trace
+ * ends, while recording is still on (wait, boundedly, for the device times
+ * still owed, take a last clock sample).  Its `status` and `probe` answer
+ * aip_device_status(), aip_supported_activities() and, per trace, why
+ * there is no device data (device_status.c). */
+
+/* aip__dev_wanted() : whether a trace with `cfg` records device activity
+ * (activities include NPU, CUDA or XPU, or use_cuda): every back end's
+ * `wanted`. */
+int aip__dev_wanted(const aip_config *cfg);
+
+/* What aip_device_status() and aip_supported_activities() answer, over
+ * the back ends b[0..n) (device_status.c; the public calls pass every
+ * collector with a `backend`). */
+struct aip__collector;
+int aip__dev_status_of(const struct aip__collector *const *b, size_t n, char *buf, size_t cap);
+unsigned aip__dev_activities_of(const struct aip__collector *const *b, size_t n);
 
 /* What profiler_info.json says of the open trace's devices: the devices
  * its records named, with their clock samples (session_info.c).  Call
@@ -143,7 +143,8 @@ const char *aip__dev_sync_method_name(uint8_t method);
  * (profiler_info.json's aiprof.device_status). */
 const char *aip__dev_trace_status(void);
 
-/* Called by the session (trace.c). */
+/* Called by the collectors' walk (collectors.c), after the collectors
+ * started and after they stopped. */
 void aip__dev_trace_started(int device_requested);
 void aip__dev_trace_stopping(void);
 

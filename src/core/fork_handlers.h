@@ -23,6 +23,9 @@
 /* In lock order: a thread holding the lock of one slot may take the lock of
  * a later slot, never of an earlier one. */
 typedef enum aip__fork_slot {
+    AIP_FORK_COLLECTORS, /* collectors.c: no lock; each collector's fork_child
+                          * (collector.h), last in the child, after the core
+                          * let go of the parent's trace */
     AIP_FORK_PARK,     /* writer.c: park lock; a writer thread parked between traces
                         * ends before the fork, so the child's process is as
                         * single-threaded as the program left it */

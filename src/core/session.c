@@ -9,6 +9,7 @@
  * not collecting it is cheaper.  Only one session records at a time.
  */
 #include "session_int.h"
+#include "collector.h"
 #include "aiprof_integration.h"
 #include "clock.h"
 #include "error.h"
@@ -17,7 +18,6 @@
 #include "session_log.h"
 #include "strlist.h"
 #include "intern.h"
-#include "nvtx.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -276,10 +276,10 @@ aip_status aip_session_start(aip_session *s)
     active_session = s;
     s->started = 1;
     pthread_mutex_unlock(&session_lock);
-    /* Before the program's first NVTX call, which may come in a step
-     * the schedule leaves unrecorded: NVTX picks its tool once. */
-    if (s->cfg.mstx || s->cfg.profiler_level == AIP_LEVEL_NONE)
-        aip__nvtx_session_started();
+    /* Before the first trace: NVTX picks its tool once, at the program's
+     * first NVTX call, which may come in a step the schedule leaves
+     * unrecorded. */
+    aip__collectors_session_started(&s->cfg);
     s->step_num = 0;
     s->action = schedule_at(s, 0);
     st = transit(s, AIP_ACTION_NONE, s->action, 0);

@@ -9,6 +9,7 @@
 #include "fork_handlers.h"
 #include "host_uid.h"
 #include "session_int.h"
+#include "collector.h"
 #include "clock.h"
 #include "env.h"
 #include "error.h"
@@ -119,7 +120,6 @@ json_t *aip__profiler_info_start(const aip_session *s, const char *program, int 
  * (docs/DEVICE.md "Clock alignment"): method, samples, error bound. */
 static json_t *devices_json(const aip_session *s)
 {
-    static const char *const backend[] = {"none", "OpenCL", "CUDA"};
     json_t *list = json_array();
     for (size_t i = 0; i < s->n_trace_devices; i++) {
         const aip__dev_trace_device *d = &s->trace_devices[i];
@@ -127,8 +127,8 @@ static json_t *devices_json(const aip_session *s)
         json_object_set_new(o, "device_id", json_integer(d->id));
         json_t *name = json_string(d->name); /* NULL: not UTF-8 (a driver's bytes) */
         json_object_set_new(o, "name", name ? name : json_string("(name not UTF-8)"));
-        json_object_set_new(o, "backend", json_string(d->backend < 3 ? backend[d->backend]
-                                                                       : "unknown"));
+        const char *backend = aip__collector_backend_name(d->backend); /* collector.h */
+        json_object_set_new(o, "backend", json_string(backend ? backend : "unknown"));
         json_object_set_new(o, "clock_sync", json_string(aip__dev_sync_method_name(d->method)));
         json_object_set_new(o, "clock_samples", json_integer((json_int_t)d->samples));
         json_object_set_new(o, "clock_error_bound_ns", d->error_ns >= 0

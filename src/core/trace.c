@@ -7,6 +7,7 @@
  * on unprofiled; nothing here aborts.
  */
 #include "session_int.h"
+#include "collector.h"
 #include "comm.h"
 #include "device.h"
 #include "domain_filter.h"
@@ -15,9 +16,7 @@
 #include "flight.h"
 #include "fs.h"
 #include "clock.h"
-#include "host_sys.h"
 #include "intern.h"
-#include "osrt.h"
 #include "session_log.h"
 #include "strbuild.h"
 
@@ -151,11 +150,6 @@ static aip_status make_result_dir(const aip_session *s, char *out, size_t cap, i
 }
 
 /* ProfilerActivity.NPU / CUDA / XPU (or use_cuda) ask for device activity. */
-static int device_requested(const aip_config *c)
-{
-    return (c->activities & AIP_ACTIVITY_DEVICES) || c->use_cuda;
-}
-
 static uint32_t rec_mask(const aip_session *s, int filtering)
 {
     const aip_config *c = &s->cfg;
@@ -183,7 +177,7 @@ static uint32_t rec_mask(const aip_session *s, int filtering)
         m |= AIP_MASK_MSTX;
     if (filtering)
         m |= AIP_MASK_DOMAIN_FILTER;
-    if (device_requested(c))
+    if (aip__dev_wanted(c))
         m |= AIP_MASK_DEVICE;
     return m;
 }
@@ -410,10 +404,7 @@ static aip_status flight_begin(aip_session *s, aip__trace_info *info, char *ring
 static void collectors_started(aip_session *s)
 {
     s->trace_open = 1;
-    aip__dev_trace_started(device_requested(&s->cfg));
-    if (s->cfg.host_sys & AIP_HOST_SYS_OSRT)
-        aip__osrt_trace_started();
-    aip__host_sampler_start(s->cfg.host_sys, s->cfg.sys_io);
+    aip__collectors_trace_started(&s->cfg);
 }
 
 /* What every trace start sets first, flight recorder or not: the mstx
@@ -523,10 +514,8 @@ aip_status aip__trace_end(aip_session *s, int save)
         return AIP_OK;
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
-    aip__host_sampler_stop(); /* its last sample while recording is on */
     aip__comm_trace_stopping(); /* collectives completed, their records still owed */
-    aip__osrt_trace_stopping();
-    aip__dev_trace_stopping(); /* device times still owed, while recording is on */
+    aip__collectors_trace_stopping(); /* their last records, while recording is on */
     s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;
     if (aip__session_flight(s)) { /* the ring goes: only dumps are kept */

@@ -114,7 +114,7 @@ static aip_status devices(aip__summary_data *s)
             aip__sum_device *o = &s->devices[s->n_devices++];
             o->pid = p->pid;
             o->id = d;
-            o->tag_type = dv->backend == AIP_BACKEND_CUDA ? AIP_DEVICE_CUDA : AIP_DEVICE_NPU;
+            o->tag_type = aip__devmem_tag_type(p, d);
             o->name = aip__model_str(p, dv->name, &o->len);
             o->error_ns = dv->error_ns;
             o->first_ns = INT64_MAX;

@@ -61,9 +61,7 @@ void aip__trace_kineto_devices(aip__out *o, const aip__model *m)
             AIP_OUT_LIT(o, ",\"kind\":");
             aip__trace_put_cstr(o, aip__dev_kind_name(dv->kind));
             AIP_OUT_LIT(o, ",\"backend\":");
-            aip__trace_put_cstr(o, dv->backend == AIP_BACKEND_CUDA     ? "cuda"
-                                   : dv->backend == AIP_BACKEND_OPENCL ? "opencl"
-                                                                       : "other");
+            aip__trace_put_cstr(o, aip__raw_backend(dv->backend)->kineto);
             if (m->n_procs > 1) {
                 AIP_OUT_LIT(o, ",\"pid\":");
                 aip__out_i64(o, p->pid);

@@ -57,4 +57,15 @@ typedef struct aip__raw_info {
  * caller's: the model loader keeps them in its process (model_load.c). */
 int aip__raw_info_parse(const uint8_t *payload, size_t size, aip__raw_info *out);
 
+/* What the outputs say of a device back end's devices (raw_backend.c):
+ * its name in trace_view.json's deviceProperties ("opencl", "cuda",
+ * "other") and the memory device type (aip_device_type) memory rows tag
+ * its devices with (torch_npu's "NPU:<id>" unless the back end is CUDA's).
+ * Never NULL: a number not listed gets "other" and NPU. */
+typedef struct aip__backend_desc {
+    const char *kineto;
+    uint8_t memory_type;
+} aip__backend_desc;
+const aip__backend_desc *aip__raw_backend(uint8_t backend);
+
 #endif

@@ -27,6 +27,7 @@
  */
 #include "aiprof.h"
 #include "clock.h"
+#include "collector.h"
 #include "device.h"
 
 #include <stdio.h>
@@ -40,7 +41,15 @@ static uint32_t dev, q0, q1;
 
 static void sample(void) { fake_device_sample(dev); }
 
-static const aip__dev_backend_ops fake = {"Fake", sample, sample, fake_device_ok, NULL};
+static void fake_start(const aip_config *cfg) { sample(); }
+static const aip__collector fake = {
+    .name = "Fake",
+    .wanted = aip__dev_wanted,
+    .start = fake_start,
+    .stop = sample,
+    .backend = AIP_BACKEND_OPENCL,
+    .status = fake_device_ok,
+};
 
 /* Inside op `op`: the call `api` launching a task of `kind` that runs
  * `us` microseconds on `queue` (the device runs it right after the call:
@@ -81,7 +90,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int steps = argc > 2 ? atoi(argv[2]) : 3;
-    aip__dev_backend_register(&fake);
+    aip__collector_register(&fake);
     dev = aip__dev_device(AIP_BACKEND_OPENCL, 1, "Fake Device", "aiprof tests", AIP_DEVKIND_GPU);
     q0 = aip__dev_queue(dev, 100, "queue 0");
     q1 = aip__dev_queue(dev, 101, "queue 1");

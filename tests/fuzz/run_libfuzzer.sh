@@ -76,6 +76,15 @@ if [ ! -f "$lib" ] || [ "$(cat "$lib.stamp" 2>/dev/null)" != "$stamp" ] ||
   for d in $dirs; do ls "$SRC/src/$d"/*.c; done |
     xargs -P "${AIP_FUZZ_JOBS:-$(nproc)}" -n 1 sh -c \
       'o=$AIP_FZ_OBJ/$(echo "$0" | sed "s|.*/src/||; s|/|_|g").o; exec $AIP_FZ_CC $AIP_FZ_FLAGS -c "$0" -o "$o"'
+  # the collectors' table (CMake's aip_collector_table: collector.h)
+  table=$ROOT/lib/obj/aip_collectors.c
+  { echo '#include "collector.h"'
+    for d in $dirs; do case $d in collect/*) echo "extern const aip__collector aip__collector_${d#collect/};";; esac; done
+    echo 'const aip__collector *const aip__collectors[] = {'
+    for d in $dirs; do case $d in collect/*) echo "    &aip__collector_${d#collect/},";; esac; done
+    echo '    NULL,'; echo '};'; } >"$table"
+  # shellcheck disable=SC2086
+  $CC $CFLAGS $inc -c "$table" -o "$ROOT/lib/obj/aip_collectors.o"
   ar rcs "$lib" "$ROOT"/lib/obj/*.o
   echo "$stamp" > "$lib.stamp"
 fi

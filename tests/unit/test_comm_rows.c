@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "comm_derive.h"
 #include "csv_read.h"
+#include "collector.h"
 #include "device.h"
 #include "fake_device.h"
 #include "model.h"
@@ -112,7 +113,15 @@ static void test_names(void)
 static uint32_t fake_dev;
 static void fake_sample(void) { fake_device_sample(fake_dev); }
 static const char *fake_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", fake_sample, fake_sample, fake_status, NULL};
+static void fake_start(const aip_config *cfg) { fake_sample(); }
+static const aip__collector fake = {
+    .name = "Fake",
+    .wanted = aip__dev_wanted,
+    .start = fake_start,
+    .stop = fake_sample,
+    .backend = AIP_BACKEND_OPENCL,
+    .status = fake_status,
+};
 
 /* With device tasks the rows are per device (device_steps.c): the
  * communication columns from the same ops, overlap against the device's
@@ -121,7 +130,7 @@ static void test_device_rows(void)
 {
     static const uint32_t world[2] = {0, 1};
     uint32_t gw = aip__comm_group(0x5200, "dev_world", 0, 2, world);
-    aip__dev_backend_register(&fake);
+    aip__collector_register(&fake);
     fake_dev = aip__dev_device(AIP_BACKEND_OPENCL, 0x99, "Fake GPU", "Acme", AIP_DEVKIND_GPU);
     uint32_t q = aip__dev_queue(fake_dev, 0x98, NULL);
     ASSERT_TRUE(gw != AIP_COMM_NONE && fake_dev != AIP_DEV_NONE && q != AIP_DEV_NONE);

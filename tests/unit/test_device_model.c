@@ -16,6 +16,7 @@
 #include "session_helpers.h"
 #include "tmp_dir.h"
 #include "clock.h"
+#include "collector.h"
 #include "device.h"
 #include "model.h"
 #include "model_helpers.h"
@@ -35,10 +36,17 @@ static int started, stopped;
 
 static void sample(void) { fake_device_sample(dev); }
 
-static void fake_start(void) { started++; sample(); }
+static void fake_start(const aip_config *cfg) { started++; sample(); }
 static void fake_stop(void) { stopped++; sample(); }
 static const char *fake_status(void) { return NULL; }
-static const aip__dev_backend_ops fake = {"Fake", fake_start, fake_stop, fake_status, NULL};
+static const aip__collector fake = {
+    .name = "Fake",
+    .wanted = aip__dev_wanted,
+    .start = fake_start,
+    .stop = fake_stop,
+    .backend = AIP_BACKEND_OPENCL,
+    .status = fake_status,
+};
 
 /* One launch inside op "aten::mm": API call, then the task it launched. */
 static void launch(uint32_t queue, const char *kernel, uint64_t *dev_start, uint64_t *dev_end)
@@ -66,7 +74,7 @@ static void test_round_trip_alignment_and_links(void)
     aip_config c;
     base_config(&c, tmp);
     c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
-    aip__dev_backend_register(&fake);
+    aip__collector_register(&fake);
     dev = aip__dev_device(AIP_BACKEND_OPENCL, 0x1234, "Fake GPU", "Acme", AIP_DEVKIND_GPU);
     ASSERT_TRUE(dev != AIP_DEV_NONE);
     ASSERT_EQ(aip__dev_device(AIP_BACKEND_OPENCL, 0x1234, "x", "y", 0), dev);

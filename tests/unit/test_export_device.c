@@ -24,6 +24,7 @@
 #include "session_helpers.h"
 #include "tmp_dir.h"
 #include "clock.h"
+#include "collector.h"
 #include "device.h"
 #include "device_tracks.h"
 
@@ -43,7 +44,15 @@ static void sample_all(void)
     fake_device_sample(dev_b);
 }
 
-static const aip__dev_backend_ops fake = {"Fake", sample_all, sample_all, fake_device_ok, NULL};
+static void fake_start(const aip_config *cfg) { sample_all(); }
+static const aip__collector fake = {
+    .name = "Fake",
+    .wanted = aip__dev_wanted,
+    .start = fake_start,
+    .stop = sample_all,
+    .backend = AIP_BACKEND_OPENCL,
+    .status = fake_device_ok,
+};
 
 /* ---- the pieces alone -------------------------------------------------- */
 
@@ -175,7 +184,7 @@ static void record(void)
     aip_config c;
     base_config(&c, tmp);
     c.activities = AIP_ACTIVITY_CPU | AIP_ACTIVITY_NPU;
-    aip__dev_backend_register(&fake);
+    aip__collector_register(&fake);
     dev_a = aip__dev_device(AIP_BACKEND_OPENCL, 0xa, "Fake GPU", "Acme", AIP_DEVKIND_GPU);
     dev_b = aip__dev_device(AIP_BACKEND_OPENCL, 0xb, "Fake CPU", "Acme", AIP_DEVKIND_CPU);
     uint32_t qa = aip__dev_queue(dev_a, 0x100, "qa");

@@ -20,6 +20,7 @@
 #include "session_helpers.h"
 #include "tmp_dir.h"
 #include "clock.h"
+#include "collector.h"
 #include "device.h"
 #include "model.h"
 #include "csv_read.h"
@@ -40,7 +41,15 @@ static uint32_t dev, q0, q1;
 
 static void sample(void) { fake_device_sample(dev); }
 
-static const aip__dev_backend_ops fake = {"Fake", sample, sample, fake_device_ok, NULL};
+static void fake_start(const aip_config *cfg) { sample(); }
+static const aip__collector fake = {
+    .name = "Fake",
+    .wanted = aip__dev_wanted,
+    .start = fake_start,
+    .stop = sample,
+    .backend = AIP_BACKEND_OPENCL,
+    .status = fake_device_ok,
+};
 
 /* What one launch recorded. */
 typedef struct launch_rec {
@@ -555,7 +564,7 @@ static void test_host_only_unchanged(void)
 static void setup(void)
 {
     make_tmpdir(tmp, sizeof tmp, "device_csv");
-    aip__dev_backend_register(&fake);
+    aip__collector_register(&fake);
     dev = aip__dev_device(AIP_BACKEND_OPENCL, 0x77, "Fake GPU", "aiprof tests", AIP_DEVKIND_GPU);
     q0 = aip__dev_queue(dev, 0x100, "queue 0");
     q1 = aip__dev_queue(dev, 0x101, "queue 1");

@@ -26,6 +26,7 @@
  * gets one message in the trace's log (status()), and the program runs on.
  */
 #include "cuda_int.h"
+#include "collector.h"
 #include "clock.h"
 #include "error.h"
 
@@ -452,7 +453,7 @@ static void start_locked(void)
  * InitializeInjection must not take the lock again. */
 static __thread int starting;
 
-static void backend_start(void)
+static void backend_start(const aip_config *cfg)
 {
     if (starting)
         return;
@@ -614,18 +615,22 @@ static const char *backend_probe(void)
     return probe_text[0] ? probe_text : NULL;
 }
 
-static const aip__dev_backend_ops ops = {
+/* `aiprof run` names libaiprof in CUDA_INJECTION64_PATH: the driver loads
+ * it and calls InitializeInjection (below) at the program's cuInit. */
+const aip__collector aip__collector_cuda = {
     .name = "CUDA",
+    .wanted = aip__dev_wanted,
     .start = backend_start,
     .stop = backend_stop,
+    .backend = AIP_BACKEND_CUDA,
+    .activities = AIP_ACTIVITY_CUDA,
     .status = backend_status,
     .probe = backend_probe,
+    .inject_var = "CUDA_INJECTION64_PATH",
+    .record_kinds = (1ull << AIP_REC_DEVICE) | (1ull << AIP_REC_DEVICE_QUEUE) |
+                    (1ull << AIP_REC_DEVICE_TASK) | (1ull << AIP_REC_DEVICE_API) |
+                    (1ull << AIP_REC_DEVICE_MEMORY) | (1ull << AIP_REC_DEVICE_CLOCK),
 };
-
-__attribute__((constructor)) static void register_backend(void)
-{
-    aip__dev_backend_register(&ops);
-}
 
 /* CUDA_INJECTION64_PATH=.../libaiprof.so.0: the driver calls this from
  * cuInit, in any CUDA program (statically linked cudart included), before

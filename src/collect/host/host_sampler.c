@@ -74,7 +74,6 @@ typedef struct sampler {
 } sampler;
 
 static sampler S = {.fd_stat = -1, .fd_statm = -1, .fd_io = -1, .fd_netdev = -1};
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* ---- reading -------------------------------------------------------------- */
 
@@ -456,15 +455,13 @@ static void close_fds(void)
 /* The child of a fork has no sampler thread, and the open files are its
  * parent's /proc/<pid> entries: let go of both (the child's trace is
  * stopped by the recorder's own fork handler). */
-static void fork_child(void)
+void aip__host_sampler_fork_child(void)
 {
     S.running = 0;
     S.stop = 0;
     pthread_mutex_init(&S.lock, NULL);
     close_fds();
 }
-
-static void install_fork_handler(void) { pthread_atfork(NULL, NULL, fork_child); }
 
 static uint64_t period_from_env(void)
 {
@@ -488,7 +485,6 @@ void aip__host_sampler_start(unsigned host_sys, int sys_io)
     host_sys &= AIP_HOST_SYS_CPU | AIP_HOST_SYS_MEM | AIP_HOST_SYS_DISK | AIP_HOST_SYS_NETWORK;
     if ((!host_sys && !sys_io) || S.running)
         return;
-    pthread_once(&fork_once, install_fork_handler);
     if (!S.buf && !(S.buf = malloc(FILE_MAX))) {
         aip__log("WARN", "host_sys: no memory for the sampler; no host figures");
         return;

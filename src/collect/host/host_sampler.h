@@ -5,9 +5,9 @@
  * HOST_SAMPLE records (raw format 1.5) through the calling thread's own
  * buffer, like any other recording thread.
  *
- * The trace (src/core/trace.c, through the core's host_sys.h) starts it
- * after recording is on and stops it before recording ends, so that its
- * last sample lands in the trace.
+ * It is the collector aip__collector_host (src/core/collector.h): the
+ * core starts it after recording is on and stops it before recording
+ * ends, so that its last sample lands in the trace.
  * The parsers (host_read.c) are pure functions of a file's text, so the
  * unit tests feed them text; the sampler can be pointed at a fake /proc
  * and /sys (AIPROF_HOST_PROC_ROOT, AIPROF_HOST_SYS_ROOT: tests only).
@@ -25,10 +25,21 @@
 #define AIP_HOST_MAX_THREADS 512 /* per-thread CPU: more threads are summed only */
 #define AIP_HOST_MAX_IFACES 64
 
-/* aip__host_sampler_start() and aip__host_sampler_stop(), what the trace
- * calls: src/core/host_sys.h (the core's side of this collector).  The
- * start reads AIPROF_HOST_SYS_PERIOD_MS. */
-#include "host_sys.h"
+/* aip__host_sampler_start() : start sampling what `host_sys` (aip_host_sys
+ * bits; OSRT is not sampled) and `sys_io` ask for; nothing when neither
+ * asks for a sample.  Call after recording is on; reads
+ * AIPROF_HOST_SYS_PERIOD_MS.  A sampler that cannot start says so in the
+ * trace's log; the trace goes on. */
+void aip__host_sampler_start(unsigned host_sys, int sys_io);
+
+/* aip__host_sampler_stop() : take a last sample, write the STATUS record
+ * and join the thread; nothing when none runs.  Call while recording is
+ * still on, so that the last sample lands in the trace. */
+void aip__host_sampler_stop(void);
+
+/* aip__host_sampler_fork_child() : in a forked child, which has no sampler
+ * thread: forget the parent's (collector.h's fork_child). */
+void aip__host_sampler_fork_child(void);
 
 /* aip__host_sampler_emitted() : HOST_SAMPLE records the last sampler made
  * (recorded, or refused at the buffer cap and counted as dropped); read

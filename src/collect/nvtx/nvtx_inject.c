@@ -24,7 +24,8 @@
 #include <string.h>
 
 #include "nvtx_int.h"
-#include "nvtx.h"
+#include "collector.h"
+#include "raw_format.h"
 
 #define AIP_NVTX_VERSION 3
 
@@ -75,8 +76,31 @@ static void arm_nvtx_injection(void)
     setenv("NVTX_INJECTION64_PATH", abs, 0);
 }
 
-void aip__nvtx_session_started(void)
+/* A session that records mstx started (before its schedule's first
+ * trace, so NVTX calls in its unrecorded steps find the tool too): the
+ * first time, point NVTX_INJECTION64_PATH at this shared libaiprof;
+ * later calls do nothing. */
+static void session_started(const aip_config *cfg)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, arm_nvtx_injection);
 }
+
+/* mstx (Level_none forces it on, torch_npu's _ExperimentalConfig). */
+static int wanted(const aip_config *cfg)
+{
+    return cfg->mstx || cfg->profiler_level == AIP_LEVEL_NONE;
+}
+
+/* No start or stop: NVTX calls record through the mstx calls, which the
+ * trace's record mask lets through or not.  `aiprof run` names this
+ * library in NVTX_INJECTION64_PATH for the program it launches. */
+const aip__collector aip__collector_nvtx = {
+    .name = "nvtx",
+    .wanted = wanted,
+    .session_started = session_started,
+    .inject_var = "NVTX_INJECTION64_PATH",
+    .inject_off = "AIPROF_NVTX",
+    .record_kinds = (1ull << AIP_REC_RANGE) | (1ull << AIP_REC_RANGE_START) |
+                    (1ull << AIP_REC_RANGE_END) | (1ull << AIP_REC_MARK),
+};

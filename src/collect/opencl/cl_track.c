@@ -11,6 +11,7 @@
  * Devices are few: an array under a lock, each with its clock-sample state.
  */
 #include "cl_int.h"
+#include "collector.h"
 
 #include "clock.h"
 #include "error.h"
@@ -264,7 +265,7 @@ static void zero_counters(void)
     atomic_store(&aip__cl_count.bad_times, 0);
 }
 
-static void backend_start(void)
+static void backend_start(const aip_config *cfg)
 {
     zero_counters();
     aip__cl_clock_sample_all();
@@ -305,15 +306,19 @@ static void backend_stop(void)
         aip__warn("OpenCL: %llu commands had an end time before their start; dropped", bad);
 }
 
-static const aip__dev_backend_ops ops = {
+/* No fork_child: OpenCL's per-thread state exists from the program's
+ * first OpenCL call, before any trace, so cl_events.c keeps a
+ * pthread_atfork() of its own (the core's fork handlers run once the
+ * recorder is set up). */
+const aip__collector aip__collector_opencl = {
     .name = "OpenCL",
+    .wanted = aip__dev_wanted,
     .start = backend_start,
     .stop = backend_stop,
+    .backend = AIP_BACKEND_OPENCL,
     .status = aip__cl_status,
     .probe = aip__cl_probe,
+    .record_kinds = (1ull << AIP_REC_DEVICE) | (1ull << AIP_REC_DEVICE_QUEUE) |
+                    (1ull << AIP_REC_DEVICE_TASK) | (1ull << AIP_REC_DEVICE_API) |
+                    (1ull << AIP_REC_DEVICE_MEMORY) | (1ull << AIP_REC_DEVICE_CLOCK),
 };
-
-__attribute__((constructor)) static void register_backend(void)
-{
-    aip__dev_backend_register(&ops);
-}

@@ -1,6 +1,7 @@
 /*
- * osrt_control.c — the OS runtime collector and the trace (src/core/osrt.h):
- * a trace whose host_sys names OSRT patches the GOT entries when it starts
+ * osrt_control.c — the OS runtime collector and the trace: the collector
+ * aip__collector_osrt (src/core/collector.h).  A trace whose host_sys
+ * names OSRT patches the GOT entries when it starts
  * (osrt_got.c) and restores them when it stops, so that a program profiled
  * without OSRT never runs a wrapper.
  *
@@ -10,8 +11,9 @@
  * (statically linked program, libaiprof linked into the program, pages that
  * refused to become writable), and the rest of the profile goes on.
  */
-#include "osrt.h"
 #include "osrt_int.h"
+#include "collector.h"
+#include "raw_format.h"
 #include "clock.h"
 #include "error.h"
 #include "session_log.h"
@@ -67,7 +69,9 @@ static void report(const aip__osrt_patch_stats *st)
 
 static void init_table(void) { aip__osrt_table_init(); }
 
-void aip__osrt_trace_started(void)
+/* A trace that records OSRT began (recording is on): patch the loaded
+ * objects and start recording their calls. */
+static void trace_started(const aip_config *cfg)
 {
     pthread_once(&table_once, init_table);
     pthread_mutex_lock(&lock);
@@ -101,7 +105,9 @@ void aip__osrt_after_dlopen(void)
     pthread_mutex_unlock(&lock);
 }
 
-void aip__osrt_trace_stopping(void)
+/* Before the trace ends, while recording is still on: stop recording and
+ * restore every patched entry. */
+static void trace_stopping(void)
 {
     pthread_mutex_lock(&lock);
     if (installed) {
@@ -118,3 +124,13 @@ void aip__osrt_trace_stopping(void)
     }
     pthread_mutex_unlock(&lock);
 }
+
+static int wanted(const aip_config *cfg) { return (cfg->host_sys & AIP_HOST_SYS_OSRT) != 0; }
+
+const aip__collector aip__collector_osrt = {
+    .name = "osrt",
+    .wanted = wanted,
+    .start = trace_started,
+    .stop = trace_stopping,
+    .record_kinds = 1ull << AIP_REC_OSRT,
+};
