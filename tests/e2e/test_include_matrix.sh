@@ -8,6 +8,10 @@
 # - src/analysis including an exporter's header (analysis knows no output);
 # - src/common including a core header (common is below everything);
 # - an exporter including analysis_int.h (exporters read model.h only);
+# - an exporter or result including a collector's header (only the core's
+#   collector.h table reaches a collector, issue 28 point 3);
+# - a new collector folder passes with no edit of the check (its row comes
+#   from src/collect), but may not include another collector's header;
 # - a file in a folder the matrix has no row for.
 set -eu
 SRC=$2
@@ -45,7 +49,20 @@ restore src/common/error.c
 inject src/export/csv_statistic.c '#include "analysis_int.h"'
 expect export_to_analysis_int 1 "src/export/csv_statistic.c includes src/analysis/analysis_int.h: it is private to src/analysis"
 restore src/export/csv_statistic.c
+inject src/export/summary_device.c '#include "../collect/host/host_sampler.h"'
+expect export_to_collect 1 "src/export/summary_device.c includes src/collect/host/host_sampler.h: src/export may not include src/collect/host"
+restore src/export/summary_device.c
+inject src/result/analyse_dir.c '#include "../collect/osrt/osrt_int.h"'
+expect result_to_collect 1 "src/result/analyse_dir.c includes src/collect/osrt/osrt_int.h: src/result may not include src/collect/osrt"
+restore src/result/analyse_dir.c
 expect restored 0 "layer rules: 0 broken"
+mkdir -p "$tmp/tree/src/collect/toy"
+printf '#include "collector.h"\n#include "device.h"\n#include "toy_int.h"\n' >"$tmp/tree/src/collect/toy/toy.c"
+echo '#include "raw_format.h"' >"$tmp/tree/src/collect/toy/toy_int.h"
+expect new_collector 0 "layer rules: 0 broken"
+echo '#include "../host/host_sampler.h"' >>"$tmp/tree/src/collect/toy/toy.c"
+expect collector_to_collector 1 "src/collect/toy/toy.c includes src/collect/host/host_sampler.h: src/collect/toy may not include src/collect/host"
+rm -r "$tmp/tree/src/collect/toy"
 mkdir -p "$tmp/tree/src/newfolder" && echo '#include "aiprof.h"' >"$tmp/tree/src/newfolder/x.c"
 expect unknown_folder 1 "src/newfolder/x.c is in no folder of the matrix"
 echo "e2e include matrix: $pass passed, $fail failed"
