@@ -91,7 +91,11 @@ enum { AIP_COMMF_NONBLOCKING = 0x01, /* started by an I* call, ended at its comp
 /* Device kinds, task kinds, copy directions and back ends (format 1.4). */
 enum aip__dev_kind { AIP_DEVKIND_OTHER = 0, AIP_DEVKIND_CPU = 1, AIP_DEVKIND_GPU = 2,
                      AIP_DEVKIND_ACCELERATOR = 3 };
-enum aip__dev_backend { AIP_BACKEND_NONE = 0, AIP_BACKEND_OPENCL = 1, AIP_BACKEND_CUDA = 2 };
+/* Back ends: a number is for good (raw files keep it); 128..255 are
+ * private, for a back end not numbered here yet (docs/ADD_A_BACKEND.md):
+ * the outputs give it raw_backend.c's defaults. */
+enum aip__dev_backend { AIP_BACKEND_NONE = 0, AIP_BACKEND_OPENCL = 1, AIP_BACKEND_CUDA = 2,
+                        AIP_BACKEND_PRIVATE = 128 };
 enum aip__task_kind { AIP_TASK_KERNEL = 1, AIP_TASK_MEMCPY = 2, AIP_TASK_MEMSET = 3,
                       AIP_TASK_MARKER = 4, AIP_TASK_BARRIER = 5, AIP_TASK_MAP = 6,
                       AIP_TASK_OTHER = 7 };
