@@ -46,11 +46,14 @@ typedef struct aip__collector {
      * records still owed: CUPTI's buffers, OpenCL's event callbacks, the
      * host sampler's last sample), then stop.  One hook for both: no
      * collector holds records it could hand over earlier without stopping;
-     * communication's flush is aip_comm_set_drain (below). */
+     * communication's flush is aip_comm_set_drain (aiprof_integration.h). */
     void (*stop)(void);
     /* fork_child: in the child of a fork, which has none of the parent's
      * threads (fork_handlers.h; runs after the core let go of the parent's
-     * trace).  Optional. */
+     * trace).  The core's fork handlers are installed with the recorder,
+     * at the first trace: state a collector keeps from before (OpenCL's
+     * per-thread batches, from the program's first OpenCL call) needs a
+     * pthread_atfork() of its own.  Optional. */
     void (*fork_child)(void);
     /* ---- device back ends (device.h) ---- */
     uint8_t backend;           /* raw DEVICE records' back end (enum aip__dev_backend);
