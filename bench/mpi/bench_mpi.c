@@ -126,6 +126,7 @@ int main(int argc, char **argv)
     aip_config_init(&c);
     c.activities = AIP_ACTIVITY_CPU;
     c.dir_name = dir;
+    c.profiler_level = AIP_LEVEL1; /* the communication summaries: Level1+ (the seed) */
     c.buffer_cap_bytes = 256u << 20; /* every call kept: a recorded call is what is timed */
     aip_session *s = NULL;
     double ar_on = 0, p_on = 0;

@@ -130,6 +130,9 @@ static aip_session *start_profiling(const struct options *o, int steps)
     aip_config_init(&c);
     c.activities = AIP_ACTIVITY_CPU;
     c.dir_name = o->dir;
+    /* Level1: communication.json and communication_matrix.json, which the
+     * seed writes at Level1 and Level2 only (docs/COMMUNICATION.md). */
+    c.profiler_level = AIP_LEVEL1;
     c.has_schedule = 1;
     /* By default one cycle covers the whole run: the broadcast before the
      * first step and the collectives after the last are recorded too. */

@@ -11,7 +11,9 @@ broadcasts a learning-rate scale from rank 0.  Each rank writes its own
 DIR/{host}_{pid}_{time}_ascend_pt (profiler_info_{rank}.json;
 profiler_metadata.json's parallel_group_info lists the process groups);
 the torch.distributed calls are recorded as communication operations
-(docs/PYTHON.md, "torch.distributed").  `--slow-rank R` makes rank R
+(docs/PYTHON.md, "torch.distributed"), and profiler_level=Level1 writes
+their communication.json and communication_matrix.json (the seed writes
+them at Level1 and Level2 only).  `--slow-rank R` makes rank R
 slower in every step.  Only the import differs from a torch_npu script.
 """
 import argparse
@@ -39,6 +41,8 @@ def worker(rank, args):
     prof = torch_npu.profiler.profile(
         activities=[torch_npu.profiler.ProfilerActivity.CPU],
         schedule=torch_npu.profiler.schedule(wait=1, warmup=1, active=2, repeat=1),
+        experimental_config=torch_npu.profiler._ExperimentalConfig(
+            profiler_level=torch_npu.profiler.ProfilerLevel.Level1),
         on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(args.dir))
     with prof:
         for _ in range(args.steps):

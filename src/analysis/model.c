@@ -17,6 +17,24 @@ void aip__profiler_info_defaults(aip__profiler_info_data *info)
     info->data_simplification = 1;
 }
 
+int aip__info_comm_summaries(const aip__profiler_info_data *info)
+{
+    return !info->level_known || info->profiler_level >= AIP_LEVEL1;
+}
+
+#define COMM_LEVEL_NOTE(level)                                                              \
+    "communication.json and communication_matrix.json not written (nor analysis.db's "      \
+    "CommAnalyzer* tables): profiler_level=" level " (the seed writes them at Level1 and "   \
+    "Level2: aiprof run --profiler-level Level1, or experimental_config "                   \
+    "profiler_level=Level1); the communication ops are in trace_view.json, "                \
+    "step_trace_time and COMMUNICATION_OP"
+
+const char *aip__comm_level_note(const aip__profiler_info_data *info)
+{
+    return info->profiler_level == AIP_LEVEL_NONE ? COMM_LEVEL_NOTE("Level_none")
+                                                  : COMM_LEVEL_NOTE("Level0");
+}
+
 void aip__metadata_free(aip__metadata *md)
 {
     for (size_t i = 0; i < md->n; i++) {

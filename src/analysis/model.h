@@ -286,6 +286,8 @@ typedef struct aip__profiler_info_data {
     unsigned activities;      /* AIP_ACTIVITY_* named in common_config; 0 = not given */
     int has_schedule;         /* a non-empty schedule object */
     aip_profiler_level profiler_level;  /* _profiler_level; Level0 when absent */
+    int level_known;          /* _profiler_level was there (every profile aiprof or
+                                 torch_npu writes has it) */
     int data_simplification;  /* _data_simplification; 1 when absent */
     int record_op_args;       /* record_op_args */
     int mstx;                 /* _mstx or _msprof_tx */
@@ -349,6 +351,15 @@ int aip__model_has_device_tasks(const aip__model *m);
 /* aip__profiler_info_defaults() : what holds without profiler_info.json:
  * rank -1, Level0, data_simplification on, everything else off. */
 void aip__profiler_info_defaults(aip__profiler_info_data *info);
+/* aip__info_comm_summaries() : whether the profile's level writes the
+ * communication summaries (communication.json, communication_matrix.json,
+ * analysis.db's CommAnalyzer* tables): the seed writes them at Level1 and
+ * Level2 only; a profile whose level is unknown (no profiler_info.json)
+ * keeps what it recorded. */
+int aip__info_comm_summaries(const aip__profiler_info_data *info);
+/* aip__comm_level_note() : why they are not written, said once in the
+ * summary and the run log when communication was recorded. */
+const char *aip__comm_level_note(const aip__profiler_info_data *info);
 /* aip__metadata_free() : free the pairs; *md is empty again. */
 void aip__metadata_free(aip__metadata *md);
 /* aip__model_grow() : make room for `need` elements of `elem` bytes in a

@@ -199,6 +199,24 @@ static void mpi_preload(const run_options *o, const char *preload, char *out, si
     out[0] = '\0';
 }
 
+/* The profiler_level of the run: --profiler-level, else Level1 for a
+ * distributed program (MPI calls recorded, or WORLD_SIZE > 1 as torchrun
+ * sets it), else Level0, torch_npu's default.  The seed's default is Level0
+ * because its Level1 collects more (AscendCL, AI Core metrics, HCCL
+ * tasks) at a cost; aiprof's levels only choose outputs (Level1 adds
+ * communication.json, communication_matrix.json and api_statistic.csv),
+ * and communication is what a distributed profile is read for
+ * (docs/COMMUNICATION.md, "Levels"). */
+static const char *run_level(const run_options *o, int mpi_recorded)
+{
+    if (o->profiler_level)
+        return aip_profiler_level_name((aip_profiler_level)o->level);
+    const char *ws = getenv("WORLD_SIZE");
+    if (mpi_recorded || (ws && atol(ws) > 1))
+        return aip_profiler_level_name(AIP_LEVEL1);
+    return aip_profiler_level_name(AIP_LEVEL0);
+}
+
 int cli_run(int argc, char **argv)
 {
     run_options o;
@@ -296,6 +314,7 @@ int cli_run(int argc, char **argv)
         setenv("AIPROF_RUN_WITH_MODULES", o.with_modules ? "1" : "0", 1);
         setenv("AIPROF_RUN_WITH_FLOPS", o.with_flops ? "1" : "0", 1);
         setenv("AIPROF_RUN_MSTX", o.no_mstx ? "0" : "1", 1);
+        setenv("AIPROF_RUN_PROFILER_LEVEL", run_level(&o, mpi[0] != 0), 1);
         if (o.host_sys)
             setenv("AIPROF_RUN_HOST_SYS", o.host_sys, 1);
         if (o.children)

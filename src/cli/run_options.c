@@ -53,6 +53,11 @@ static const run_option options[] = {
     {"--host-sys", NULL, NULL, "LIST", FIELD(host_sys), 0,
      "host system data, comma-separated: cpu, mem, disk, network,\n"
      "osrt (osrt: blocking libc/pthread calls, docs/OSRT.md)"},
+    {"--profiler-level", NULL, NULL, "LEVEL", FIELD(profiler_level), 0,
+     "Level_none, Level0, Level1 or Level2 (torch_npu's levels):\n"
+     "Level1+ writes communication.json, communication_matrix.json\n"
+     "and api_statistic.csv; default Level1 when MPI calls are\n"
+     "recorded or WORLD_SIZE > 1, else Level0 (docs/COMMUNICATION.md)"},
     {"--record-shapes", NULL, NULL, NULL, FIELD(record_shapes), 1,
      "record input shapes of framework ops"},
     {"--with-stack", NULL, NULL, NULL, FIELD(with_stack), 1, "record call stacks"},
@@ -267,6 +272,19 @@ int run_options_parse(int argc, char **argv, run_options *o)
         if (o->trace_form < 0)
             return usage(o, "--trace-format needs torch_npu, kineto or perfetto, not '%s'",
                          o->trace_format);
+    }
+    if (o->profiler_level) {
+        static const char *const levels[] = {"Level_none", "Level0", "Level1", "Level2"};
+        o->level = -1;
+        for (int k = 0; k < 4; k++)
+            if (!strcasecmp(o->profiler_level, levels[k]))
+                o->level = k; /* aip_profiler_level's numbering */
+        if (o->level < 0)
+            return usage(o, "--profiler-level needs Level_none, Level0, Level1 or Level2, "
+                         "not '%s'", o->profiler_level);
+        if (o->config)
+            return usage(o, "--profiler-level does not go with --config (dynamic mode): "
+                         "profiler_config.json's experimental_config says the level", NULL);
     }
     if (o->config && (o->delay || o->duration))
         return usage(o, "--config (dynamic mode) cannot be combined with --delay/--duration",

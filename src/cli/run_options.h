@@ -18,6 +18,8 @@ typedef struct run_options {
     const char *host_sys;  /* --host-sys: "cpu,mem,disk,network,osrt" (checked), NULL: none */
     const char *trace_format; /* --trace-format: "torch_npu", "kineto" or "perfetto" (checked),
                                  NULL: default */
+    const char *profiler_level; /* --profiler-level: "Level0" ... (checked), NULL: default */
+    int level;    /* --profiler-level as an aip_profiler_level (when given) */
     unsigned long long max_bytes; /* --max-size in bytes (RUN_DEFAULT_MAX_BYTES if not given), 0 = none */
     int record_shapes, with_stack, profile_memory, with_modules, with_flops;
     int no_mstx, children;

@@ -161,6 +161,7 @@ static int add_dir(aip__cluster *c, const char *path)
     }
     r->ts = dir_ts(path);
     r->first_us = r->last_us = r->clock_offset_us = NAN;
+    r->level = -1;
     c->n++;
     return 0;
 }

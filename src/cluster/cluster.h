@@ -54,6 +54,9 @@ typedef struct aip__rank_dir {
     long long *devices;       /* RANK_DEVICE_MAP's deviceIds (-1: no device) */
     size_t n_devices;         /* 0: the rank has no ascend_pytorch_profiler db */
     int unreadable;           /* the directory itself could not be listed (problem says why) */
+    int level;                /* profiler_info's _profiler_level (aip_profiler_level); -1:
+                                 unknown.  Below Level1 a rank writes no communication.json
+                                 (the seed), which the verdict says */
 } aip__rank_dir;
 
 /* What the ranks' profiler_metadata.json say about the job

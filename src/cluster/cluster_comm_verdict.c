@@ -14,6 +14,68 @@
 
 /* ---- verdict -------------------------------------------------------------- */
 
+/* Whether used rank r lacks communication data because of its level
+ * (1), for no known reason (2: it recorded none, or its level is unknown),
+ * or has it (0). */
+static int why_no_comm(const aip__rank_dir *r)
+{
+    if (r->problem[0] || r->comm || r->matrix)
+        return 0;
+    return r->level >= 0 && r->level < AIP_LEVEL1 ? 1 : 2;
+}
+
+/* The ranks with why_no_comm() == `kind`, as "0-3, 5" (c->r is in rank
+ * order); @return how many. */
+static size_t rank_ranges(const aip__cluster *c, int kind, char *line, size_t cap)
+{
+    size_t n = 0, count = 0, len = 0;
+    line[0] = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if (why_no_comm(&c->r[i]) != kind)
+            continue;
+        long first = c->r[i].rank, last = first;
+        while (i + 1 < c->n && why_no_comm(&c->r[i + 1]) == kind && c->r[i + 1].rank == last + 1)
+            last = c->r[++i].rank;
+        count += (size_t)(last - first + 1);
+        if (len + 64 >= cap) {
+            if (!strstr(line, "..."))
+                snprintf(line + len, cap - len, ", ...");
+            continue;
+        }
+        len += (size_t)(first == last
+                            ? snprintf(line + len, cap - len, "%s%ld", n ? ", " : "", first)
+                            : snprintf(line + len, cap - len, "%s%ld-%ld", n ? ", " : "", first,
+                                       last));
+        n++;
+    }
+    return count;
+}
+
+/* Which ranks have no communication data and why: below Level1 the seed
+ * writes no communication.json (torch_npu's Level0, aiprof's default
+ * outside a distributed launch), which is not a failure of the ranks but
+ * of the collection's settings; ranks at Level1 without any are named when
+ * others have some. */
+static void absent_verdict(const aip__cluster *c, int any)
+{
+    char line[1024];
+    size_t n = rank_ranges(c, 1, line, sizeof line);
+    if (n)
+        aip__cluster_say(c,
+                         "no communication data from rank%s %s: profiled at profiler_level "
+                         "Level0 (or Level_none), and communication.json and "
+                         "communication_matrix.json are written at Level1 and Level2 only (the "
+                         "seed); profile again with aiprof run --profiler-level Level1 or "
+                         "experimental_config profiler_level=Level1\n",
+                         n > 1 ? "s" : "", line);
+    n = any ? rank_ranges(c, 2, line, sizeof line) : 0;
+    if (n)
+        aip__cluster_say(c,
+                         "no communication data from rank%s %s: no communication.json (no "
+                         "communication was recorded)\n",
+                         n > 1 ? "s" : "", line);
+}
+
 void aip__cluster_comm_verdict(const aip__cluster *c)
 {
     const aip__rank_dir *ref = aip__cluster_first_used(c);
@@ -25,6 +87,7 @@ void aip__cluster_comm_verdict(const aip__cluster *c)
         any = 1;
         other |= r->clock_samples != -1;
     }
+    absent_verdict(c, any);
     if (!any || !ref)
         return;
     if (!other)

@@ -11,12 +11,15 @@
  * read-only, never through a symbolic link); a rank written without the
  * db (export type text) still has its host name in
  * profiler_info_{rank}.json ("aiprof": {"hostname"}), and no device list.
+ * The rank's profiler_level comes from profiler_info too: below Level1 it
+ * writes no communication.json, and the verdict says so by rank.
  * What cannot be read is left out (NULL / none): these tables are extras,
  * a rank is not refused for lacking them.
  */
 #include "cluster.h"
 #include "error.h"
 #include "fs.h"
+#include "profiler_info.h"
 
 #include <limits.h>
 #include <sqlite3.h>
@@ -131,6 +134,13 @@ int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r)
     if (!aip__join(path, sizeof path, r->path, name)) {
         json_t *info = load_json(c, path, "the rank's host name is unknown");
         json_t *a = json_object_get(info, "aiprof");
+        aip_profiler_level level;
+        if (!aip__profiler_level_parse(
+                json_string_value(json_object_get(
+                    json_object_get(json_object_get(info, "config"), "experimental_config"),
+                    "_profiler_level")),
+                &level))
+            r->level = (int)level;
         const char *host = json_string_value(json_object_get(a, "hostname"));
         const char *uid = json_string_value(json_object_get(a, "host_uid"));
         int nomem = (host && !(r->host_name = strdup(host))) || clock_host(r, host, uid);

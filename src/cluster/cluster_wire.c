@@ -393,6 +393,7 @@ static void wire_rank(wire *w, aip__rank_dir *r)
     w_str(w, &r->host_name);
     w_lls(w, &r->devices, &r->n_devices);
     w_int(w, &r->unreadable);
+    w_int(w, &r->level);
 }
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(aip__rank_dir) == 552,

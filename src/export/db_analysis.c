@@ -14,7 +14,8 @@
  * §2.5) hold the rows of communication.json and communication_matrix.json
  * (src/analysis/comm_derive.c; same units: ms, MB, GB/s; step "step<N>",
  * type "collective" / "p2p"), created only when communication ops were
- * recorded.  What one rank cannot know (the wait / transit / idle split,
+ * recorded at profiler_level Level1 or Level2 (as the JSON files: the seed
+ * derives them from the analyze output of a Level1+ collection).  What one rank cannot know (the wait / transit / idle split,
  * the transit time and bandwidth of its ops and of a collective's self
  * link: docs/COMMUNICATION.md) is NULL, where the JSON files leave the key
  * out; `aiprof cluster` writes the measured values in (cluster_comm_back.c).
@@ -175,6 +176,8 @@ aip_status aip__export_analysis_db(const aip__model *m, aip__out *o)
         }
         aip__db_insert_end(&ins);
     }
+    if (!aip__info_comm_summaries(&m->info))
+        return aip__db_close(&d);
     aip__comm_tables t;
     s = aip__comm_tables_build(m, &t);
     if (s) {

@@ -27,6 +27,15 @@
  * every device profile): msprof-analyze's recipes (free_analysis,
  * slow_rank, cluster_time_summary, hccl_sum, ...) query them without
  * asking whether they exist.
+ *
+ * It is written at every profiler_level, unlike communication.json,
+ * communication_matrix.json and analysis.db's CommAnalyzer* tables
+ * (Level1+): COMMUNICATION_OP is the op-level record (msprof has the HCCL
+ * ops at task_time l0; the task-level COMMUNICATION_TASK_INFO and the
+ * analyze output need Level1's HCCL trace, msprof-analyze's p2p_pairing
+ * says "check whether the data level is at level1" of the latter), and
+ * step_trace_time's communication columns, written at Level0 too, rest on
+ * the same ops.
  */
 #include "db_pytorch.h"
 #include "comm_derive.h"

@@ -62,9 +62,11 @@ static void config_notes(aip__summary_data *s)
              ? "CUDA" : "XPU");
     if (in->has_config && in->activities && !(in->activities & AIP_ACTIVITY_CPU))
         aip__summary_note(s, "CPU activity off: no framework ops were recorded");
-    int dev_mem = 0;
-    for (size_t i = 0; i < s->m->n_procs; i++)
+    int dev_mem = 0, has_comm = 0;
+    for (size_t i = 0; i < s->m->n_procs; i++) {
         dev_mem |= s->m->procs[i].dev_memory.n != 0;
+        has_comm |= s->m->procs[i].comm_ops.n != 0;
+    }
     if (in->has_config && !in->profile_memory && !dev_mem)
         aip__summary_note(s, "memory not recorded (profile_memory=False): no memory_record.csv, "
              "operator_memory.csv or memory timeline");
@@ -90,6 +92,8 @@ static void config_notes(aip__summary_data *s)
     if (in->profiler_level < AIP_LEVEL1)
         aip__summary_note(s, "api_statistic.csv not written: it needs profiler_level Level1 or Level2 "
              "(this profile: %s)", aip_profiler_level_name(in->profiler_level));
+    if (has_comm && !aip__info_comm_summaries(in))
+        aip__summary_note(s, "%s", aip__comm_level_note(in));
     if (in->sys_interconnection)
         aip__summary_note(s, "sys_interconnection: no PCIe / HCCS / interconnect counter source on this host "
              "(docs/HOST_SYS.md says what was looked for): not collected");

@@ -248,6 +248,16 @@ void aip__preload_exec(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* AIPROF_RUN_PROFILER_LEVEL, a name aiprof run checked ("Level1"); the
+ * library's default (Level0) when absent. */
+static aip_profiler_level run_level(const char *name)
+{
+    for (int k = AIP_LEVEL_NONE; name && k <= AIP_LEVEL2; k++)
+        if (!strcmp(name, aip_profiler_level_name((aip_profiler_level)k)))
+            return (aip_profiler_level)k;
+    return AIP_LEVEL0;
+}
+
 __attribute__((constructor)) static void aiprof_preload_init(void)
 {
     const char *m = getenv("AIPROF_RUN_MODE");
@@ -288,6 +298,7 @@ __attribute__((constructor)) static void aiprof_preload_init(void)
     cfg.with_modules = env_flag("AIPROF_RUN_WITH_MODULES");
     cfg.with_flops = env_flag("AIPROF_RUN_WITH_FLOPS");
     cfg.mstx = !getenv("AIPROF_RUN_MSTX") || env_flag("AIPROF_RUN_MSTX");
+    cfg.profiler_level = run_level(getenv("AIPROF_RUN_PROFILER_LEVEL")); /* --profiler-level */
     cfg.host_sys = host_sys_bits(getenv("AIPROF_RUN_HOST_SYS")); /* --host-sys */
     const char *max_size = getenv("AIPROF_RUN_MAX_SIZE"); /* bytes; --max-size */
     if (max_size)

@@ -7,7 +7,10 @@
  * `text` writes trace_view.json and the CSV summaries and also the
  * databases (the seed: text 包括 ascend_pytorch_profiler_{Rank_ID}.db、
  * analysis.db); `db` writes only the databases.  api_statistic.csv needs
- * profiler_level Level1/Level2, the memory CSVs profile_memory,
+ * profiler_level Level1/Level2, and so do communication.json and
+ * communication_matrix.json (with analysis.db's CommAnalyzer* tables: the
+ * seed 生成通信算子的communication.json和communication_matrix.json at
+ * Level1), the memory CSVs profile_memory,
  * kernel_details.csv device tasks (the seed: written when NPU activity is
  * collected).
  * Afterwards ASCEND_PROFILER_OUTPUT holds only this analysis's files, and
@@ -40,7 +43,7 @@ enum {
     W_TRACE_VIEW = 1u << 10,   /* also when only the trace is asked for */
     W_DATABASE = 1u << 11,     /* built by SQLite at the aip__out's path (aip__out_target) */
     W_DEVICE = 1u << 12,       /* device tasks were recorded */
-    W_COMM = 1u << 13,         /* communication ops were recorded */
+    W_COMM = 1u << 13,         /* communication ops were recorded, at Level1+ */
     W_NIC = 1u << 14,          /* sys_io interface samples were recorded */
     W_ROCE = 1u << 15,         /* sys_io RDMA port samples were recorded */
     W_PERFETTO = 1u << 16      /* trace format perfetto was asked for */
@@ -122,7 +125,7 @@ static int enabled(const exporter *e, const aip__model *m, unsigned export_type,
         return 0;
     if ((e->when & W_DEVICE) && !aip__model_has_device_tasks(m))
         return 0;
-    if ((e->when & W_COMM) && !has_comm_ops(m))
+    if ((e->when & W_COMM) && (!has_comm_ops(m) || !aip__info_comm_summaries(&m->info)))
         return 0;
     if ((e->when & W_NIC) && !has_host(m, AIP_HOST_NET, AIP_HOSTF_NIC))
         return 0;
@@ -307,6 +310,9 @@ static aip_status analyse(aip__run_log *r, unsigned export_type, unsigned which,
         s = pool_finish(r, p, 0, keep, &n_keep);
     if (!s && any_db && !m.meta.found)
         aip__runlog_line(r, "note: %s; META_DATA has no rows from it", m.meta.problem);
+    if (!s && which != AIP_OUTPUTS_TRACE_VIEW && has_comm_ops(&m) &&
+        !aip__info_comm_summaries(&m.info))
+        aip__runlog_line(r, "note: %s", aip__comm_level_note(&m.info));
     if (!s)
         s = pool_finish(r, p, 1, keep, &n_keep);
     /* Only the trace: other outputs of an earlier full run stay. */

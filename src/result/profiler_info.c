@@ -140,8 +140,10 @@ static void parse_experimental(json_t *exp, aip__profiler_info_data *out)
 {
     aip_profiler_level level;
     if (!aip__profiler_level_parse(json_string_value(json_object_get(exp, "_profiler_level")),
-                                   &level))
+                                   &level)) {
         out->profiler_level = level;
+        out->level_known = 1;
+    }
     json_t *ds = json_object_get(exp, "_data_simplification");
     if (ds)
         out->data_simplification = json_is_true(ds);

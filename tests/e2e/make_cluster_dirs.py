@@ -183,7 +183,7 @@ def one_rank(top, rank, n, steps, slow, extra):
     os.makedirs(out)
     groups = groups_of(rank, n)
     info = {"config": {"common_config": {"activities": ["ProfilerActivity.CPU"]},
-                       "experimental_config": {"_profiler_level": "Level0",
+                       "experimental_config": {"_profiler_level": "Level1",
                                                "_export_type": ["text"]}},
             "rank_id": rank,
             "aiprof": {"version": "0.1.0", "worker_name": "w%d" % rank, "pid": 1000 + rank,

@@ -32,6 +32,7 @@ int main(int argc, char **argv)
     aip_config_init(&c);
     c.activities = AIP_ACTIVITY_CPU;
     c.dir_name = argv[1];
+    c.profiler_level = AIP_LEVEL1; /* the communication summaries: Level1+ (the seed) */
     aip_session *s = NULL;
     if (aip_session_create(&c, &s) != AIP_OK || aip_session_start(s) != AIP_OK) {
         fprintf(stderr, "mpi_calls: %s\n", aip_last_error());

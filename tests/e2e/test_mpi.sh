@@ -46,6 +46,37 @@ else
     $PARAMS $RING || fail=1
   n=$(grep -c "analysed$" "$T/run.log")
   [ "$n" = 4 ] || { cat "$T/run.log"; echo "FAIL: $n of 4 rank directories analysed"; fail=1; }
+  # under mpirun the default level is Level1: the communication summaries
+  for d in "$T"/run/*_ascend_pt; do
+    grep -q '"_profiler_level": *"Level1"' "$d"/profiler_info_*.json &&
+      [ -f "$d/ASCEND_PROFILER_OUTPUT/communication.json" ] &&
+      [ -f "$d/ASCEND_PROFILER_OUTPUT/communication_matrix.json" ] ||
+      { echo "FAIL: aiprof run under mpirun: $d is not at Level1 with communication.json"; fail=1; }
+  done
+fi
+
+echo "== aiprof run --profiler-level Level0 under mpirun"
+# The seed writes communication.json and communication_matrix.json at
+# Level1 and Level2 only: at Level0 none, the summary says why, and
+# aiprof cluster names the ranks without them and why.
+mkdir -p "$T/lv0"
+if ! "${MPIRUN[@]}" "$BUILD/bin/aiprof" run --profiler-level Level0 --dir "$T/lv0" -- \
+     "$BUILD/bin/mpi_train_plain" "${ARGS[@]}" >"$T/lv0.log" 2>&1; then
+  cat "$T/lv0.log"; echo "FAIL: aiprof run --profiler-level Level0 failed"; fail=1
+else
+  for d in "$T"/lv0/*_ascend_pt; do
+    out="$d/ASCEND_PROFILER_OUTPUT"
+    if [ -e "$out/communication.json" ] || [ -e "$out/communication_matrix.json" ] ||
+       [ ! -f "$out/step_trace_time.csv" ]; then
+      echo "FAIL: Level0: $d has a communication file, or no step_trace_time.csv"; fail=1
+    fi
+    [ "$("$BUILD/bin/aiprof" summary "$d" | grep -c "communication.json and communication_matrix.json not written (nor analysis.db's CommAnalyzer\* tables): profiler_level=Level0")" = 1 ] ||
+      { echo "FAIL: Level0: the summary of $d does not say once why"; fail=1; }
+  done
+  "$BUILD/bin/aiprof" cluster -q "$T/lv0" >"$T/lv0.cluster" 2>&1 ||
+    { cat "$T/lv0.cluster"; echo "FAIL: aiprof cluster on Level0 ranks"; fail=1; }
+  grep -q "^no communication data from ranks 0-3: profiled at profiler_level Level0" "$T/lv0.cluster" ||
+    { cat "$T/lv0.cluster"; echo "FAIL: aiprof cluster does not say why ranks 0-3 have no communication data"; fail=1; }
 fi
 
 echo "== aiprof run --no-mpi"

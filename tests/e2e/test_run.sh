@@ -138,6 +138,28 @@ rc=$?
 set -e
 [ $rc = 2 ] || { echo "--trace-format chrome: exit $rc"; exit 1; }
 grep -q "trace-format needs torch_npu, kineto or perfetto, not 'chrome'" "$TMP/err"
+# --profiler-level: one of torch_npu's four levels, and not with --config
+# (profiler_config.json says the level in dynamic mode).
+set +e
+"$AIPROF" run --profiler-level Level3 -- true 2>"$TMP/err"
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "--profiler-level Level3: exit $rc"; exit 1; }
+grep -q "profiler-level needs Level_none, Level0, Level1 or Level2, not 'Level3'" "$TMP/err"
+set +e
+"$AIPROF" run --profiler-level Level1 --config "$TMP" -- true 2>"$TMP/err"
+rc=$?
+set -e
+[ $rc = 2 ] || { echo "--profiler-level with --config: exit $rc"; exit 1; }
+grep -q "profiler-level does not go with --config" "$TMP/err"
+# The level reaches profiler_info.json: Level0 by default outside a
+# distributed launch (torch_npu's), the one asked for otherwise.
+"$AIPROF" run --no-analyse --dir "$TMP/lv0" -- true >/dev/null 2>&1
+grep -q '"_profiler_level": *"Level0"' "$TMP"/lv0/*_ascend_pt/profiler_info.json
+"$AIPROF" run --no-analyse --profiler-level level2 --dir "$TMP/lv2" -- true >/dev/null 2>&1
+grep -q '"_profiler_level": *"Level2"' "$TMP"/lv2/*_ascend_pt/profiler_info.json
+WORLD_SIZE=2 "$AIPROF" run --no-analyse --dir "$TMP/lvw" -- true >/dev/null 2>&1
+grep -q '"_profiler_level": *"Level1"' "$TMP"/lvw/*_ascend_pt/profiler_info.json
 # A recording of no time is a usage error (exit 2), not an empty run.
 set +e
 "$AIPROF" run --duration 0 -- true 2>"$TMP/err"
@@ -165,7 +187,8 @@ grep -qx "  --no-mpi            do not record MPI calls, even under mpirun" "$TM
 grep -qx '  --host-sys LIST     host system data, comma-separated: cpu, mem, disk, network,' "$TMP/help"
 grep -qx '  --trace-format FORM trace_view.json as torch_npu writes it (torch_npu, the' "$TMP/help"
 grep -qx '  --flight-recorder SECONDS flight recorder: record always into a bounded ring, write' "$TMP/help"
-[ "$(grep -c "^  -" "$TMP/help")" = 22 ]
+grep -qx "  --profiler-level LEVEL Level_none, Level0, Level1 or Level2 (torch_npu's levels):" "$TMP/help"
+[ "$(grep -c "^  -" "$TMP/help")" = 23 ]
 # A statically linked program: LD_PRELOAD cannot reach it; it runs as it
 # would, and the message says why there is no profile (where the C library
 # has a static form: libc6-dev's libc.a).

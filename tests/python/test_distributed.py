@@ -180,6 +180,7 @@ def run(rank, out, port):
     solo = dist.new_group([1])          # rank 0 is not a member
     pair = dist.new_group([0, 1])
     with P.profile(activities=[P.ProfilerActivity.CPU],
+                   experimental_config=P._ExperimentalConfig(profiler_level=P.ProfilerLevel.Level1),
                    on_trace_ready=P.tensorboard_trace_handler(out)):
         t = torch.arange(6, dtype=torch.float64)
         dist.all_reduce(t, group=pair)

@@ -303,7 +303,8 @@ class _ExperimentalConfig:
         off = []
         if self._profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2):
             off.append(f"profiler_level={self._profiler_level}'s Ascend layers (AscendCL, HCCL, "
-                       "AI Core, AI CPU; its api_statistic.csv is written)")
+                       "AI Core, AI CPU; its api_statistic.csv, communication.json and "
+                       "communication_matrix.json are written)")
         if self._aic_metrics != AiCMetrics.AiCoreNone:
             off.append(f"aic_metrics={self._aic_metrics}")
         # record_op_args is not here: its directory is written, from host
