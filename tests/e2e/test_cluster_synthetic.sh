@@ -12,7 +12,8 @@
 # wait / transit / idle split of every collective is the one the
 # generator's times give, to the ns, on one host and on two hosts whose
 # clocks differ by 2750.5 us (recovered by the median of the collectives'
-# end times despite an outlier).
+# end times despite an outlier).  Ranks without communication data are
+# named with the reason (Level0, or none recorded).
 set -u
 BUILD=$1
 SRC=$2
@@ -165,6 +166,28 @@ open(p, "w").write("".join(out))
 PY
 "$AIPROF" cluster "$T/nowit" >"$T/nowit.log" 2>&1
 grep -q "^slow rank: 1" "$T/nowit.log" && { cat "$T/nowit.log"; echo "FAIL: rank 1 named without the witness"; fail=1; }
+
+# Ranks without communication data are named, with why: ranks 2-3
+# profiled at Level0 (no communication.json: the seed writes it at Level1+),
+# rank 1 at Level1 without any while the others have some; the pass runs
+# on with rank 0's communication.
+mkdir -p "$T/lv0"
+python3 "$SRC/tests/e2e/make_cluster_dirs.py" "$T/lv0" -1 0
+python3 - "$T/lv0" <<'PY'
+import glob, json, os, sys
+for rank, level in ((1, "Level1"), (2, "Level0"), (3, "Level0")):
+    (d,) = glob.glob(sys.argv[1] + "/*/w%d_*" % rank)
+    p = os.path.join(d, "profiler_info_%d.json" % rank)
+    info = json.load(open(p))
+    info["config"] = {"experimental_config": {"_profiler_level": level}}
+    json.dump(info, open(p, "w"))
+    for f in glob.glob(os.path.join(d, "ASCEND_PROFILER_OUTPUT", "communication*.json")):
+        os.remove(f)
+PY
+"$AIPROF" cluster "$T/lv0" >"$T/lv0.log" 2>&1 || { cat "$T/lv0.log"; echo "FAIL: cluster with Level0 ranks"; fail=1; }
+grep -qx "no communication data from ranks 2-3: profiled at profiler_level Level0 (or Level_none), and communication.json and communication_matrix.json are written at Level1 and Level2 only (the seed); profile again with aiprof run --profiler-level Level1 or experimental_config profiler_level=Level1" "$T/lv0.log" &&
+  grep -qx "no communication data from rank 1: no communication.json (no communication was recorded)" "$T/lv0.log" ||
+  { cat "$T/lv0.log"; echo "FAIL: the ranks without communication data are not named with why"; fail=1; }
 
 mkdir -p "$T/slow/n9/w9_1_ascend_pt" && echo '{}' > "$T/slow/n9/w9_1_ascend_pt/profiler_info_9.json"
 mkdir -p "$T/slow/n6/w6_1_ascend_pt/FRAMEWORK" && echo '{}' > "$T/slow/n6/w6_1_ascend_pt/profiler_info_6.json"
