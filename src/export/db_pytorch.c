@@ -14,7 +14,8 @@
  * has a connection; PYTORCH_CALLCHAINS with with_stack (or any stack);
  * MEMORY_RECORD/OP_MEMORY when there are memory records;
  * STEP_TIME always (empty without steps); GC_RECORD with a
- * gc_detect_threshold (or any GC record).
+ * gc_detect_threshold (or any GC record); MSTX_EVENTS and
+ * ENUM_MSTX_EVENT_TYPE with mstx events (db_mstx.c).
  */
 #include "db_pytorch.h"
 #include "osrt_export.h"
@@ -171,6 +172,8 @@ aip_status aip__export_pytorch_db(const aip__model *m, aip__out *o)
         s = aip__dbs_init(&dev, AIP_DB_STR_BASE_DEVICE, m);
     if (!s)
         s = aip__db_write_api(&d, m, &api);
+    if (!s)
+        s = aip__db_write_mstx(&d, m, &api);
     if (!s)
         s = aip__db_write_memory(&d, m, &mem);
     if (!s && dev.map)

@@ -6,7 +6,8 @@
  * - one PYTORCH_API row per framework op and per record_function scope
  *   (ProfilerStep#N included: torch records all of them as RecordFunction
  *   ops), type 50001 `op`; mstx push/pop ranges, paired start/end ranges and
- *   marks (startNs = endNs) are type 50004 `mstx`; Python calls (with_stack
+ *   marks (startNs = endNs) are type 50004 `mstx` (a mark and a start/end
+ *   range connected to its MSTX_EVENTS row: db_mstx.c); Python calls (with_stack
  *   python_function events) are type 50003 `trace`.  globalTid is
  *   (pid << 32) | tid.  Ops without a recorded sequence number get -1 and
  *   fwdThreadId 0, as torch_npu's op records always carry both.
@@ -80,6 +81,7 @@ typedef struct api_writer {
     conn *conns;
     size_t n_conns, next_conn;
     int64_t next_connection_id;  /* PYTORCH_API.connectionId counter */
+    int64_t next_mstx;           /* linked mstx events so far (AIP__MSTX_CONN_START + it) */
     int64_t next_chain;
     uint32_t *chain_map;         /* current process: raw stack id -> 1 + callchain id */
     size_t chain_map_n;
@@ -252,6 +254,18 @@ static void mstx_columns(aip__db_insert *ins)
     aip__db_i64(ins, 10, API_TYPE_MSTX);
 }
 
+/* connectionId of the next linked mstx row (a mark, a start/end range):
+ * a new PYTORCH_API connection id whose CONNECTION_IDS row holds its
+ * MSTX_EVENTS.connectionId (db_mstx.c counts the events the same way). */
+static void mstx_link(api_writer *w)
+{
+    int64_t id = w->next_connection_id++;
+    aip__db_i64(&w->conn_ins, 0, id);
+    aip__db_i64(&w->conn_ins, 1, AIP__MSTX_CONN_START + w->next_mstx++);
+    aip__db_row(&w->conn_ins);
+    aip__db_i64(&w->api, 3, id);
+}
+
 /* mstx marks and cross-thread start/end ranges of one process. */
 static void mstx_rows(api_writer *w, uint32_t pi)
 {
@@ -260,6 +274,7 @@ static void mstx_rows(api_writer *w, uint32_t pi)
     for (size_t i = 0; i < p->marks.n; i++) {
         const aip__mark_ev *mk = &p->marks.v[i];
         mstx_columns(ins);
+        mstx_link(w);
         aip__db_i64(ins, 0, mk->ts);
         aip__db_i64(ins, 1, mk->ts);
         aip__db_i64(ins, 2, global_tid(p->pid, p->threads[mk->thread].tid));
@@ -271,6 +286,7 @@ static void mstx_rows(api_writer *w, uint32_t pi)
         if (r->match < 0)
             continue; /* no end inside the trace: no duration to store */
         mstx_columns(ins);
+        mstx_link(w);
         aip__db_i64(ins, 0, r->ts);
         aip__db_i64(ins, 1, p->range_ends.v[r->match].ts);
         aip__db_i64(ins, 2, global_tid(p->pid, p->threads[r->thread].tid));
@@ -354,7 +370,10 @@ aip_status aip__db_write_api(aip__db *d, const aip__model *m, aip__db_strings *s
     aip_status s = collect_conns(w);
     if (!s)
         s = aip__db_insert_begin(d, &aip__tbl_pytorch_api, &w->api);
-    if (!s && w->n_conns)
+    size_t n_mstx = 0;
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        n_mstx += aip__mstx_linked(&m->procs[pi]);
+    if (!s && (w->n_conns || n_mstx))
         s = aip__db_insert_begin(d, &aip__tbl_connection_ids, &w->conn_ins);
     else if (!s) /* empty: msprof-analyze's exports join it unconditionally */
         s = aip__db_create(d, &aip__tbl_connection_ids);

@@ -177,9 +177,10 @@ static void test_schema_every_switch_on(void)
     ASSERT_TRUE(db != NULL);
     for (size_t i = 0; i < sizeof seed_tables / sizeof seed_tables[0]; i++)
         ASSERT_TRUE(schema_matches(db, &seed_tables[i]));
-    /* exactly those (and COMPUTE_TASK_INFO): without a device or
+    /* exactly those (and COMPUTE_TASK_INFO, and MSTX_EVENTS with
+     * ENUM_MSTX_EVENT_TYPE for its mstx events): without a device or
      * communication, the other device tables are not written */
-    ASSERT_EQ(n_tables(db), (int64_t)(sizeof seed_tables / sizeof seed_tables[0]) + 1);
+    ASSERT_EQ(n_tables(db), (int64_t)(sizeof seed_tables / sizeof seed_tables[0]) + 3);
     host_only_tables(db);
     sqlite3_close(db);
     db = open_db(d, "analysis.db");
@@ -259,12 +260,34 @@ static void test_rows(void)
                          "a.inputShapes = s.id LIMIT 1");
     ASSERT_STREQ(v, "[[2, 3], [3, 4]]");
     free(v);
-    /* fwdbwd: linear (seq 1, forward) and AddmmBackward0 share one connection */
-    ASSERT_EQ(q_int(db, "SELECT count(*) FROM CONNECTION_IDS"), 2);
-    ASSERT_EQ(q_int(db, "SELECT count(DISTINCT connectionId) FROM CONNECTION_IDS"), 1);
+    /* fwdbwd: linear (seq 1, forward) and AddmmBackward0 share one
+     * connection; the mark and the start/end range one each to MSTX_EVENTS */
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM CONNECTION_IDS"), 4);
+    ASSERT_EQ(q_int(db, "SELECT count(DISTINCT connectionId) FROM CONNECTION_IDS "
+                        "WHERE connectionId < 4000000000"), 1);
     ASSERT_EQ(q_int(db, "SELECT min(connectionId) FROM CONNECTION_IDS"), (int64_t)5 << 28);
     ASSERT_EQ(q_int(db, "SELECT count(*) FROM PYTORCH_API a JOIN CONNECTION_IDS c ON "
-                        "a.connectionId = c.id"), 2);
+                        "a.connectionId = c.id WHERE c.connectionId < 4000000000"), 2);
+    /* MSTX_EVENTS as msprof writes the mstx API's events: the mark
+     * (marker_ex), the start/end range ending on another thread, the
+     * push/pop range unlinked; each linked one reaches its PYTORCH_API row
+     * through CONNECTION_IDS (msprof-analyze's mstx_sum join) */
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM MSTX_EVENTS"), 3);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM MSTX_EVENTS WHERE eventType = 3 AND startNs = endNs "
+                        "AND connectionId = 4000000001"), 1);
+    ASSERT_EQ(q_int(db, "SELECT (endNs - startNs) * 10000 + (endGlobalTid & 65535) FROM "
+                        "MSTX_EVENTS WHERE eventType = 2 AND connectionId = 4000000002"),
+              20000 * 10000 + 4250);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM MSTX_EVENTS WHERE eventType = 1 AND "
+                        "connectionId = 4000000000 AND rangeId = 4294967295 AND "
+                        "domainId = 65535"), 1);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM MSTX_EVENTS e JOIN CONNECTION_IDS c ON "
+                        "e.connectionId = c.connectionId JOIN PYTORCH_API a ON a.connectionId = "
+                        "c.id AND a.startNs = e.startNs AND a.endNs = e.endNs AND a.name = "
+                        "e.message AND a.type = 50004"), 2);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM ENUM_MSTX_EVENT_TYPE WHERE (id, name) IN "
+                        "(VALUES (0, 'marker'), (1, 'push/pop'), (2, 'start/end'), "
+                        "(3, 'marker_ex'))"), 4);
     ASSERT_EQ(q_int(db, "SELECT fwdThreadId FROM PYTORCH_API a JOIN STRING_IDS s ON a.name = s.id "
                         "WHERE s.value = 'AddmmBackward0'"), RICH_TID);
     /* call stacks: two frames, shared by the two ops that carry the stack */
