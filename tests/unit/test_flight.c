@@ -310,6 +310,22 @@ static void test_hang_dumps_open_ranges(void)
     ASSERT_EQ(read_dump(dir, "before_hang").named, 10);
     ASSERT_TRUE(v.counts.reasons & AIP_FLIGHT_HANG);
     ASSERT_TRUE(v.counts.open_ranges >= 2);
+    /* trace_view.json shows them as unfinished, never as finished spans. */
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    o.outputs = AIP_OUTPUTS_TRACE_VIEW;
+    ASSERT_EQ(aip_analyse_dir(dir, &o), AIP_OK);
+    char trace[PATH_MAX + 64];
+    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", dir);
+    size_t len = 0;
+    char *text = aip_test_slurp(trace, &len);
+    ASSERT_TRUE(text != NULL);
+    ASSERT_TRUE(strstr(text, "\"name\":\"hung_here (unfinished)\"") != NULL);
+    ASSERT_TRUE(strstr(text, "\"name\":\"stuck_call (unfinished)\"") != NULL);
+    ASSERT_TRUE(strstr(text, "\"name\":\"hung_here\"") == NULL);
+    ASSERT_TRUE(strstr(text, "\"unfinished\":true") != NULL);
+    free(text);
     aip_session_destroy(s);
     rm_rf(tmp);
 }
