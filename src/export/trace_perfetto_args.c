@@ -3,7 +3,9 @@
  * trace_view.json carries in an event's "args" (an op's Sequence number,
  * Input Dims, Input type, Call stack, Module Hierarchy, flops; an mstx
  * range's domain; a Python function's ids; "unfinished" on a span a flight
- * recorder dump wrote still open), as TrackEvent debug annotations.  Their
+ * recorder dump wrote still open; an OS runtime call's result and errno;
+ * a communication op's op, lib, group, sizes, ranks, seq, tag), as
+ * TrackEvent debug annotations.  Their
  * names are interned on the sequence (DebugAnnotationName, one id per
  * AIP_PF_ARG_*), and so are string values that are string ids of the
  * profile (debug_annotation_string_values, the string id as iid): a call
@@ -13,6 +15,7 @@
  */
 #include "trace_perfetto_int.h"
 #include "error.h"
+#include "osrt_export.h"
 #include "pb_writer.h"
 
 #include <stdlib.h>
@@ -31,7 +34,13 @@ static const char *const arg_names[AIP_PF_N_ARGS] = {
     [AIP_PF_ARG_FLOPS] = "flops", [AIP_PF_ARG_DOMAIN] = "domain",
     [AIP_PF_ARG_PYTHON_ID] = "Python id", [AIP_PF_ARG_PYTHON_PARENT_ID] = "Python parent id",
     [AIP_PF_ARG_PYTHON_MODULE_ID] = "Python module id", [AIP_PF_ARG_CONTINUED] = "continued",
-    [AIP_PF_ARG_UNFINISHED] = "unfinished"};
+    [AIP_PF_ARG_UNFINISHED] = "unfinished", [AIP_PF_ARG_RESULT] = "Result",
+    [AIP_PF_ARG_ERRNO] = "errno", [AIP_PF_ARG_ERRNO_NAME] = "errno name", [AIP_PF_ARG_OP] = "op",
+    [AIP_PF_ARG_LIB] = "lib", [AIP_PF_ARG_GROUP] = "group", [AIP_PF_ARG_RANK_SIZE] = "rank_size",
+    [AIP_PF_ARG_GROUP_RANK] = "group_rank", [AIP_PF_ARG_SIZE_BYTE] = "size(Byte)",
+    [AIP_PF_ARG_COUNT] = "count", [AIP_PF_ARG_DATA_TYPE] = "data_type", [AIP_PF_ARG_SEQ] = "seq",
+    [AIP_PF_ARG_SRC_RANK] = "src rank", [AIP_PF_ARG_DST_RANK] = "dst rank",
+    [AIP_PF_ARG_ROOT] = "root", [AIP_PF_ARG_TAG] = "tag", [AIP_PF_ARG_NON_BLOCKING] = "non_blocking"};
 
 _Static_assert(AIP_PF_N_ARGS <= 32, "arg_names is a 32-bit mask");
 
@@ -183,3 +192,48 @@ size_t aip__pf_span_args(const aip__thread *t, const aip__span *s, aip__pf_arg *
 #undef ARG
     return n;
 }
+
+#define ARG(k, ty, field, v) (a[n++] = (aip__pf_arg){.key = (k), .type = (ty), .field = (v)})
+
+size_t aip__pf_osrt_args(const aip__osrt_call *c, aip__pf_arg *a)
+{
+    size_t n = 0;
+    ARG(AIP_PF_ARG_RESULT, AIP_PF_V_INT, u, (uint64_t)(int64_t)c->result);
+    if (c->failed) {
+        ARG(AIP_PF_ARG_ERRNO, AIP_PF_V_INT, u, (uint64_t)(int64_t)c->error);
+        const char *en = aip__osrt_errno_name(c->error);
+        if (en)
+            ARG(AIP_PF_ARG_ERRNO_NAME, AIP_PF_V_LIT, lit, en);
+    }
+    return n;
+}
+
+size_t aip__pf_comm_args(const aip__process *p, const aip__comm_event *e, aip__pf_arg *a)
+{
+    size_t n = 0;
+    const aip__comm_group_info *g = aip__model_comm_group(p, e->group);
+    ARG(AIP_PF_ARG_OP, AIP_PF_V_STR, str, e->name);
+    ARG(AIP_PF_ARG_LIB, AIP_PF_V_LIT, lit, aip__tj_comm_lib_name(e->lib));
+    if (g) {
+        ARG(AIP_PF_ARG_GROUP, AIP_PF_V_STR, str, g->name);
+        ARG(AIP_PF_ARG_RANK_SIZE, AIP_PF_V_UINT, u, g->n_ranks);
+        ARG(AIP_PF_ARG_GROUP_RANK, AIP_PF_V_UINT, u, g->my_rank);
+    }
+    ARG(AIP_PF_ARG_SIZE_BYTE, AIP_PF_V_UINT, u, e->bytes);
+    ARG(AIP_PF_ARG_COUNT, AIP_PF_V_UINT, u, e->count);
+    if (e->dtype)
+        ARG(AIP_PF_ARG_DATA_TYPE, AIP_PF_V_STR, str, e->dtype);
+    if (e->kind == AIP_COMM_COLLECTIVE)
+        ARG(AIP_PF_ARG_SEQ, AIP_PF_V_UINT, u, e->seq);
+    if (e->peer != AIP_RAW_NO_RANK)
+        ARG(e->kind == AIP_COMM_RECV ? AIP_PF_ARG_SRC_RANK : AIP_PF_ARG_DST_RANK, AIP_PF_V_UINT,
+            u, e->peer);
+    if (e->root != AIP_RAW_NO_RANK)
+        ARG(AIP_PF_ARG_ROOT, AIP_PF_V_UINT, u, e->root);
+    if (e->tag >= 0)
+        ARG(AIP_PF_ARG_TAG, AIP_PF_V_INT, u, (uint64_t)(int64_t)e->tag);
+    if (e->flags & AIP_COMMF_NONBLOCKING)
+        ARG(AIP_PF_ARG_NON_BLOCKING, AIP_PF_V_TRUE, u, 1);
+    return n;
+}
+#undef ARG

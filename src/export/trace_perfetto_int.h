@@ -59,6 +59,23 @@ enum {
     AIP_PF_ARG_PYTHON_MODULE_ID,
     AIP_PF_ARG_CONTINUED,
     AIP_PF_ARG_UNFINISHED,
+    AIP_PF_ARG_RESULT,        /* OS runtime calls */
+    AIP_PF_ARG_ERRNO,
+    AIP_PF_ARG_ERRNO_NAME,
+    AIP_PF_ARG_OP,            /* communication ops */
+    AIP_PF_ARG_LIB,
+    AIP_PF_ARG_GROUP,
+    AIP_PF_ARG_RANK_SIZE,
+    AIP_PF_ARG_GROUP_RANK,
+    AIP_PF_ARG_SIZE_BYTE,
+    AIP_PF_ARG_COUNT,
+    AIP_PF_ARG_DATA_TYPE,
+    AIP_PF_ARG_SEQ,
+    AIP_PF_ARG_SRC_RANK,
+    AIP_PF_ARG_DST_RANK,
+    AIP_PF_ARG_ROOT,
+    AIP_PF_ARG_TAG,
+    AIP_PF_ARG_NON_BLOCKING,
     AIP_PF_N_ARGS
 };
 
@@ -71,7 +88,7 @@ typedef struct aip__pf_arg {
     const char *lit;          /* AIP_PF_V_LIT */
 } aip__pf_arg;
 enum { AIP_PF_V_UINT, AIP_PF_V_INT, AIP_PF_V_TRUE, AIP_PF_V_STR, AIP_PF_V_LIT };
-#define AIP_PF_MAX_ARGS 10
+#define AIP_PF_MAX_ARGS 16
 
 typedef struct aip__pf_end {  /* a slice end not written yet */
     int64_t ts;
@@ -164,6 +181,10 @@ uint8_t *aip__pf_args_put(aip__pf *w, uint8_t *d, const aip__pf_ev *e);
  * `t` (torch_npu's form: trace_json.c's span_args), into `a`; @return how
  * many. */
 size_t aip__pf_span_args(const aip__thread *t, const aip__span *s, aip__pf_arg *a);
+/* aip__pf_osrt_args() / aip__pf_comm_args() : the same for an OS runtime
+ * call (trace_json_osrt.c) and a communication op of p (trace_json_comm.c). */
+size_t aip__pf_osrt_args(const aip__osrt_call *c, aip__pf_arg *a);
+size_t aip__pf_comm_args(const aip__process *p, const aip__comm_event *e, aip__pf_arg *a);
 
 /* ---- trace_perfetto_host.c -------------------------------------------- */
 /* aip__pf_host() : process p's main process, its threads with their

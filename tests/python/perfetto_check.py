@@ -18,7 +18,7 @@ torch_npu's form by the same analysis):
 - flows: each id leaves exactly one slice and ends at exactly one, and the
   (from, to) slice keys equal the JSON's flow pairs;
 - args: the debug annotations of each host slice (ops, annotations, mstx
-  ranges, Python functions), their names and string values resolved
+  ranges, Python functions), communication op and OS runtime call, their names and string values resolved
   through the sequence's interned tables, equal the JSON event's "args"
   (the slices' multiset above includes them).
 
@@ -160,7 +160,8 @@ def annotations(ev, st, seq):
 
 
 # The categories whose X events carry args in both files.
-ARG_CATS = {"cpu_op", "user_annotation", "mstx", "python_function"}
+ARG_CATS = {"cpu_op", "user_annotation", "mstx", "python_function", "communication",
+            "os_runtime"}
 
 
 def args_key(cat, args):
