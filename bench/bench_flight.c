@@ -4,18 +4,23 @@
  * recording cost"; docs/FLIGHT_RECORDER.md).
  *
  * The same loop of annotation push+pop pairs records once normally (the
- * raw file under /tmp) and once into an armed flight recorder (its ring
- * where the library puts it by default: /dev/shm when it has room) whose
- * ring is smaller than what the loop records, so that it recycles (reads
- * back and counts) segments all along.  Per figure the minimum over the
- * repetitions: the calling thread's ns per pair (the hot path), and the
- * process's CPU ns per pair from start to stop (the writer thread's work
- * included: what the machine pays).  Each is printed with the armed /
- * normal ratio beside the issue's 1.05 bound.  Then one dump of the
- * armed ring: its time and size.
+ * raw file under /tmp, or --normal-dir) and once into an armed flight
+ * recorder (its ring where the library puts it by default: /dev/shm when
+ * it has room, or --ring-dir) whose ring is smaller than what the loop
+ * records, so that it recycles (reads back and counts) segments all
+ * along.  Per figure the median over the rounds (normal and armed
+ * interleaved, so that drift hits both): the process's CPU ns per pair
+ * from start to stop (what the machine pays: the issue's figure), split
+ * into the recording thread's CPU and the writer's (the process's less
+ * the recording thread's), and the calling thread's wall ns per pair (on
+ * a loaded machine it measures the scheduler as much as the hot path).
+ * Each is printed with the armed / normal ratio beside the issue's 1.05
+ * bound.  Then one dump of the armed ring: its time and size.
  *
- *   bench_flight [--pairs N] [--reps R] [--ring-dir DIR]
- *   (defaults: 4000000 pairs, 5 reps, the ring where the library puts it)
+ *   bench_flight [--pairs N] [--reps R] [--ring-dir DIR] [--normal-dir DIR]
+ *                [--only normal|armed]   (one of them, under a profiler)
+ *   (defaults: 4000000 pairs, 7 rounds, the ring where the library puts
+ *   it, the normal raw under /tmp)
  *
  * Results go into a mkdtemp directory under /tmp, removed at exit.
  */
@@ -34,8 +39,10 @@
 
 static char tmp_root[64];
 static size_t pairs = 4000000;
-static int reps = 5;
-static const char *ring_dir; /* --ring-dir: NULL, the library's default */
+static int reps = 7;
+static const char *ring_dir;   /* --ring-dir: NULL, the library's default */
+static const char *normal_dir; /* --normal-dir: NULL, tmp_root */
+static int only = -1;          /* --only normal|armed (for perf): -1 both */
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -58,7 +65,8 @@ static double now_ns(clockid_t c)
 }
 
 typedef struct figures {
-    double hot_ns, cpu_ns;   /* per pair */
+    double hot_ns, cpu_ns, rec_ns; /* per pair: wall of the loop, process CPU, its thread's CPU */
+    double loop_ns;                /* per pair: the recording thread's CPU in the loop only */
     unsigned long long dropped;
 } figures;
 
@@ -67,7 +75,7 @@ static int run_once(int armed, int dump, figures *f)
     aip_config c;
     aip_config_init(&c);
     c.activities = AIP_ACTIVITY_CPU;
-    c.dir_name = tmp_root;
+    c.dir_name = normal_dir && !armed ? normal_dir : tmp_root;
     if (armed) {
         c.flight_recorder_seconds = 3600;
         c.flight_ring_bytes = RING_BYTES;
@@ -76,18 +84,20 @@ static int run_once(int armed, int dump, figures *f)
     aip_session *s;
     if (aip_session_create(&c, &s) != AIP_OK)
         return -1;
-    double cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+    double cpu0 = now_ns(CLOCK_PROCESS_CPUTIME_ID), rec0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
     if (aip_session_start(s) != AIP_OK) {
         aip_session_destroy(s);
         return -1;
     }
     aip_string_id name = aip_intern("work");
+    double l0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
     double t0 = now_ns(CLOCK_MONOTONIC);
     for (size_t i = 0; i < pairs; i++) {
         aip_annotation_push_id(name);
         aip_annotation_pop();
     }
     double t1 = now_ns(CLOCK_MONOTONIC);
+    f->loop_ns = (now_ns(CLOCK_THREAD_CPUTIME_ID) - l0) / (double)pairs;
     f->dropped = aip_session_dropped_events(s);
     if (dump) {
         char dir[4096];
@@ -105,10 +115,11 @@ static int run_once(int armed, int dump, figures *f)
             printf("dump of the armed ring failed: %s\n", aip_last_error());
     }
     aip_session_stop(s);
-    double cpu1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+    double cpu1 = now_ns(CLOCK_PROCESS_CPUTIME_ID), rec1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
     aip_session_destroy(s);
     f->hot_ns = (t1 - t0) / (double)pairs;
     f->cpu_ns = (cpu1 - cpu0) / (double)pairs;
+    f->rec_ns = (rec1 - rec0) / (double)pairs;
     return 0;
 }
 
@@ -117,6 +128,32 @@ static void print_ratio(const char *what, double normal, double armed)
     double r = armed / normal;
     printf("%s: normal %.1f ns, armed %.1f ns per pair: armed/normal %.3f (bound 1.05: %s)\n",
            what, normal, armed, r, r <= 1.05 ? "within" : "over");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Remove everything under tmp_root (and under --normal-dir, the normal
+ * run's result directories: only what this bench made, *_ascend_pt). */
+static void clean_round(void)
+{
+    cleanup();
+    mkdir(tmp_root, 0700);
+    if (normal_dir) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "rm -rf -- '%s'/*_ascend_pt", normal_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "bench_flight: could not clean %s\n", normal_dir);
+    }
 }
 
 int main(int argc, char **argv)
@@ -128,9 +165,14 @@ int main(int argc, char **argv)
             reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--ring-dir"))
             ring_dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--normal-dir"))
+            normal_dir = argv[i + 1];
+        else if (!strcmp(argv[i], "--only"))
+            only = !strcmp(argv[i + 1], "armed");
     }
-    if (!pairs || reps < 1) {
-        fprintf(stderr, "usage: %s [--pairs N] [--reps R] [--ring-dir DIR]\n", argv[0]);
+    if (!pairs || reps < 1 || reps > 99 || (normal_dir && strchr(normal_dir, '\''))) {
+        fprintf(stderr, "usage: %s [--pairs N] [--reps R<100] [--ring-dir DIR] "
+                        "[--normal-dir DIR]\n", argv[0]);
         return 2;
     }
     snprintf(tmp_root, sizeof tmp_root, "/tmp/aiprof_bench_flight_XXXXXX");
@@ -138,30 +180,46 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_flight: mkdtemp: %s\n", strerror(errno));
         return 1;
     }
-    printf("aiprof %s, %zu annotation pairs x %d repetitions, minimum per figure\n",
-           aip_version(), pairs, reps);
-    figures best[2] = {{1e30, 1e30, 0}, {1e30, 1e30, 0}};
+    printf("aiprof %s, %zu annotation pairs x %d rounds, median per figure; normal raw in %s, "
+           "ring in %s\n", aip_version(), pairs, reps, normal_dir ? normal_dir : tmp_root,
+           ring_dir ? ring_dir : "the default place");
+    double hot[2][100], cpu[2][100], rec[2][100], wr[2][100], steady[2][100];
+    unsigned long long dropped[2] = {0, 0};
     for (int r = 0; r < reps; r++)
         for (int armed = 0; armed < 2; armed++) { /* interleaved: drift hits both */
             figures f;
+            if (only >= 0 && armed != only)
+                continue;
             if (run_once(armed, 0, &f)) {
                 fprintf(stderr, "bench_flight: %s\n", aip_last_error());
                 cleanup();
                 return 1;
             }
-            if (f.hot_ns < best[armed].hot_ns)
-                best[armed].hot_ns = f.hot_ns;
-            if (f.cpu_ns < best[armed].cpu_ns)
-                best[armed].cpu_ns = f.cpu_ns;
-            best[armed].dropped += f.dropped;
-            cleanup();
-            mkdir(tmp_root, 0700);
+            hot[armed][r] = f.hot_ns;
+            cpu[armed][r] = f.cpu_ns;
+            rec[armed][r] = f.rec_ns;
+            wr[armed][r] = f.cpu_ns - f.rec_ns;
+            steady[armed][r] = f.loop_ns + wr[armed][r];
+            dropped[armed] += f.dropped;
+            clean_round();
         }
-    print_ratio("recording thread (push+pop)", best[0].hot_ns, best[1].hot_ns);
-    print_ratio("process CPU, writer included", best[0].cpu_ns, best[1].cpu_ns);
-    if (best[0].dropped || best[1].dropped)
+    if (only >= 0) { /* --only: the other's figures are its own (ratios of 1) */
+        memcpy(hot[!only], hot[only], sizeof hot[0]);
+        memcpy(cpu[!only], cpu[only], sizeof cpu[0]);
+        memcpy(rec[!only], rec[only], sizeof rec[0]);
+        memcpy(wr[!only], wr[only], sizeof wr[0]);
+        memcpy(steady[!only], steady[only], sizeof steady[0]);
+    }
+    print_ratio("recording cost (recording thread in the loop + writer)", median(steady[0], reps),
+                median(steady[1], reps));
+    print_ratio("process CPU from start to stop", median(cpu[0], reps), median(cpu[1], reps));
+    print_ratio("  of which the recording thread's (start and stop included)", median(rec[0], reps),
+                median(rec[1], reps));
+    print_ratio("  of which the writer's", median(wr[0], reps), median(wr[1], reps));
+    print_ratio("recording thread wall (push+pop)", median(hot[0], reps), median(hot[1], reps));
+    if (dropped[0] || dropped[1])
         printf("events dropped at the buffer cap: normal %llu, armed %llu (figures not "
-               "representative)\n", best[0].dropped, best[1].dropped);
+               "representative)\n", dropped[0], dropped[1]);
     figures f;
     run_once(1, 1, &f);
     cleanup();

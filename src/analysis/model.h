@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define AIP_NAME_ID_MAX ((1u << 28) - 1) /* string ids the model can hold */
+#define AIP_NAME_ID_MAX ((1u << 27) - 1) /* string ids the model can hold */
 #define AIP_AUX_MAX ((1u << 26) - 2)     /* aux words per thread */
 
 /* PYFUNC: a Python function call or nn.Module forward (with_stack /
@@ -41,7 +41,9 @@ enum aip__span_kind {
 typedef struct aip__span {
     int64_t start;          /* wall-clock ns */
     int64_t end;            /* wall-clock ns, >= start */
-    uint32_t name : 28;     /* string id, 0 = none */
+    uint32_t name : 27;     /* string id, 0 = none */
+    uint32_t unfinished : 1; /* still open when a flight recorder dumped: its end is
+                              * the dump's time (raw AIP_REC_UNFINISHED) */
     uint32_t kind : 2;      /* enum aip__span_kind */
     uint32_t top_op : 1;    /* derived: an op with no enclosing op on its thread */
     uint32_t piece : 1;     /* a slice continuing a split span (nesting.c) */

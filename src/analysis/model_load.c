@@ -217,6 +217,7 @@ static inline void add_span(aip__thread *t, const uint8_t *rec, uint8_t kind, ui
     sp->start = (int64_t)start; /* ticks until tick_convert.c */
     sp->end = (int64_t)end;
     sp->name = name_id(name);
+    sp->unfinished = (rec[1] & AIP_REC_UNFINISHED) != 0; /* the header's flags */
     sp->kind = kind;
     sp->top_op = 0;
     sp->piece = 0;

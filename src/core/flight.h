@@ -14,6 +14,7 @@
 #define AIP_FLIGHT_H
 
 #include "aiprof.h"
+#include "flight_time.h"
 #include "raw_format.h"
 
 #include <limits.h>
@@ -70,6 +71,8 @@ typedef struct aip__flight_ring {
         t_max[AIP_FLIGHT_SEGMENTS];
     uint32_t n_live;
     uint64_t next_seq;
+    int reused;                 /* the next segment is the oldest's file, renamed */
+    int counts_fd;              /* ring.counts, open while armed (-1: none) */
     aip__flight_counts counts;  /* overwritten / outside_window since arming */
     /* The last description of each thing, repeated at every segment's
      * start so that each segment stands alone (descriptions are written
@@ -110,10 +113,29 @@ void aip__flight_ring_close(aip__flight_ring *r, int remove_files);
 /* aip__flight_ring_save_counts() : rewrite ring.counts (for a salvage). */
 void aip__flight_ring_save_counts(const aip__flight_ring *r);
 
-/* aip__flight_event_time() : the time of the record at `r` in ticks (its
- * end for a span), 0 for a description (meta, not an event), UINT64_MAX
- * for a record whose time is not in ticks (a device task: device ns). */
-uint64_t aip__flight_event_time(const uint8_t *r);
+/* The live segment's mark, after the counts in ring.counts: how many of
+ * its bytes were written when the writer last finished writing.  A
+ * recycled segment's file is the oldest one's, renamed and overwritten in
+ * place (its pages are reused: no freeing and zeroing of the ring's memory
+ * at every recycling), so after a SIGKILL the bytes past the mark may be
+ * the older segment's; a salvage cuts them (aip__flight_ring_trim). */
+typedef struct aip__flight_mark {
+    uint64_t seq, bytes;
+} aip__flight_mark;
+
+/* aip__flight_ring_mark() : persist the live segment's mark (one pwrite). */
+void aip__flight_ring_mark(const aip__flight_ring *r, uint64_t bytes);
+
+/* aip__flight_ring_trim() : a dead process's ring as its last mark says:
+ * the live segment cut at its mark, a segment renamed after it (being
+ * reused, still holding what recycling already counted) removed.  A ring
+ * without a mark is left as it is. */
+void aip__flight_ring_trim(const char *dir);
+
+/* aip__flight_ring_add() : what aip__flight_ring_note() counts, for
+ * records without descriptions whose times one scan already took
+ * (flight_time.h). */
+void aip__flight_ring_add(aip__flight_ring *r, const aip__flight_times *t);
 
 /* ---- flight_dump.c: a dump from the ring's segments ------------------- */
 

@@ -14,7 +14,12 @@
  * salvage after a SIGKILL reports them too.  Descriptions (a thread's
  * name, a device, a queue, a communicator, a device clock sample) are
  * written once per trace, so the ring keeps the last of each and the
- * writer repeats them at each segment's start.
+ * writer repeats them at each segment's start.  A recycled segment's file
+ * becomes the next segment (renamed, overwritten in place, cut at its
+ * close): on tmpfs, freeing the oldest's pages and allocating and zeroing
+ * new ones at every recycling was most of what an armed recorder's writer
+ * did beyond a normal one's (docs/FLIGHT_RECORDER.md, Overhead); the mark
+ * in ring.counts says where the live segment's own bytes end.
  */
 #include "flight.h"
 #include "error.h"
@@ -31,40 +36,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t aip__flight_event_time(const uint8_t *r)
-{
-    uint64_t t;
-    switch (r[0]) {
-    case AIP_REC_THREAD_NAME:
-    case AIP_REC_DEVICE:
-    case AIP_REC_DEVICE_QUEUE:
-    case AIP_REC_DEVICE_CLOCK:
-    case AIP_REC_COMM_GROUP:
-        return 0;
-    case AIP_REC_ANNOTATION:
-    case AIP_REC_RANGE:
-    case AIP_REC_OP:
-    case AIP_REC_GC:
-    case AIP_REC_PYFUNC:
-    case AIP_REC_DEVICE_API:
-    case AIP_REC_COMM_OP:
-    case AIP_REC_OSRT:
-        memcpy(&t, r + 16, 8); /* the end: a span that reaches into the window is in it */
-        return t;
-    case AIP_REC_RANGE_START:
-    case AIP_REC_RANGE_END:
-    case AIP_REC_MARK:
-    case AIP_REC_MEMORY:
-    case AIP_REC_MEMORY_CATEGORY:
-    case AIP_REC_DEVICE_MEMORY:
-    case AIP_REC_HOST_SAMPLE:
-        memcpy(&t, r + 8, 8);
-        return t;
-    default: /* a device task (device ns), or a kind this build does not know */
-        return UINT64_MAX;
-    }
-}
-
 static int seg_name(char *out, size_t cap, const char *dir, uint64_t seq)
 {
     int n = snprintf(out, cap, "%s/seg_%010llu.raw", dir, (unsigned long long)seq);
@@ -75,6 +46,7 @@ aip_status aip__flight_ring_open(aip__flight_ring *r, const char *dir, uint64_t 
                                  uint64_t window_ticks)
 {
     memset(r, 0, sizeof *r);
+    r->counts_fd = -1;
     if (snprintf(r->dir, sizeof r->dir, "%s", dir) >= (int)sizeof r->dir)
         return aip__fail(AIP_ERR_PATH, "flight recorder ring path too long: %s", dir);
     aip_status s = aip__mkdirs(dir);
@@ -92,6 +64,12 @@ aip_status aip__flight_ring_open(aip__flight_ring *r, const char *dir, uint64_t 
     if (taken)
         return aip__fail(AIP_ERR_STATE, "%s holds the flight recorder ring of an earlier "
                          "process; salvage it (aiprof flight salvage) or remove it", dir);
+    char counts[PATH_MAX];
+    if (aip__join(counts, sizeof counts, dir, "ring.counts"))
+        return aip__fail(AIP_ERR_PATH, "flight recorder ring path too long: %s", dir);
+    r->counts_fd = open(counts, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+    if (r->counts_fd < 0)
+        return aip__fail(AIP_ERR_IO, "cannot create %s: %s", counts, strerror(errno));
     r->seg_bytes = ring_bytes / AIP_FLIGHT_SEGMENTS;
     r->window_ticks = window_ticks;
     r->counts.ring_bytes = ring_bytes;
@@ -139,16 +117,57 @@ static void count_discarded(aip__flight_ring *r, const char *path, uint64_t cuto
 
 void aip__flight_ring_save_counts(const aip__flight_ring *r)
 {
+    /* One small pwrite in place: a kill cannot leave it half old. */
+    if (r->counts_fd >= 0 && pwrite(r->counts_fd, &r->counts, sizeof r->counts, 0) < 0)
+        return; /* a salvage then reports the counts of the last save */
+}
+
+void aip__flight_ring_mark(const aip__flight_ring *r, uint64_t bytes)
+{
+    aip__flight_mark m = {r->n_live ? r->seq[r->n_live - 1] : 0, bytes};
+    if (r->counts_fd >= 0 &&
+        pwrite(r->counts_fd, &m, sizeof m, (off_t)sizeof r->counts) < 0)
+        return; /* the last mark holds: a salvage cuts more than it need */
+}
+
+void aip__flight_ring_trim(const char *dir)
+{
     char path[PATH_MAX];
-    if (aip__join(path, sizeof path, r->dir, "ring.counts"))
+    aip__flight_mark m;
+    if (aip__join(path, sizeof path, dir, "ring.counts"))
         return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return;
-    /* One small pwrite in place: a kill cannot leave it half old. */
-    ssize_t w = pwrite(fd, &r->counts, sizeof r->counts, 0);
-    (void)w;
+    ssize_t got = pread(fd, &m, sizeof m, (off_t)sizeof(aip__flight_counts));
     close(fd);
+    if (got != (ssize_t)sizeof m || !m.seq)
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "seg_", 4))
+            continue;
+        unsigned long long seq = strtoull(e->d_name + 4, &end, 10);
+        if (strcmp(end, ".raw") || aip__join(path, sizeof path, dir, e->d_name))
+            continue;
+        if (seq > m.seq) {
+            unlink(path); /* renamed for reuse: the recycled segment's, counted */
+        } else if (seq == m.seq) {
+            int w = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat st;
+            if (w >= 0 && !fstat(w, &st) && (uint64_t)st.st_size > m.bytes &&
+                ftruncate(w, (off_t)m.bytes)) {
+                /* uncut: the reader may take the older segment's chunks */
+            }
+            if (w >= 0)
+                close(w);
+        }
+    }
+    closedir(d);
 }
 
 aip_status aip__flight_ring_next(aip__flight_ring *r, uint64_t now, char *path, size_t cap)
@@ -162,8 +181,14 @@ aip_status aip__flight_ring_next(aip__flight_ring *r, uint64_t now, char *path, 
             r->counts.outside_window += r->events[0];
         else if (r->events[0] && seg_name(old, sizeof old, r->dir, r->seq[0]))
             count_discarded(r, old, cutoff); /* the window's edge inside: event by event */
-        if (seg_name(old, sizeof old, r->dir, r->seq[0]))
-            unlink(old);
+        char next[PATH_MAX];
+        if (seg_name(old, sizeof old, r->dir, r->seq[0])) {
+            /* Reused when it can be (its pages, on tmpfs); else removed. */
+            if (seg_name(next, sizeof next, r->dir, r->next_seq) && !rename(old, next))
+                r->reused = 1;
+            else
+                unlink(old);
+        }
         size_t move = (AIP_FLIGHT_SEGMENTS - 1) * sizeof r->seq[0];
         memmove(r->seq, r->seq + 1, move);
         memmove(r->events, r->events + 1, move);
@@ -265,6 +290,16 @@ uint64_t aip__flight_ring_note(aip__flight_ring *r, uint64_t tid, const uint8_t 
     return records;
 }
 
+void aip__flight_ring_add(aip__flight_ring *r, const aip__flight_times *t)
+{
+    if (!r->n_live || !t->events)
+        return;
+    uint32_t k = r->n_live - 1;
+    r->t_min[k] = t->lo < r->t_min[k] ? t->lo : r->t_min[k];
+    r->t_max[k] = t->hi > r->t_max[k] ? t->hi : r->t_max[k];
+    r->events[k] += t->events;
+}
+
 void aip__flight_ring_close(aip__flight_ring *r, int remove_files)
 {
     if (remove_files && r->dir[0]) {
@@ -274,8 +309,14 @@ void aip__flight_ring_close(aip__flight_ring *r, int remove_files)
                 unlink(path);
         if (!aip__join(path, sizeof path, r->dir, "ring.counts"))
             unlink(path);
+        if (r->reused && seg_name(path, sizeof path, r->dir, r->next_seq))
+            unlink(path); /* renamed for a segment that was not begun */
         rmdir(r->dir); /* only when empty: nothing of anyone else's goes */
     }
+    if (r->counts_fd >= 0)
+        close(r->counts_fd);
+    r->counts_fd = -1;
+    r->reused = 0;
     for (size_t i = 0; i < r->n_meta; i++)
         free(r->meta[i].rec);
     free(r->meta);

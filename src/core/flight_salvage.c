@@ -85,6 +85,7 @@ aip_status aip_flight_salvage(const char *ring_dir, const char *out_dir, char *r
     n = snprintf(path, sizeof path, "%s/FRAMEWORK/aiprof_%ld.raw", dir, ring_pid(ring_dir));
     if (n < 0 || (size_t)n >= sizeof path)
         return aip__fail(AIP_ERR_PATH, "salvage path too long under %s", dir);
+    aip__flight_ring_trim(ring_dir); /* a reused segment's older bytes are not ours */
     aip__flight_counts c;
     read_counts(ring_dir, &c);
     c.reasons = AIP_FLIGHT_SALVAGE;

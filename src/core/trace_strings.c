@@ -83,10 +83,14 @@ static uint32_t u32_at(const uint8_t *p)
     return v;
 }
 
-uint64_t aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size)
+/* The scan, and with `t` the flight recorder's times in the same pass
+ * (inlined twice: a normal trace's scan does not test `t` per record). */
+static inline __attribute__((always_inline)) uint64_t
+scan(aip__trace_strings *u, const uint8_t *p, uint32_t size, aip__flight_times *t)
 {
     uint32_t off = 0;
-    uint64_t n = 0;
+    uint64_t n = 0, lo = UINT64_MAX, hi = 0, events = 0;
+    int meta = 0;
     while (off + sizeof(aip__rec_header) <= size) {
         aip__rec_header h;
         memcpy(&h, p + off, sizeof h);
@@ -132,10 +136,38 @@ uint64_t aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32
         default:
             break;
         }
+        if (t) {
+            uint64_t when = aip__flight_event_time(r);
+            if (!when) {
+                meta = 1;
+            } else {
+                when = when == UINT64_MAX ? t->now : when;
+                lo = when < lo ? when : lo;
+                hi = when > hi ? when : hi;
+                events++;
+            }
+        }
         off += h.size;
         n++;
     }
+    if (t) {
+        t->lo = lo;
+        t->hi = hi;
+        t->events = events;
+        t->has_meta = meta;
+    }
     return n;
+}
+
+uint64_t aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size)
+{
+    return scan(u, p, size, NULL);
+}
+
+uint64_t aip__trace_strings_scan_timed(aip__trace_strings *u, const uint8_t *p, uint32_t size,
+                                       aip__flight_times *t)
+{
+    return scan(u, p, size, t);
 }
 
 static int cmp_u32(const void *a, const void *b)

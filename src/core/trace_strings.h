@@ -4,6 +4,7 @@
 #ifndef AIP_TRACE_STRINGS_H
 #define AIP_TRACE_STRINGS_H
 
+#include "flight_time.h"
 #include "raw_format.h"
 
 #include <stddef.h>
@@ -23,6 +24,12 @@ typedef void (*aip__chunk_write_fn)(void *ctx, uint16_t type, const void *payloa
  * payload use that the file does not define yet; @return the number of
  * whole records scanned (the writer counts them with the same pass). */
 uint64_t aip__trace_strings_scan(aip__trace_strings *u, const uint8_t *p, uint32_t size);
+
+/* aip__trace_strings_scan_timed() : the same, and in the same pass what
+ * the flight recorder's ring needs of the records (flight_time.h; `t->now`
+ * in, the rest out). */
+uint64_t aip__trace_strings_scan_timed(aip__trace_strings *u, const uint8_t *p, uint32_t size,
+                                       aip__flight_times *t);
 
 /* aip__trace_strings_flush() : write the noted strings as STRINGS chunks
  * (runs of consecutive ids, at most `chunk_cap` bytes each) through

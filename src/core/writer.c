@@ -36,6 +36,7 @@
 #include "trace_strings.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stddef.h>
@@ -252,14 +253,17 @@ static uint32_t within_limit(const uint8_t *p, uint32_t size)
  * events go out after strings that did not).  Returns the bytes of `p`
  * written; `*records` the number of records in them when they are all of
  * `p` (counted by the strings' scan, which reads every record anyway),
- * else 0. */
-static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size, uint64_t *records)
+ * else 0; then `times` (a flight recorder's, or NULL) holds the records'
+ * times, taken by the same scan. */
+static uint32_t write_events(uint64_t tid, const uint8_t *p, uint32_t size, uint64_t *records,
+                             aip__flight_times *times)
 {
     *records = 0;
     if (writer.io_error || writer.limit_reached)
         return 0;
     uint32_t n = within_limit(p, size);
-    uint64_t scanned = aip__trace_strings_scan(&writer.strings, p, n);
+    uint64_t scanned = times ? aip__trace_strings_scan_timed(&writer.strings, p, n, times)
+                             : aip__trace_strings_scan(&writer.strings, p, n);
     int strings_lost = 0;
     aip__trace_strings_flush(&writer.strings, STRINGS_CHUNK_BYTES, write_strings_chunk,
                              &strings_lost);
@@ -311,7 +315,7 @@ static void write_buffers(aip__buf *list)
         uint32_t size = used - b->start;
         uint64_t ok, n;
         uint32_t done = writer.ring ? ring_write(b->tid, b->data + b->start, size, &ok)
-                                    : write_events(b->tid, b->data + b->start, size, &ok);
+                                    : write_events(b->tid, b->data + b->start, size, &ok, NULL);
         if (done == size) {
             n = ok; /* the usual case: one pass over the records */
         } else {
@@ -351,7 +355,12 @@ static void open_segment(void)
         return;
     }
     errno = 0;
-    writer.file.fd = aip__open_output(writer.path);
+    /* A recycled segment's file, overwritten in place (flight_ring.c): the
+     * mark first, so that a salvage never takes its older bytes as ours. */
+    aip__flight_ring_mark(writer.ring, 0);
+    writer.file.fd = writer.ring->reused ? open(writer.path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+                                         : aip__open_output(writer.path);
+    writer.ring->reused = 0;
     if (writer.file.fd < 0 || aip__raw_put_header(&writer.file, writer.path)) {
         write_failed(errno ? errno : EIO);
         return;
@@ -365,7 +374,7 @@ static void open_segment(void)
     uint64_t ignored;
     for (size_t i = 0; i < writer.ring->n_meta; i++) {
         const aip__flight_meta *m = &writer.ring->meta[i];
-        write_events(m->tid, m->rec, m->size, &ignored);
+        write_events(m->tid, m->rec, m->size, &ignored, NULL);
     }
     writer.seg_events = 0;
 }
@@ -379,6 +388,10 @@ static void close_segment(void)
     persist_stats(1);
     write_clock();
     write_chunk(AIP_CHUNK_END, 0, NULL, 0);
+    /* A reused file: the older segment's bytes past ours go (its pages too) */
+    if (ftruncate(writer.file.fd, (off_t)writer.file.bytes) != 0)
+        write_failed(errno);
+    aip__flight_ring_mark(writer.ring, writer.file.bytes);
     close(writer.file.fd);
     writer.file.fd = -1;
     writer.finishing = 0;
@@ -392,9 +405,14 @@ static uint32_t ring_write(uint64_t tid, const uint8_t *p, uint32_t size, uint64
     uint32_t off = 0;
     uint64_t now = aip__ticks(), written = 0;
     while (off < size && !writer.io_error) {
-        uint64_t ignored;
-        uint32_t done = write_events(tid, p + off, size - off, &ignored);
-        if (done) { /* counted into the segment that holds them */
+        uint64_t scanned;
+        aip__flight_times t = {.now = now};
+        uint32_t done = write_events(tid, p + off, size - off, &scanned, &t);
+        if (done == size - off && !t.has_meta) { /* the usual case: the scan's times */
+            aip__flight_ring_add(writer.ring, &t);
+            written += scanned;
+            writer.seg_events = 1;
+        } else if (done) { /* counted into the segment that holds them */
             written += aip__flight_ring_note(writer.ring, tid, p + off, done, now);
             writer.seg_events = 1;
         }
@@ -558,6 +576,8 @@ static void write_trace(void)
         }
         write_buffers(list);
         persist_stats(0);
+        if (writer.ring && writer.file.fd >= 0)
+            aip__flight_ring_mark(writer.ring, writer.file.bytes); /* what a salvage keeps */
         if (now_ms() - last_clock >= 1000) {
             write_clock();
             last_clock = now_ms();

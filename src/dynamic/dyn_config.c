@@ -6,6 +6,8 @@
  * unknown keys (warned), as the issue asks.  Names and defaults come from
  * the seed's profiler_config.json table; each key is a row of root_keys or
  * experimental_keys below, read by one loop (parse_object / read_value).
+ * "flight_recorder" (not in the seed: aiprof's flight recorder,
+ * docs/FLIGHT_RECORDER.md) arms the recorder with the C config's options.
  * tests/fuzz/fuzz_profiler_config.c fuzzes this file.
  */
 #include "dyn_config.h"
@@ -15,6 +17,7 @@
 #include "strlist.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +79,8 @@ typedef enum value_kind {
     V_PATH,          /* a non-empty path of safe characters: prof_dir */
     V_THRESHOLD,     /* null (-1) or a number >= 0 into a double */
     V_OBJECT,        /* an object, kept (json_t *) */
-    V_SECTION        /* experimental_config: an object with its own table */
+    V_SECTION,       /* experimental_config: an object with its own table */
+    V_FLIGHT         /* flight_recorder: seconds, an object of its options, or null */
 } value_kind;
 
 typedef struct name_value {
@@ -180,6 +184,9 @@ static const key_rule root_keys[] = {
      "\"%s\" entries must be integers >= 0", 0, NULL, NULL, 0},
     {"experimental_config", V_SECTION, 0, "\"%s\" must be an object", NULL, 0, NULL, NULL, 0},
     {"metadata", V_OBJECT, AT(metadata), "\"%s\" must be an object", NULL, 0, NULL, NULL, 0},
+    {"flight_recorder", V_FLIGHT, 0,
+     "\"%s\" must be a number of seconds > 0, an object of its options or null", NULL, 0, NULL,
+     NULL, 0},
     {NULL, V_BOOL, 0, NULL, NULL, 0, NULL, NULL, 0}};
 
 /* ---- reading values ------------------------------------------------- */
@@ -290,6 +297,85 @@ static aip_status read_rank_list(parse_ctx *p, const key_rule *r, const char *ke
 static aip_status parse_object(parse_ctx *p, json_t *obj, const key_rule *rules,
                                const char *where, aip__dyn_config *c);
 
+/* A number (integer or real) of `v`: 0 when it is one, -1 when not. */
+static int number_of(json_t *v, double *out)
+{
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return -1;
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* One option of "flight_recorder": {...}, as the C config's field
+ * (docs/FLIGHT_RECORDER.md); the messages name the key as written. */
+static aip_status read_flight_option(parse_ctx *p, const char *k, json_t *v, aip__dyn_config *c)
+{
+    aip_config *f = &c->cfg;
+    double d;
+    if (!strcmp(k, "seconds")) {
+        if (number_of(v, &d) || !(d > 0))
+            return bad(p, "\"flight_recorder.%s\" must be a number > 0", k, NULL);
+        f->flight_recorder_seconds = d;
+    } else if (!strcmp(k, "ring_bytes")) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (json_integer_value(v) && json_integer_value(v) < (json_int_t)(4 << 20)))
+            return bad(p, "\"flight_recorder.%s\" must be 0 (256 MiB) or an integer of at "
+                          "least 4194304 (4 MiB)", k, NULL);
+        f->flight_ring_bytes = (uint64_t)json_integer_value(v);
+    } else if (!strcmp(k, "slow_step")) {
+        if (number_of(v, &d) || !(d == 0 || d > 1))
+            return bad(p, "\"flight_recorder.%s\" must be 0 (off) or a factor > 1", k, NULL);
+        f->flight_slow_step = d;
+    } else if (!strcmp(k, "hang_seconds")) {
+        if (number_of(v, &d) || !(d >= 0))
+            return bad(p, "\"flight_recorder.%s\" must be a number >= 0 (0: off)", k, NULL);
+        f->flight_hang_seconds = d;
+    } else if (!strcmp(k, "signal")) {
+        json_int_t sig = json_is_integer(v) ? json_integer_value(v) : -2;
+        if (sig < -1 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
+            return bad(p, "\"flight_recorder.%s\" must be 0 (SIGUSR2), -1 (none) or a "
+                          "signal number that can be caught", k, NULL);
+        f->flight_signal = (int)json_integer_value(v);
+    } else if (!strcmp(k, "ring_dir")) {
+        if (!json_is_string(v) || !json_string_length(v))
+            return bad(p, "\"flight_recorder.%s\" must be a non-empty string", k, NULL);
+        snprintf(c->flight_ring_dir, sizeof c->flight_ring_dir, "%s", json_string_value(v));
+        if (aip__path_check(c->flight_ring_dir, "flight_recorder.ring_dir"))
+            return bad(p, "\"flight_recorder.%s\" may only hold letters, digits and _ - . /", k,
+                       NULL);
+    } else {
+        unknown(p, "flight_recorder.", k);
+    }
+    return AIP_OK;
+}
+
+/* "flight_recorder": 60, {"seconds": 60, ...} or null (off). */
+static aip_status read_flight(parse_ctx *p, const key_rule *r, const char *key, json_t *v,
+                              aip__dyn_config *c)
+{
+    double d;
+    if (json_is_null(v))
+        return AIP_OK;
+    if (!number_of(v, &d)) {
+        if (!(d > 0))
+            return bad(p, r->bad_type, key, NULL);
+        c->cfg.flight_recorder_seconds = d;
+        return AIP_OK;
+    }
+    if (!json_is_object(v))
+        return bad(p, r->bad_type, key, NULL);
+    if (!json_object_get(v, "seconds"))
+        return bad(p, "\"%s.seconds\" is needed: the window a dump holds", key, NULL);
+    const char *k;
+    json_t *o;
+    json_object_foreach(v, k, o) {
+        aip_status st = read_flight_option(p, k, o, c);
+        if (st)
+            return st;
+    }
+    return AIP_OK;
+}
+
 /* One key's value into its place in `c`, by the row's kind. */
 static aip_status read_value(parse_ctx *p, const key_rule *r, const char *key, json_t *v,
                              aip__dyn_config *c)
@@ -346,6 +432,8 @@ static aip_status read_value(parse_ctx *p, const key_rule *r, const char *key, j
         if (!json_is_object(v))
             return bad(p, r->bad_type, key, NULL);
         return parse_object(p, v, experimental_keys, "experimental_config.", c);
+    case V_FLIGHT:
+        return read_flight(p, r, key, v, c);
     }
     return AIP_OK;
 }
@@ -407,6 +495,9 @@ aip_status aip__dyn_config_parse(const char *text, size_t len, aip__dyn_config *
     c->cfg.dir_name = c->prof_dir;
     c->cfg.mstx_domain_include = (const char *const *)c->include;
     c->cfg.mstx_domain_exclude = (const char *const *)c->exclude;
+    c->cfg.flight_ring_dir = c->flight_ring_dir[0] ? c->flight_ring_dir : NULL;
+    if (aip__dyn_config_flight(c))
+        c->cfg.has_schedule = 0; /* armed: from start to stop, whatever warmup/active say */
     if (aip_config_validate(&c->cfg)) {
         snprintf(error, error_cap, "%s", aip_last_error());
         aip__dyn_config_free(c);

@@ -24,7 +24,15 @@ typedef struct aip__dyn_config {
     size_t n_ranks;
     json_t *metadata;             /* object or NULL */
     char **include, **exclude;    /* NULL-terminated */
+    char flight_ring_dir[PATH_MAX]; /* flight_recorder.ring_dir ("" = the default) */
 } aip__dyn_config;
+
+/* Whether the config arms the flight recorder (its "flight_recorder" key):
+ * then a collection is an armed recorder, not warmup + active steps. */
+static inline int aip__dyn_config_flight(const aip__dyn_config *c)
+{
+    return c->cfg.flight_recorder_seconds > 0;
+}
 
 /* The seed's default profiler_config.json (pretty-printed). */
 const char *aip__dyn_default_config_text(void);

@@ -9,7 +9,10 @@
  * ProfilerStep# numbers continuing the training step count, and ends after
  * W+A steps.  Edits arriving during a collection stay pending (the latest
  * wins) and apply after it ends.  Nothing here stops or slows the program:
- * every problem is logged to <config dir>/log/dp_*.log.
+ * every problem is logged to <config dir>/log/dp_*.log.  A config with
+ * "flight_recorder" arms the flight recorder at its start_step instead: it
+ * stays armed (its dumps saved by its triggers) until a new config or the
+ * end, whatever warmup and active say.
  *
  * Edits are read and parsed by this process's config thread (dyn_parse.c),
  * never by the training thread: a 1 MB config takes milliseconds to parse,
@@ -54,6 +57,7 @@ typedef struct dynamic_state {
     aip_session *session;
     int64_t remaining;
     int from_start;               /* started by aip_dynamic_start() */
+    int flight;                   /* the collection is an armed flight recorder */
     int analyse, async_mode;
 
     aip_dynamic_hook hook;
@@ -108,7 +112,8 @@ static void on_ready(aip_session *s, const char *dir, void *user)
 {
     (void)s;
     (void)user;
-    aip__dyn_log_write(&dynamic.log, "INFO", "collection saved in %s", dir);
+    aip__dyn_log_write(&dynamic.log, "INFO", "%s saved in %s",
+                       dynamic.flight ? "flight recorder dump" : "collection", dir);
     /* Under `aiprof run`, announce the directory so that it is analysed and
      * summarised when the program ends. */
     const char *list = getenv("AIPROF_RUN_RESULT_LIST");
@@ -119,8 +124,10 @@ static void on_ready(aip_session *s, const char *dir, void *user)
             fclose(f);
         }
     }
+    /* A dump is made on the recorder's writer thread, which must not wait
+     * for an analysis (the program's buffers would fill): in the background. */
     if (dynamic.analyse)
-        analyse_dir(dir, dynamic.async_mode);
+        analyse_dir(dir, dynamic.async_mode || dynamic.flight);
 }
 
 /* ---- collections ------------------------------------------------------ */
@@ -132,12 +139,14 @@ static void finish_collection(const char *why)
     aip_session_stop(dynamic.session); /* no-op when the schedule already saved it */
     if (dynamic.hook)
         dynamic.hook(&dynamic.active_cfg.cfg, dynamic.session, 0, dynamic.hook_data);
-    aip__dyn_log_write(&dynamic.log, "INFO", "collection stopped at step %lld (%s)",
-                      (long long)dynamic.cur_step, why);
+    aip__dyn_log_write(&dynamic.log, "INFO", "%s at step %lld (%s)",
+                       dynamic.flight ? "flight recorder disarmed" : "collection stopped",
+                       (long long)dynamic.cur_step, why);
     aip_session_destroy(dynamic.session);
     dynamic.session = NULL;
     dynamic.remaining = 0;
     dynamic.from_start = 0;
+    dynamic.flight = 0;
     aip__dyn_parse_dispose(&dynamic.active_cfg);
 }
 
@@ -151,11 +160,13 @@ static aip_status start_collection(aip__dyn_config *cfg, int from_start)
     c->cfg.dir_name = c->prof_dir;
     c->cfg.mstx_domain_include = (const char *const *)c->include;
     c->cfg.mstx_domain_exclude = (const char *const *)c->exclude;
+    c->cfg.flight_ring_dir = c->flight_ring_dir[0] ? c->flight_ring_dir : NULL;
     c->cfg.on_trace_ready = on_ready;
     c->cfg.on_trace_ready_data = NULL;
     /* is_rank turns automatic analysis off unless it runs asynchronously. */
     dynamic.analyse = c->analyse && (!c->is_rank || c->async_mode);
     dynamic.async_mode = c->async_mode;
+    dynamic.flight = aip__dyn_config_flight(c);
     aip_session *s;
     aip_status st = aip_session_create(&c->cfg, &s);
     if (!st) {
@@ -194,10 +205,20 @@ static aip_status start_collection(aip__dyn_config *cfg, int from_start)
     dynamic.session = s;
     dynamic.remaining = c->warmup + c->active;
     dynamic.from_start = from_start;
-    aip__dyn_log_write(&dynamic.log, "INFO",
-                      "collection started at step %lld (warmup %lld, active %lld) into %s%s",
-                      (long long)dynamic.cur_step, (long long)c->warmup, (long long)c->active,
-                      c->prof_dir, from_start ? " by dp.start" : "");
+    if (dynamic.flight)
+        aip__dyn_log_write(&dynamic.log, "INFO",
+                           "flight recorder armed at step %lld (the last %g s; ring %llu bytes, "
+                           "0 = default; slow step %g, hang %g s) into %s%s: armed until a new "
+                           "config or the end", (long long)dynamic.cur_step,
+                           c->cfg.flight_recorder_seconds,
+                           (unsigned long long)c->cfg.flight_ring_bytes, c->cfg.flight_slow_step,
+                           c->cfg.flight_hang_seconds, c->prof_dir,
+                           from_start ? " by dp.start" : "");
+    else
+        aip__dyn_log_write(&dynamic.log, "INFO",
+                           "collection started at step %lld (warmup %lld, active %lld) into %s%s",
+                           (long long)dynamic.cur_step, (long long)c->warmup,
+                           (long long)c->active, c->prof_dir, from_start ? " by dp.start" : "");
     return AIP_OK;
 }
 
@@ -227,10 +248,16 @@ static void take_edit(void)
     dynamic.pending = cfg;
     dynamic.has_pending = 1;
     aip__dyn_log_write(&dynamic.log, "INFO", "config loaded: start_step %lld, warmup %lld, active "
-                       "%lld%s (parsed in %.1f ms by the config thread, tid %d)",
+                       "%lld%s%s (parsed in %.1f ms by the config thread, tid %d)",
                        (long long)cfg.start_step, (long long)cfg.warmup, (long long)cfg.active,
-                       dynamic.session ? "; applied after the running collection" : "",
+                       aip__dyn_config_flight(&cfg) ? ", flight recorder" : "",
+                       dynamic.session && !dynamic.flight ? "; applied after the running collection"
+                                                          : "",
                        e.parse_ms, (int)e.tid);
+    /* An armed recorder has no end of its own: it holds while its config is
+     * the latest, and a new one (start_step 0 included) disarms it. */
+    if (dynamic.flight)
+        finish_collection("a new config");
 }
 
 static void apply_pending(void)
@@ -348,8 +375,8 @@ aip_status aip_dynamic_step(void)
     if (aip__dyn_parse_ready())
         take_edit();
     if (dynamic.session) {
-        aip_session_step(dynamic.session);
-        if (--dynamic.remaining <= 0)
+        aip_session_step(dynamic.session); /* an armed recorder's step triggers need them */
+        if (!dynamic.flight && --dynamic.remaining <= 0)
             finish_collection("all steps collected");
     }
     apply_pending();
@@ -412,7 +439,9 @@ void aip_dynamic_shutdown(void)
         return;
     }
     if (dynamic.session) {
-        aip__dyn_log_write(&dynamic.log, "WARNING", "a collection was still running at exit; saving it");
+        if (!dynamic.flight) /* an armed recorder's end writes nothing: nothing to warn of */
+            aip__dyn_log_write(&dynamic.log, "WARNING",
+                               "a collection was still running at exit; saving it");
         finish_collection("shutdown");
     }
     if (dynamic.has_pending) {

@@ -204,6 +204,24 @@ static void process_meta(aip__tj *w, const aip__process *p, int first)
 
 /* ---- spans ------------------------------------------------------------ */
 
+/* The end of a span's args: a span still open when a flight recorder
+ * dumped (its end is the dump's time, not its own) says so, so that no
+ * reader takes it for a finished one (docs/FLIGHT_RECORDER.md). */
+static void close_args(aip__tj *w, const aip__span *s)
+{
+    if (s->unfinished)
+        AIP_OUT_LIT(w->o, ",\"unfinished\":true}");
+    else
+        AIP_OUT_LIT(w->o, "}");
+}
+
+/* A span without args of its own: only the mark of an unfinished one. */
+static void bare_args(aip__tj *w, const aip__span *s)
+{
+    if (s->unfinished)
+        AIP_OUT_LIT(w->o, ",\"args\":{\"unfinished\":true}");
+}
+
 /* `ext`: Kineto's "External id" of the op (0: none; torch_npu's form). */
 static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s, uint64_t ext)
 {
@@ -252,7 +270,9 @@ static void op_args(aip__tj *w, const aip__thread *t, const aip__span *s, uint64
     }
 #undef ARG
     if (any)
-        AIP_OUT_LIT(w->o, "}");
+        close_args(w, s);
+    else
+        bare_args(w, s);
 }
 
 static void put_domain(aip__tj *w, uint32_t domain)
@@ -291,7 +311,7 @@ static void pyfunc_args(aip__tj *w, const aip__thread *t, const aip__span *s)
     }
     if (s->piece)
         AIP_OUT_LIT(w->o, ",\"continued\":true");
-    AIP_OUT_LIT(w->o, "}");
+    close_args(w, s);
 }
 
 /* Kineto's "External id" of slice `i` of thread `ti` (aip__tj_external_id
@@ -328,16 +348,20 @@ static void span_args(aip__tj *w, const aip__thread *t, const aip__span *s, uint
     } else if (s->kind == AIP_SPAN_RANGE) {
         AIP_OUT_LIT(w->o, ",\"args\":{\"domain\":");
         put_domain(w, s->aux ? aip__model_range_domain(t, s) : 0);
-        AIP_OUT_LIT(w->o, "}");
+        close_args(w, s);
     } else if (s->kind == AIP_SPAN_PYFUNC) {
         if (s->aux)
             pyfunc_args(w, t, s);
+        else
+            bare_args(w, s);
     } else if (ext) { /* a user_annotation: Kineto's ids only */
         AIP_OUT_LIT(w->o, ",\"args\":{\"External id\":");
         aip__out_u64(w->o, ext);
         AIP_OUT_LIT(w->o, ",\"Ev Idx\":");
         aip__out_u64(w->o, ext - 1);
-        AIP_OUT_LIT(w->o, "}");
+        close_args(w, s);
+    } else {
+        bare_args(w, s);
     }
 }
 
@@ -357,10 +381,15 @@ static void thread_spans(aip__tj *w, const aip__thread *t, size_t ti)
             name = "\"\"";
             nlen = 2;
         }
+        /* An unfinished span's name says so: " (unfinished)" inside its quotes. */
+        static const char tail[] = " (unfinished)\"";
+        size_t keep = s->unfinished ? nlen - 1 : nlen;
         if (nlen > AIP_OUT_CAP / 4) { /* a huge name: never in the buffer at once */
             aip__tj_begin(w);
             aip__out_put(w->o, span_head[s->kind].s, span_head[s->kind].n);
-            aip__out_put(w->o, name, nlen);
+            aip__out_put(w->o, name, keep);
+            if (s->unfinished)
+                aip__out_put(w->o, tail, sizeof tail - 1);
         } else {
             char *d = aip__out_reserve(w->o, nlen + w->pfx_len + 128);
             if (w->first) {
@@ -372,8 +401,12 @@ static void thread_spans(aip__tj *w, const aip__thread *t, size_t ti)
             }
             memcpy(d, span_head[s->kind].s, span_head[s->kind].n);
             d += span_head[s->kind].n;
-            memcpy(d, name, nlen);
-            d += nlen;
+            memcpy(d, name, keep);
+            d += keep;
+            if (s->unfinished) {
+                memcpy(d, tail, sizeof tail - 1);
+                d += sizeof tail - 1;
+            }
             aip__out_commit(w->o, d);
         }
         char *d = aip__out_reserve(w->o, w->pfx_len + 96);
@@ -384,7 +417,7 @@ static void thread_spans(aip__tj *w, const aip__thread *t, size_t ti)
         uint64_t ext = s->kind == AIP_SPAN_OP || s->kind == AIP_SPAN_ANNOTATION
                            ? slice_external_id(w, t, ti, i, &j, &last)
                            : 0;
-        if (s->aux || s->kind == AIP_SPAN_RANGE || ext) {
+        if (s->aux || s->kind == AIP_SPAN_RANGE || ext || s->unfinished) {
             aip__out_commit(w->o, d);
             span_args(w, t, s, ext);
             d = aip__out_reserve(w->o, 1);

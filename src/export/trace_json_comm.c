@@ -34,7 +34,7 @@ typedef struct lane_set {
     size_t n, cap;
 } lane_set;
 
-static const char *lib_name(uint8_t lib)
+const char *aip__tj_comm_lib_name(uint8_t lib)
 {
     switch (lib) {
     case AIP_COMMLIB_MPI: return "MPI";
@@ -101,7 +101,7 @@ static void op_event(aip__tj *w, const aip__process *p, const aip__comm_event *e
     AIP_OUT_LIT(w->o, ",\"cat\":\"communication\",\"args\":{\"op\":");
     aip__tj_put_id(w, e->name);
     AIP_OUT_LIT(w->o, ",\"lib\":");
-    aip__trace_put_cstr(w->o, lib_name(e->lib));
+    aip__trace_put_cstr(w->o, aip__tj_comm_lib_name(e->lib));
     if (g) {
         AIP_OUT_LIT(w->o, ",\"group\":");
         aip__tj_put_id(w, g->name);

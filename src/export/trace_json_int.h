@@ -134,4 +134,8 @@ void aip__trace_kineto_footer(aip__out *o);
 void aip__trace_kineto_devices(aip__out *o, const aip__model *m);
 int aip__trace_kineto_dist_info(aip__out *o, const aip__model *m);
 
+/* aip__tj_comm_lib_name() : a communication op's "lib" arg (MPI, gloo,
+ * NCCL, HCCL, other); trace.perfetto-trace gives the same. */
+const char *aip__tj_comm_lib_name(uint8_t lib);
+
 #endif

@@ -100,7 +100,7 @@ static uint8_t *put_time(aip__pf *w, uint8_t *d, int64_t ts)
 /* `s` when it is valid UTF-8, else a copy in *tmp (to free) with each
  * invalid byte as U+FFFD, as every other output has it: protobuf strings
  * are UTF-8 to their readers. */
-static const char *utf8_text(aip__pf *w, const char *s, size_t *n, char **tmp)
+const char *aip__pf_utf8_text(aip__pf *w, const char *s, size_t *n, char **tmp)
 {
     *tmp = NULL;
     for (size_t i = 0; i < *n;) {
@@ -136,17 +136,20 @@ static void event(aip__pf *w, int type, const aip__pf_ev *e, uint64_t track, int
             iid = 0;
         if (intern || !iid) {
             name = aip__model_str(w->p, e->name, &name_len);
-            name = utf8_text(w, name, &name_len, &tmp);
+            name = aip__pf_utf8_text(w, name, &name_len, &tmp);
         }
     } else if (e && type != TYPE_SLICE_END && e->lit) {
         name = e->lit;
         name_len = e->lit_len ? e->lit_len : strlen(e->lit);
-        name = utf8_text(w, name, &name_len, &tmp);
+        name = aip__pf_utf8_text(w, name, &name_len, &tmp);
     }
     int cat = e && type != TYPE_SLICE_END ? e->cat : 0;
     int intern_cat = cat && !(w->cats >> cat & 1);
+    int args = e && type != TYPE_SLICE_END && e->n_args;
+    int intern_args = args && aip__pf_args_new(w, e);
     size_t n_flows = e && type != TYPE_SLICE_END ? e->n_out + e->n_in : 0;
-    size_t room = PACKET_ROOM + 10 * n_flows + (name ? 2 * name_len + 16 : 0);
+    size_t room = PACKET_ROOM + 10 * n_flows + (name ? 2 * name_len + 16 : 0) +
+                  (args ? aip__pf_args_room(w, e) : 0);
     pkt k;
     if (pkt_begin(w, &k, room)) {
         free(tmp);
@@ -154,7 +157,7 @@ static void event(aip__pf *w, int type, const aip__pf_ev *e, uint64_t track, int
     }
     uint8_t *d = put_time(w, k.d, ts), *m1, *m2;
     d = aip__pb_uint(d, P_SEQ_ID, w->seq);
-    if (type != TYPE_SLICE_END && (intern || intern_cat)) {
+    if (type != TYPE_SLICE_END && (intern || intern_cat || intern_args)) {
         d = aip__pb_open(d, P_INTERNED, &m1);
         if (intern_cat) {
             d = aip__pb_open(d, I_CATEGORIES, &m2);
@@ -177,6 +180,8 @@ static void event(aip__pf *w, int type, const aip__pf_ev *e, uint64_t track, int
             d = aip__pb_close(d, m2);
             w->iid_seq[iid] = w->seq;
         }
+        if (intern_args)
+            d = aip__pf_args_intern(w, d, e);
         d = aip__pb_close(d, m1);
     }
     d = aip__pb_open(d, P_TRACK_EVENT, &m1);
@@ -192,6 +197,8 @@ static void event(aip__pf *w, int type, const aip__pf_ev *e, uint64_t track, int
             d = aip__pb_bytes(d, E_NAME, name, name_len);
     }
     free(tmp);
+    if (args)
+        d = aip__pf_args_put(w, d, e);
     for (size_t i = 0; e && type != TYPE_SLICE_END && i < e->n_out; i++)
         d = aip__pb_fixed64(d, E_FLOW_IDS, e->out[i]);
     for (size_t i = 0; e && type != TYPE_SLICE_END && i < e->n_in; i++)
@@ -299,6 +306,7 @@ void aip__pf_seq(aip__pf *w, uint64_t track)
     w->seq_track = track;
     w->clock = w->base;
     w->cats = 0;
+    w->arg_names = 0;
     pkt k;
     if (pkt_begin(w, &k, PACKET_ROOM))
         return;
@@ -347,7 +355,7 @@ static uint64_t track(aip__pf *w, const desc *in)
     uint64_t uuid = ++w->next_uuid;
     desc c = *in, *t = &c;
     char *tmp;
-    c.name = utf8_text(w, in->name, &c.name_len, &tmp);
+    c.name = aip__pf_utf8_text(w, in->name, &c.name_len, &tmp);
     pkt k;
     size_t label_len = t->label ? strlen(t->label) : 0;
     if (pkt_begin(w, &k, PACKET_ROOM + t->name_len + label_len)) {
@@ -450,6 +458,8 @@ aip_status aip__export_trace_perfetto(const aip__model *m, aip__out *o)
         aip__pf_flush(&w);
         free(w.iid_seq);
         w.iid_seq = NULL;
+        free(w.val_seq); /* string ids are p's own */
+        w.val_seq = NULL;
     }
     free(w.heap);
     return w.status ? w.status : o->status;

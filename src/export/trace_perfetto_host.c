@@ -107,6 +107,27 @@ static const uint8_t span_cat[4] = {
     [AIP_SPAN_OP] = AIP_PF_CAT_CPU_OP, [AIP_SPAN_ANNOTATION] = AIP_PF_CAT_USER_ANNOTATION,
     [AIP_SPAN_RANGE] = AIP_PF_CAT_MSTX, [AIP_SPAN_PYFUNC] = AIP_PF_CAT_PYTHON_FUNCTION};
 
+/* A span still open when a flight recorder dumped: named "<name>
+ * (unfinished)" (written inline: rare), into *label (reused, to free). */
+static void unfinished_name(aip__pf *w, const aip__span *s, aip__pf_ev *e, char **label)
+{
+    static const char tail[] = " (unfinished)";
+    size_t n;
+    const char *name = aip__model_str(w->p, s->name, &n);
+    char *v = realloc(*label, n + sizeof tail);
+    if (!v) {
+        if (!w->status)
+            w->status = aip__fail(AIP_ERR_NOMEM, "no memory for the trace's names");
+        return;
+    }
+    memcpy(v, name, n);
+    memcpy(v + n, tail, sizeof tail);
+    *label = v;
+    e->name = 0;
+    e->lit = v;
+    e->lit_len = n + sizeof tail - 1;
+}
+
 /* Thread ti's slices on its own sequence; `fe` its flow ends (sorted). */
 static void thread_slices(aip__pf *w, uint32_t ti, uint64_t track, flow_end *fe, size_t n_fe)
 {
@@ -115,11 +136,16 @@ static void thread_slices(aip__pf *w, uint32_t ti, uint64_t track, flow_end *fe,
     const aip__span *sl = aip__thread_slices(t, &n);
     id_list out = {0}, in = {0};
     aip__pf_seq(w, track);
+    aip__pf_arg args[AIP_PF_MAX_ARGS];
+    char *label = NULL;
     for (size_t i = 0; i < n && !w->status; i++) {
         const aip__span *s = &sl[i];
-        aip__pf_ev e = {.name = s->name, .cat = span_cat[s->kind]};
+        aip__pf_ev e = {.name = s->name, .cat = span_cat[s->kind], .args = args};
         if (!s->name)
             e.lit = "";
+        e.n_args = aip__pf_span_args(t, s, args);
+        if (s->unfinished) /* its name says so, as trace_view.json's */
+            unfinished_name(w, s, &e, &label);
         while (cur < n_fe && fe[cur].start < s->start)
             cur++; /* no slice of its own (cannot happen: every span starts one) */
         if (cur < n_fe && fe[cur].start == s->start && !s->piece) {
@@ -136,6 +162,7 @@ static void thread_slices(aip__pf *w, uint32_t ti, uint64_t track, flow_end *fe,
         }
         aip__pf_slice(w, &e, s->start, s->end);
     }
+    free(label);
     free(out.v);
     free(in.v);
 }

@@ -42,6 +42,54 @@ enum {
     AIP_PF_N_CATS
 };
 
+/* Argument names, as trace_view.json's "args" keys (interned ids 1..,
+ * DebugAnnotationName; trace_perfetto_args.c). */
+enum {
+    AIP_PF_ARG_NONE = 0,
+    AIP_PF_ARG_SEQUENCE_NUMBER,
+    AIP_PF_ARG_FWD_THREAD_ID,
+    AIP_PF_ARG_INPUT_DIMS,
+    AIP_PF_ARG_INPUT_TYPE,
+    AIP_PF_ARG_CALL_STACK,
+    AIP_PF_ARG_MODULE_HIERARCHY,
+    AIP_PF_ARG_FLOPS,
+    AIP_PF_ARG_DOMAIN,
+    AIP_PF_ARG_PYTHON_ID,
+    AIP_PF_ARG_PYTHON_PARENT_ID,
+    AIP_PF_ARG_PYTHON_MODULE_ID,
+    AIP_PF_ARG_CONTINUED,
+    AIP_PF_ARG_UNFINISHED,
+    AIP_PF_ARG_RESULT,        /* OS runtime calls */
+    AIP_PF_ARG_ERRNO,
+    AIP_PF_ARG_ERRNO_NAME,
+    AIP_PF_ARG_OP,            /* communication ops */
+    AIP_PF_ARG_LIB,
+    AIP_PF_ARG_GROUP,
+    AIP_PF_ARG_RANK_SIZE,
+    AIP_PF_ARG_GROUP_RANK,
+    AIP_PF_ARG_SIZE_BYTE,
+    AIP_PF_ARG_COUNT,
+    AIP_PF_ARG_DATA_TYPE,
+    AIP_PF_ARG_SEQ,
+    AIP_PF_ARG_SRC_RANK,
+    AIP_PF_ARG_DST_RANK,
+    AIP_PF_ARG_ROOT,
+    AIP_PF_ARG_TAG,
+    AIP_PF_ARG_NON_BLOCKING,
+    AIP_PF_N_ARGS
+};
+
+/* One argument: a debug annotation of the event. */
+typedef struct aip__pf_arg {
+    uint8_t key;              /* AIP_PF_ARG_* */
+    uint8_t type;             /* AIP_PF_V_* */
+    uint32_t str;             /* AIP_PF_V_STR: a string id of p (interned) */
+    uint64_t u;               /* AIP_PF_V_UINT / _INT (as two's complement) */
+    const char *lit;          /* AIP_PF_V_LIT */
+} aip__pf_arg;
+enum { AIP_PF_V_UINT, AIP_PF_V_INT, AIP_PF_V_TRUE, AIP_PF_V_STR, AIP_PF_V_LIT };
+#define AIP_PF_MAX_ARGS 16
+
 typedef struct aip__pf_end {  /* a slice end not written yet */
     int64_t ts;
     uint64_t order;           /* later begins end first at equal times */
@@ -59,6 +107,9 @@ typedef struct aip__pf {
     uint64_t seq_track;       /* its default track */
     int64_t clock;            /* its incremental clock's value */
     uint32_t cats;            /* categories interned on it, bit per category */
+    uint32_t arg_names;       /* argument names interned on it, bit per AIP_PF_ARG_* */
+    uint32_t *val_seq;        /* per string id of p: the sequence that interned it as an
+                               * argument's value (allocated at the first; NULL: none) */
     uint32_t *iid_seq;        /* per name iid of p: the sequence that interned it */
     size_t n_iid;
     aip__pf_end *heap;
@@ -80,6 +131,8 @@ typedef struct aip__pf_ev {
     size_t lit_len;           /* 0: strlen(lit) */
     const uint64_t *out, *in;
     size_t n_out, n_in;
+    const aip__pf_arg *args;  /* its args (debug annotations), n_args of them */
+    size_t n_args;
 } aip__pf_ev;
 
 /* ---- trace_perfetto.c ------------------------------------------------- */
@@ -108,6 +161,30 @@ uint64_t aip__pf_counter_track(aip__pf *w, uint64_t parent, const char *name);
 /* A layer's process (trace_view.json's pid, aip__tj_layer_pid). */
 uint64_t aip__pf_layer(aip__pf *w, unsigned sort, uint32_t device, const char *name,
                        const char *label);
+
+/* aip__pf_utf8_text() : `s` when it is valid UTF-8, else a copy in *tmp
+ * (to free) with each invalid byte as U+FFFD; *n its length. */
+const char *aip__pf_utf8_text(aip__pf *w, const char *s, size_t *n, char **tmp);
+
+/* ---- trace_perfetto_args.c -------------------------------------------- */
+/* aip__pf_args_room() : bytes the args of `e` may take in their packet
+ * (interning included). */
+size_t aip__pf_args_room(const aip__pf *w, const aip__pf_ev *e);
+/* aip__pf_args_new() : whether the args of `e` use a name or string value
+ * not interned on the current sequence yet. */
+int aip__pf_args_new(aip__pf *w, const aip__pf_ev *e);
+/* aip__pf_args_intern() : inside InternedData: those names and values. */
+uint8_t *aip__pf_args_intern(aip__pf *w, uint8_t *d, const aip__pf_ev *e);
+/* aip__pf_args_put() : inside TrackEvent: the debug annotations. */
+uint8_t *aip__pf_args_put(aip__pf *w, uint8_t *d, const aip__pf_ev *e);
+/* aip__pf_span_args() : the args trace_view.json gives span `s` of thread
+ * `t` (torch_npu's form: trace_json.c's span_args), into `a`; @return how
+ * many. */
+size_t aip__pf_span_args(const aip__thread *t, const aip__span *s, aip__pf_arg *a);
+/* aip__pf_osrt_args() / aip__pf_comm_args() : the same for an OS runtime
+ * call (trace_json_osrt.c) and a communication op of p (trace_json_comm.c). */
+size_t aip__pf_osrt_args(const aip__osrt_call *c, aip__pf_arg *a);
+size_t aip__pf_comm_args(const aip__process *p, const aip__comm_event *e, aip__pf_arg *a);
 
 /* ---- trace_perfetto_host.c -------------------------------------------- */
 /* aip__pf_host() : process p's main process, its threads with their

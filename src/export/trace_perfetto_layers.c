@@ -98,8 +98,10 @@ void aip__pf_comm_layer(aip__pf *w)
             ls->n++;
         }
         ls->ends[l] = e->end;
+        aip__pf_arg args[AIP_PF_MAX_ARGS];
         aip__pf_ev ev = {.track = ls->tracks[l], .lit = names[i].s,
-                         .cat = AIP_PF_CAT_COMMUNICATION};
+                         .cat = AIP_PF_CAT_COMMUNICATION, .args = args,
+                         .n_args = aip__pf_comm_args(p, e, args)};
         aip__pf_slice(w, &ev, e->start, e->end);
     }
     for (size_t si = 0; si < n_sets; si++) {
@@ -299,8 +301,10 @@ void aip__pf_osrt_layer(aip__pf *w)
                                         (unsigned long long)tid);
             tr[c->thread] = aip__pf_named_track(w, layer, name, n, (int64_t)tid);
         }
+        aip__pf_arg args[AIP_PF_MAX_ARGS];
         aip__pf_ev e = {.track = tr[c->thread], .name = c->name, .lit = "",
-                        .cat = AIP_PF_CAT_OS_RUNTIME};
+                        .cat = AIP_PF_CAT_OS_RUNTIME, .args = args,
+                        .n_args = aip__pf_osrt_args(c, args)};
         aip__pf_slice(w, &e, c->start, c->end);
     }
     free(tr);

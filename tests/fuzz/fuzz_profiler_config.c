@@ -5,7 +5,7 @@
  * watcher and each process parse it, and what comes back is checked.
  * A rejected input must leave a message and nothing to free; an accepted
  * one must be a config aip_config_validate() accepts, with the dynamic
- * keys in range.
+ * keys in range (flight_recorder's included).
  *
  * Build with libFuzzer:  tests/fuzz/run_libfuzzer.sh fuzz_profiler_config
  * Without libFuzzer, replay_main.c replays the corpus (a ctest).
@@ -48,6 +48,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(c.active > 0 && c.warmup >= 0 && c.start_step >= -1);
     CHECK(c.cfg.dir_name == c.prof_dir && c.prof_dir[0]);
     CHECK(!c.n_ranks || c.rank_list);
+    /* flight_recorder: armed with a window > 0 and no schedule, or off */
+    CHECK(c.cfg.flight_recorder_seconds >= 0);
+    CHECK(!aip__dyn_config_flight(&c) || !c.cfg.has_schedule);
+    CHECK(!c.cfg.flight_ring_dir || (c.cfg.flight_ring_dir == c.flight_ring_dir &&
+                                     c.flight_ring_dir[0]));
     for (size_t i = 0; i < c.n_ranks; i++) {
         CHECK(c.rank_list[i] >= 0);
         if (c.rank_list[i] <= INT32_MAX)

@@ -62,6 +62,14 @@ def cases():
     yield "mstx_exclude", json.dumps({"experimental_config": {"mstx_domain_exclude": ["x"]}})
     yield "unknown_keys", json.dumps({"start_step": 2, "colour": 1,
                                       "experimental_config": {"shiny": 1}})
+    # the flight recorder's key (docs/FLIGHT_RECORDER.md)
+    yield "flight_seconds", json.dumps(with_changes({"start_step": -1, "flight_recorder": 60}))
+    yield "flight_options", json.dumps(with_changes(
+        {"start_step": 3, "flight_recorder": {"seconds": 30.5, "ring_bytes": 8388608,
+                                               "slow_step": 3, "hang_seconds": 300,
+                                               "signal": 12, "ring_dir": "./ring",
+                                               "shiny": 1}}))
+    yield "flight_null", json.dumps({"flight_recorder": None})
     # one per rejection message
     bad = {
         "bad_malformed": '{"start_step": 1,',
@@ -91,6 +99,17 @@ def cases():
         "bad_exp_type": '{"experimental_config": 3}',
         "bad_metadata": '{"metadata": [1]}',
         "bad_mstx_alias": '{"experimental_config": {"msprof_tx": "yes"}}',
+        "bad_flight_type": '{"flight_recorder": true}',
+        "bad_flight_zero": '{"flight_recorder": 0}',
+        "bad_flight_no_seconds": '{"flight_recorder": {"ring_bytes": 0}}',
+        "bad_flight_seconds": '{"flight_recorder": {"seconds": "60"}}',
+        "bad_flight_ring": '{"flight_recorder": {"seconds": 1, "ring_bytes": 100}}',
+        "bad_flight_slow": '{"flight_recorder": {"seconds": 1, "slow_step": 0.5}}',
+        "bad_flight_hang": '{"flight_recorder": {"seconds": 1, "hang_seconds": -1}}',
+        "bad_flight_signal": '{"flight_recorder": {"seconds": 1, "signal": 9}}',
+        "bad_flight_ring_dir": '{"flight_recorder": {"seconds": 1, "ring_dir": "a b"}}',
+        "bad_flight_huge": '{"flight_recorder": {"seconds": 1e400, "ring_bytes": '
+                           '18446744073709551616}}',
     }
     for name, text in bad.items():
         yield name, text

@@ -16,7 +16,11 @@ torch_npu's form by the same analysis):
 - instants and counters: the same per (pid, track / series, name, ts),
   counter values to the JSON's 3 decimals; mstx ranges (JSON b/e pairs);
 - flows: each id leaves exactly one slice and ends at exactly one, and the
-  (from, to) slice keys equal the JSON's flow pairs.
+  (from, to) slice keys equal the JSON's flow pairs;
+- args: the debug annotations of each host slice (ops, annotations, mstx
+  ranges, Python functions), communication op and OS runtime call, their names and string values resolved
+  through the sequence's interned tables, equal the JSON event's "args"
+  (the slices' multiset above includes them).
 
 Usable as a module (check(result_dir) → counts) and as a script:
     perfetto_check.py RESULT_DIR...   (exit 0 ok, 1 mismatch, 77 no perfetto)
@@ -75,9 +79,10 @@ def decode(path, pb):
             assert td.uuid not in d.tracks, f"track {td.uuid} described twice"
             d.tracks[td.uuid] = td
         st = state.setdefault(seq, {"names": {}, "cats": {}, "clock": None, "track": None,
-                                    "inc": {}, "cleared": False})
+                                    "inc": {}, "cleared": False, "anames": {}, "avals": {}})
         if pkt.sequence_flags & 1:  # SEQ_INCREMENTAL_STATE_CLEARED
-            st.update(names={}, cats={}, inc={}, cleared=True, clock=None, track=None)
+            st.update(names={}, cats={}, inc={}, cleared=True, clock=None, track=None,
+                      anames={}, avals={})
         if pkt.HasField("trace_packet_defaults"):
             df = pkt.trace_packet_defaults
             if df.HasField("timestamp_clock_id"):
@@ -99,6 +104,10 @@ def decode(path, pb):
                 st["names"][e.iid] = e.name
             for e in pkt.interned_data.event_categories:
                 st["cats"][e.iid] = e.name
+            for e in pkt.interned_data.debug_annotation_names:
+                st["anames"][e.iid] = e.name
+            for e in pkt.interned_data.debug_annotation_string_values:
+                st["avals"][e.iid] = e.str.decode("utf-8")
         if not pkt.HasField("track_event"):
             continue
         ev = pkt.track_event
@@ -124,8 +133,39 @@ def decode(path, pb):
         else:
             value = None
         d.events.append((order, track, ts, ev.type, name, cats, list(ev.flow_ids),
-                         list(ev.terminating_flow_ids), value))
+                         list(ev.terminating_flow_ids), value, annotations(ev, st, seq)))
     return d
+
+
+def annotations(ev, st, seq):
+    """A TrackEvent's debug annotations as a dict (name → value), names and
+    string values resolved through the sequence's interned tables."""
+    out = {}
+    for a in ev.debug_annotations:
+        if a.HasField("name_iid"):
+            assert a.name_iid in st["anames"], f"arg name iid {a.name_iid} not interned on {seq}"
+            k = st["anames"][a.name_iid]
+        else:
+            k = a.name
+        kind = a.WhichOneof("value")
+        if kind == "string_value_iid":
+            assert a.string_value_iid in st["avals"], \
+                f"arg value iid {a.string_value_iid} not interned on {seq}"
+            v = st["avals"][a.string_value_iid]
+        else:
+            v = getattr(a, kind)
+        assert k not in out, f"arg {k} twice"
+        out[k] = v
+    return out
+
+
+# The categories whose X events carry args in both files.
+ARG_CATS = {"cpu_op", "user_annotation", "mstx", "python_function", "communication",
+            "os_runtime"}
+
+
+def args_key(cat, args):
+    return tuple(sorted(args.items())) if cat in ARG_CATS else None
 
 
 def track_key(d, uuid):
@@ -162,7 +202,7 @@ def slices_of(d, pb):
                 assert parent[2] <= b[2], "child begins before its parent"
             out.append({"track": track, "key": track_key(d, track), "name": b[4],
                         "start": b[2], "end": e[2], "flows": b[6], "terms": b[7],
-                        "cats": b[5]})
+                        "cats": b[5], "args": b[9]})
         assert not stack, f"{len(stack)} slices never end on {track_key(d, track)}"
     return out
 
@@ -194,7 +234,8 @@ def check(result_dir, pb):
     for e in evs:
         if e.get("ph") == "X":
             s = ns_of(e["ts"])
-            want[key(e) + (e["name"], s, s + ns_of(e["dur"]))] += 1
+            want[key(e) + (e["name"], s, s + ns_of(e["dur"]),
+                           args_key(e.get("cat"), e.get("args", {})))] += 1
     ranges = {}
     for e in evs:
         if e.get("ph") in ("b", "e"):
@@ -208,7 +249,8 @@ def check(result_dir, pb):
         if s["key"][1].startswith("mstx ranges"):
             got_ranges[(s["key"][0], s["name"], s["start"], s["end"])] += 1
         else:
-            got[s["key"] + (s["name"], s["start"], s["end"])] += 1
+            cat = s["cats"][0] if s["cats"] else None
+            got[s["key"] + (s["name"], s["start"], s["end"], args_key(cat, s["args"]))] += 1
     assert got == want, f"slices differ: missing {list((want - got).items())[:5]}, " \
                         f"extra {list((got - want).items())[:5]}"
     assert got_ranges == want_ranges, "mstx ranges differ"
@@ -274,7 +316,8 @@ def check(result_dir, pb):
             assert names.get(e["pid"]) == e["args"]["name"], \
                 f"process {e['pid']}: {names.get(e['pid'])!r} vs {e['args']['name']!r}"
     n_json = sum(1 for e in evs if e.get("ph") in ("X", "i", "C", "b", "s"))
-    return {"slices": len(sl), "instants": sum(want_i.values()),
+    n_args = sum(1 for s in sl if s["args"])
+    return {"slices": len(sl), "slices_with_args": n_args, "instants": sum(want_i.values()),
             "counters": sum(len(v) for v in got_c.values()), "flows": len(src),
             "tracks": len(d.tracks), "bytes": d.bytes, "json_events": n_json}
 

@@ -12,7 +12,7 @@ import pytest
 
 from aiprof import _C
 from aiprof import profiler as P
-from conftest import result_dirs, run_python, slices, trace_of
+from conftest import result_dirs, run_python, slices, trace_of, ts_ns
 
 
 def flight(tmp_path, **more):
@@ -102,3 +102,56 @@ def test_bad_ring_is_refused_at_start(tmp_path):
     prof = P.profile(flight_recorder=flight(tmp_path, ring_bytes=1 << 20))
     with pytest.raises(Exception, match="flight_ring_bytes"):
         prof.start()
+
+
+def _dump_with_open_ranges(tmp_path):
+    """A dump made while the calling thread is inside "open_work" and,
+    within it, "open_inner": both are written UNFINISHED, their end the
+    dump's time; "done_work" ended before."""
+    out = tmp_path / "out"
+    with P.profile(flight_recorder=flight(tmp_path),
+                   on_trace_ready=P.tensorboard_trace_handler(str(out))):
+        with P.record_function("done_work"):
+            pass
+        with P.record_function("open_work"):
+            with P.record_function("open_inner"):
+                d = P.flight_dump("test")
+    return d
+
+
+@pytest.mark.parametrize("form", ["torch_npu", "kineto"])
+def test_open_ranges_are_marked_unfinished_in_trace_view(tmp_path, form):
+    d = _dump_with_open_ranges(tmp_path)
+    _C.analyse_dir(d, 0, True, trace_format=P._validate.TRACE_FORMATS[form])
+    trace = trace_of(d)
+    done = slices(trace, name="done_work")
+    assert len(done) == 1 and "unfinished" not in done[0].get("args", {})
+    for name in ("open_work", "open_inner"):
+        assert slices(trace, name=name) == []  # never passed off as finished
+        (s,) = slices(trace, name=name + " (unfinished)")
+        assert s["args"]["unfinished"] is True
+    # The open annotation ends at the dump's time: after everything it holds.
+    (outer,) = slices(trace, name="open_work (unfinished)")
+    (inner,) = slices(trace, name="open_inner (unfinished)")
+    assert ts_ns(outer["ts"]) + ts_ns(outer["dur"]) >= ts_ns(inner["ts"]) + ts_ns(inner["dur"])
+    assert ts_ns(done[0]["ts"]) + ts_ns(done[0]["dur"]) <= ts_ns(outer["ts"]) + ts_ns(outer["dur"])
+
+
+def test_open_ranges_are_marked_unfinished_in_perfetto(tmp_path):
+    """trace.perfetto-trace: the same names and an "unfinished" debug
+    annotation, and every slice and arg as trace_view.json has them
+    (perfetto_check)."""
+    import perfetto_check
+    pb, why = perfetto_check.load_schema()
+    if pb is None:
+        pytest.skip(why)
+    d = _dump_with_open_ranges(tmp_path)
+    P.analyse(os.path.dirname(d), trace_format="perfetto")
+    perfetto_check.check(d, pb)  # the JSON's slices, args included
+    dec = perfetto_check.decode(
+        os.path.join(d, "ASCEND_PROFILER_OUTPUT", "trace.perfetto-trace"), pb)
+    by_name = {s["name"]: s for s in perfetto_check.slices_of(dec, pb)}
+    assert "open_work" not in by_name and "open_inner" not in by_name
+    for name in ("open_work (unfinished)", "open_inner (unfinished)"):
+        assert by_name[name]["args"] == {"unfinished": True}
+    assert "unfinished" not in by_name["done_work"]["args"]

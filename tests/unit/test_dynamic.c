@@ -123,6 +123,57 @@ static void test_config_parsing(void)
     ASSERT_TRUE(strstr(warn, "experimental_config.shiny") != NULL);
     aip__dyn_config_free(&c);
 
+    /* flight_recorder (docs/FLIGHT_RECORDER.md): seconds, an object or null */
+    ASSERT_EQ(parse("{\"flight_recorder\": 60}", &c, err, warn), AIP_OK);
+    ASSERT_TRUE(c.cfg.flight_recorder_seconds == 60);
+    ASSERT_TRUE(aip__dyn_config_flight(&c));
+    ASSERT_EQ(c.cfg.has_schedule, 0); /* armed: from start to stop */
+    aip__dyn_config_free(&c);
+    ASSERT_EQ(parse("{\"flight_recorder\": {\"seconds\": 30.5, \"ring_bytes\": 8388608, "
+                    "\"slow_step\": 3, \"hang_seconds\": 300, \"signal\": -1, "
+                    "\"ring_dir\": \"./ring\", \"shiny\": 1}}", &c, err, warn),
+              AIP_OK);
+    ASSERT_TRUE(c.cfg.flight_recorder_seconds == 30.5);
+    ASSERT_EQ(c.cfg.flight_ring_bytes, 8388608);
+    ASSERT_TRUE(c.cfg.flight_slow_step == 3);
+    ASSERT_TRUE(c.cfg.flight_hang_seconds == 300);
+    ASSERT_EQ(c.cfg.flight_signal, -1);
+    ASSERT_STREQ(c.cfg.flight_ring_dir, "./ring");
+    ASSERT_TRUE(strstr(warn, "flight_recorder.shiny") != NULL);
+    aip__dyn_config_free(&c);
+    ASSERT_EQ(parse("{\"flight_recorder\": null}", &c, err, warn), AIP_OK);
+    ASSERT_TRUE(!aip__dyn_config_flight(&c));
+    ASSERT_EQ(c.cfg.has_schedule, 1);
+    aip__dyn_config_free(&c);
+    struct {
+        const char *text, *message;
+    } bad_flight[] = {
+        {"{\"flight_recorder\": true}",
+         "\"flight_recorder\" must be a number of seconds > 0, an object of its options or null"},
+        {"{\"flight_recorder\": 0}",
+         "\"flight_recorder\" must be a number of seconds > 0, an object of its options or null"},
+        {"{\"flight_recorder\": {\"ring_bytes\": 0}}",
+         "\"flight_recorder.seconds\" is needed: the window a dump holds"},
+        {"{\"flight_recorder\": {\"seconds\": \"60\"}}",
+         "\"flight_recorder.seconds\" must be a number > 0"},
+        {"{\"flight_recorder\": {\"seconds\": 1, \"ring_bytes\": 100}}",
+         "\"flight_recorder.ring_bytes\" must be 0 (256 MiB) or an integer of at least 4194304 "
+         "(4 MiB)"},
+        {"{\"flight_recorder\": {\"seconds\": 1, \"slow_step\": 0.5}}",
+         "\"flight_recorder.slow_step\" must be 0 (off) or a factor > 1"},
+        {"{\"flight_recorder\": {\"seconds\": 1, \"hang_seconds\": -1}}",
+         "\"flight_recorder.hang_seconds\" must be a number >= 0 (0: off)"},
+        {"{\"flight_recorder\": {\"seconds\": 1, \"signal\": 9}}",
+         "\"flight_recorder.signal\" must be 0 (SIGUSR2), -1 (none) or a signal number that can "
+         "be caught"},
+        {"{\"flight_recorder\": {\"seconds\": 1, \"ring_dir\": \"a b\"}}",
+         "\"flight_recorder.ring_dir\" may only hold letters, digits and _ - . /"},
+    };
+    for (size_t i = 0; i < sizeof bad_flight / sizeof bad_flight[0]; i++) {
+        ASSERT_EQ(parse(bad_flight[i].text, &c, err, warn), AIP_ERR_INVALID_ARG);
+        ASSERT_STREQ(err, bad_flight[i].message);
+    }
+
     size_t big = AIP_DYN_CONFIG_MAX_BYTES + 10;
     char *huge = malloc(big + 1);
     memset(huge, ' ', big);
@@ -600,6 +651,77 @@ static void test_start_once(void)
     ASSERT_EQ(steps_in(dirs[0]), (1ull << 2) | (1ull << 3) | (1ull << 4));
 }
 
+/* A config with "flight_recorder" arms the flight recorder: it stays armed
+ * past warmup + active (whatever they say), writes nothing but its dumps
+ * (here the API's) into prof_dir, and a new config disarms it; the log
+ * says so.  Armed by dp.start here and by an edit of profiler_config.json
+ * in the same run. */
+static void test_flight_recorder_by_config(void)
+{
+    char cfg[PATH_MAX], prof[PATH_MAX], start_cfg[PATH_MAX + 32], json[1024], ring[PATH_MAX];
+    snprintf(cfg, sizeof cfg, "%s/cfg7", tmp);
+    snprintf(prof, sizeof prof, "%s/prof7", tmp);
+    snprintf(ring, sizeof ring, "%s/ring7", tmp);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (aip_dynamic_init(cfg) != AIP_OK)
+            _exit(30);
+        snprintf(start_cfg, sizeof start_cfg, "%s/start.json", cfg);
+        snprintf(json, sizeof json,
+                 "{\"active\": 1, \"prof_dir\": \"%s\", \"activities\": [\"CPU\"], "
+                 "\"flight_recorder\": {\"seconds\": 60, \"ring_bytes\": 4194304, "
+                 "\"ring_dir\": \"%s\"}}", prof, ring);
+        FILE *f = fopen(start_cfg, "w");
+        if (!f)
+            _exit(31);
+        fputs(json, f);
+        fclose(f);
+        char dir[PATH_MAX];
+        for (int s = 0; s < 10; s++) {
+            if (s == 2 && aip_dynamic_start(start_cfg) != AIP_OK)
+                _exit(32);
+            AIP_ANNOTATION_PUSH("armed_work");
+            AIP_ANNOTATION_POP();
+            aip_dynamic_step();
+        }
+        if (aip_dynamic_get_state() != AIP_DYN_RUNNING) /* past active: still armed */
+            _exit(33);
+        if (aip_flight_dump("test", dir, sizeof dir) != AIP_OK)
+            _exit(34);
+        write_config(cfg, "{\"start_step\": 0}"); /* a new config disarms it */
+        for (int s = 0; s < 400 && aip_dynamic_get_state() == AIP_DYN_RUNNING; s++) {
+            sleep_ms(10);
+            aip_dynamic_step();
+        }
+        if (aip_dynamic_get_state() == AIP_DYN_RUNNING)
+            _exit(35);
+        if (aip_flight_dump("late", dir, sizeof dir) != AIP_ERR_STATE)
+            _exit(36); /* nothing armed any more */
+        aip_dynamic_shutdown();
+        _exit(0);
+    }
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    char dirs[4][PATH_MAX];
+    ASSERT_EQ(list_results(prof, dirs, 4), 1); /* the dump only: disarming writes nothing */
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(dirs[0], raw, sizeof raw));
+    ASSERT_EQ(raw_count_file(raw, "armed_work").prefix_hits, 8); /* steps 2..9 */
+    ASSERT_EQ(log_contains(cfg, "dp_", "flight recorder armed at step 2"), 1);
+    ASSERT_EQ(log_contains(cfg, "dp_", "flight recorder dump saved in"), 1);
+    ASSERT_EQ(log_contains(cfg, "dp_", "flight recorder disarmed"), 1);
+    DIR *d = opendir(ring);
+    int left = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        left += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    ASSERT_EQ(left, 0); /* the ring is gone */
+}
+
 /* aip__read_file never blocks and reads nothing but a regular file: a
  * FIFO with no writer, a directory and a device are refused at once, with
  * a message naming the path and what it is; the nofollow form refuses a
@@ -765,5 +887,6 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_config_parsing), TEST_CASE(test_log_r
           TEST_CASE(test_stale_segment_is_taken_over),
           TEST_CASE(test_config_dir_deleted_while_running),
           TEST_CASE(test_watcher_survives_its_starter), TEST_CASE(test_start_once),
+          TEST_CASE(test_flight_recorder_by_config),
           TEST_CASE(test_read_file_refuses_non_regular), TEST_CASE(test_fifo_as_config),
           TEST_CASE(teardown))

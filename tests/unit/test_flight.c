@@ -310,6 +310,22 @@ static void test_hang_dumps_open_ranges(void)
     ASSERT_EQ(read_dump(dir, "before_hang").named, 10);
     ASSERT_TRUE(v.counts.reasons & AIP_FLIGHT_HANG);
     ASSERT_TRUE(v.counts.open_ranges >= 2);
+    /* trace_view.json shows them as unfinished, never as finished spans. */
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    o.outputs = AIP_OUTPUTS_TRACE_VIEW;
+    ASSERT_EQ(aip_analyse_dir(dir, &o), AIP_OK);
+    char trace[PATH_MAX + 64];
+    snprintf(trace, sizeof trace, "%s/ASCEND_PROFILER_OUTPUT/trace_view.json", dir);
+    size_t len = 0;
+    char *text = aip_test_slurp(trace, &len);
+    ASSERT_TRUE(text != NULL);
+    ASSERT_TRUE(strstr(text, "\"name\":\"hung_here (unfinished)\"") != NULL);
+    ASSERT_TRUE(strstr(text, "\"name\":\"stuck_call (unfinished)\"") != NULL);
+    ASSERT_TRUE(strstr(text, "\"name\":\"hung_here\"") == NULL);
+    ASSERT_TRUE(strstr(text, "\"unfinished\":true") != NULL);
+    free(text);
     aip_session_destroy(s);
     rm_rf(tmp);
 }
@@ -338,15 +354,18 @@ static void test_events_older_than_the_window_are_left_out(void)
     rm_rf(tmp);
 }
 
-/* In a child: arm, record `n` marks, wait until the ring's files hold
- * them all (a flush wrote them), tell the parent, wait to be killed. */
-static void armed_child(int fd, int n)
+/* In a child: arm, record `filler` marks "m" (through the ring, which
+ * recycles), then `n` marks, wait until the ring's files hold them all (a
+ * flush wrote them), tell the parent, wait to be killed. */
+static void armed_child(int fd, int n, int filler)
 {
     aip_config c;
     flight_config(&c, 60);
     aip_session *s = start_new(&c);
     if (!s)
         _exit(2);
+    for (int i = 0; i < filler; i++)
+        aip_mark("flight", "m");
     for (int i = 0; i < n; i++)
         aip_mark("flight", "before_kill");
     char seg_dir[PATH_MAX * 2] = "";
@@ -364,7 +383,7 @@ static void armed_child(int fd, int n)
             char p[PATH_MAX * 3];
             snprintf(p, sizeof p, "%s/%s", seg_dir, e->d_name);
             if (!strncmp(e->d_name, "seg_", 4))
-                marks += raw_count_file(p, NULL).by_kind[AIP_REC_MARK];
+                marks += raw_count_file(p, "before_kill").prefix_hits;
         }
         if (sd)
             closedir(sd);
@@ -378,16 +397,17 @@ static void armed_child(int fd, int n)
         pause();
 }
 
-static void test_sigkill_loses_nothing_flushed(void)
+/* Kill an armed child (armed_child) once its marks are flushed; the
+ * ring it leaves, in `out`. */
+static void kill_armed_child(int n, int filler, char *out, size_t cap)
 {
-    fresh("flight_kill");
     int p[2];
     ASSERT_EQ(pipe(p), 0);
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
         close(p[0]);
-        armed_child(p[1], 5000);
+        armed_child(p[1], n, filler);
     }
     close(p[1]);
     char b;
@@ -397,16 +417,85 @@ static void test_sigkill_loses_nothing_flushed(void)
     int status;
     ASSERT_EQ(waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFSIGNALED(status));
-    /* The ring is left behind: salvage it. */
     DIR *d = opendir(ring);
     ASSERT_TRUE(d != NULL);
     struct dirent *e;
-    char proc_ring[PATH_MAX * 2] = "";
+    out[0] = '\0';
     while ((e = readdir(d)))
         if (e->d_name[0] != '.')
-            snprintf(proc_ring, sizeof proc_ring, "%s/%s", ring, e->d_name);
+            snprintf(out, cap, "%s/%s", ring, e->d_name);
     closedir(d);
-    ASSERT_TRUE(proc_ring[0]);
+    ASSERT_TRUE(out[0]);
+}
+
+/* The segment of `ring_dir` with the highest (or lowest) number. */
+static int segment_at(const char *ring_dir, int highest, char *out, size_t cap)
+{
+    DIR *d = opendir(ring_dir);
+    struct dirent *e;
+    char best[256] = "";
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, "seg_", 4) &&
+            (!best[0] || (strcmp(e->d_name, best) > 0) == highest))
+            snprintf(best, sizeof best, "%s", e->d_name);
+    if (d)
+        closedir(d);
+    return best[0] && snprintf(out, cap, "%s/%s", ring_dir, best) < (int)cap;
+}
+
+static void append_file(const char *to, const char *from, long skip)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "ab");
+    ASSERT_TRUE(in && out);
+    ASSERT_EQ(fseek(in, skip, SEEK_SET), 0);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        ASSERT_EQ(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+}
+
+/* A recycled segment's file is reused in place (flight_ring.c): after a
+ * SIGKILL the live segment's bytes past the last flush may be an older
+ * segment's whole chunks, and a file renamed for the next segment may
+ * still hold an older one's.  Planted here at their worst (the older
+ * chunks start exactly where ours end): the salvage takes neither, so
+ * that what the ring recycled (and counted) is never also recorded. */
+static void test_sigkill_after_recycling_takes_no_older_bytes(void)
+{
+    fresh("flight_kill_reuse");
+    enum { N = 3000, FILLER = EMITTED };
+    char proc_ring[PATH_MAX * 2], live[PATH_MAX * 3], oldest[PATH_MAX * 3];
+    char next[PATH_MAX * 3];
+    kill_armed_child(N, FILLER, proc_ring, sizeof proc_ring);
+    ASSERT_TRUE(segment_at(proc_ring, 1, live, sizeof live));
+    ASSERT_TRUE(segment_at(proc_ring, 0, oldest, sizeof oldest));
+    ASSERT_TRUE(strcmp(live, oldest) != 0);
+    unsigned long long seq = strtoull(strrchr(live, '/') + 5, NULL, 10);
+    snprintf(next, sizeof next, "%s/seg_%010llu.raw", proc_ring, seq + 1);
+    append_file(next, oldest, 0);                    /* renamed, not begun */
+    append_file(live, oldest, AIP_RAW_HEADER_SIZE); /* whole older chunks after ours */
+    char dir[PATH_MAX];
+    ASSERT_EQ(aip_flight_salvage(proc_ring, tmp, dir, sizeof dir), AIP_OK);
+    dump_view v = read_dump(dir, "before_kill");
+    ASSERT_EQ(v.named, N);
+    char raw[PATH_MAX];
+    ASSERT_TRUE(raw_find(dir, raw, sizeof raw));
+    raw_counts rc = raw_count_file(raw, NULL);
+    ASSERT_EQ(v.counts.recorded, rc.by_kind[AIP_REC_MARK]);
+    ASSERT_TRUE(v.counts.overwritten + v.counts.outside_window > 0); /* it recycled */
+    ASSERT_EQ(v.counts.recorded + v.counts.overwritten + v.counts.outside_window +
+                  rc.stats_dropped, (uint64_t)N + FILLER);
+    rm_rf(tmp);
+}
+
+static void test_sigkill_loses_nothing_flushed(void)
+{
+    fresh("flight_kill");
+    /* The ring is left behind: salvage it. */
+    char proc_ring[PATH_MAX * 2];
+    kill_armed_child(5000, 0, proc_ring, sizeof proc_ring);
     char dir[PATH_MAX];
     ASSERT_EQ(aip_flight_salvage(proc_ring, tmp, dir, sizeof dir), AIP_OK);
     dump_view v = read_dump(dir, "before_kill");
@@ -444,4 +533,5 @@ TEST_MAIN(TEST_CASE(test_config_checked), TEST_CASE(test_api_dump_counts_what_th
           TEST_CASE(test_signal_dumps), TEST_CASE(test_slow_step_in_dump_with_steps_before),
           TEST_CASE(test_hang_dumps_open_ranges),
           TEST_CASE(test_events_older_than_the_window_are_left_out),
-          TEST_CASE(test_sigkill_loses_nothing_flushed))
+          TEST_CASE(test_sigkill_loses_nothing_flushed),
+          TEST_CASE(test_sigkill_after_recycling_takes_no_older_bytes))
