@@ -81,9 +81,6 @@ EXCEPTIONS = {
     ("src/result/reports.c", "src/insight/insight.h"):
         "the summary's Advice section runs advise's rules (to go: advise hands "
         "the summary its text through result's API)",
-    ("src/result/profiler_info.c", "src/core/config_names.h"):
-        "profiler_info.json's config names, one table for the writer (core) and "
-        "the reader (result)",
 }
 CHECKED = "src/core/"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -19,7 +19,7 @@
 #include "cluster.h"
 #include "error.h"
 #include "fs.h"
-#include "profiler_info.h"
+#include "config_names.h"
 
 #include <limits.h>
 #include <sqlite3.h>

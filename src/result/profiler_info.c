@@ -7,7 +7,6 @@
 #include "error.h"
 #include "fs.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <limits.h>
@@ -16,55 +15,6 @@
 #include <string.h>
 
 #define INFO_MAX_BYTES (16u * 1024u * 1024u)
-
-/* ASCII case folding, not strcasecmp(): the words are ASCII, and the answer
- * must not depend on the locale the profiled program set. */
-static int same_word(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
-        if (x != *b)
-            return 0;
-    }
-    return *a == *b;
-}
-
-unsigned aip__export_type_parse(const char *text)
-{
-    if (!text)
-        return 0;
-    const char *dot = strrchr(text, '.'); /* "ExportType.Text" */
-    const char *v = dot ? dot + 1 : text;
-    if (same_word(v, "text"))
-        return AIP_EXPORT_TEXT;
-    if (same_word(v, "db"))
-        return AIP_EXPORT_DB;
-    return 0;
-}
-
-int aip__profiler_level_parse(const char *text, aip_profiler_level *out)
-{
-    if (!text)
-        return -1;
-    const char *dot = strrchr(text, '.'); /* "ProfilerLevel.Level1" */
-    const char *v = dot ? dot + 1 : text;
-#define LEVEL_ROW(value, name) {name, value},
-    static const struct { const char *name; aip_profiler_level level; } names[] = {
-        AIP__PROFILER_LEVELS(LEVEL_ROW)};
-#undef LEVEL_ROW
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char lower[32]; /* same_word() wants its second word in lower case */
-        size_t k = 0;
-        for (; names[i].name[k] && k + 1 < sizeof lower; k++)
-            lower[k] = (char)tolower((unsigned char)names[i].name[k]);
-        lower[k] = '\0';
-        if (same_word(v, lower)) {
-            *out = names[i].level;
-            return 0;
-        }
-    }
-    return -1;
-}
 
 /* profiler_info.json or profiler_info_<digits>.json */
 static int is_info_name(const char *n)
@@ -107,13 +57,13 @@ static unsigned activity_bits(json_t *a)
         const char *w = dot ? dot + 1 : t;
         if (!w)
             continue;
-        if (same_word(w, "cpu"))
+        if (aip__same_word(w, "cpu"))
             bits |= AIP_ACTIVITY_CPU;
-        else if (same_word(w, "npu"))
+        else if (aip__same_word(w, "npu"))
             bits |= AIP_ACTIVITY_NPU;
-        else if (same_word(w, "cuda"))
+        else if (aip__same_word(w, "cuda"))
             bits |= AIP_ACTIVITY_CUDA;
-        else if (same_word(w, "xpu"))
+        else if (aip__same_word(w, "xpu"))
             bits |= AIP_ACTIVITY_XPU;
     }
     return bits;
@@ -130,7 +80,7 @@ static unsigned host_sys_bits(json_t *a)
         const char *dot = t ? strrchr(t, '.') : NULL;
         const char *w = dot ? dot + 1 : t;
         for (unsigned k = 0; w && k < 5; k++)
-            if (same_word(w, names[k]))
+            if (aip__same_word(w, names[k]))
                 bits |= 1u << k;
     }
     return bits;

@@ -10,18 +10,12 @@
 #define AIP_PROFILER_INFO_H
 
 #include "aiprof.h"
+#include "config_names.h" /* the parsers of level and export type */
 #include "model.h"
 
 /* aip__profiler_info_read() : fill *out from `result_dir`; always AIP_OK
  * except for running out of memory. */
 aip_status aip__profiler_info_read(const char *result_dir, aip__profiler_info_data *out);
-
-/* aip__profiler_level_parse() : "Level1", "ProfilerLevel.Level_none", ...;
- * @return 0 and *out, or -1 if unknown. */
-int aip__profiler_level_parse(const char *text, aip_profiler_level *out);
-
-/* aip__export_type_parse() : "text", "db", "ExportType.Text", ... → bits, 0 if unknown. */
-unsigned aip__export_type_parse(const char *text);
 
 /* aip__metadata_read() : AIP_OK unless out of memory; a missing or broken
  * file leaves md->found 0 and the reason in md->problem.  Free with

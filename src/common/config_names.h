@@ -44,4 +44,16 @@
 #define AIP__PROFILER_LEVEL_NAME_LIST (&AIP__PROFILER_LEVELS(AIP__LEVEL_LIST_ITEM)[2])
 #define AIP__AIC_METRICS_NAME_LIST (&AIP__AIC_METRICS(AIP__AIC_LIST_ITEM)[2])
 
+/* aip__same_word() : `a` equals `b` ignoring ASCII case (`b` in lower
+ * case); not strcasecmp(): the answer must not depend on the locale the
+ * profiled program set. */
+int aip__same_word(const char *a, const char *b);
+
+/* aip__profiler_level_parse() : "Level1", "ProfilerLevel.Level_none", ...;
+ * @return 0 and *out, or -1 if unknown. */
+int aip__profiler_level_parse(const char *text, aip_profiler_level *out);
+
+/* aip__export_type_parse() : "text", "db", "ExportType.Text", ... -> bits, 0 if unknown. */
+unsigned aip__export_type_parse(const char *text);
+
 #endif
