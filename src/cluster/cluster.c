@@ -399,6 +399,7 @@ static void free_cluster(aip__cluster *c)
     free(c->unreadable);
     aip__cluster_gaps_free(c);
     aip__cluster_parallel_free(&c->par);
+    aip__cluster_intern_free(&c->rank_lists);
 }
 
 void aip_cluster_options_init(aip_cluster_options *o)

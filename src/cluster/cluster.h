@@ -12,6 +12,7 @@
 
 #include "aiprof.h"
 #include "error.h"
+#include "hash_table.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -84,6 +85,17 @@ typedef struct aip__cluster_gaps {
     size_t n_truncated, n_unreadable;
 } aip__cluster_gaps;
 
+/* Equal global_ranks lists of the ranks' parallel_group_info, held once
+ * (cluster_meta.c): every rank of a group lists the same ranks, so
+ * without this the metadata alone grows with ranks x group size (the
+ * world group: ranks^2 integers). */
+typedef struct aip__cluster_intern {
+    json_t **v;
+    uint64_t *hash;
+    size_t cap;
+    aip__ht ht;
+} aip__cluster_intern;
+
 typedef struct aip__cluster {
     const char *dir;
     aip__rank_dir *r;
@@ -96,6 +108,7 @@ typedef struct aip__cluster {
     char **unreadable;        /* folders the search could not list: "PATH: reason" */
     size_t n_unreadable;
     aip__cluster_gaps gaps;
+    aip__cluster_intern rank_lists; /* read_meta's shared global_ranks */
 } aip__cluster;
 
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
@@ -137,9 +150,12 @@ int aip__cluster_read_rank_db(aip__rank_dir *r, const char *db_path);
 /* cluster_meta.c: profiler_metadata.json and the host/devices of rank r
  * (ascend_pytorch_profiler_{rank}.db's HOST_INFO and RANK_DEVICE_MAP, as
  * msprof-analyze reads them; without that db profiler_info's hostname).
+ * Equal global_ranks lists are shared through c->rank_lists (freed by
+ * aip__cluster_intern_free(), after the ranks' own references).
  * @return -1 out of memory only. */
-int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r);
+int aip__cluster_read_meta(aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_free_meta(aip__rank_dir *r);
+void aip__cluster_intern_free(aip__cluster_intern *t);
 
 /* aip__cluster_stage_rows() : msprof-analyze's "stage" rows: per (step,
  * stage) in order of first appearance over the rank rows, the max of every

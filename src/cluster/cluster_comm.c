@@ -538,16 +538,23 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
     aip_status split = aip__cluster_comm_split(c);
     if (split)
         return split;
+    /* cluster_communication.json's tree, then the matrix step by step:
+     * the two are never in memory together (their database tables are
+     * written from them in one transaction all the same) */
     size_t dropped = 0;
-    json_t *comm = aip__cc_tree(c, 0, &dropped), *matrix = aip__cc_tree(c, 1, &dropped);
-    aip_status s = comm && matrix ? AIP_OK
-                                  : aip__fail(AIP_ERR_NOMEM, "out of memory summing the ranks");
+    json_t *comm = aip__cc_tree(c, 0, &dropped);
+    aip_status s = comm ? AIP_OK : aip__fail(AIP_ERR_NOMEM, "out of memory summing the ranks");
     if (!s)
         s = aip__cc_write_python(out_dir, "cluster_communication.json", comm);
+    aip__cc_db *db = NULL;
+    aip_status db_s = s ? AIP_OK : aip__cc_db_begin(&db, out_dir, comm);
+    json_decref(comm);
+    if (!s) /* written also when the database cannot be: as the JSON before it */
+        s = aip__cc_write_matrix(c, out_dir, &dropped, db ? aip__cc_db_matrix_rows : NULL, db);
+    if (db)
+        db_s = aip__cc_db_end(db, s);
     if (!s)
-        s = aip__cc_write_python(out_dir, "cluster_communication_matrix.json", matrix);
-    if (!s)
-        s = aip__cluster_comm_write_db(c, out_dir, comm, matrix);
+        s = db_s;
     if (!s)
         aip__cc_write_back(c);
     if (dropped)
@@ -555,7 +562,5 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
                          "communication matrix: %zu links left out: a local rank of theirs maps "
                          "to no global rank (no rank reported its self link)\n",
                          dropped);
-    json_decref(comm);
-    json_decref(matrix);
     return s;
 }

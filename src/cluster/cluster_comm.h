@@ -88,10 +88,20 @@ int aip__cc_fill_ranks(aip__cluster *c);
 void aip__cc_write_back(aip__cluster *c);
 
 /* aip__cc_tree() (cluster_comm_json.c) : the content of
- * cluster_communication.json (matrix 0) or cluster_communication_matrix.json
- * (matrix 1) from the split r->comm / r->matrix; *dropped counts matrix
- * links whose end maps to no global rank.  NULL: no memory. */
+ * cluster_communication.json from the split r->comm; *dropped is for the
+ * matrix's form (matrix 1: the whole cluster_communication_matrix.json,
+ * for callers that want it in memory).  NULL: no memory. */
 json_t *aip__cc_tree(const aip__cluster *c, int matrix, size_t *dropped);
+
+/* aip__cc_write_matrix() : out_dir/cluster_communication_matrix.json, the
+ * same text as aip__cc_dump_python(aip__cc_tree(c, 1, ...)), summed and
+ * written one (rank set, step) at a time and each step's links freed once
+ * written: the summed links (a link per op and global rank pair) are never
+ * all in memory.  `rows` (NULL: none) gets each step's ops before they
+ * go; *dropped counts links whose end maps to no global rank. */
+typedef void (*aip__cc_step_fn)(void *ctx, const char *step, const json_t *ops);
+aip_status aip__cc_write_matrix(const aip__cluster *c, const char *out_dir, size_t *dropped,
+                                aip__cc_step_fn rows, void *ctx);
 
 /* aip__cc_dump_python() : Python's json.dumps() text of `v` (", " and ": "
  * separators, non-ASCII as \uXXXX, reals as repr()); -1 on a write error. */
@@ -99,11 +109,19 @@ int aip__cc_dump_python(const json_t *v, FILE *f);
 /* aip__cc_write_python() : out_dir/name holding aip__cc_dump_python(v). */
 aip_status aip__cc_write_python(const char *out_dir, const char *name, const json_t *v);
 
-/* aip__cluster_comm_write_db() (cluster_comm_db.c) : ClusterCommunicationTime,
- * ClusterCommunicationBandwidth and ClusterCommunicationMatrix of
- * out_dir/cluster_analysis.db from the two trees; the database is opened
- * (created if missing) and only these tables are replaced. */
-aip_status aip__cluster_comm_write_db(const aip__cluster *c, const char *out_dir,
-                                      const json_t *comm, const json_t *matrix);
+/* cluster_comm_db.c: ClusterCommunicationTime, ClusterCommunicationBandwidth
+ * and ClusterCommunicationMatrix of out_dir/cluster_analysis.db, in one
+ * transaction on a copy of the database (cluster_dbfile.c; only these
+ * tables are replaced).  aip__cc_db_begin() : the copy opened, the time and
+ * bandwidth tables written from `comm` (aip__cc_tree(c, 0)), the matrix
+ * table created.  aip__cc_db_matrix_rows() : an aip__cc_step_fn for
+ * aip__cc_write_matrix(): that step's matrix rows.  aip__cc_db_end() : the
+ * transaction committed and the copy renamed into place unless `s` (the
+ * caller's status) or this fails; then the database stays as it was.
+ * @return the status (begin: *db NULL on failure). */
+typedef struct aip__cc_db aip__cc_db;
+aip_status aip__cc_db_begin(aip__cc_db **db, const char *out_dir, const json_t *comm);
+void aip__cc_db_matrix_rows(void *ctx, const char *step, const json_t *ops);
+aip_status aip__cc_db_end(aip__cc_db *db, aip_status s);
 
 #endif

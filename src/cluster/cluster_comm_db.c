@@ -5,7 +5,10 @@
  * columns msprof-analyze's db mode writes (recipes communication_time_sum
  * and communication_matrix_sum, written there by pandas: names, order and
  * the types pandas gives those columns' values), from the same trees as
- * cluster_communication(_matrix).json (cluster_comm_json.c).
+ * cluster_communication(_matrix).json (cluster_comm_json.c): the time and
+ * bandwidth tables from cluster_communication.json's whole tree, the
+ * matrix one step at a time as aip__cc_write_matrix() streams it, so that
+ * the two trees are never held together (one transaction all the same).
  *
  * Other tables of the same database are written by another writer of the
  * cluster pass, in either order: each changes a copy of the file
@@ -150,37 +153,39 @@ static void bandwidth_rows(db *d, sqlite3_stmt *st, const json_t *comm)
                     }
 }
 
-static void matrix_rows(db *d, sqlite3_stmt *st, const json_t *matrix)
+/* One step's ops of cluster_communication_matrix.json, as
+ * aip__cc_write_matrix() hands them over. */
+static void matrix_rows(db *d, sqlite3_stmt *st, const char *step, const json_t *ops)
 {
-    const char *set, *step, *op, *lk;
-    json_t *sv, *ops, *links, *l;
-    json_object_foreach((json_t *)matrix, set, sv)
-        json_object_foreach(sv, step, ops)
-            json_object_foreach(ops, op, links)
-                json_object_foreach(links, lk, l) {
-                    const char *dash = strchr(lk, '-');
-                    const char *tt = json_string_value(json_object_get(l, "Transport Type"));
-                    const char *name = json_string_value(json_object_get(l, "Op Name"));
-                    bind_text(st, 1, step, strlen(step));
-                    bind_op(st, 2, op);
-                    sqlite3_bind_double(st, 4, strtod(lk, NULL));
-                    if (dash)
-                        sqlite3_bind_double(st, 5, strtod(dash + 1, NULL));
-                    if (tt)
-                        bind_text(st, 6, tt, strlen(tt));
-                    if (name)
-                        bind_text(st, 7, name, strlen(name));
-                    bind_num(st, 8, json_object_get(l, "Transit Size(MB)"), 0);
-                    bind_num(st, 9, json_object_get(l, "Transit Time(ms)"), 0);
-                    bind_num(st, 10, json_object_get(l, "Bandwidth(GB/s)"), 0);
-                    row(d, st);
-                }
+    const char *op, *lk;
+    json_t *links, *l;
+    json_object_foreach((json_t *)ops, op, links)
+        json_object_foreach(links, lk, l) {
+            const char *dash = strchr(lk, '-');
+            const char *tt = json_string_value(json_object_get(l, "Transport Type"));
+            const char *name = json_string_value(json_object_get(l, "Op Name"));
+            bind_text(st, 1, step, strlen(step));
+            bind_op(st, 2, op);
+            sqlite3_bind_double(st, 4, strtod(lk, NULL));
+            if (dash)
+                sqlite3_bind_double(st, 5, strtod(dash + 1, NULL));
+            if (tt)
+                bind_text(st, 6, tt, strlen(tt));
+            if (name)
+                bind_text(st, 7, name, strlen(name));
+            bind_num(st, 8, json_object_get(l, "Transit Size(MB)"), 0);
+            bind_num(st, 9, json_object_get(l, "Transit Time(ms)"), 0);
+            bind_num(st, 10, json_object_get(l, "Bandwidth(GB/s)"), 0);
+            row(d, st);
+        }
 }
 
-static void table(db *d, const char *name, const char *create, int n_cols,
-                  void (*fill)(db *, sqlite3_stmt *, const json_t *), const json_t *tree)
+/* Drop and create table `name`; its INSERT prepared into *st (NULL when
+ * that failed, d->rc saying why). */
+static void table(db *d, const char *name, const char *create, int n_cols, sqlite3_stmt **st)
 {
     char sql[256];
+    *st = NULL;
     snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS \"%s\"", name);
     if (check(d, sqlite3_exec(d->db, sql, NULL, NULL, NULL), "drop") ||
         check(d, sqlite3_exec(d->db, create, NULL, NULL, NULL), "create table"))
@@ -189,28 +194,68 @@ static void table(db *d, const char *name, const char *create, int n_cols,
     for (int i = 1; i < n_cols; i++)
         n += (size_t)snprintf(sql + n, sizeof sql - n, ",?");
     snprintf(sql + n, sizeof sql - n, ")");
-    sqlite3_stmt *st = NULL;
-    if (!check(d, sqlite3_prepare_v2(d->db, sql, -1, &st, NULL), "prepare"))
-        fill(d, st, tree);
-    sqlite3_finalize(st);
+    if (check(d, sqlite3_prepare_v2(d->db, sql, -1, st, NULL), "prepare")) {
+        sqlite3_finalize(*st);
+        *st = NULL;
+    }
 }
 
-aip_status aip__cluster_comm_write_db(const aip__cluster *c, const char *out_dir,
-                                      const json_t *comm, const json_t *matrix)
-{
-    (void)c;
+/* The database being written while the matrix streams past. */
+struct aip__cc_db {
     aip__cluster_dbfile f;
-    aip_status s = aip__cluster_db_open(&f, out_dir);
-    if (s)
+    db d;
+    sqlite3_stmt *matrix; /* INSERT INTO ClusterCommunicationMatrix */
+};
+
+aip_status aip__cc_db_begin(aip__cc_db **out, const char *out_dir, const json_t *comm)
+{
+    *out = NULL;
+    aip__cc_db *x = calloc(1, sizeof *x);
+    if (!x)
+        return aip__fail(AIP_ERR_NOMEM, "out of memory");
+    aip_status s = aip__cluster_db_open(&x->f, out_dir);
+    if (s) {
+        free(x);
         return s;
-    db d = {f.db, f.path, SQLITE_OK};
-    if (!check(&d, sqlite3_exec(d.db, "BEGIN", NULL, NULL, NULL), "begin")) {
-        table(&d, "ClusterCommunicationTime", TIME_SQL, 12, time_rows, comm);
-        table(&d, "ClusterCommunicationBandwidth", BW_SQL, 12, bandwidth_rows, comm);
-        table(&d, "ClusterCommunicationMatrix", MATRIX_SQL, 10, matrix_rows, matrix);
-        if (d.rc == SQLITE_OK)
-            check(&d, sqlite3_exec(d.db, "COMMIT", NULL, NULL, NULL), "commit");
     }
+    x->d = (db){x->f.db, x->f.path, SQLITE_OK};
+    db *d = &x->d;
+    sqlite3_stmt *st;
+    if (!check(d, sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL), "begin")) {
+        table(d, "ClusterCommunicationTime", TIME_SQL, 12, &st);
+        if (st)
+            time_rows(d, st, comm);
+        sqlite3_finalize(st);
+        if (d->rc == SQLITE_OK)
+            table(d, "ClusterCommunicationBandwidth", BW_SQL, 12, &st);
+        if (d->rc == SQLITE_OK && st)
+            bandwidth_rows(d, st, comm);
+        sqlite3_finalize(st);
+        if (d->rc == SQLITE_OK)
+            table(d, "ClusterCommunicationMatrix", MATRIX_SQL, 10, &x->matrix);
+    }
+    if (d->rc != SQLITE_OK)
+        return aip__cc_db_end(x, AIP_ERR_IO);
+    *out = x;
+    return AIP_OK;
+}
+
+void aip__cc_db_matrix_rows(void *ctx, const char *step, const json_t *ops)
+{
+    aip__cc_db *x = ctx;
+    if (x->d.rc == SQLITE_OK)
+        matrix_rows(&x->d, x->matrix, step, ops);
+}
+
+aip_status aip__cc_db_end(aip__cc_db *x, aip_status s)
+{
+    sqlite3_finalize(x->matrix);
+    if (!s && x->d.rc == SQLITE_OK)
+        check(&x->d, sqlite3_exec(x->d.db, "COMMIT", NULL, NULL, NULL), "commit");
+    if (!s && x->d.rc != SQLITE_OK)
+        s = AIP_ERR_IO; /* check() said why */
     /* on a failure the copy is removed: the database stays as it was */
-    return aip__cluster_db_close(&f, d.rc == SQLITE_OK ? AIP_OK : AIP_ERR_IO);
+    s = aip__cluster_db_close(&x->f, s);
+    free(x);
+    return s;
 }
