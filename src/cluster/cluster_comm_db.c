@@ -5,10 +5,9 @@
  * columns msprof-analyze's db mode writes (recipes communication_time_sum
  * and communication_matrix_sum, written there by pandas: names, order and
  * the types pandas gives those columns' values), from the same trees as
- * cluster_communication(_matrix).json (cluster_comm_json.c): the time and
- * bandwidth tables from cluster_communication.json's whole tree, the
- * matrix one step at a time as aip__cc_write_matrix() streams it, so that
- * the two trees are never held together (one transaction all the same).
+ * cluster_communication(_matrix).json (cluster_comm_json.c), one step at a
+ * time as aip__cc_stream() hands them over (one transaction all the same):
+ * the cluster's sums are never all in memory.
  *
  * Other tables of the same database are written by another writer of the
  * cluster pass, in either order: each changes a copy of the file
@@ -91,70 +90,63 @@ static void row(db *d, sqlite3_stmt *st)
     sqlite3_clear_bindings(st);
 }
 
-static void time_rows(db *d, sqlite3_stmt *st, const json_t *comm)
+static void time_rows(db *d, sqlite3_stmt *st, const char *step, const json_t *ops)
 {
     static const char *const split[] = {"Transit Time(ms)", "Wait Time(ms)",
                                         "Synchronization Time(ms)", "Idle Time(ms)",
                                         "Synchronization Time Ratio", "Wait Time Ratio"};
-    const char *set, *step, *op, *rank;
-    json_t *sv, *ops, *ranks, *info;
-    json_object_foreach((json_t *)comm, set, sv)
-        json_object_foreach(sv, step, ops)
-            json_object_foreach(ops, op, ranks)
-                json_object_foreach(ranks, rank, info) {
-                    json_t *t = json_object_get(info, "Communication Time Info");
-                    int total = !strncmp(op, "Total Op Info", 13);
-                    int unsplit = !total && json_object_get(t, AIP__CC_NOTE) != NULL;
+    const char *op, *rank;
+    json_t *ranks, *info;
+    json_object_foreach((json_t *)ops, op, ranks)
+        json_object_foreach(ranks, rank, info) {
+            json_t *t = json_object_get(info, "Communication Time Info");
+            int total = !strncmp(op, "Total Op Info", 13);
+            int unsplit = !total && json_object_get(t, AIP__CC_NOTE) != NULL;
+            bind_text(st, 1, step, strlen(step));
+            sqlite3_bind_int64(st, 2, atoll(rank));
+            bind_op(st, 3, op);
+            if (total)
+                sqlite3_bind_double(st, 5, 0);
+            else
+                bind_num(st, 5, json_object_get(t, "Start Timestamp(us)"), 0);
+            bind_num(st, 6, json_object_get(t, "Elapse Time(ms)"), 0);
+            for (int k = 0; k < 6; k++)
+                bind_num(st, 7 + k, json_object_get(t, split[k]), unsplit);
+            row(d, st);
+        }
+}
+
+static void bandwidth_rows(db *d, sqlite3_stmt *st, const char *step, const json_t *ops)
+{
+    const char *op, *rank, *tt, *size;
+    json_t *ranks, *info, *part, *bin;
+    json_object_foreach((json_t *)ops, op, ranks)
+        json_object_foreach(ranks, rank, info)
+            json_object_foreach(json_object_get(info, "Communication Bandwidth Info"), tt, part) {
+                json_t *lpr = json_object_get(part, "Large Packet Ratio");
+                json_object_foreach(json_object_get(part, "Size Distribution"), size, bin) {
                     bind_text(st, 1, step, strlen(step));
                     sqlite3_bind_int64(st, 2, atoll(rank));
                     bind_op(st, 3, op);
-                    if (total)
-                        sqlite3_bind_double(st, 5, 0);
-                    else
-                        bind_num(st, 5, json_object_get(t, "Start Timestamp(us)"), 0);
-                    bind_num(st, 6, json_object_get(t, "Elapse Time(ms)"), 0);
-                    for (int k = 0; k < 6; k++)
-                        bind_num(st, 7 + k, json_object_get(t, split[k]), unsplit);
+                    bind_text(st, 5, tt, strlen(tt));
+                    bind_num(st, 6, json_object_get(part, "Transit Size(MB)"), 0);
+                    bind_num(st, 7, json_object_get(part, "Transit Time(ms)"), 0);
+                    bind_num(st, 8, json_object_get(part, "Bandwidth(GB/s)"), 0);
+                    if (lpr)
+                        bind_num(st, 9, lpr, 0);
+                    else /* totals: msprof-analyze writes 0 */
+                        sqlite3_bind_double(st, 9, 0);
+                    sqlite3_bind_double(st, 10, strtod(size, NULL));
+                    json_t *cnt = json_array_get(bin, 0);
+                    if (json_is_number(cnt))
+                        sqlite3_bind_int64(st, 11, (sqlite3_int64)json_number_value(cnt));
+                    bind_num(st, 12, json_array_get(bin, 1), 0);
                     row(d, st);
                 }
+            }
 }
 
-static void bandwidth_rows(db *d, sqlite3_stmt *st, const json_t *comm)
-{
-    const char *set, *step, *op, *rank, *tt, *size;
-    json_t *sv, *ops, *ranks, *info, *part, *bin;
-    json_object_foreach((json_t *)comm, set, sv)
-        json_object_foreach(sv, step, ops)
-            json_object_foreach(ops, op, ranks)
-                json_object_foreach(ranks, rank, info)
-                    json_object_foreach(json_object_get(info, "Communication Bandwidth Info"), tt,
-                                        part) {
-                        json_t *lpr = json_object_get(part, "Large Packet Ratio");
-                        json_object_foreach(json_object_get(part, "Size Distribution"), size,
-                                            bin) {
-                            bind_text(st, 1, step, strlen(step));
-                            sqlite3_bind_int64(st, 2, atoll(rank));
-                            bind_op(st, 3, op);
-                            bind_text(st, 5, tt, strlen(tt));
-                            bind_num(st, 6, json_object_get(part, "Transit Size(MB)"), 0);
-                            bind_num(st, 7, json_object_get(part, "Transit Time(ms)"), 0);
-                            bind_num(st, 8, json_object_get(part, "Bandwidth(GB/s)"), 0);
-                            if (lpr)
-                                bind_num(st, 9, lpr, 0);
-                            else /* totals: msprof-analyze writes 0 */
-                                sqlite3_bind_double(st, 9, 0);
-                            sqlite3_bind_double(st, 10, strtod(size, NULL));
-                            json_t *cnt = json_array_get(bin, 0);
-                            if (json_is_number(cnt))
-                                sqlite3_bind_int64(st, 11, (sqlite3_int64)json_number_value(cnt));
-                            bind_num(st, 12, json_array_get(bin, 1), 0);
-                            row(d, st);
-                        }
-                    }
-}
-
-/* One step's ops of cluster_communication_matrix.json, as
- * aip__cc_write_matrix() hands them over. */
+/* One step's ops of cluster_communication_matrix.json. */
 static void matrix_rows(db *d, sqlite3_stmt *st, const char *step, const json_t *ops)
 {
     const char *op, *lk;
@@ -200,14 +192,15 @@ static void table(db *d, const char *name, const char *create, int n_cols, sqlit
     }
 }
 
-/* The database being written while the matrix streams past. */
+/* The database being written while the two files stream past. */
 struct aip__cc_db {
     aip__cluster_dbfile f;
     db d;
-    sqlite3_stmt *matrix; /* INSERT INTO ClusterCommunicationMatrix */
+    int table;            /* AIP__CC_*: which rows aip__cc_db_rows() writes */
+    sqlite3_stmt *insert; /* its INSERT */
 };
 
-aip_status aip__cc_db_begin(aip__cc_db **out, const char *out_dir, const json_t *comm)
+aip_status aip__cc_db_begin(aip__cc_db **out, const char *out_dir)
 {
     *out = NULL;
     aip__cc_db *x = calloc(1, sizeof *x);
@@ -219,37 +212,44 @@ aip_status aip__cc_db_begin(aip__cc_db **out, const char *out_dir, const json_t 
         return s;
     }
     x->d = (db){x->f.db, x->f.path, SQLITE_OK};
-    db *d = &x->d;
-    sqlite3_stmt *st;
-    if (!check(d, sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL), "begin")) {
-        table(d, "ClusterCommunicationTime", TIME_SQL, 12, &st);
-        if (st)
-            time_rows(d, st, comm);
-        sqlite3_finalize(st);
-        if (d->rc == SQLITE_OK)
-            table(d, "ClusterCommunicationBandwidth", BW_SQL, 12, &st);
-        if (d->rc == SQLITE_OK && st)
-            bandwidth_rows(d, st, comm);
-        sqlite3_finalize(st);
-        if (d->rc == SQLITE_OK)
-            table(d, "ClusterCommunicationMatrix", MATRIX_SQL, 10, &x->matrix);
-    }
-    if (d->rc != SQLITE_OK)
+    if (check(&x->d, sqlite3_exec(x->d.db, "BEGIN", NULL, NULL, NULL), "begin"))
         return aip__cc_db_end(x, AIP_ERR_IO);
     *out = x;
     return AIP_OK;
 }
 
-void aip__cc_db_matrix_rows(void *ctx, const char *step, const json_t *ops)
+aip_status aip__cc_db_table(aip__cc_db *x, int t)
+{
+    static const struct {
+        const char *name, *create;
+        int n_cols;
+    } tables[] = {{"ClusterCommunicationTime", TIME_SQL, 12},
+                  {"ClusterCommunicationBandwidth", BW_SQL, 12},
+                  {"ClusterCommunicationMatrix", MATRIX_SQL, 10}};
+    sqlite3_finalize(x->insert);
+    x->insert = NULL;
+    x->table = t;
+    if (x->d.rc == SQLITE_OK)
+        table(&x->d, tables[t].name, tables[t].create, tables[t].n_cols, &x->insert);
+    return x->d.rc == SQLITE_OK ? AIP_OK : AIP_ERR_IO; /* check() said why */
+}
+
+void aip__cc_db_rows(void *ctx, const char *step, const json_t *ops)
 {
     aip__cc_db *x = ctx;
-    if (x->d.rc == SQLITE_OK)
-        matrix_rows(&x->d, x->matrix, step, ops);
+    if (x->d.rc != SQLITE_OK || !x->insert)
+        return;
+    if (x->table == AIP__CC_TIME)
+        time_rows(&x->d, x->insert, step, ops);
+    else if (x->table == AIP__CC_BANDWIDTH)
+        bandwidth_rows(&x->d, x->insert, step, ops);
+    else
+        matrix_rows(&x->d, x->insert, step, ops);
 }
 
 aip_status aip__cc_db_end(aip__cc_db *x, aip_status s)
 {
-    sqlite3_finalize(x->matrix);
+    sqlite3_finalize(x->insert);
     if (!s && x->d.rc == SQLITE_OK)
         check(&x->d, sqlite3_exec(x->d.db, "COMMIT", NULL, NULL, NULL), "commit");
     if (!s && x->d.rc != SQLITE_OK)

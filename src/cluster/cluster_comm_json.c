@@ -523,60 +523,50 @@ static int matrix_totals(json_t *ops, size_t *dropped)
 
 /* ---- the two files ------------------------------------------------------------ */
 
-json_t *aip__cc_tree(const aip__cluster *c, int matrix, size_t *dropped)
-{
-    json_t *sets = rank_sets(c), *tree = json_object();
-    int err = !sets || !tree || spread(c, sets, matrix, tree);
-    const char *set, *step;
-    json_t *sv, *ops;
-    json_object_foreach(tree, set, sv)
-        json_object_foreach(sv, step, ops)
-            if (!err)
-                err = matrix ? matrix_totals(ops, dropped) : comm_totals(ops);
-    json_decref(sets);
-    if (err) {
-        json_decref(tree);
-        return NULL;
-    }
-    return tree;
-}
-
-aip_status aip__cc_write_matrix(const aip__cluster *c, const char *out_dir, size_t *dropped,
-                                aip__cc_step_fn rows, void *ctx)
+aip_status aip__cc_stream(const aip__cluster *c, int matrix, const char *out_dir,
+                          size_t *dropped, aip__cc_step_fn rows, void *ctx)
 {
     /* the skeleton: tree[set][step][op][rank] only refers to the ranks'
-     * own link objects; what costs memory is each step's sums */
+     * own entries; what costs memory is each step's sums */
     json_t *sets = rank_sets(c), *tree = json_object();
-    int nomem = !sets || !tree || spread(c, sets, 1, tree);
+    int nomem = !sets || !tree || spread(c, sets, matrix, tree);
     json_decref(sets);
     aip__out o;
     FILE *f = NULL;
-    aip_status s = nomem ? AIP_OK : aip__cluster_out_open(&o, &f, out_dir,
-                                                          "cluster_communication_matrix.json");
+    aip_status s = AIP_OK;
+    if (!nomem && out_dir)
+        s = aip__cluster_out_open(&o, &f, out_dir,
+                                  matrix ? "cluster_communication_matrix.json"
+                                         : "cluster_communication.json");
     const char *set, *step;
     json_t *sv, *ops;
     int n_sets = 0, bad = 0;
     if (f)
         fputc('{', f);
     json_object_foreach(tree, set, sv) {
-        if (!f || nomem || bad)
+        if (s || nomem || bad)
             break;
-        fputs(n_sets++ ? ", " : "", f);
-        put_string(set, strlen(set), f);
-        fputs(": {", f);
+        if (f) {
+            fputs(n_sets++ ? ", " : "", f);
+            put_string(set, strlen(set), f);
+            fputs(": {", f);
+        }
         int n_steps = 0;
         json_object_foreach(sv, step, ops) {
-            if ((nomem = matrix_totals(ops, dropped) != 0))
+            if ((nomem = (matrix ? matrix_totals(ops, dropped) : comm_totals(ops)) != 0))
                 break;
-            fputs(n_steps++ ? ", " : "", f);
-            put_string(step, strlen(step), f);
-            fputs(": ", f);
-            bad = aip__cc_dump_python(ops, f);
+            if (f) {
+                fputs(n_steps++ ? ", " : "", f);
+                put_string(step, strlen(step), f);
+                fputs(": ", f);
+                bad = aip__cc_dump_python(ops, f);
+            }
             if (rows)
                 rows(ctx, step, ops);
-            json_object_clear(ops); /* written: its sums go */
+            json_object_clear(ops); /* done with: its sums go */
         }
-        fputc('}', f);
+        if (f)
+            fputc('}', f);
     }
     json_decref(tree);
     if (f) {
