@@ -151,9 +151,11 @@ int aip__cluster_read_rank_db(aip__rank_dir *r, const char *db_path);
  * (ascend_pytorch_profiler_{rank}.db's HOST_INFO and RANK_DEVICE_MAP, as
  * msprof-analyze reads them; without that db profiler_info's hostname).
  * Equal global_ranks lists are shared through c->rank_lists (freed by
- * aip__cluster_intern_free(), after the ranks' own references).
- * @return -1 out of memory only. */
+ * aip__cluster_intern_free(), after the ranks' own references);
+ * aip__cluster_meta_share() does that alone (for ranks unpacked from
+ * another process, cluster_wire.c).  @return -1 out of memory only. */
 int aip__cluster_read_meta(aip__cluster *c, aip__rank_dir *r);
+int aip__cluster_meta_share(aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_free_meta(aip__rank_dir *r);
 void aip__cluster_intern_free(aip__cluster_intern *t);
 

@@ -190,16 +190,23 @@ void aip__cluster_intern_free(aip__cluster_intern *t)
     memset(t, 0, sizeof *t);
 }
 
-int aip__cluster_read_meta(aip__cluster *c, aip__rank_dir *r)
+int aip__cluster_meta_share(aip__cluster *c, aip__rank_dir *r)
 {
-    char path[PATH_MAX], name[64], out[PATH_MAX];
-    if (!aip__join(path, sizeof path, r->path, "profiler_metadata.json"))
-        r->meta = load_json(c, path, "its distributed_args and parallel_group_info are not used");
     const char *gid;
     json_t *gv;
     json_object_foreach(json_object_get(r->meta, "parallel_group_info"), gid, gv)
         if (share_list(&c->rank_lists, gv))
             return -1;
+    return 0;
+}
+
+int aip__cluster_read_meta(aip__cluster *c, aip__rank_dir *r)
+{
+    char path[PATH_MAX], name[64], out[PATH_MAX];
+    if (!aip__join(path, sizeof path, r->path, "profiler_metadata.json"))
+        r->meta = load_json(c, path, "its distributed_args and parallel_group_info are not used");
+    if (aip__cluster_meta_share(c, r))
+        return -1;
     snprintf(name, sizeof name, "profiler_info_%ld.json", r->rank);
     if (!aip__join(path, sizeof path, r->path, name)) {
         json_t *info = load_json(c, path, "the rank's host name is unknown");

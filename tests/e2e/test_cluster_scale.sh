@@ -10,8 +10,8 @@
 # rank among them (exit status 1 in both, the rank named) and with ranks
 # that need their raw data analysed (-j 2: forked children inside MPI
 # processes).  The single process's peak resident memory stays under
-# 320 MiB (issue 30: it was 395 MiB while every rank's summaries and the
-# cluster's sums were all held as JSON trees; 247 MiB since the sums are
+# 320 MiB (issue 30: it was 392 MiB while every rank's summaries and the
+# cluster's sums were all held as JSON trees; 252 MiB since the sums are
 # streamed; skipped under a sanitizer, whose shadow memory counts).
 # The plugin's error paths: missing, its MPI library missing,
 # not the plugin; and aiprof itself does not link MPI.
