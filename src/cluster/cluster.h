@@ -85,10 +85,7 @@ typedef struct aip__cluster_gaps {
     size_t n_truncated, n_unreadable;
 } aip__cluster_gaps;
 
-/* Equal global_ranks lists of the ranks' parallel_group_info, held once
- * (cluster_meta.c): every rank of a group lists the same ranks, so
- * without this the metadata alone grows with ranks x group size (the
- * world group: ranks^2 integers). */
+/* Equal JSON values of the ranks' files, held once (cluster_intern.c). */
 typedef struct aip__cluster_intern {
     json_t **v;
     uint64_t *hash;
@@ -108,7 +105,8 @@ typedef struct aip__cluster {
     char **unreadable;        /* folders the search could not list: "PATH: reason" */
     size_t n_unreadable;
     aip__cluster_gaps gaps;
-    aip__cluster_intern rank_lists; /* read_meta's shared global_ranks */
+    aip__cluster_intern rank_lists; /* the ranks' global_ranks lists */
+    aip__cluster_intern leaves;     /* numbers and strings of r->comm, r->matrix */
 } aip__cluster;
 
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
@@ -150,13 +148,18 @@ int aip__cluster_read_rank_db(aip__rank_dir *r, const char *db_path);
 /* cluster_meta.c: profiler_metadata.json and the host/devices of rank r
  * (ascend_pytorch_profiler_{rank}.db's HOST_INFO and RANK_DEVICE_MAP, as
  * msprof-analyze reads them; without that db profiler_info's hostname).
- * Equal global_ranks lists are shared through c->rank_lists (freed by
- * aip__cluster_intern_free(), after the ranks' own references);
- * aip__cluster_meta_share() does that alone (for ranks unpacked from
- * another process, cluster_wire.c).  @return -1 out of memory only. */
-int aip__cluster_read_meta(aip__cluster *c, aip__rank_dir *r);
-int aip__cluster_meta_share(aip__cluster *c, aip__rank_dir *r);
+ * @return -1 out of memory only. */
+int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_free_meta(aip__rank_dir *r);
+
+/* cluster_intern.c: aip__cluster_rank_share() : rank r's values that
+ * equal ones of ranks read before (its metadata's global_ranks lists in
+ * c->rank_lists, the numbers and strings of r->comm and r->matrix in
+ * c->leaves) replaced by those, so that each is held once; nothing
+ * written changes.  After the rank is read, before anything else uses it.
+ * aip__cluster_intern_free() : a table's values (after the ranks').
+ * @return -1 out of memory only. */
+int aip__cluster_rank_share(aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_intern_free(aip__cluster_intern *t);
 
 /* aip__cluster_stage_rows() : msprof-analyze's "stage" rows: per (step,

@@ -122,91 +122,11 @@ static int clock_host(aip__rank_dir *r, const char *host, const char *uid)
     return 0;
 }
 
-/* ---- shared global_ranks ---------------------------------------------- */
-
-static uint64_t list_hash_of(const void *ctx, uint32_t i)
-{
-    return ((const aip__cluster_intern *)ctx)->hash[i];
-}
-
-/* The hash of a list of integers; 0 (not shared) for anything else. */
-static int int_list_hash(const json_t *a, uint64_t *h)
-{
-    size_t i;
-    json_t *v;
-    if (!json_is_array(a) || !json_array_size(a))
-        return 0;
-    *h = AIP__FNV_OFFSET;
-    json_array_foreach(a, i, v) {
-        if (!json_is_integer(v))
-            return 0;
-        json_int_t x = json_integer_value(v);
-        *h = aip__fnv1a_more(*h, &x, sizeof x);
-    }
-    return 1;
-}
-
-/* `*slot` replaced by the equal list held before, or held from now on.
- * The lists are only read (cluster_parallel.c), so sharing one is safe.
- * -1: no memory (the rank keeps its own list). */
-static int share_list(aip__cluster_intern *t, json_t *group)
-{
-    json_t *list = json_object_get(group, "global_ranks");
-    uint64_t h;
-    if (!int_list_hash(list, &h))
-        return 0;
-    aip__ht_probe pr;
-    for (uint32_t i = aip__ht_first(&t->ht, h, &pr); i != AIP__HT_NONE;
-         i = aip__ht_next(&t->ht, &pr))
-        if (t->hash[i] == h && json_equal(t->v[i], list))
-            return json_object_set(group, "global_ranks", t->v[i]) ? -1 : 0;
-    if (t->ht.n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 16;
-        json_t **v = realloc(t->v, cap * sizeof *v);
-        if (v)
-            t->v = v;
-        uint64_t *hs = v ? realloc(t->hash, cap * sizeof *hs) : NULL;
-        if (!hs)
-            return -1;
-        t->hash = hs;
-        t->cap = cap;
-    }
-    t->v[t->ht.n] = json_incref(list);
-    t->hash[t->ht.n] = h;
-    if (aip__ht_add(&t->ht, &pr, list_hash_of, t)) {
-        json_decref(list);
-        return -1;
-    }
-    return 0;
-}
-
-void aip__cluster_intern_free(aip__cluster_intern *t)
-{
-    for (size_t i = 0; i < t->ht.n; i++)
-        json_decref(t->v[i]);
-    free(t->v);
-    free(t->hash);
-    aip__ht_free(&t->ht);
-    memset(t, 0, sizeof *t);
-}
-
-int aip__cluster_meta_share(aip__cluster *c, aip__rank_dir *r)
-{
-    const char *gid;
-    json_t *gv;
-    json_object_foreach(json_object_get(r->meta, "parallel_group_info"), gid, gv)
-        if (share_list(&c->rank_lists, gv))
-            return -1;
-    return 0;
-}
-
-int aip__cluster_read_meta(aip__cluster *c, aip__rank_dir *r)
+int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r)
 {
     char path[PATH_MAX], name[64], out[PATH_MAX];
     if (!aip__join(path, sizeof path, r->path, "profiler_metadata.json"))
         r->meta = load_json(c, path, "its distributed_args and parallel_group_info are not used");
-    if (aip__cluster_meta_share(c, r))
-        return -1;
     snprintf(name, sizeof name, "profiler_info_%ld.json", r->rank);
     if (!aip__join(path, sizeof path, r->path, name)) {
         json_t *info = load_json(c, path, "the rank's host name is unknown");

@@ -525,7 +525,7 @@ aip_status aip__cluster_unpack_share(aip__cluster *c, int from, const unsigned c
         }
         aip__rank_dir_free(&c->r[at]);
         c->r[at] = r;
-        if (aip__cluster_meta_share(c, &c->r[at])) /* as if read here */
+        if (aip__cluster_rank_share(c, &c->r[at])) /* as if read here */
             w.err = AIP_ERR_NOMEM;
     }
     if (w.err == AIP_ERR_NOMEM)
