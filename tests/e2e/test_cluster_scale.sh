@@ -11,8 +11,8 @@
 # that need their raw data analysed (-j 2: forked children inside MPI
 # processes).  The single process's peak resident memory stays under
 # 320 MiB (issue 30: it was 392 MiB while every rank's summaries and the
-# cluster's sums were all held as JSON trees; 252 MiB since the sums are
-# streamed; skipped under a sanitizer, whose shadow memory counts).
+# cluster's sums were all held as JSON trees; 234 MiB since the sums are
+# streamed and equal values shared; skipped under a sanitizer, whose shadow memory counts).
 # The plugin's error paths: missing, its MPI library missing,
 # not the plugin; and aiprof itself does not link MPI.
 # The MPI part is skipped with a message where aiprof was built without MPI.
