@@ -5,7 +5,12 @@
    (tests/e2e/make_cluster_dirs.py --ranks N: per rank 3 steps, 8
    collectives and 2 p2p ops each, with communication_matrix.json) at 100,
    300 and 1,000 ranks: seconds, seconds per 100 ranks, and that figure
-   against the 100-rank run (the anchor; 1.00 = linear).
+   against the 100-rank run (the anchor; 1.00 = linear), wall and CPU
+   (user + system of the aiprof process: the machine is often shared), and
+   the peak resident memory of the aiprof process (its rusage), beside the
+   bytes of the rank files it reads, measured in the same run (issue 30:
+   <= 100 MiB at 1,000 ranks, CPU per 100 ranks at 1,000 <= 1.1x that at
+   100).
 2. Ranks whose raw data must be analysed first (the per-rank work): 16 rank
    directories, each a copy of one raw profile of 200,000 framework ops
    (bench_analyse --keep; the golden input where it is missing).  `-j 1`
@@ -31,15 +36,34 @@ SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 GEN = os.path.join(SRC, "tests", "e2e", "make_cluster_dirs.py")
 
 
-def timed(cmd, env, ok=(0,)):
+def timed(cmd, env, ok=(0,), usage=None):
+    """Wall seconds of `cmd`; with `usage` (a list), its (CPU seconds,
+    peak RSS in KiB) appended: the child's own rusage (os.wait4), not the
+    largest of every child this script ran."""
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, timeout=600)
-    t = time.perf_counter() - t0
-    if out.returncode not in ok:
-        sys.exit("cluster_scale: %s failed (%d):\n%s" % (" ".join(cmd), out.returncode,
-                                                         out.stdout[-2000:]))
+    with tempfile.TemporaryFile() as log:
+        p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        _, status, ru = os.wait4(p.pid, 0)
+        t = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode not in ok:
+            log.seek(0)
+            sys.exit("cluster_scale: %s failed (%d):\n%s" % (" ".join(cmd), p.returncode,
+                                                             log.read()[-2000:].decode()))
+    if usage is not None:
+        usage.append((ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
     return t
+
+
+def summary_bytes(top):
+    """Bytes of what `aiprof cluster` reads of analysed ranks: the rank
+    summaries and metadata (not its own outputs)."""
+    n = 0
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != "cluster_analysis_output"]
+        n += sum(os.path.getsize(os.path.join(root, f)) for f in files
+                 if f.endswith((".json", ".csv")))
+    return n
 
 
 def unanalyse(top):
@@ -83,10 +107,12 @@ def main(build):
                        (["--template", kept] if kept else []), check=True)
         t = {}
 
+        use = {}
+
         def add(key, cmd, before=None):
             if before:
                 before()
-            t.setdefault(key, []).append(timed(cmd, env))
+            t.setdefault(key, []).append(timed(cmd, env, usage=use.setdefault(key, [])))
 
         for _ in range(REPS):
             for n in sizes:
@@ -107,6 +133,20 @@ def main(build):
         for n in sizes:
             per = med[("sum", n)] / n * 100
             print("  %5d ranks %27.3f %17.3f %13.2fx" % (n, med[("sum", n)], per, per / anchor))
+        cpu = {n: statistics.median(u[0] for u in use[("sum", n)]) for n in sizes}
+        rss = {n: statistics.median(u[1] for u in use[("sum", n)]) / 1024 for n in sizes}
+        data = {n: summary_bytes(os.path.join(tmp, "s%d" % n)) / 2**20 for n in sizes}
+        print("  same runs, the aiprof process's rusage (CPU: user + system):")
+        print("              CPU s   CPU s per 100 ranks   vs 100 ranks   peak RSS   "
+              "rank files read   RSS / files")
+        for n in sizes:
+            per = cpu[n] / n * 100
+            print("  %5d ranks %7.3f %21.3f %13.2fx %7.1f MiB %13.1f MiB %12.2fx"
+                  % (n, cpu[n], per, per / (cpu[100] / 100 * 100), rss[n], data[n],
+                     rss[n] / data[n]))
+        print("  target (issue 30): peak RSS <= 100 MiB at 1,000 ranks (now %.1f MiB), "
+              "CPU per 100 ranks at 1,000 <= 1.10x that at 100 (now %.2fx)"
+              % (rss[1000], cpu[1000] / cpu[100] / 10))
         print("  raw ranks (16 x %s), analysed first:" % what)
         print("    -j 1 (anchor)                   %7.3f s" % med["j1"])
         print("    -j 2                            %7.3f s   speed-up %.2fx"

@@ -378,7 +378,7 @@ static int read_rank(aip__cluster *c, aip__rank_dir *r)
     }
     if (r->problem[0])
         return 0;
-    return aip__cluster_read_meta(c, r);
+    return aip__cluster_read_meta(c, r) || aip__cluster_rank_share(c, r) ? -1 : 0;
 }
 
 static int by_rank(const void *a, const void *b)
@@ -400,6 +400,8 @@ static void free_cluster(aip__cluster *c)
     free(c->unreadable);
     aip__cluster_gaps_free(c);
     aip__cluster_parallel_free(&c->par);
+    aip__cluster_intern_free(&c->rank_lists);
+    aip__cluster_intern_free(&c->leaves);
 }
 
 void aip_cluster_options_init(aip_cluster_options *o)

@@ -12,6 +12,7 @@
 
 #include "aiprof.h"
 #include "error.h"
+#include "hash_table.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -87,6 +88,14 @@ typedef struct aip__cluster_gaps {
     size_t n_truncated, n_unreadable;
 } aip__cluster_gaps;
 
+/* Equal JSON values of the ranks' files, held once (cluster_intern.c). */
+typedef struct aip__cluster_intern {
+    json_t **v;
+    uint64_t *hash;
+    size_t cap;
+    aip__ht ht;
+} aip__cluster_intern;
+
 typedef struct aip__cluster {
     const char *dir;
     aip__rank_dir *r;
@@ -99,6 +108,8 @@ typedef struct aip__cluster {
     char **unreadable;        /* folders the search could not list: "PATH: reason" */
     size_t n_unreadable;
     aip__cluster_gaps gaps;
+    aip__cluster_intern rank_lists; /* the ranks' global_ranks lists */
+    aip__cluster_intern leaves;     /* numbers and strings of r->comm, r->matrix */
 } aip__cluster;
 
 void aip__cluster_say(const aip__cluster *c, const char *fmt, ...) AIP_PRINTF(2, 3);
@@ -143,6 +154,16 @@ int aip__cluster_read_rank_db(aip__rank_dir *r, const char *db_path);
  * @return -1 out of memory only. */
 int aip__cluster_read_meta(const aip__cluster *c, aip__rank_dir *r);
 void aip__cluster_free_meta(aip__rank_dir *r);
+
+/* cluster_intern.c: aip__cluster_rank_share() : rank r's values that
+ * equal ones of ranks read before (its metadata's global_ranks lists in
+ * c->rank_lists, the numbers and strings of r->comm and r->matrix in
+ * c->leaves) replaced by those, so that each is held once; nothing
+ * written changes.  After the rank is read, before anything else uses it.
+ * aip__cluster_intern_free() : a table's values (after the ranks').
+ * @return -1 out of memory only. */
+int aip__cluster_rank_share(aip__cluster *c, aip__rank_dir *r);
+void aip__cluster_intern_free(aip__cluster_intern *t);
 
 /* aip__cluster_stage_rows() : msprof-analyze's "stage" rows: per (step,
  * stage) in order of first appearance over the rank rows, the max of every

@@ -538,16 +538,29 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
     aip_status split = aip__cluster_comm_split(c);
     if (split)
         return split;
+    /* each file summed and written one step at a time, the database's
+     * rows beside it (the bandwidth table from a second pass over
+     * cluster_communication.json's steps: one table at a time keeps the
+     * database's bytes what a whole-tree writer gives).  Without a
+     * database (it cannot be written) the JSON files still are, and
+     * its error is the pass's. */
     size_t dropped = 0;
-    json_t *comm = aip__cc_tree(c, 0, &dropped), *matrix = aip__cc_tree(c, 1, &dropped);
-    aip_status s = comm && matrix ? AIP_OK
-                                  : aip__fail(AIP_ERR_NOMEM, "out of memory summing the ranks");
+    aip__cc_db *db = NULL;
+    aip_status db_s = aip__cc_db_begin(&db, out_dir);
+    aip__cc_step_fn rows = db ? aip__cc_db_rows : NULL;
+    if (db)
+        db_s = aip__cc_db_table(db, AIP__CC_TIME);
+    aip_status s = aip__cc_stream(c, 0, out_dir, NULL, db_s ? NULL : rows, db);
+    if (!s && !db_s && db && !(db_s = aip__cc_db_table(db, AIP__CC_BANDWIDTH)))
+        s = aip__cc_stream(c, 0, NULL, NULL, rows, db);
+    if (!s && !db_s && db)
+        db_s = aip__cc_db_table(db, AIP__CC_MATRIX);
     if (!s)
-        s = aip__cc_write_python(out_dir, "cluster_communication.json", comm);
+        s = aip__cc_stream(c, 1, out_dir, &dropped, db_s ? NULL : rows, db);
+    if (db)
+        db_s = aip__cc_db_end(db, s ? s : db_s);
     if (!s)
-        s = aip__cc_write_python(out_dir, "cluster_communication_matrix.json", matrix);
-    if (!s)
-        s = aip__cluster_comm_write_db(c, out_dir, comm, matrix);
+        s = db_s;
     if (!s)
         aip__cc_write_back(c);
     if (dropped)
@@ -555,7 +568,5 @@ aip_status aip__cluster_comm(aip__cluster *c, const char *out_dir)
                          "communication matrix: %zu links left out: a local rank of theirs maps "
                          "to no global rank (no rank reported its self link)\n",
                          dropped);
-    json_decref(comm);
-    json_decref(matrix);
     return s;
 }

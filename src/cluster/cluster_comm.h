@@ -87,11 +87,16 @@ void aip__cc_strip_totals(json_t *matrix);
 int aip__cc_fill_ranks(aip__cluster *c);
 void aip__cc_write_back(aip__cluster *c);
 
-/* aip__cc_tree() (cluster_comm_json.c) : the content of
- * cluster_communication.json (matrix 0) or cluster_communication_matrix.json
- * (matrix 1) from the split r->comm / r->matrix; *dropped counts matrix
- * links whose end maps to no global rank.  NULL: no memory. */
-json_t *aip__cc_tree(const aip__cluster *c, int matrix, size_t *dropped);
+/* aip__cc_stream() (cluster_comm_json.c) : cluster_communication.json
+ * (matrix 0) or cluster_communication_matrix.json (matrix 1) from the split
+ * r->comm / r->matrix, summed one (rank set, step) at a time and each
+ * step's sums freed once used, so that they are never all in memory:
+ * written into out_dir (NULL: no file) and handed to `rows` (NULL: none)
+ * step by step; *dropped (matrix) counts links whose end maps to no
+ * global rank.  The text is aip__cc_dump_python() of the whole content. */
+typedef void (*aip__cc_step_fn)(void *ctx, const char *step, const json_t *ops);
+aip_status aip__cc_stream(const aip__cluster *c, int matrix, const char *out_dir,
+                          size_t *dropped, aip__cc_step_fn rows, void *ctx);
 
 /* aip__cc_dump_python() : Python's json.dumps() text of `v` (", " and ": "
  * separators, non-ASCII as \uXXXX, reals as repr()); -1 on a write error. */
@@ -99,11 +104,24 @@ int aip__cc_dump_python(const json_t *v, FILE *f);
 /* aip__cc_write_python() : out_dir/name holding aip__cc_dump_python(v). */
 aip_status aip__cc_write_python(const char *out_dir, const char *name, const json_t *v);
 
-/* aip__cluster_comm_write_db() (cluster_comm_db.c) : ClusterCommunicationTime,
- * ClusterCommunicationBandwidth and ClusterCommunicationMatrix of
- * out_dir/cluster_analysis.db from the two trees; the database is opened
- * (created if missing) and only these tables are replaced. */
-aip_status aip__cluster_comm_write_db(const aip__cluster *c, const char *out_dir,
-                                      const json_t *comm, const json_t *matrix);
+/* cluster_comm_db.c: ClusterCommunicationTime, ClusterCommunicationBandwidth
+ * and ClusterCommunicationMatrix of out_dir/cluster_analysis.db, in one
+ * transaction on a copy of the database (cluster_dbfile.c; only these
+ * tables are replaced), their rows streamed in by aip__cc_stream().
+ * aip__cc_db_begin() : the copy opened, the transaction begun.
+ * aip__cc_db_table() : table `t` (AIP__CC_TIME, _BANDWIDTH, _MATRIX, in
+ * that order) dropped and created, the rows to come going into it.
+ * aip__cc_db_rows() : an aip__cc_step_fn: one step's rows of that table
+ * (ops of cluster_communication.json for the first two, of the matrix for
+ * the third).  aip__cc_db_end() : committed and renamed into place unless
+ * `s` (the caller's status) or this fails; then the database stays as it
+ * was.  @return the status (begin: *db NULL on failure; table: a failure
+ * is also kept for end). */
+enum { AIP__CC_TIME, AIP__CC_BANDWIDTH, AIP__CC_MATRIX };
+typedef struct aip__cc_db aip__cc_db;
+aip_status aip__cc_db_begin(aip__cc_db **db, const char *out_dir);
+aip_status aip__cc_db_table(aip__cc_db *db, int t);
+void aip__cc_db_rows(void *ctx, const char *step, const json_t *ops);
+aip_status aip__cc_db_end(aip__cc_db *db, aip_status s);
 
 #endif

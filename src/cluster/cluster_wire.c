@@ -526,6 +526,8 @@ aip_status aip__cluster_unpack_share(aip__cluster *c, int from, const unsigned c
         }
         aip__rank_dir_free(&c->r[at]);
         c->r[at] = r;
+        if (aip__cluster_rank_share(c, &c->r[at])) /* as if read here */
+            w.err = AIP_ERR_NOMEM;
     }
     if (w.err == AIP_ERR_NOMEM)
         return aip__fail(AIP_ERR_NOMEM, "out of memory unpacking process %d's ranks", from);

@@ -224,6 +224,8 @@ static void test_share(void)
     for (int p = 0; p < 2; p++)
         for (int i = 0; i < 4; i++)
             aip__rank_dir_free(&dirs[p][i]);
+    aip__cluster_intern_free(&zero.leaves); /* the unpacked ranks' shared values */
+    aip__cluster_intern_free(&zero.rank_lists);
 }
 
 int main(void)
