@@ -147,6 +147,67 @@ static void compute_extent(aip__model *m)
     }
 }
 
+/* The threads of one process sorted, nested and cut into slices by a few
+ * workers: each thread's spans are its own, so the threads are independent
+ * work, and on a big profile this is most of the host side.  Each worker
+ * takes the next thread not yet taken; the count of split slices is a sum,
+ * the same in any order. */
+#define MAX_WORKERS 8
+
+typedef struct thread_pool {
+    aip__process *p;
+    pthread_mutex_t lock;
+    size_t next;              /* under lock */
+    uint64_t pieces;          /* under lock */
+    aip_status status;        /* under lock: the first failure */
+    char error[512];
+} thread_pool;
+
+static void *thread_pool_run(void *arg)
+{
+    thread_pool *tp = arg;
+    for (;;) {
+        pthread_mutex_lock(&tp->lock);
+        size_t ti = tp->status ? tp->p->n_threads : tp->next++;
+        pthread_mutex_unlock(&tp->lock);
+        if (ti >= tp->p->n_threads)
+            return NULL;
+        aip__thread *t = &tp->p->threads[ti];
+        uint64_t pieces = 0;
+        aip_status s = aip__spans_sort(t->spans, t->n_spans);
+        if (!s)
+            s = aip__spans_nest(t);
+        if (!s)
+            s = aip__slices_build(t, &pieces);
+        pthread_mutex_lock(&tp->lock);
+        tp->pieces += pieces;
+        if (s && !tp->status) {
+            tp->status = s;
+            snprintf(tp->error, sizeof tp->error, "%s", aip_last_error());
+        }
+        pthread_mutex_unlock(&tp->lock);
+    }
+}
+
+static aip_status threads_nest(aip__process *p)
+{
+    thread_pool tp = {.p = p};
+    pthread_mutex_init(&tp.lock, NULL);
+    int cpus = aip__cpus_usable();
+    size_t n = cpus > MAX_WORKERS ? MAX_WORKERS : (size_t)cpus, started = 0;
+    if (n > p->n_threads)
+        n = p->n_threads;
+    pthread_t th[MAX_WORKERS];
+    while (started + 1 < n && aip__thread_create(&th[started], NULL, thread_pool_run, &tp) == 0)
+        started++; /* no thread to be had: fewer, this one at least */
+    thread_pool_run(&tp);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&tp.lock);
+    p->split_slices += tp.pieces;
+    return tp.status ? aip__fail(tp.status, "%s", tp.error) : AIP_OK;
+}
+
 static aip_status host_side(aip__model *m)
 {
     size_t step_cap = 0;
@@ -157,13 +218,7 @@ static aip_status host_side(aip__model *m)
         if (!is_step)
             return aip__fail(AIP_ERR_NOMEM, "no memory for step names");
         normalize_steps(p, is_step);
-        for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
-            s = aip__spans_sort(p->threads[ti].spans, p->threads[ti].n_spans);
-            if (!s)
-                s = aip__spans_nest(&p->threads[ti]);
-            if (!s)
-                s = aip__slices_build(&p->threads[ti], &p->split_slices);
-        }
+        s = threads_nest(p);
         if (!s)
             s = aip__steps_add(m, p, is_step, &step_cap);
         free(is_step);
