@@ -232,17 +232,6 @@ static aip_status host_side(aip__model *m)
     return s;
 }
 
-/* With device tasks the step trace is computed from them (device_steps.c
- * replaces the host rows), so the host rows are not made at all: pairing
- * flows and the device step trace then touch nothing of each other's. */
-static aip_status flows_and_host_steps(aip__model *m, int device)
-{
-    aip_status s = aip__flows_pair(m);
-    if (!s && !device)
-        s = aip__step_trace_compute(m);
-    return s;
-}
-
 aip_status aip__model_derive(aip__model *m)
 {
     if (m->derived)
@@ -269,13 +258,20 @@ aip_status aip__model_derive(aip__model *m)
     if (s)
         return s;
     compute_extent(m);
-    if (device)
-        beside_start(&b, aip__device_steps, m);
-    s = flows_and_host_steps(m, device);
-    if (device)
-        s = beside_join(&b, s);
-    if (!s)
+    /* The step trace beside the fwdbwd flows: it reads the spans, steps
+     * and comm ops and writes only the step rows, the flows only read the
+     * spans.  With device tasks it is computed from them (device_steps.c
+     * replaces the host rows), so the host rows are not made at all.
+     * Without, the memory records are derived meanwhile too (the host
+     * step trace reads none of them). */
+    beside_start(&b, device ? aip__device_steps : aip__step_trace_compute, m);
+    s = aip__flows_pair(m);
+    aip_status mem = s || device ? AIP_OK : aip__memory_derive(m);
+    s = beside_join(&b, s);
+    if (!s && device)
         s = aip__memory_derive(m);
+    else if (!s)
+        s = mem;
     if (!s)
         m->derived = 1;
     return s;
