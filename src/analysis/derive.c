@@ -43,6 +43,13 @@ static void *beside_main(void *arg)
     return NULL;
 }
 
+/* The same, run here and now (a small profile: not worth a thread). */
+static void beside_run(beside *b, aip_status (*fn)(aip__model *m), aip__model *m)
+{
+    *b = (beside){.fn = fn, .m = m};
+    beside_main(b);
+}
+
 static void beside_start(beside *b, aip_status (*fn)(aip__model *m), aip__model *m)
 {
     *b = (beside){.fn = fn, .m = m};
@@ -189,11 +196,23 @@ static void *thread_pool_run(void *arg)
     }
 }
 
+/* Fewer spans than this (a short trace): starting a thread costs more
+ * than it saves. */
+#define PARALLEL_FROM 65536
+
+static size_t spans_of(const aip__process *p)
+{
+    size_t n = 0;
+    for (size_t ti = 0; ti < p->n_threads; ti++)
+        n += p->threads[ti].n_spans;
+    return n;
+}
+
 static aip_status threads_nest(aip__process *p)
 {
     thread_pool tp = {.p = p};
     pthread_mutex_init(&tp.lock, NULL);
-    int cpus = aip__cpus_usable();
+    int cpus = spans_of(p) < PARALLEL_FROM ? 1 : aip__cpus_usable();
     size_t n = cpus > MAX_WORKERS ? MAX_WORKERS : (size_t)cpus, started = 0;
     if (n > p->n_threads)
         n = p->n_threads;
@@ -264,7 +283,13 @@ aip_status aip__model_derive(aip__model *m)
      * replaces the host rows), so the host rows are not made at all.
      * Without, the memory records are derived meanwhile too (the host
      * step trace reads none of them). */
-    beside_start(&b, device ? aip__device_steps : aip__step_trace_compute, m);
+    size_t spans = 0;
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        spans += spans_of(&m->procs[pi]);
+    if (device || spans >= PARALLEL_FROM)
+        beside_start(&b, device ? aip__device_steps : aip__step_trace_compute, m);
+    else
+        beside_run(&b, aip__step_trace_compute, m);
     s = aip__flows_pair(m);
     aip_status mem = s || device ? AIP_OK : aip__memory_derive(m);
     s = beside_join(&b, s);
