@@ -79,17 +79,14 @@ static int any_device_calls(const aip__model *m)
 
 /* ProfilerStep#N is a record_function scope in torch (user_annotation),
  * whatever kind of record carried it; it never counts as a framework op. */
-static void normalize_steps(aip__process *p, const uint8_t *is_step)
+static void normalize_steps(const aip__process *p, aip__thread *t, const uint8_t *is_step)
 {
-    for (size_t ti = 0; ti < p->n_threads; ti++) {
-        aip__thread *t = &p->threads[ti];
-        for (size_t i = 0; i < t->n_spans; i++) {
-            aip__span *s = &t->spans[i];
-            if (s->kind == AIP_SPAN_OP && s->name < p->strings.n_ent && is_step[s->name]) {
-                s->kind = AIP_SPAN_ANNOTATION;
-                s->aux = 0;
-                s->opflags = 0;
-            }
+    for (size_t i = 0; i < t->n_spans; i++) {
+        aip__span *s = &t->spans[i];
+        if (s->kind == AIP_SPAN_OP && s->name < p->strings.n_ent && is_step[s->name]) {
+            s->kind = AIP_SPAN_ANNOTATION;
+            s->aux = 0;
+            s->opflags = 0;
         }
     }
 }
@@ -163,6 +160,7 @@ static void compute_extent(aip__model *m)
 
 typedef struct thread_pool {
     aip__process *p;
+    const uint8_t *is_step;   /* aip__step_name_flags() of p */
     pthread_mutex_t lock;
     size_t next;              /* under lock */
     uint64_t pieces;          /* under lock */
@@ -181,6 +179,7 @@ static void *thread_pool_run(void *arg)
             return NULL;
         aip__thread *t = &tp->p->threads[ti];
         uint64_t pieces = 0;
+        normalize_steps(tp->p, t, tp->is_step);
         aip_status s = aip__spans_sort(t->spans, t->n_spans);
         if (!s)
             s = aip__spans_nest(t);
@@ -208,9 +207,9 @@ static size_t spans_of(const aip__process *p)
     return n;
 }
 
-static aip_status threads_nest(aip__process *p)
+static aip_status threads_nest(aip__process *p, const uint8_t *is_step)
 {
-    thread_pool tp = {.p = p};
+    thread_pool tp = {.p = p, .is_step = is_step};
     pthread_mutex_init(&tp.lock, NULL);
     int cpus = spans_of(p) < PARALLEL_FROM ? 1 : aip__cpus_usable();
     size_t n = cpus > MAX_WORKERS ? MAX_WORKERS : (size_t)cpus, started = 0;
@@ -236,8 +235,7 @@ static aip_status host_side(aip__model *m)
         uint8_t *is_step = aip__step_name_flags(p);
         if (!is_step)
             return aip__fail(AIP_ERR_NOMEM, "no memory for step names");
-        normalize_steps(p, is_step);
-        s = threads_nest(p);
+        s = threads_nest(p, is_step);
         if (!s)
             s = aip__steps_add(m, p, is_step, &step_cap);
         free(is_step);
