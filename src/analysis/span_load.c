@@ -208,12 +208,12 @@ aip_status aip__span_loader_put(aip__span_loader *L, uint32_t ti, const uint8_t 
     aip_status s = L->status;
     if (s)
         s = aip__fail(s, "%s", L->error);
+    /* Only this thread adds: the slot past the queued ones is its own
+     * until counted, wherever the worker moves the head meanwhile. */
+    slot *q = &L->q[(L->head + L->count) % QUEUE];
     pthread_mutex_unlock(&L->mu);
     if (s)
         return s;
-    /* Only this thread adds: the slot past the queued ones is its own
-     * until counted. */
-    slot *q = &L->q[(L->head + L->count) % QUEUE];
     if (q->cap < size) {
         uint8_t *b = realloc(q->buf, size);
         if (!b)
