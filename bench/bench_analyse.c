@@ -24,9 +24,18 @@
  * (bench_analyse_device).  Also printed: the ratio of the CPU time (user +
  * system) the two took, which other load on the machine moves less.
  *
+ * --floor (bench_analyse_full) measures issue 30's ratios on one host-only
+ * profile, ROUNDS times in rotating order: the analysis on every usable
+ * core, the analysis pinned to one core, and the floor: reading the raw
+ * file and writing as many bytes as the analysis wrote (what `dd` does,
+ * in 1 MiB blocks), all in this process.  It prints each round, then the
+ * medians: analysis / floor (target <= 1.3) and one core / every core
+ * (the second core's speed-up, target >= 1.5), wall and CPU time.
+ *
  * Usage: bench_analyse [N_EVENTS (default 2000000)] [THREADS (default 4)]
  *                      [--export text|db|text,db] [--full] [--keep]
- *                      [--device | --compare-device] [--rounds ROUNDS (default 5)]
+ *                      [--device | --compare-device | --floor]
+ *                      [--rounds ROUNDS (default 5)]
  * --export chooses the export type (default text, which also writes the
  * databases, as the seed's text export does); --full is the large run:
  * 10 M events, text + db (bench_analyse_full, run by `make bench`).  The
@@ -36,7 +45,9 @@
 #include "aiprof.h"
 #include "raw_format.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -445,6 +456,201 @@ static int compare_device(uint64_t n, unsigned threads, unsigned export_type, in
     return 0;
 }
 
+/* CPU time (user + system) of this process so far, s. */
+static double cpu_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+typedef struct timed {
+    double wall, cpu;         /* s; wall < 0: failed */
+} timed;
+
+static void rm_rf(const char *path)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", path);
+}
+
+/* Bytes of the files in dir (the analysis' outputs). */
+static long long dir_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    long long sum = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (e->d_name[0] != '.' && stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            sum += st.st_size;
+    }
+    if (d)
+        closedir(d);
+    return sum;
+}
+
+static int cpus_usable(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+/* One analysis of dir from scratch (no earlier outputs to replace); with
+ * one_core the calling thread, and so every thread it starts, runs on one
+ * CPU of its mask. */
+static timed analyse_timed(const char *dir, unsigned export_type, int one_core,
+                           long long *out_bytes)
+{
+    char out[600], logs[600];
+    snprintf(out, sizeof out, "%s/ASCEND_PROFILER_OUTPUT", dir);
+    snprintf(logs, sizeof logs, "%s/logs", dir);
+    rm_rf(out);
+    rm_rf(logs);
+    cpu_set_t all, one;
+    sched_getaffinity(0, sizeof all, &all);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    if (one_core)
+        sched_setaffinity(0, sizeof one, &one);
+    aip_analyse_options o;
+    aip_analyse_options_init(&o);
+    o.quiet = 1;
+    o.export_type = export_type;
+    double c0 = cpu_now(), t0 = now();
+    aip_status s = aip_analyse_dir(dir, &o);
+    timed r = {now() - t0, cpu_now() - c0};
+    if (one_core)
+        sched_setaffinity(0, sizeof all, &all);
+    if (s) {
+        fprintf(stderr, "aip_analyse_dir failed: %s\n", aip_last_error());
+        r.wall = -1;
+    }
+    *out_bytes = dir_bytes(out);
+    return r;
+}
+
+/* The floor: read the raw file, write `bytes` into a new file beside it
+ * (1 MiB blocks, as `dd bs=1M`), close it; the file is removed after. */
+static timed floor_timed(const char *dir, const char *raw, long long bytes)
+{
+    static char buf[1 << 20];
+    char path[600];
+    snprintf(path, sizeof path, "%s/floor.out", dir);
+    double c0 = cpu_now(), t0 = now();
+    int in = open(raw, O_RDONLY), out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+    timed r = {-1, 0};
+    if (in < 0 || out < 0) {
+        perror("floor");
+        goto done;
+    }
+    while (read(in, buf, sizeof buf) > 0)
+        ;
+    for (long long left = bytes; left > 0;) {
+        ssize_t w = write(out, buf, left < (long long)sizeof buf ? (size_t)left : sizeof buf);
+        if (w <= 0) {
+            perror("floor write");
+            goto done;
+        }
+        left -= w;
+    }
+    if (close(out) == 0) {
+        out = -1;
+        r = (timed){now() - t0, cpu_now() - c0};
+    }
+done:
+    if (in >= 0)
+        close(in);
+    if (out >= 0)
+        close(out);
+    unlink(path);
+    return r;
+}
+
+/* --floor: ROUNDS of (every core, one core, floor) in rotating order. */
+static int floor_compare(uint64_t n, unsigned threads, unsigned export_type, int rounds,
+                         int keep)
+{
+    char root[] = "/tmp/aip_bench_XXXXXX";
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char dir[256], fw[300], raw[400];
+    snprintf(dir, sizeof dir, "%s/bench_ascend_pt", root);
+    snprintf(fw, sizeof fw, "%s/FRAMEWORK", dir);
+    snprintf(raw, sizeof raw, "%s/aiprof_31337.raw", fw);
+    mkdir(dir, 0750);
+    mkdir(fw, 0750);
+    uint64_t steps, events = write_profile(raw, n, threads, &steps);
+    double all_wall[MAX_ROUNDS], one_wall[MAX_ROUNDS], floor_wall[MAX_ROUNDS];
+    double all_cpu[MAX_ROUNDS], one_cpu[MAX_ROUNDS], floor_cpu[MAX_ROUNDS];
+    double to_floor[MAX_ROUNDS], to_floor_cpu[MAX_ROUNDS], second[MAX_ROUNDS];
+    long long out_bytes = 0, ob = 0;
+    printf("bench_analyse --floor: %llu host-only events (%u threads), raw %.1f MB, %d usable "
+           "CPUs, load average at start: ", (unsigned long long)events, threads,
+           raw_bytes / 1e6, cpus_usable());
+    fflush(stdout);
+    if (system("cut -d' ' -f1-3 /proc/loadavg") != 0)
+        printf("?\n");
+    /* Not counted: tells the floor how many bytes the outputs are. */
+    if (analyse_timed(dir, export_type, 0, &out_bytes).wall < 0)
+        return 1;
+    for (int r = 0; r < rounds; r++) {
+        timed all = {0, 0}, one = {0, 0}, fl = {0, 0};
+        for (int k = 0; k < 3; k++) {
+            int which = (k + r) % 3; /* rotate: drift of a shared machine falls on each */
+            if (which == 0)
+                all = analyse_timed(dir, export_type, 0, &out_bytes);
+            else if (which == 1)
+                one = analyse_timed(dir, export_type, 1, &ob);
+            else
+                fl = floor_timed(dir, raw, out_bytes);
+            if (all.wall < 0 || one.wall < 0 || fl.wall < 0)
+                return 1;
+        }
+        all_wall[r] = all.wall, one_wall[r] = one.wall, floor_wall[r] = fl.wall;
+        all_cpu[r] = all.cpu, one_cpu[r] = one.cpu, floor_cpu[r] = fl.cpu;
+        to_floor[r] = all.wall / fl.wall;
+        to_floor_cpu[r] = all.cpu / fl.cpu;
+        second[r] = one.wall / all.wall;
+        printf("  round %d: every core %.3f s (%.3f s CPU), one core %.3f s (%.3f s CPU), "
+               "floor %.3f s (%.3f s CPU): %.2f x the floor, second core %.2f x\n", r + 1,
+               all.wall, all.cpu, one.wall, one.cpu, fl.wall, fl.cpu, to_floor[r], second[r]);
+    }
+    printf("  outputs %.1f MB = %.1f bytes/event; analysis %.2f M events/s (median)\n",
+           out_bytes / 1e6, (double)out_bytes / (double)events,
+           events / median(all_wall, rounds) / 1e6);
+    printf("  floor (read the raw, write the outputs' bytes): %.3f s wall, %.3f s CPU; one core "
+           "%.3f s wall (medians)\n", median(floor_wall, rounds), median(floor_cpu, rounds),
+           median(one_wall, rounds));
+    double tf = median(to_floor, rounds), tfc = median(to_floor_cpu, rounds);
+    double sc = median(second, rounds), oc = median(one_cpu, rounds), ac = median(all_cpu, rounds);
+    printf("bench_analyse_full: analysis / floor %.2f x wall (target <= 1.3: %s), %.2f x CPU "
+           "time; median of %d rounds\n", tf, tf <= 1.3 ? "ok" : "MISS", tfc, rounds);
+    printf("bench_analyse_full: second core %.2f x (one core's wall / every core's; target >= "
+           "1.5: %s); CPU time one core %.3f s, every core %.3f s; median of %d rounds\n", sc,
+           sc >= 1.5 ? "ok" : "MISS", oc, ac, rounds);
+    if (keep)
+        printf("  kept %s\n", dir);
+    else
+        rm_rf(root);
+    return 0;
+}
+
+#ifndef BENCH_ANALYSE_FLOOR /* bench_analyse_full.c sets 1 */
+#define BENCH_ANALYSE_FLOOR 0
+#endif
+
 #ifndef BENCH_ANALYSE_COMPARE_DEVICE /* bench_analyse_device.c sets 1 */
 #define BENCH_ANALYSE_COMPARE_DEVICE 0
 #endif
@@ -455,6 +661,7 @@ int main(int argc, char **argv)
     unsigned threads = 4;
     unsigned export_type = AIP_EXPORT_TEXT;
     int keep = 0, pos = 0, compare = BENCH_ANALYSE_COMPARE_DEVICE, rounds = 5;
+    int floor_mode = BENCH_ANALYSE_FLOOR;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--keep"))
             keep = 1;
@@ -464,6 +671,8 @@ int main(int argc, char **argv)
             with_device = 1;
         else if (!strcmp(argv[i], "--compare-device"))
             compare = 1;
+        else if (!strcmp(argv[i], "--floor"))
+            floor_mode = 1;
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--export") && i + 1 < argc) {
@@ -480,9 +689,11 @@ int main(int argc, char **argv)
     }
     if (!n || !threads || threads > 64 || rounds < 1 || rounds > MAX_ROUNDS) {
         fprintf(stderr, "usage: bench_analyse [N_EVENTS] [THREADS 1..64] [--export text|db|text,db] "
-                "[--full] [--keep] [--device | --compare-device] [--rounds 1..%d]\n", MAX_ROUNDS);
+                "[--full] [--keep] [--device | --compare-device | --floor] [--rounds 1..%d]\n", MAX_ROUNDS);
         return 2;
     }
+    if (floor_mode)
+        return floor_compare(n, threads, export_type, rounds, keep);
     if (!compare)
         return run_one(n, threads, export_type, keep, 1).events_per_s < 0;
     /* The anchor: the host-only profile of the same size, in the same run. */

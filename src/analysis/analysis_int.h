@@ -11,6 +11,39 @@
 
 #include "model.h"
 
+/* --- span_load.c -------------------------------------------------------- */
+/* aip__op_words() : optional 8-byte fields of an OP (SEQ, FWD, SHAPES,
+ * STACK, FLOPS) by its flags: a table, as __builtin_popcount is a libgcc
+ * call without -mpopcnt. */
+static inline unsigned aip__op_words(uint8_t flags)
+{
+    static const uint8_t bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
+    return bits[flags & 0x0F] + ((flags & AIP_OPF_FLOPS) ? 1 : 0);
+}
+/* aip__span_kind() : 1 for the record kinds that become spans of their
+ * thread (OP, ANNOTATION, RANGE, PYFUNC). */
+int aip__span_kind(uint8_t kind);
+/* aip__spans_decode_chunk() : the span records of a validated EVENTS
+ * payload appended to t, room made for `spans` spans and `aux` aux words
+ * first (the counts model_load.c's check found); other records skipped. */
+aip_status aip__spans_decode_chunk(aip__thread *t, const uint8_t *payload, uint32_t size,
+                                   size_t spans, size_t aux);
+/* The span loader: a worker that decodes the span records of the chunks
+ * handed to it into its own per-thread arrays, in order.
+ * aip__span_loader_start() : NULL when there is no second CPU or thread
+ * (the caller decodes the spans itself).
+ * aip__span_loader_put() : queue a copy of a validated EVENTS payload of
+ * thread index ti (waits while the queue is full); the worker's failure,
+ * if any.
+ * aip__span_loader_finish() : wait for the worker, move its spans into
+ * p's threads (p->threads[ti] must have none of its own), free it;
+ * @return s, or the worker's failure when s is AIP_OK.  NULL: returns s. */
+typedef struct aip__span_loader aip__span_loader;
+aip__span_loader *aip__span_loader_start(void);
+aip_status aip__span_loader_put(aip__span_loader *L, uint32_t ti, const uint8_t *payload,
+                                uint32_t size, size_t spans, size_t aux);
+aip_status aip__span_loader_finish(aip__span_loader *L, aip__process *p, aip_status s);
+
 /* --- device_load.c ----------------------------------------------------- */
 /* aip__device_decode() : one device record (kinds AIP_REC_DEVICE..
  * AIP_REC_DEVICE_CLOCK) of thread index `ti`; sizes already checked. */

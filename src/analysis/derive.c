@@ -43,6 +43,13 @@ static void *beside_main(void *arg)
     return NULL;
 }
 
+/* The same, run here and now (a small profile: not worth a thread). */
+static void beside_run(beside *b, aip_status (*fn)(aip__model *m), aip__model *m)
+{
+    *b = (beside){.fn = fn, .m = m};
+    beside_main(b);
+}
+
 static void beside_start(beside *b, aip_status (*fn)(aip__model *m), aip__model *m)
 {
     *b = (beside){.fn = fn, .m = m};
@@ -72,17 +79,14 @@ static int any_device_calls(const aip__model *m)
 
 /* ProfilerStep#N is a record_function scope in torch (user_annotation),
  * whatever kind of record carried it; it never counts as a framework op. */
-static void normalize_steps(aip__process *p, const uint8_t *is_step)
+static void normalize_steps(const aip__process *p, aip__thread *t, const uint8_t *is_step)
 {
-    for (size_t ti = 0; ti < p->n_threads; ti++) {
-        aip__thread *t = &p->threads[ti];
-        for (size_t i = 0; i < t->n_spans; i++) {
-            aip__span *s = &t->spans[i];
-            if (s->kind == AIP_SPAN_OP && s->name < p->strings.n_ent && is_step[s->name]) {
-                s->kind = AIP_SPAN_ANNOTATION;
-                s->aux = 0;
-                s->opflags = 0;
-            }
+    for (size_t i = 0; i < t->n_spans; i++) {
+        aip__span *s = &t->spans[i];
+        if (s->kind == AIP_SPAN_OP && s->name < p->strings.n_ent && is_step[s->name]) {
+            s->kind = AIP_SPAN_ANNOTATION;
+            s->aux = 0;
+            s->opflags = 0;
         }
     }
 }
@@ -147,6 +151,81 @@ static void compute_extent(aip__model *m)
     }
 }
 
+/* The threads of one process sorted, nested and cut into slices by a few
+ * workers: each thread's spans are its own, so the threads are independent
+ * work, and on a big profile this is most of the host side.  Each worker
+ * takes the next thread not yet taken; the count of split slices is a sum,
+ * the same in any order. */
+#define MAX_WORKERS 8
+
+typedef struct thread_pool {
+    aip__process *p;
+    const uint8_t *is_step;   /* aip__step_name_flags() of p */
+    pthread_mutex_t lock;
+    size_t next;              /* under lock */
+    uint64_t pieces;          /* under lock */
+    aip_status status;        /* under lock: the first failure */
+    char error[512];
+} thread_pool;
+
+static void *thread_pool_run(void *arg)
+{
+    thread_pool *tp = arg;
+    for (;;) {
+        pthread_mutex_lock(&tp->lock);
+        size_t ti = tp->status ? tp->p->n_threads : tp->next++;
+        pthread_mutex_unlock(&tp->lock);
+        if (ti >= tp->p->n_threads)
+            return NULL;
+        aip__thread *t = &tp->p->threads[ti];
+        uint64_t pieces = 0;
+        normalize_steps(tp->p, t, tp->is_step);
+        aip_status s = aip__spans_sort(t->spans, t->n_spans);
+        if (!s)
+            s = aip__spans_nest(t);
+        if (!s)
+            s = aip__slices_build(t, &pieces);
+        pthread_mutex_lock(&tp->lock);
+        tp->pieces += pieces;
+        if (s && !tp->status) {
+            tp->status = s;
+            snprintf(tp->error, sizeof tp->error, "%s", aip_last_error());
+        }
+        pthread_mutex_unlock(&tp->lock);
+    }
+}
+
+/* Fewer spans than this (a short trace): starting a thread costs more
+ * than it saves. */
+#define PARALLEL_FROM 65536
+
+static size_t spans_of(const aip__process *p)
+{
+    size_t n = 0;
+    for (size_t ti = 0; ti < p->n_threads; ti++)
+        n += p->threads[ti].n_spans;
+    return n;
+}
+
+static aip_status threads_nest(aip__process *p, const uint8_t *is_step)
+{
+    thread_pool tp = {.p = p, .is_step = is_step};
+    pthread_mutex_init(&tp.lock, NULL);
+    int cpus = spans_of(p) < PARALLEL_FROM ? 1 : aip__cpus_usable();
+    size_t n = cpus > MAX_WORKERS ? MAX_WORKERS : (size_t)cpus, started = 0;
+    if (n > p->n_threads)
+        n = p->n_threads;
+    pthread_t th[MAX_WORKERS];
+    while (started + 1 < n && aip__thread_create(&th[started], NULL, thread_pool_run, &tp) == 0)
+        started++; /* no thread to be had: fewer, this one at least */
+    thread_pool_run(&tp);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&tp.lock);
+    p->split_slices += tp.pieces;
+    return tp.status ? aip__fail(tp.status, "%s", tp.error) : AIP_OK;
+}
+
 static aip_status host_side(aip__model *m)
 {
     size_t step_cap = 0;
@@ -156,14 +235,7 @@ static aip_status host_side(aip__model *m)
         uint8_t *is_step = aip__step_name_flags(p);
         if (!is_step)
             return aip__fail(AIP_ERR_NOMEM, "no memory for step names");
-        normalize_steps(p, is_step);
-        for (size_t ti = 0; ti < p->n_threads && !s; ti++) {
-            s = aip__spans_sort(p->threads[ti].spans, p->threads[ti].n_spans);
-            if (!s)
-                s = aip__spans_nest(&p->threads[ti]);
-            if (!s)
-                s = aip__slices_build(&p->threads[ti], &p->split_slices);
-        }
+        s = threads_nest(p, is_step);
         if (!s)
             s = aip__steps_add(m, p, is_step, &step_cap);
         free(is_step);
@@ -174,17 +246,6 @@ static aip_status host_side(aip__model *m)
     }
     if (!s)
         aip__steps_finish(m);
-    return s;
-}
-
-/* With device tasks the step trace is computed from them (device_steps.c
- * replaces the host rows), so the host rows are not made at all: pairing
- * flows and the device step trace then touch nothing of each other's. */
-static aip_status flows_and_host_steps(aip__model *m, int device)
-{
-    aip_status s = aip__flows_pair(m);
-    if (!s && !device)
-        s = aip__step_trace_compute(m);
     return s;
 }
 
@@ -214,13 +275,26 @@ aip_status aip__model_derive(aip__model *m)
     if (s)
         return s;
     compute_extent(m);
-    if (device)
-        beside_start(&b, aip__device_steps, m);
-    s = flows_and_host_steps(m, device);
-    if (device)
-        s = beside_join(&b, s);
-    if (!s)
+    /* The step trace beside the fwdbwd flows: it reads the spans, steps
+     * and comm ops and writes only the step rows, the flows only read the
+     * spans.  With device tasks it is computed from them (device_steps.c
+     * replaces the host rows), so the host rows are not made at all.
+     * Without, the memory records are derived meanwhile too (the host
+     * step trace reads none of them). */
+    size_t spans = 0;
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        spans += spans_of(&m->procs[pi]);
+    if (device || spans >= PARALLEL_FROM)
+        beside_start(&b, device ? aip__device_steps : aip__step_trace_compute, m);
+    else
+        beside_run(&b, aip__step_trace_compute, m);
+    s = aip__flows_pair(m);
+    aip_status mem = s || device ? AIP_OK : aip__memory_derive(m);
+    s = beside_join(&b, s);
+    if (!s && device)
         s = aip__memory_derive(m);
+    else if (!s)
+        s = mem;
     if (!s)
         m->derived = 1;
     return s;

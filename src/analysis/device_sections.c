@@ -49,20 +49,68 @@ static int push(sect_vec *s, int64_t start, int64_t end, uint8_t type)
     return 0;
 }
 
-/* The step's kernels of `device` (every process's), union from `from`. */
-static int step_kernels(const aip__model *m, uint32_t device, int64_t step, int64_t from,
-                        aip__intervals *u)
+/* The kernels of one device grouped by step (a counting sort, stable:
+ * each step's in task order, every process's in turn): bucket k = step + 1
+ * (step -1: no steps) holds v[at[k] .. at[k + 1]).  Scanning every task
+ * for every step cost tasks x steps, most of a device profile's overlap
+ * analysis. */
+typedef struct by_step {
+    size_t *at;               /* n_buckets + 2 */
+    const aip__device_task **v;
+    size_t n_buckets;         /* steps + 1 */
+} by_step;
+
+/* Bucket of t for `device`, or -1 when t is none of its steps' kernels. */
+static int64_t bucket_of(const aip__model *m, const aip__device_task *t, uint32_t device)
 {
-    u->n = 0;
+    if (t->device % AIP_RAW_MAX_DEVICES != device || t->kind != AIP_TASK_KERNEL ||
+        t->step < -1 || t->step >= (int64_t)m->n_steps)
+        return -1;
+    return t->step + 1;
+}
+
+static int group_by_step(const aip__model *m, uint32_t device, by_step *g)
+{
+    size_t nb = m->n_steps + 1, total = 0;
+    g->n_buckets = nb;
+    g->at = calloc(nb + 2, sizeof *g->at);
+    if (!g->at)
+        return -1;
+    for (size_t pi = 0; pi < m->n_procs; pi++)
+        for (size_t i = 0; i < m->procs[pi].dev_tasks.n; i++) {
+            int64_t k = bucket_of(m, &m->procs[pi].dev_tasks.v[i], device);
+            if (k >= 0) {
+                g->at[k + 2]++;
+                total++;
+            }
+        }
+    for (size_t k = 2; k < nb + 2; k++)
+        g->at[k] += g->at[k - 1];
+    g->v = malloc((total ? total : 1) * sizeof *g->v);
+    if (!g->v)
+        return -1;
     for (size_t pi = 0; pi < m->n_procs; pi++)
         for (size_t i = 0; i < m->procs[pi].dev_tasks.n; i++) {
             const aip__device_task *t = &m->procs[pi].dev_tasks.v[i];
-            if (t->device % AIP_RAW_MAX_DEVICES != device || t->kind != AIP_TASK_KERNEL ||
-                t->step != step)
-                continue;
-            if (aip__intervals_push(u, t->start > from ? t->start : from, t->end))
-                return -1;
+            int64_t k = bucket_of(m, t, device);
+            if (k >= 0)
+                g->v[g->at[k + 1]++] = t;
         }
+    return 0;
+}
+
+/* The step's kernels of the device (every process's), union from `from`. */
+static int step_kernels(const by_step *g, int64_t step, int64_t from, aip__intervals *u)
+{
+    u->n = 0;
+    if (step < -1 || (size_t)(step + 1) >= g->n_buckets)
+        return 0; /* a row past the steps: no task names it */
+    size_t k = (size_t)(step + 1);
+    for (size_t j = g->at[k]; j < g->at[k + 1]; j++) {
+        const aip__device_task *t = g->v[j];
+        if (aip__intervals_push(u, t->start > from ? t->start : from, t->end))
+            return -1;
+    }
     aip__intervals_merge(u, 0);
     return 0;
 }
@@ -122,7 +170,8 @@ aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overla
         return st;
     sect_vec s = {0};
     aip__intervals u = {0};
-    int fail = 0;
+    by_step g = {0};
+    int fail = group_by_step(m, device, &g);
     int64_t k = 0, drawn = INT64_MIN;
     for (size_t r = 0; r < m->n_step_rows && !fail; r++) {
         const aip__step_row *row = &m->step_rows[r];
@@ -133,12 +182,14 @@ aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overla
          * the next step's start) is drawn once, under the earlier step:
          * the sections of one track must not overlap */
         int64_t from = row->start > drawn ? row->start : drawn;
-        fail = step_kernels(m, device, step, row->start, &u) ||
+        fail = step_kernels(&g, step, row->start, &u) ||
                window(&s, from, row->end, &u, comm, n_comm);
         drawn = row->end > drawn ? row->end : drawn;
     }
     free(comm);
     free(u.v);
+    free(g.at);
+    free(g.v);
     if (fail) {
         free(s.v);
         return aip__fail(AIP_ERR_NOMEM, "no memory for the overlap analysis");

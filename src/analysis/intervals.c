@@ -6,6 +6,7 @@
 #include "intervals.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int aip__intervals_push(aip__intervals *x, int64_t a, int64_t b)
 {
@@ -48,10 +49,66 @@ static int cmp_pair(const void *a, const void *b)
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
+/* Pairs [0, na) of a then [0, nb) of b, merged by cmp_pair into out. */
+static void merge_runs(const int64_t *a, size_t na, const int64_t *b, size_t nb, int64_t *out)
+{
+    size_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        const int64_t *x = cmp_pair(b + 2 * j, a + 2 * i) < 0 ? b + 2 * j++ : a + 2 * i++;
+        out[2 * k] = x[0];
+        out[2 * k + 1] = x[1];
+        k++;
+    }
+    memcpy(out + 2 * k, a + 2 * i, (na - i) * 2 * sizeof *a);
+    k += na - i;
+    memcpy(out + 2 * k, b + 2 * j, (nb - j) * 2 * sizeof *b);
+}
+
+/* The usual input is a few sorted runs, one per thread (host_compute.c
+ * appends each thread's sorted union): merging the runs, pairwise, costs
+ * n log2(runs) moves where qsort costs n log2(n) calls of its comparator,
+ * the analysis' largest serial cost on a big profile.  Many short runs
+ * (no order to use) or no memory for the buffer: qsort.  cmp_pair is a
+ * total order on the values and equal pairs are the same values, so both
+ * ways give the same array. */
+#define MAX_RUNS 64
+
 void aip__intervals_sort(int64_t *v, size_t n)
 {
-    if (n) /* qsort(NULL, 0, ...) is undefined */
+    size_t at[MAX_RUNS + 1], runs = 0;
+    at[runs++] = 0;
+    for (size_t i = 1; i < n && runs <= MAX_RUNS; i++)
+        if (cmp_pair(v + 2 * i - 2, v + 2 * i) > 0)
+            at[runs++] = i;
+    if (n < 2 || runs == 1)
+        return;
+    int64_t *tmp = runs <= MAX_RUNS ? malloc(n * 2 * sizeof *v) : NULL;
+    if (!tmp) {
         qsort(v, n, 2 * sizeof *v, cmp_pair);
+        return;
+    }
+    at[runs] = n;
+    int64_t *src = v, *dst = tmp;
+    while (runs > 1) {
+        size_t r = 0, k;
+        for (k = 0; k + 1 < runs; k += 2) {
+            merge_runs(src + 2 * at[k], at[k + 1] - at[k], src + 2 * at[k + 1],
+                       at[k + 2] - at[k + 1], dst + 2 * at[k]);
+            at[r++] = at[k];
+        }
+        if (k < runs) { /* an odd run out: carried over as it is */
+            memcpy(dst + 2 * at[k], src + 2 * at[k], (at[k + 1] - at[k]) * 2 * sizeof *v);
+            at[r++] = at[k];
+        }
+        at[r] = n;
+        runs = r;
+        int64_t *x = src;
+        src = dst;
+        dst = x;
+    }
+    if (src != v)
+        memcpy(v, src, n * 2 * sizeof *v);
+    free(tmp);
 }
 
 size_t aip__intervals_union(int64_t *v, size_t n)

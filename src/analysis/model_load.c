@@ -21,7 +21,11 @@
 typedef struct loader {
     aip__process *p;
     aip__ht tids;               /* thread id → index of p->threads */
+    aip__span_loader *spans_to; /* NULL: the spans are decoded here */
 } loader;
+
+/* Below this a second thread costs more than it saves. */
+#define SPAN_LOADER_FROM (8u << 20)
 
 static void load_problem(aip__process *p, const char *fmt, unsigned long long off)
 {
@@ -139,14 +143,6 @@ static aip_status decode_strings(aip__process *p, const aip__raw_chunk *c)
     return AIP_OK;
 }
 
-/* Optional 8-byte fields of an OP (SEQ, FWD, SHAPES, STACK): a table, as
- * __builtin_popcount is a libgcc call without -mpopcnt. */
-static inline unsigned op_words(uint8_t flags)
-{
-    static const uint8_t bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};
-    return bits[flags & 0x0F] + ((flags & AIP_OPF_FLOPS) ? 1 : 0);
-}
-
 static size_t record_min_size(uint8_t kind, uint8_t flags)
 {
     switch (kind) {
@@ -155,7 +151,7 @@ static size_t record_min_size(uint8_t kind, uint8_t flags)
     case AIP_REC_RANGE: case AIP_REC_RANGE_START:
         return 32;
     case AIP_REC_OP:
-        return 24 + 8 * (size_t)op_words(flags);
+        return 24 + 8 * (size_t)aip__op_words(flags);
     case AIP_REC_MEMORY:
         return 56;
     case AIP_REC_THREAD_NAME:
@@ -196,7 +192,7 @@ static int64_t events_check(const uint8_t *p, uint32_t size, size_t *spans, size
         else if (h.kind == AIP_REC_PYFUNC)
             *aux += 2;
         else if (h.kind == AIP_REC_OP)
-            *aux += (size_t)op_words(h.flags);
+            *aux += (size_t)aip__op_words(h.flags);
         off += h.size;
         n++;
     }
@@ -205,32 +201,6 @@ static int64_t events_check(const uint8_t *p, uint32_t size, size_t *spans, size
 
 static uint32_t name_id(uint32_t id) { return id <= AIP_NAME_ID_MAX ? id : 0; }
 
-/* Capacity was reserved for the whole chunk (decode_events), so this is
- * the per-op hot path: no allocation, no call. */
-static inline void add_span(aip__thread *t, const uint8_t *rec, uint8_t kind, uint32_t name,
-                            unsigned opflags, const uint64_t *aux, unsigned n_aux)
-{
-    aip__span *sp = &t->spans[t->n_spans++];
-    uint64_t start, end;
-    memcpy(&start, rec + 8, 8);
-    memcpy(&end, rec + 16, 8);
-    sp->start = (int64_t)start; /* ticks until tick_convert.c */
-    sp->end = (int64_t)end;
-    sp->name = name_id(name);
-    sp->unfinished = (rec[1] & AIP_REC_UNFINISHED) != 0; /* the header's flags */
-    sp->kind = kind;
-    sp->top_op = 0;
-    sp->piece = 0;
-    sp->aux = 0;
-    sp->opflags = kind == AIP_SPAN_OP ? opflags & AIP_OPF_BACKWARD : 0;
-    if (n_aux && t->n_aux + n_aux <= t->cap_aux && t->n_aux + n_aux <= AIP_AUX_MAX) {
-        memcpy(t->aux + t->n_aux, aux, n_aux * sizeof *aux);
-        sp->aux = (uint32_t)t->n_aux + 1;
-        sp->opflags = opflags;
-        t->n_aux += n_aux;
-    }
-}
-
 static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
                                 const aip__rec_header *h)
 {
@@ -238,35 +208,6 @@ static aip_status decode_record(aip__process *p, uint32_t ti, const uint8_t *r,
     uint64_t a, b;
     uint32_t d;
     switch (h->kind) {
-    case AIP_REC_ANNOTATION:
-        add_span(t, r, AIP_SPAN_ANNOTATION, h->name, 0, NULL, 0);
-        return AIP_OK;
-    case AIP_REC_RANGE: {
-        uint32_t dom;
-        memcpy(&dom, r + 24, 4);
-        uint64_t w = dom;
-        add_span(t, r, AIP_SPAN_RANGE, h->name, 0, &w, 1);
-        return AIP_OK;
-    }
-    case AIP_REC_OP: {
-        uint64_t w[5];
-        unsigned n = (unsigned)op_words(h->flags);
-        memcpy(w, r + 24, n * 8); /* the fields are in flag order, like the words */
-        /* 1.7: a record_function scope with an op's context is an annotation */
-        add_span(t, r, (h->flags & AIP_OPF_ANNOTATION) ? AIP_SPAN_ANNOTATION : AIP_SPAN_OP,
-                 h->name, h->flags & 0x3F, w, n);
-        return AIP_OK;
-    }
-    case AIP_REC_PYFUNC: {
-        /* u64 start, u64 end, u32 python_id, u32 parent_id, u32 module_id,
-         * u32 reserved: aux word 0 = python_id | parent_id << 32, word 1 =
-         * module_id (a string id) */
-        uint32_t ids[3];
-        memcpy(ids, r + 24, sizeof ids);
-        uint64_t w[2] = {ids[0] | (uint64_t)ids[1] << 32, name_id(ids[2])};
-        add_span(t, r, AIP_SPAN_PYFUNC, h->name, 0, w, 2);
-        return AIP_OK;
-    }
     case AIP_REC_RANGE_START:
         memcpy(&a, r + 8, 8);
         memcpy(&b, r + 16, 8);
@@ -339,23 +280,19 @@ static aip_status decode_events(loader *L, const aip__raw_chunk *c)
     aip_status s = thread_index(L, c->tid, &ti);
     if (s)
         return s;
-    aip__thread *t = &p->threads[ti];
-    size_t aux_need = t->n_aux + aux;
-    if (aux_need > AIP_AUX_MAX)
-        aux_need = AIP_AUX_MAX; /* beyond: ops keep their times, lose side fields */
-    s = aip__array_grow((void **)&t->spans, &t->cap_spans, t->n_spans + spans, sizeof *t->spans);
-    if (!s && aux_need > t->n_aux)
-        s = aip__array_grow((void **)&t->aux, &t->cap_aux, aux_need, sizeof *t->aux);
-    if (s)
-        return s;
-    for (uint32_t off = 0; off < c->size;) {
+    if (L->spans_to && spans)
+        s = aip__span_loader_put(L->spans_to, ti, c->payload, c->size, spans, aux);
+    else if (spans)
+        s = aip__spans_decode_chunk(&p->threads[ti], c->payload, c->size, spans, aux);
+    for (uint32_t off = 0; !s && (size_t)n > spans && off < c->size;) {
         aip__rec_header h;
         memcpy(&h, c->payload + off, sizeof h);
-        s = decode_record(p, ti, c->payload + off, &h);
-        if (s)
-            return s;
+        if (!aip__span_kind(h.kind))
+            s = decode_record(p, ti, c->payload + off, &h);
         off += h.size;
     }
+    if (s)
+        return s;
     p->events += (uint64_t)n;
     return AIP_OK;
 }
@@ -522,15 +459,21 @@ aip_status aip__model_load_raw(aip__model *m, const char *path)
     p->strings.max_ent = (1u << 20) + p->file_bytes / 4;
     if (!p->source)
         s = aip__fail(AIP_ERR_NOMEM, "no memory");
+    if (!s && p->file_bytes >= SPAN_LOADER_FROM)
+        L.spans_to = aip__span_loader_start();
     aip__raw_chunk c;
     int rc = 0;
     while (!s && (rc = aip__raw_next(r, &c)) == 1)
         s = decode_chunk(&L, &c);
+    char read_error[256] = "";
+    if (rc < 0) /* the worker's failure would replace it */
+        snprintf(read_error, sizeof read_error, "%s", aip_last_error());
+    s = aip__span_loader_finish(L.spans_to, p, s);
     p->raw = *aip__raw_problems(r);
     if (!s && rc < 0) {
         /* Keep what was read before the error, like a truncated tail. */
         snprintf(p->load_problem, sizeof p->load_problem, "%s: read error: %s", path,
-                 aip_last_error());
+                 read_error);
     }
     aip__raw_close(r);
     aip__ht_free(&L.tids);

@@ -21,4 +21,10 @@
 int aip__thread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
                        void *arg);
 
+/* aip__cpus_usable() : the CPUs this process may run on (its affinity
+ * mask: taskset, a container's cpuset), at least 1; the number online when
+ * the mask cannot be read.  Sizes the analysis's worker pools: more
+ * workers than usable CPUs only take turns. */
+int aip__cpus_usable(void);
+
 #endif

@@ -155,7 +155,11 @@ aip_status aip__out_open(aip__out *o, const char *path)
         return o->status = AIP_ERR_IO;
     }
     o->to_file = 1;
-    writer_start(o);
+    /* The writer thread (and its spare buffer) only once the output
+     * outgrows one buffer: most files of a short trace fit in one and are
+     * written by a single write at close, with no thread to start and
+     * join for each (issue 25: fixed costs of a small export). */
+    o->writer_due = 1;
     return AIP_OK;
 }
 
@@ -188,6 +192,10 @@ void aip__out_flush_buffer(aip__out *o)
 {
     if (!o->buf)
         return;
+    if (o->writer_due && o->len) {
+        o->writer_due = 0;
+        writer_start(o);
+    }
     struct aip__out_writer *w = o->writer;
     if (!w) {
         write_out(o, o->buf, o->len);
@@ -240,6 +248,7 @@ void aip__out_write_big(aip__out *o, const void *p, size_t n)
 
 aip_status aip__out_close(aip__out *o)
 {
+    o->writer_due = 0; /* the last buffer: written here */
     aip__out_flush_buffer(o);
     writer_stop(o, 1);
     free(o->buf);

@@ -32,6 +32,7 @@ struct aip__out_writer; /* outbuf.c */
 typedef struct aip__out {
     int fd;
     struct aip__out_writer *writer; /* background writer, NULL = write inline */
+    int writer_due;           /* start the writer when a full buffer is first handed on */
     int to_file;              /* opened by aip__out_open (temp + rename) */
     aip_status status;        /* first error, sticky */
     char *buf;

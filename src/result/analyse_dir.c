@@ -241,8 +241,8 @@ static size_t pool_export(pool *p, unsigned export_type, unsigned which)
             if (rank == pass)
                 p->order[k++] = i;
         }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t n_threads = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (size_t)cpus;
+    int cpus = aip__cpus_usable();
+    size_t n_threads = cpus > MAX_THREADS ? MAX_THREADS : (size_t)cpus;
     if (n_threads > p->n)
         n_threads = p->n;
     pthread_mutex_init(&p->lock, NULL);

@@ -1,7 +1,8 @@
 /*
  * test_analysis_model.c — raw file → model: every record kind, clock
  * conversion, nesting and self time, steps and the step trace arithmetic,
- * range pairing, fwdbwd pairing, damaged contents inside valid chunks.
+ * range pairing, fwdbwd pairing, damaged contents inside valid chunks, a
+ * big file's spans (decoded on a second thread) in file order.
  */
 #include "aip_test.h"
 #include "export.h"
@@ -643,6 +644,99 @@ static void test_stats_slot_and_last_stats(void)
     }
 }
 
+/* A raw file past the size from which the spans are decoded on a second
+ * thread (span_load.c): 3 threads' chunks interleaved, each chunk mixing
+ * ops (their seq counts the thread's ops), ranges (domain counts the
+ * thread's ranges), marks and memory records, one inconsistent chunk
+ * skipped whole.  Every thread's spans come out in file order with their
+ * side fields, the process-wide records in file order with their
+ * threads, as a serial load gives them. */
+#define BIG_THREADS 3
+#define BIG_CHUNKS 100
+#define BIG_RECORDS 1000
+
+static void test_big_file_spans_in_order(void)
+{
+    rb_buf b = {0};
+    rb_header(&b, 1, 0);
+    rb_info(&b, 4343, "prog", 1e9);
+    const char *nm[] = {"op", "range", "mark", "bad"};
+    rb_strings(&b, 1, nm, NULL, 4);
+    int64_t ops[BIG_THREADS] = {0}, ranges[BIG_THREADS] = {0};
+    uint64_t t_now = 1000, marks = 0, mems = 0;
+    for (int c = 0; c < BIG_CHUNKS; c++)
+        for (int th = 0; th < BIG_THREADS; th++) {
+            rb_buf e = {0};
+            uint64_t tid = 900 - (uint64_t)th; /* sorted by tid: reversed indices */
+            int bad = c == BIG_CHUNKS / 2 && th == 1;
+            for (int r = 0; r < BIG_RECORDS; r++, t_now += 10) {
+                if (bad) {
+                    ev_op(&e, 4, t_now, t_now + 5);
+                } else if (r % 10 == 9) {
+                    ev_range(&e, 2, (uint32_t)ranges[th]++, t_now, t_now + 5);
+                } else if (r % 50 == 25) {
+                    ev_mark(&e, 3, (uint32_t)th, t_now);
+                    marks++;
+                } else if (r % 50 == 26) {
+                    ev_memory(&e, t_now, 0x1000 + tid, 64, 64, 128, 0, -1);
+                    mems++;
+                } else {
+                    ev_op_full(&e, 1, t_now, t_now + 5, AIP_OPF_SEQ, ops[th]++, 0, 0, 0, 0, 0);
+                }
+            }
+            if (bad) { /* a record size past the chunk: the chunk is skipped */
+                e.data[e.len - 24 + 2] = 0xF8;
+                e.data[e.len - 24 + 3] = 0x7F;
+            }
+            rb_events(&b, tid, &e);
+            rb_free(&e);
+        }
+    rb_end(&b);
+    ASSERT_TRUE(b.len > (8u << 20));
+    char path[200];
+    write_raw(&b, "big.raw", path);
+    rb_free(&b);
+    aip__model m;
+    aip__model_init(&m);
+    ASSERT_EQ(aip__model_load_raw(&m, path), AIP_OK);
+    const aip__process *p = &m.procs[0];
+    ASSERT_EQ(p->bad_event_chunks, 1);
+    ASSERT_EQ(p->n_threads, BIG_THREADS);
+    for (int th = 0; th < BIG_THREADS; th++) {
+        const aip__thread *t = &p->threads[BIG_THREADS - 1 - th];
+        ASSERT_EQ(t->tid, 900 - (uint64_t)th);
+        ASSERT_EQ(t->n_spans, (size_t)(ops[th] + ranges[th]));
+        int64_t op = 0, range = 0, last = -1;
+        for (size_t i = 0; i < t->n_spans; i++) {
+            const aip__span *sp = &t->spans[i];
+            ASSERT_TRUE(sp->start > last); /* file order */
+            last = sp->start;
+            if (sp->kind == AIP_SPAN_RANGE) {
+                ASSERT_TRUE(sp->aux > 0);
+                ASSERT_EQ((int64_t)t->aux[sp->aux - 1], range++);
+                continue;
+            }
+            ASSERT_EQ(sp->kind, AIP_SPAN_OP);
+            aip__op_fields f;
+            aip__model_op_fields(t, sp, &f);
+            ASSERT_EQ(f.sequence_number, op++);
+        }
+        ASSERT_EQ(op, ops[th]);
+        ASSERT_EQ(range, ranges[th]);
+    }
+    /* the skipped chunk's marks are gone with it: none were in it */
+    ASSERT_EQ(p->marks.n, marks);
+    ASSERT_EQ(p->memory.n, mems);
+    for (size_t i = 0; i < p->marks.n; i++) {
+        const aip__mark_ev *k = &p->marks.v[i];
+        ASSERT_EQ(p->threads[k->thread].tid, 900 - (uint64_t)k->domain);
+        ASSERT_TRUE(i == 0 || k->ts > p->marks.v[i - 1].ts);
+    }
+    for (size_t i = 0; i < p->memory.n; i++)
+        ASSERT_EQ(p->memory.v[i].address, 0x1000 + p->threads[p->memory.v[i].thread].tid);
+    aip__model_free(&m);
+}
+
 static void setup(void) { rb_tempdir(dir, sizeof dir, "model"); }
 static void teardown(void) { rb_rmtree(dir); }
 
@@ -652,4 +746,4 @@ TEST_MAIN(TEST_CASE(setup), TEST_CASE(test_round_trip), TEST_CASE(test_nesting_a
           TEST_CASE(test_fwdbwd_per_thread),
           TEST_CASE(test_clock_single_sync_uses_frequency), TEST_CASE(test_every_cut_and_flip),
           TEST_CASE(test_step_names), TEST_CASE(test_stats_slot_and_last_stats),
-          TEST_CASE(teardown))
+          TEST_CASE(test_big_file_spans_in_order), TEST_CASE(teardown))

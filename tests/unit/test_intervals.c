@@ -3,7 +3,8 @@
  * src/analysis/intervals.h: touching pairs merge, empty pairs are dropped
  * by push but kept by union, sorted pushes merge on the fly and flag a pair
  * out of order, merge from an index leaves the pairs before it alone,
- * growth past the first allocation keeps every pair, and clip and both
+ * growth past the first allocation keeps every pair, sorting sorted runs
+ * gives qsort's order, and clip and both
  * measure unions inside a window.
  */
 #include "aip_test.h"
@@ -103,6 +104,45 @@ static void test_sort_by_start_then_end(void)
     ASSERT_PAIRS(v, 3, 1, 2, 5, 6, 5, 9);
 }
 
+static int ref_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* The sort merges sorted runs (one per thread in the host step trace) and
+ * falls back to qsort past 64 runs: every run count, equal starts, equal
+ * pairs and reversed pairs give qsort's array. */
+static void test_sort_runs_like_qsort(void)
+{
+    static const size_t run_counts[] = {1, 2, 3, 4, 7, 63, 64, 65, 300};
+    enum { N = 3000 };
+    static int64_t v[2 * N], want[2 * N];
+    uint64_t seed = 12345;
+    for (size_t c = 0; c < sizeof run_counts / sizeof *run_counts; c++) {
+        size_t runs = run_counts[c], at = 0;
+        for (size_t r = 0; r < runs; r++) {
+            size_t len = N / runs + (r < N % runs);
+            int64_t t = 0;
+            for (size_t i = 0; i < len; i++, at++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                t += (int64_t)((seed >> 33) % 4);          /* equal starts too */
+                v[2 * at] = t;
+                v[2 * at + 1] = t + (int64_t)((seed >> 40) % 9) - 2; /* some reversed */
+            }
+            /* within a run: by start, then end */
+            qsort(v + 2 * (at - len), len, 2 * sizeof *v, ref_cmp);
+        }
+        ASSERT_EQ(at, (size_t)N);
+        memcpy(want, v, sizeof v);
+        qsort(want, N, 2 * sizeof *want, ref_cmp);
+        aip__intervals_sort(v, N);
+        ASSERT_TRUE(!memcmp(v, want, sizeof v));
+    }
+}
+
 static void test_clip_and_both(void)
 {
     const int64_t iv[] = {0, 10, 20, 30, 40, 50};
@@ -124,4 +164,4 @@ static void test_clip_and_both(void)
 TEST_MAIN(TEST_CASE(test_push_drops_empty), TEST_CASE(test_push_sorted_merges),
           TEST_CASE(test_unsorted_then_merge_tail), TEST_CASE(test_growth_keeps_every_pair),
           TEST_CASE(test_union_keeps_pairs_as_given), TEST_CASE(test_sort_by_start_then_end),
-          TEST_CASE(test_clip_and_both))
+          TEST_CASE(test_sort_runs_like_qsort), TEST_CASE(test_clip_and_both))
