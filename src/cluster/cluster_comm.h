@@ -101,8 +101,6 @@ aip_status aip__cc_stream(const aip__cluster *c, int matrix, const char *out_dir
 /* aip__cc_dump_python() : Python's json.dumps() text of `v` (", " and ": "
  * separators, non-ASCII as \uXXXX, reals as repr()); -1 on a write error. */
 int aip__cc_dump_python(const json_t *v, FILE *f);
-/* aip__cc_write_python() : out_dir/name holding aip__cc_dump_python(v). */
-aip_status aip__cc_write_python(const char *out_dir, const char *name, const json_t *v);
 
 /* cluster_comm_db.c: ClusterCommunicationTime, ClusterCommunicationBandwidth
  * and ClusterCommunicationMatrix of out_dir/cluster_analysis.db, in one

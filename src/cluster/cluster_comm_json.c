@@ -153,16 +153,6 @@ int aip__cc_dump_python(const json_t *v, FILE *f)
     return ferror(f) ? -1 : 0;
 }
 
-aip_status aip__cc_write_python(const char *out_dir, const char *name, const json_t *v)
-{
-    aip__out o;
-    FILE *f;
-    aip_status s = aip__cluster_out_open(&o, &f, out_dir, name);
-    if (s)
-        return s;
-    return aip__cluster_out_close(&o, f, aip__cc_dump_python(v, f));
-}
-
 /* ---- shared ----------------------------------------------------------------- */
 
 static const char *group_of(const char *key)
