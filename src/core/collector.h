@@ -1,7 +1,7 @@
 /*
  * collector.h — the one interface between the core and a collector
  * (src/collect/<name>/: the device back ends, OSRT, the host sampler,
- * NVTX; docs/ADD_A_BACKEND.md).
+ * NVTX, communication's drain; docs/ADD_A_BACKEND.md).
  *
  * A collector is a constant descriptor, aip__collector_<name>, defined in
  * its own folder.  The build lists the collectors it compiles in a table
@@ -40,13 +40,16 @@ typedef struct aip__collector {
      * trace (NVTX points its tool at libaiprof here).  Optional. */
     void (*session_started)(const aip_config *cfg);
     /* start: a trace it is wanted by began (recording is on).  Problems
-     * are logged once, the trace goes on without this collector's data. */
+     * are logged once, the trace goes on without this collector's data.
+     * Optional: a wanted collector without one is still stopped
+     * (communication's drain). */
     void (*start)(const aip_config *cfg);
     /* stop: the trace ends, recording still on: flush first (hand over the
      * records still owed: CUPTI's buffers, OpenCL's event callbacks, the
      * host sampler's last sample), then stop.  One hook for both: no
      * collector holds records it could hand over earlier without stopping;
-     * communication's flush is aip_comm_set_drain (aiprof_integration.h). */
+     * communication's is the drain its out-of-library collectors set with
+     * aip_comm_set_drain (aiprof_integration.h; src/collect/comm). */
     void (*stop)(void);
     /* fork_child: in the child of a fork, which has none of the parent's
      * threads (fork_handlers.h; runs after the core let go of the parent's

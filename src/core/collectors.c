@@ -72,10 +72,10 @@ void aip__collectors_trace_started(const aip_config *cfg)
 {
     size_t i = 0;
     for (const aip__collector *c; (c = aip__collector_each(&i));) {
-        int on = c->start && c->wanted && c->wanted(cfg);
+        int on = c->wanted && c->wanted(cfg); /* a collector may have a stop only */
         if (i - 1 < MAX_STARTED)
             started[i - 1] = (unsigned char)on;
-        if (on)
+        if (on && c->start)
             c->start(cfg);
     }
     aip__dev_trace_started(aip__dev_wanted(cfg));

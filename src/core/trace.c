@@ -514,8 +514,10 @@ aip_status aip__trace_end(aip_session *s, int save)
         return AIP_OK;
     /* Python calls still running on any thread end in aip__recorder_end. */
     s->trace_open = 0;
-    aip__comm_trace_stopping(); /* collectives completed, their records still owed */
-    aip__collectors_trace_stopping(); /* their last records, while recording is on */
+    /* their last records, while recording is on: communication's drain
+     * (collectives completed, records still owed) first, the device back
+     * ends last (src/collect/comm) */
+    aip__collectors_trace_stopping();
     s->n_trace_devices = aip__dev_trace_devices(s->trace_devices, AIP_DEV_MAX_DEVICES);
     aip__trace_totals *t = &s->last_totals;
     if (aip__session_flight(s)) { /* the ring goes: only dumps are kept */

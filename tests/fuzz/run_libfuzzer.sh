@@ -61,6 +61,7 @@ for d in ${CUDA_HOME:+$CUDA_HOME/include} /usr/local/cuda/include /usr/local/cud
   if [ -f "$d/cupti.h" ] && [ -f "$d/cuda.h" ]; then cupti=$d; break; fi
 done
 if [ -n "$cupti" ]; then dirs="$dirs collect/cuda"; inc="$inc -isystem $cupti"; fi
+dirs="$dirs collect/comm" # last, as in CMakeLists.txt: it stops first
 CFLAGS="-std=gnu11 -g -O1 -D_GNU_SOURCE -DAIP_LIBFUZZER -fno-omit-frame-pointer
         -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
 lib=$ROOT/lib/libaiprof_fuzz.a

@@ -79,7 +79,8 @@ static void test_table_is_well_formed(void)
             ASSERT_TRUE(off == k->inject_off);
         }
     }
-    ASSERT_TRUE(n >= 3); /* osrt, host, nvtx are always built */
+    ASSERT_TRUE(n >= 4); /* osrt, host, nvtx, comm are always built */
+    ASSERT_STREQ(aip__collectors[n - 1]->name, "communication"); /* stops first */
     ASSERT_TRUE(aip_injection_var(n_inject, NULL) == NULL);
     ASSERT_STREQ(aip__collector_backend_name(AIP_BACKEND_NONE), "none");
     ASSERT_TRUE(aip__collector_backend_name(AIP_BACKEND_PRIVATE + 1) == NULL);
