@@ -16,6 +16,7 @@
  */
 #include "thread.h"
 #include "analysis_int.h"
+#include "device_tracks.h"
 #include "error.h"
 
 #include <pthread.h>
@@ -295,6 +296,8 @@ aip_status aip__model_derive(aip__model *m)
         s = aip__memory_derive(m);
     else if (!s)
         s = mem;
+    if (!s && device && !m->overlap)
+        m->overlap = aip__overlap_cache_new(); /* NULL: no sharing, same sections */
     if (!s)
         m->derived = 1;
     return s;

@@ -158,8 +158,8 @@ static int cmp_section(const void *a, const void *b)
     return (x->type > y->type) - (x->type < y->type);
 }
 
-aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overlap_section **out,
-                               size_t *n)
+aip_status aip__device_overlap_compute(const aip__model *m, uint32_t device,
+                                       aip__overlap_section **out, size_t *n)
 {
     *out = NULL;
     *n = 0;

@@ -75,15 +75,28 @@ typedef struct aip__overlap_section {
     uint8_t type;           /* enum aip__overlap_type */
 } aip__overlap_section;
 
-/* aip__device_overlap() (device_sections.c) : device `device`'s sections,
+/* aip__device_overlap() (overlap_cache.c) : device `device`'s sections,
  * cut from its step_trace_time rows (m->step_rows, device_steps.c) with
  * their definitions: per row's window, Computing = the union of the step's
  * kernels, Communication = the communication ops' union,
  * Communication(Not Overlapped) = that less Computing, Free = the rest of
  * the window; so a step's Free sections sum to its Free.  Sorted by start;
- * *out is malloc'ed (NULL when *n is 0).  @return AIP_ERR_NOMEM or AIP_OK. */
+ * *out is malloc'ed (NULL when *n is 0), the caller's to free.
+ * @return AIP_ERR_NOMEM or AIP_OK. */
 aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overlap_section **out,
                                size_t *n);
+/* aip__device_overlap_compute() (device_sections.c) : what
+ * aip__device_overlap() returns, computed afresh. */
+aip_status aip__device_overlap_compute(const aip__model *m, uint32_t device,
+                                       aip__overlap_section **out, size_t *n);
+/* overlap_cache.c : a derived model's sections, kept once computed.  The
+ * trace JSON (and Perfetto) and the database each want every device's
+ * sections, on different threads of the export pool; the first to ask
+ * computes them, the others copy them (aip__device_overlap() goes through
+ * the cache when the model has one).  aip__overlap_cache_new() : NULL when
+ * there is no memory for it (then each asker computes its own). */
+struct aip__overlap_cache *aip__overlap_cache_new(void);
+void aip__overlap_cache_free(struct aip__overlap_cache *c);
 
 /* The seed's task type of a task (TASK.taskType, the "Task Type" arg, and
  * kernel_details' Type of a non-kernel task): a kernel runs on the

@@ -4,6 +4,7 @@
  * exporters share: string lookup and decoding of a span's side fields.
  */
 #include "model.h"
+#include "device_tracks.h"
 #include "error.h"
 
 #include <stdlib.h>
@@ -111,6 +112,7 @@ void aip__model_free(aip__model *m)
     aip__array_free(m->flows);
     free(m->mem_peaks);
     aip__metadata_free(&m->meta);
+    aip__overlap_cache_free(m->overlap);
     aip__model_init(m);
 }
 

@@ -29,6 +29,7 @@
 #include "device_tracks.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 
 #define FAKE_DEV_OFFSET 7000000000000ull
@@ -148,6 +149,77 @@ static void test_overlap_sections(void)
     free(s);
     ASSERT_EQ(aip__device_overlap(&m, 5, &s, &n), AIP_OK); /* no tasks: nothing */
     ASSERT_TRUE(n == 0 && s == NULL);
+    free(m.step_rows);
+}
+
+/* The derived model's overlap cache (overlap_cache.c): the trace JSON and
+ * the database ask for the same device's sections from two threads of the
+ * export pool; each gets its own copy of exactly what computing them
+ * afresh gives, and a device of no tasks gets nothing. */
+typedef struct overlap_ask {
+    const aip__model *m;
+    aip__overlap_section *s[3];
+    size_t n[3];
+    aip_status st[3];
+} overlap_ask;
+
+static void *ask_overlap(void *arg)
+{
+    overlap_ask *a = arg;
+    static const uint32_t dev[3] = {0, 1, 5};
+    for (int i = 0; i < 3; i++)
+        a->st[i] = aip__device_overlap(a->m, dev[i], &a->s[i], &a->n[i]);
+    return NULL;
+}
+
+static void test_overlap_shared(void)
+{
+    aip__process p;
+    memset(&p, 0, sizeof p);
+    aip__device_task t[] = {task(1000, 1100, 0, AIP_TASK_KERNEL),
+                            task(1120, 1130, 0, AIP_TASK_MEMCPY),
+                            task(1140, 1150, 0, AIP_TASK_KERNEL),
+                            task(1500, 1600, 0, AIP_TASK_KERNEL)};
+    t[3].device = 1;
+    p.dev_tasks.v = t;
+    p.dev_tasks.n = sizeof t / sizeof t[0];
+    aip__model m;
+    memset(&m, 0, sizeof m);
+    m.procs = &p;
+    m.n_procs = 1;
+    m.first_ns = 900;
+    m.last_ns = 1300;
+    ASSERT_EQ(aip__device_steps(&m), AIP_OK);
+    aip__overlap_section *want[2];
+    size_t n_want[2];
+    for (uint32_t d = 0; d < 2; d++)
+        ASSERT_EQ(aip__device_overlap_compute(&m, d, &want[d], &n_want[d]), AIP_OK);
+    ASSERT_TRUE(n_want[0] == 5 && n_want[1] == 2);
+    m.overlap = aip__overlap_cache_new();
+    ASSERT_TRUE(m.overlap != NULL);
+    overlap_ask a[2] = {{.m = &m}, {.m = &m}};
+    pthread_t th;
+    ASSERT_EQ(pthread_create(&th, NULL, ask_overlap, &a[1]), 0);
+    ask_overlap(&a[0]);
+    pthread_join(th, NULL);
+    for (int k = 0; k < 2; k++) {
+        for (int d = 0; d < 2; d++) {
+            ASSERT_EQ(a[k].st[d], AIP_OK);
+            ASSERT_EQ(a[k].n[d], n_want[d]);
+            for (size_t i = 0; i < n_want[d] && a[k].n[d] == n_want[d]; i++)
+                ASSERT_TRUE(a[k].s[d][i].start == want[d][i].start &&
+                            a[k].s[d][i].end == want[d][i].end &&
+                            a[k].s[d][i].type == want[d][i].type);
+        }
+        ASSERT_TRUE(a[k].st[2] == AIP_OK && a[k].n[2] == 0 && a[k].s[2] == NULL);
+    }
+    ASSERT_TRUE(a[0].s[0] != a[1].s[0]); /* each asker frees its own */
+    for (int k = 0; k < 2; k++)
+        for (int d = 0; d < 3; d++)
+            free(a[k].s[d]);
+    free(want[0]);
+    free(want[1]);
+    aip__overlap_cache_free(m.overlap);
     free(m.step_rows);
 }
 
@@ -693,6 +765,7 @@ int main(void)
     static const aip_test_case cases[] = {
         TEST_CASE(test_lanes_and_task_ids),
         TEST_CASE(test_overlap_sections),
+        TEST_CASE(test_overlap_shared),
         TEST_CASE(test_trace_device_layers),
         TEST_CASE(test_trace_device_layers_kineto),
         TEST_CASE(test_database_device_tables),
