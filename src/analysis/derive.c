@@ -296,8 +296,8 @@ aip_status aip__model_derive(aip__model *m)
         s = aip__memory_derive(m);
     else if (!s)
         s = mem;
-    if (!s && device && !m->overlap)
-        m->overlap = aip__overlap_cache_new(); /* NULL: no sharing, same sections */
+    if (!s && device && !m->dev_share)
+        m->dev_share = aip__dev_share_new(m->n_procs); /* NULL: no sharing, same outputs */
     if (!s)
         m->derived = 1;
     return s;

@@ -36,6 +36,10 @@ typedef struct aip__dev_tracks {
  * as device_derive.c leaves them).  @return AIP_ERR_NOMEM or AIP_OK. */
 aip_status aip__dev_tracks_build(const aip__process *p, aip__dev_tracks *t);
 void aip__dev_tracks_free(aip__dev_tracks *t);
+/* aip__dev_tracks_of() (dev_share.c) : what aip__dev_tracks_build()
+ * gives for process p of model m, built once per process when the model
+ * shares them (m->dev_share); t is the caller's to free either way. */
+aip_status aip__dev_tracks_of(const aip__model *m, const aip__process *p, aip__dev_tracks *t);
 
 /* The queue index of a task: its raw queue id (described or not), or
  * AIP_DEV_TRACK_NO_QUEUE for none. */
@@ -75,7 +79,7 @@ typedef struct aip__overlap_section {
     uint8_t type;           /* enum aip__overlap_type */
 } aip__overlap_section;
 
-/* aip__device_overlap() (overlap_cache.c) : device `device`'s sections,
+/* aip__device_overlap() (dev_share.c) : device `device`'s sections,
  * cut from its step_trace_time rows (m->step_rows, device_steps.c) with
  * their definitions: per row's window, Computing = the union of the step's
  * kernels, Communication = the communication ops' union,
@@ -89,14 +93,16 @@ aip_status aip__device_overlap(const aip__model *m, uint32_t device, aip__overla
  * aip__device_overlap() returns, computed afresh. */
 aip_status aip__device_overlap_compute(const aip__model *m, uint32_t device,
                                        aip__overlap_section **out, size_t *n);
-/* overlap_cache.c : a derived model's sections, kept once computed.  The
- * trace JSON (and Perfetto) and the database each want every device's
- * sections, on different threads of the export pool; the first to ask
- * computes them, the others copy them (aip__device_overlap() goes through
- * the cache when the model has one).  aip__overlap_cache_new() : NULL when
- * there is no memory for it (then each asker computes its own). */
-struct aip__overlap_cache *aip__overlap_cache_new(void);
-void aip__overlap_cache_free(struct aip__overlap_cache *c);
+/* dev_share.c : a derived model's sections and tracks, kept once
+ * computed.  The trace JSON (and Perfetto), the database and
+ * kernel_details.csv want them alike, on different threads of the export
+ * pool; the first to ask computes them, the others copy them
+ * (aip__device_overlap() and aip__dev_tracks_of() go through the cache
+ * when the model has one).  aip__dev_share_new() : for a model of n_procs
+ * processes; NULL when there is no memory for it (then each asker computes
+ * its own). */
+struct aip__dev_share *aip__dev_share_new(size_t n_procs);
+void aip__dev_share_free(struct aip__dev_share *c);
 
 /* The seed's task type of a task (TASK.taskType, the "Task Type" arg, and
  * kernel_details' Type of a non-kernel task): a kernel runs on the

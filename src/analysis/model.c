@@ -112,7 +112,7 @@ void aip__model_free(aip__model *m)
     aip__array_free(m->flows);
     free(m->mem_peaks);
     aip__metadata_free(&m->meta);
-    aip__overlap_cache_free(m->overlap);
+    aip__dev_share_free(m->dev_share);
     aip__model_init(m);
 }
 

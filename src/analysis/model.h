@@ -340,10 +340,11 @@ typedef struct aip__model {
     int flight_dump;              /* the profile is a flight recorder dump */
     uint64_t invalid_utf8_texts;  /* sum of the processes' invalid_utf8_strings */
     uint64_t dev_bad_records;     /* sum of the processes' dev_bad_records (left out) */
-    /* Each device's overlap sections once an exporter asked for them
-     * (overlap_cache.c; made by aip__model_derive() when there are device
-     * tasks, NULL otherwise: then each asker computes them). */
-    struct aip__overlap_cache *overlap;
+    /* Each device's overlap sections and each process's task tracks once
+     * an exporter asked for them (dev_share.c; made by aip__model_derive()
+     * when there are device tasks, NULL otherwise: then each asker
+     * computes them). */
+    struct aip__dev_share *dev_share;
     int derived;
 } aip__model;
 

@@ -241,7 +241,7 @@ aip_status aip__export_kernel_details(const aip__model *m, aip__out *o)
         aip__esc_cache c;
         s = ps.queue_end ? launch_keys(p, &ps.launch_keys)
                          : aip__fail(AIP_ERR_NOMEM, "no memory for kernel_details.csv");
-        if (!s && (s = aip__dev_tracks_build(p, &ps.tracks)) == AIP_OK &&
+        if (!s && (s = aip__dev_tracks_of(m, p, &ps.tracks)) == AIP_OK &&
             (s = aip__esc_init(&c, p, AIP_ESC_CSV)))
             aip__dev_tracks_free(&ps.tracks);
         if (s) {

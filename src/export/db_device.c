@@ -173,7 +173,7 @@ static void task_rows(dev_writer *w)
     for (size_t pi = 0; pi < w->m->n_procs && !w->d->status; pi++) {
         const aip__process *p = &w->m->procs[pi];
         aip__dev_tracks t = {0};
-        if (p->dev_tasks.n && aip__dev_tracks_build(p, &t)) {
+        if (p->dev_tasks.n && aip__dev_tracks_of(w->m, p, &t)) {
             w->d->status = AIP_ERR_NOMEM;
             break;
         }

@@ -490,7 +490,7 @@ void aip__trace_device_layers(aip__tj *w, const aip__process *p)
     int64_t conn_base = aip__dev_connection_base(w->m, p);
     api_layer(dw, p, conn_base);
     aip__dev_tracks t;
-    aip_status s = p->dev_tasks.n ? aip__dev_tracks_build(p, &t) : AIP_OK;
+    aip_status s = p->dev_tasks.n ? aip__dev_tracks_of(w->m, p, &t) : AIP_OK;
     if (s && !w->status)
         w->status = s;
     if (p->dev_tasks.n && !s) {

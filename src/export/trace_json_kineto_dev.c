@@ -258,7 +258,7 @@ void aip__trace_kineto_device(aip__tj *w, const aip__process *p)
     if (!p->dev_tasks.n)
         return;
     aip__dev_tracks t;
-    aip_status s = aip__dev_tracks_build(p, &t);
+    aip_status s = aip__dev_tracks_of(w->m, p, &t);
     if (s) {
         if (!w->status)
             w->status = s;

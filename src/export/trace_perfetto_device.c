@@ -232,7 +232,7 @@ void aip__pf_device_layers(aip__pf *w)
     if (!p->dev_tasks.n || w->status)
         return;
     aip__dev_tracks t;
-    aip_status s = aip__dev_tracks_build(p, &t);
+    aip_status s = aip__dev_tracks_of(w->m, p, &t);
     if (s) {
         w->status = s;
         return;

@@ -152,15 +152,18 @@ static void test_overlap_sections(void)
     free(m.step_rows);
 }
 
-/* The derived model's overlap cache (overlap_cache.c): the trace JSON and
- * the database ask for the same device's sections from two threads of the
- * export pool; each gets its own copy of exactly what computing them
- * afresh gives, and a device of no tasks gets nothing. */
+/* The derived model's shared device results (dev_share.c): the trace
+ * JSON and the database ask for the same device's sections and the same
+ * process's task tracks from two threads of the export pool; each gets its
+ * own copy of exactly what computing them afresh gives, and a device of no
+ * tasks gets no sections. */
 typedef struct overlap_ask {
     const aip__model *m;
     aip__overlap_section *s[3];
     size_t n[3];
     aip_status st[3];
+    aip__dev_tracks t;
+    aip_status st_t;
 } overlap_ask;
 
 static void *ask_overlap(void *arg)
@@ -169,6 +172,7 @@ static void *ask_overlap(void *arg)
     static const uint32_t dev[3] = {0, 1, 5};
     for (int i = 0; i < 3; i++)
         a->st[i] = aip__device_overlap(a->m, dev[i], &a->s[i], &a->n[i]);
+    a->st_t = aip__dev_tracks_of(a->m, &a->m->procs[0], &a->t);
     return NULL;
 }
 
@@ -195,8 +199,8 @@ static void test_overlap_shared(void)
     for (uint32_t d = 0; d < 2; d++)
         ASSERT_EQ(aip__device_overlap_compute(&m, d, &want[d], &n_want[d]), AIP_OK);
     ASSERT_TRUE(n_want[0] == 5 && n_want[1] == 2);
-    m.overlap = aip__overlap_cache_new();
-    ASSERT_TRUE(m.overlap != NULL);
+    m.dev_share = aip__dev_share_new(m.n_procs);
+    ASSERT_TRUE(m.dev_share != NULL);
     overlap_ask a[2] = {{.m = &m}, {.m = &m}};
     pthread_t th;
     ASSERT_EQ(pthread_create(&th, NULL, ask_overlap, &a[1]), 0);
@@ -214,12 +218,24 @@ static void test_overlap_shared(void)
         ASSERT_TRUE(a[k].st[2] == AIP_OK && a[k].n[2] == 0 && a[k].s[2] == NULL);
     }
     ASSERT_TRUE(a[0].s[0] != a[1].s[0]); /* each asker frees its own */
+    aip__dev_tracks want_t; /* the task numbers and lanes: the same */
+    ASSERT_EQ(aip__dev_tracks_build(&p, &want_t), AIP_OK);
+    for (int k = 0; k < 2; k++) {
+        ASSERT_EQ(a[k].st_t, AIP_OK);
+        ASSERT_EQ(a[k].t.n_queues, want_t.n_queues);
+        ASSERT_TRUE(!memcmp(a[k].t.task_id, want_t.task_id, p.dev_tasks.n * sizeof *want_t.task_id) &&
+                    !memcmp(a[k].t.lane, want_t.lane, p.dev_tasks.n * sizeof *want_t.lane) &&
+                    !memcmp(a[k].t.lanes, want_t.lanes, want_t.n_queues * sizeof *want_t.lanes));
+        aip__dev_tracks_free(&a[k].t);
+    }
+    ASSERT_TRUE(want_t.task_id[1] == 1 && want_t.task_id[3] == 3); /* one queue, start order */
+    aip__dev_tracks_free(&want_t);
     for (int k = 0; k < 2; k++)
         for (int d = 0; d < 3; d++)
             free(a[k].s[d]);
     free(want[0]);
     free(want[1]);
-    aip__overlap_cache_free(m.overlap);
+    aip__dev_share_free(m.dev_share);
     free(m.step_rows);
 }
 
