@@ -42,6 +42,7 @@
  * default run stays short.
  * Targets: text + db >= 2 M events/s, peak RSS <= 2 x raw size.
  */
+#include "bench_median.h"
 #include "aiprof.h"
 #include "raw_format.h"
 
@@ -405,17 +406,6 @@ done:
     return (run_result){events / secs, cpu + sys};
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 #define MAX_ROUNDS 50
 

@@ -24,6 +24,7 @@
  *
  * Results go into a mkdtemp directory under /tmp, removed at exit.
  */
+#include "bench_median.h"
 #include "aiprof.h"
 
 #include <errno.h>
@@ -130,17 +131,6 @@ static void print_ratio(const char *what, double normal, double armed)
            what, normal, armed, r, r <= 1.05 ? "within" : "over");
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Remove everything under tmp_root (and under --normal-dir, the normal
  * run's result directories: only what this bench made, *_ascend_pt). */
