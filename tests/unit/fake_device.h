@@ -9,6 +9,7 @@
 #define AIP_FAKE_DEVICE_H
 
 #include "clock.h"
+#include "collector.h"
 #include "device.h"
 
 #include <stdint.h>
@@ -38,5 +39,16 @@ static inline void spin_us(unsigned us)
 }
 
 static inline const char *fake_device_ok(void) { return NULL; }
+
+/* FAKE_COLLECTOR(var, start, stop) : the descriptor of the fake back end
+ * (collector.h), "Fake", numbered as OpenCL's, always found; `start` and
+ * `stop` take the clock samples a real back end's hooks take. */
+#define FAKE_COLLECTOR(var, start_fn, stop_fn)                                                 \
+    static const aip__collector var = {.name = "Fake",                                         \
+                                       .wanted = aip__dev_wanted,                              \
+                                       .start = (start_fn),                                    \
+                                       .stop = (stop_fn),                                      \
+                                       .backend = AIP_BACKEND_OPENCL,                          \
+                                       .status = fake_device_ok}
 
 #endif

@@ -112,16 +112,8 @@ static void test_names(void)
 
 static uint32_t fake_dev;
 static void fake_sample(void) { fake_device_sample(fake_dev); }
-static const char *fake_status(void) { return NULL; }
 static void fake_start(const aip_config *cfg) { fake_sample(); }
-static const aip__collector fake = {
-    .name = "Fake",
-    .wanted = aip__dev_wanted,
-    .start = fake_start,
-    .stop = fake_sample,
-    .backend = AIP_BACKEND_OPENCL,
-    .status = fake_status,
-};
+FAKE_COLLECTOR(fake, fake_start, fake_sample);
 
 /* With device tasks the rows are per device (device_steps.c): the
  * communication columns from the same ops, overlap against the device's

@@ -38,15 +38,7 @@ static void sample(void) { fake_device_sample(dev); }
 
 static void fake_start(const aip_config *cfg) { started++; sample(); }
 static void fake_stop(void) { stopped++; sample(); }
-static const char *fake_status(void) { return NULL; }
-static const aip__collector fake = {
-    .name = "Fake",
-    .wanted = aip__dev_wanted,
-    .start = fake_start,
-    .stop = fake_stop,
-    .backend = AIP_BACKEND_OPENCL,
-    .status = fake_status,
-};
+FAKE_COLLECTOR(fake, fake_start, fake_stop);
 
 /* One launch inside op "aten::mm": API call, then the task it launched. */
 static void launch(uint32_t queue, const char *kernel, uint64_t *dev_start, uint64_t *dev_end)

@@ -46,14 +46,7 @@ static void sample_all(void)
 }
 
 static void fake_start(const aip_config *cfg) { sample_all(); }
-static const aip__collector fake = {
-    .name = "Fake",
-    .wanted = aip__dev_wanted,
-    .start = fake_start,
-    .stop = sample_all,
-    .backend = AIP_BACKEND_OPENCL,
-    .status = fake_device_ok,
-};
+FAKE_COLLECTOR(fake, fake_start, sample_all);
 
 /* ---- the pieces alone -------------------------------------------------- */
 

@@ -42,14 +42,7 @@ static uint32_t dev, q0, q1;
 static void sample(void) { fake_device_sample(dev); }
 
 static void fake_start(const aip_config *cfg) { sample(); }
-static const aip__collector fake = {
-    .name = "Fake",
-    .wanted = aip__dev_wanted,
-    .start = fake_start,
-    .stop = sample,
-    .backend = AIP_BACKEND_OPENCL,
-    .status = fake_device_ok,
-};
+FAKE_COLLECTOR(fake, fake_start, sample);
 
 /* What one launch recorded. */
 typedef struct launch_rec {
