@@ -94,6 +94,12 @@ void drain()
         while (!o->recorded.load(std::memory_order_acquire) && o->fut->completed() &&
                std::chrono::steady_clock::now() < deadline)
             std::this_thread::yield();
+    /* Nothing is owed to a later trace: let go of the futures now, while the
+     * interpreter runs.  Held in g_owed until static destruction, a future
+     * would free its tensors after Python's finalisation (torch aborts
+     * then).  One still in flight keeps its Owed through its callback. */
+    std::lock_guard<std::mutex> guard(g_owed_lock);
+    g_owed.clear();
 }
 
 struct Pending : at::ObserverContext {
