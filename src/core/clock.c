@@ -88,5 +88,14 @@ const char *aip__clock_name(void) { return aip__clock_use_tsc ? "tsc" : "monoton
 uint64_t aip__clock_ns_to_ticks(uint64_t mono_ns)
 {
     double d = ((double)mono_ns - (double)calib_base.monotonic_ns) * ticks_per_ns;
-    return (uint64_t)((double)calib_base.ticks + d);
+    double t = (double)calib_base.ticks + d;
+    /* The time may come from outside (a runtime's timestamp, a caller of
+     * aip_comm_ticks_from_ns) and be any 64-bit value: saturate, since
+     * converting a double outside uint64_t's range is undefined
+     * (fuzz_cuda_translate found it). */
+    if (!(t > 0))
+        return 0;
+    if (t >= 18446744073709551616.0) /* 2^64 */
+        return UINT64_MAX;
+    return (uint64_t)t;
 }

@@ -12,6 +12,10 @@ record structs' layout is cupti.h's, so a small C program compiled here
 against it (cc, $CUDA_HOME/include or /usr/local/cuda/include) writes them.
 A kernel's name pointer picks the name (its value modulo the harness's
 table).  libFuzzer's finds are merged into the same directory (-merge=1).
+Files named regress_* are not written here: they are inputs libFuzzer
+found that crashed the translation, kept as regression cases of the bug
+their name says (regress_ns_to_ticks_overflow: a CUPTI time near 2^64
+converted to ticks through a double out of uint64_t's range).
 """
 import os
 import subprocess
